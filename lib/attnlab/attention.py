@@ -13,6 +13,7 @@ Taught in: chapters/02_similarity.ipynb (no weights) and chapters/03_qkv.ipynb (
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -25,7 +26,13 @@ __all__ = ["SelfAttention", "scaled_dot_product_attention"]
 
 
 def scaled_dot_product_attention(
-    q: Any, k: Any, v: Any, mask: Any = None, *, scale: float | None = None
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+    dropout: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, Any]:
     """Attention of every query over every key: ``(softmax(q kᵀ / √d) v, weights)``.
 
@@ -36,6 +43,8 @@ def scaled_dot_product_attention(
         mask: optional boolean mask broadcastable to ``(..., T, S)``; ``True`` = may attend.
             A query with no visible key gets all-zero weights and a zero output (not NaN).
         scale: multiply the scores by this instead of ``1 / sqrt(d)``.
+        dropout: optional function applied to the weights just before they average the
+            values (e.g. an ``nn.Dropout``); the returned ``weights`` are the ones before it.
 
     Returns:
         ``out``: ``(..., T, d_v)``, and ``weights``: ``(..., T, S)``, each row summing to 1
@@ -75,7 +84,8 @@ def scaled_dot_product_attention(
         check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)")
     weights = softmax(scores, axis=-1, mask=mask)  # (..., T, S)
     try:
-        out = weights @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+        dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
+        out = dropped @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
     except (ValueError, RuntimeError):
         raise ValueError(
             f"the leading axes of the weights {tuple(weights.shape)} and v {tuple(v.shape)} "
