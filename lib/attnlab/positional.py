@@ -1,0 +1,243 @@
+"""Positional encodings: telling attention *where* each token is.
+
+Attention without positions is permutation-equivariant: shuffle the tokens and the outputs
+shuffle the same way, so "dog bites man" and "man bites dog" look alike. The fix is to add a
+position vector to each token vector before the first layer.
+
+The sinusoidal encoding (Vaswani et al., "Attention Is All You Need", 2017, section 3.5):
+
+.. math::
+    PE_{pos,\\,2i} = \\sin\\!\\left(\\frac{pos}{b^{2i/D}}\\right), \\qquad
+    PE_{pos,\\,2i+1} = \\cos\\!\\left(\\frac{pos}{b^{2i/D}}\\right), \\qquad b = 10000
+
+Each pair of features ``(2i, 2i+1)`` is a point turning on a circle at its own frequency
+``ω_i = b^{-2i/D}``, from one turn every ``2π`` positions (``i = 0``) to one every
+``2π·b`` positions. Moving ``k`` positions turns every circle by a fixed angle ``k·ω_i``,
+so ``PE[pos + k]`` is a *linear* function of ``PE[pos]`` whatever ``pos`` is
+(:func:`offset_matrix`): relative offsets are easy to express. The learned alternative
+(BERT, GPT) is a trainable table with one row per position (:class:`LearnedPositionalEmbedding`).
+
+Taught in: chapters/05_positional.ipynb
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._array import as_array, describe
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "SinusoidalPositionalEncoding",
+    "offset_matrix",
+    "sinusoidal_encoding",
+]
+
+
+def _check_positive_int(name: str, n: Any) -> None:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+
+
+def _check_base(base: Any) -> None:
+    if not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1:
+        raise ValueError(f"base must be a number greater than 1, got {base!r}")
+
+
+def _frequencies(d_model: int, base: float) -> np.ndarray:
+    """``ω_i = base^(-2i / D)`` for ``i = 0 .. ceil(D / 2) - 1``: one per (sin, cos) pair."""
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(D/2),)
+    return base ** (-two_i / d_model)
+
+
+def sinusoidal_encoding(
+    length: int, d_model: int, *, base: float = 10000.0, like: Any = None
+) -> Any:
+    """The sinusoidal position table: ``PE[pos, 2i] = sin(pos·ω_i)``, ``PE[pos, 2i+1] = cos(pos·ω_i)``.
+
+    With ``ω_i = base^(-2i/D)``. Works for any ``d_model``: when ``D`` is odd the last
+    feature is the sine of the slowest pair, whose cosine would be feature ``D`` (cut off).
+    Every entry lies in ``[-1, 1]``; ``PE[0]`` is ``(0, 1, 0, 1, ...)``.
+
+    Args:
+        length: number of positions ``T`` (rows ``0 .. T-1``).
+        d_model: number of features ``D``.
+        base: the ``10000`` of the paper; it sets the slowest wavelength ``2π·base``.
+        like: an array or tensor; the table is returned as the same kind, on the same device,
+            with its floating dtype (the default float for integer/boolean ``like``).
+            Default: a float64 NumPy array.
+
+    Returns:
+        ``(T, D)`` table of position vectors.
+
+    Raises:
+        ValueError: non-positive ``length`` or ``d_model``, or ``base <= 1``.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+    _check_positive_int("length", length)
+    _check_positive_int("d_model", d_model)
+    _check_base(base)
+    pos = np.arange(length, dtype=np.float64)[:, None]  # (T, 1)
+    angles = pos * _frequencies(d_model, base)[None, :]  # (T, 1) * (1, ceil(D/2)) -> (T, ceil(D/2))
+    pe = np.empty((length, d_model), dtype=np.float64)  # (T, D)
+    pe[:, 0::2] = np.sin(angles)  # even features: ceil(D/2) of them
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # odd features: floor(D/2) of them
+    return _like(pe, like)
+
+
+def offset_matrix(k: int, d_model: int, *, base: float = 10000.0, like: Any = None) -> Any:
+    """The matrix ``M_k`` that moves every sinusoidal position ``k`` steps: ``PE[pos + k] = PE[pos] @ M_k``.
+
+    By the angle-addition formulas, for each pair ``(sin a, cos a)`` with ``a = pos·ω_i``
+    and ``b = k·ω_i``:
+
+    .. math::
+        \\begin{pmatrix}\\sin(a+b) & \\cos(a+b)\\end{pmatrix}
+        = \\begin{pmatrix}\\sin a & \\cos a\\end{pmatrix}
+          \\begin{pmatrix}\\cos b & -\\sin b \\\\ \\sin b & \\cos b\\end{pmatrix}
+
+    so ``M_k`` is block-diagonal with one ``2 x 2`` rotation per pair. It depends on ``k``
+    but not on ``pos``: one fixed linear map expresses "``k`` positions later" everywhere.
+    ``k`` may be negative (``M_{-k}`` is the inverse, and the transpose, of ``M_k``).
+
+    Args:
+        k: the offset, any integer.
+        d_model: number of features ``D``; must be even (with odd ``D`` the last sine has no
+            cosine partner, and ``sin(a + b)`` is not a linear function of ``sin a`` alone).
+        base: as in :func:`sinusoidal_encoding`.
+        like: return the same kind of array as ``like`` (default NumPy float64).
+
+    Returns:
+        ``(D, D)`` orthogonal matrix.
+
+    Raises:
+        ValueError: odd or non-positive ``d_model``, non-integer ``k``, or ``base <= 1``.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        raise ValueError(f"k must be an integer offset, got {k!r}")
+    _check_positive_int("d_model", d_model)
+    _check_base(base)
+    if d_model % 2:
+        raise ValueError(
+            f"offset_matrix needs an even d_model, got {d_model}: the last feature of an "
+            "odd-sized encoding is a sine without its cosine, so no linear map shifts it"
+        )
+    b = k * _frequencies(d_model, base)  # (D/2,) rotation angle of each pair
+    cos, sin = np.cos(b), np.sin(b)
+    m = np.zeros((d_model, d_model), dtype=np.float64)  # (D, D)
+    even, odd = np.arange(0, d_model, 2), np.arange(1, d_model, 2)
+    m[even, even] = cos  # sin-feature -> sin-feature
+    m[odd, even] = sin  # cos-feature -> sin-feature
+    m[even, odd] = -sin  # sin-feature -> cos-feature
+    m[odd, odd] = cos  # cos-feature -> cos-feature
+    return _like(m, like)
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal table to a batch of token vectors: ``x + PE[:T]``.
+
+    The table is a (non-trainable) buffer of shape ``(max_len, D)``, so it follows the module
+    to its device (``.to(...)``) and is not touched by the optimizer; it is added in the
+    dtype of ``x``.
+
+    Args:
+        d_model: number of features ``D``.
+        max_len: the longest sequence this module accepts.
+        base: as in :func:`sinusoidal_encoding`.
+
+    Shapes:
+        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``.
+
+    Raises:
+        ValueError: ``T > max_len`` or a feature size other than ``d_model``.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+
+    pe: torch.Tensor
+
+    def __init__(self, d_model: int, max_len: int, *, base: float = 10000.0) -> None:
+        super().__init__()
+        _check_positive_int("d_model", d_model)
+        _check_positive_int("max_len", max_len)
+        self.d_model, self.max_len = d_model, max_len
+        pe = torch.from_numpy(sinusoidal_encoding(max_len, d_model, base=base))  # (max_len, D)
+        # Kept in float64 (cast to the input's dtype when added), so `.double()` loses nothing.
+        # Not persistent: it is a function of (max_len, d_model, base), recomputed on load.
+        self.register_buffer("pe", pe, persistent=False)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_len={self.max_len}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
+        return x + self.pe[:T].to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """Adds a trainable vector per position (BERT, GPT): ``x + P[:T]`` with ``P`` a ``(max_len, D)`` table.
+
+    Unlike the sinusoids it can learn whatever position code helps the task, but it knows
+    nothing about positions it never saw in training (``T > max_len`` is impossible).
+    Initialised ``N(0, 0.02²)``, as GPT-2.
+
+    Args:
+        max_len: number of positions (rows of the table).
+        d_model: number of features ``D``.
+
+    Shapes:
+        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``.
+
+    Raises:
+        ValueError: ``T > max_len`` or a feature size other than ``d_model``.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        _check_positive_int("max_len", max_len)
+        _check_positive_int("d_model", d_model)
+        self.d_model, self.max_len = d_model, max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.embedding.weight, std=0.02)
+
+    def extra_repr(self) -> str:
+        return f"max_len={self.max_len}, d_model={self.d_model}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
+        positions = torch.arange(T, device=x.device)  # (T,)
+        return x + self.embedding(positions).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+
+
+def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{who} expects a torch.Tensor, got {describe(x)}")
+    if x.ndim < 2 or x.shape[-1] != d_model:
+        raise ValueError(f"{who} expects x of shape (B, T, d_model={d_model}), got {describe(x)}")
+    T = x.shape[-2]
+    if T > max_len:
+        raise ValueError(
+            f"sequence length {T} exceeds max_len={max_len} of {who}: build it with a larger "
+            "max_len or shorten the input"
+        )
+    return T
+
+
+def _like(table: np.ndarray, like: Any) -> Any:
+    """Return the float64 NumPy ``table`` as the kind, device and float dtype of ``like``."""
+    if like is None:
+        return table
+    like = as_array(like, "like")
+    if isinstance(like, np.ndarray):
+        return table.astype(like.dtype) if like.dtype.kind == "f" else table
+    dtype = like.dtype if like.is_floating_point() else torch.get_default_dtype()
+    return torch.from_numpy(table).to(device=like.device, dtype=dtype)
