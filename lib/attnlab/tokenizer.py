@@ -1,0 +1,539 @@
+"""From text to token ids to vectors: a vocabulary, a WordPiece tokenizer, one-hot and lookup.
+
+Everything here is written by hand on purpose, in a few dozen readable lines each. Real
+models use fast library tokenizers, but the mechanism *is* the lesson:
+
+1. cut text into tokens (:func:`word_tokenize` for whole words, :class:`WordPieceTokenizer`
+   for subwords as BERT does: a rare word is split into known pieces, and a word never seen
+   is spelled out letter by letter, so nothing is lost);
+2. give each token an integer id (:class:`Vocab`);
+3. turn ids into vectors: :func:`embed` is a row lookup ``table[ids]``, which is the same
+   as multiplying the one-hot vectors (:func:`one_hot`) by the table.
+
+:func:`train_bpe` shows where subword pieces come from: merge the most frequent pair of
+adjacent symbols, again and again (byte-pair encoding, Sennrich et al. 2016).
+
+References: Sennrich, Haddow & Birch, "Neural Machine Translation of Rare Words with Subword
+Units", ACL 2016; Wu et al., "Google's Neural Machine Translation System", 2016 (WordPiece);
+Devlin et al., "BERT", NAACL 2019.
+
+Taught in: chapters/02_similarity.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+from array_api_compat import is_torch_array
+
+from ._array import as_array, as_float, describe, device, namespace
+
+__all__ = [
+    "DEFAULT_CORPUS",
+    "Vocab",
+    "WordPieceTokenizer",
+    "bpe_segment",
+    "default_vocab",
+    "embed",
+    "one_hot",
+    "train_bpe",
+    "vocab_from_merges",
+    "word_tokenize",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Words
+# ---------------------------------------------------------------------------------------------
+
+_WORD_OR_PUNCT = re.compile(r"\w+|[^\w\s]")
+
+
+def word_tokenize(text: str) -> list[str]:
+    r"""Lower-case ``text`` and cut it into words and single punctuation marks.
+
+    The regular expression ``\w+|[^\w\s]`` keeps runs of letters/digits together and makes
+    every other visible character its own token; whitespace only separates.
+
+    Example: ``word_tokenize("The river-bank, by night!")`` is
+    ``['the', 'river', '-', 'bank', ',', 'by', 'night', '!']``.
+
+    Raises:
+        TypeError: if ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"word_tokenize expects a string, got a {type(text).__name__}")
+    return _WORD_OR_PUNCT.findall(text.lower())
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary: token <-> id
+# ---------------------------------------------------------------------------------------------
+
+
+class Vocab:
+    """A two-way table between tokens and integer ids, with four special tokens first.
+
+    ``<pad>`` = 0 fills short sequences in a batch, ``<unk>`` = 1 stands for any token not in
+    the table, ``<bos>`` = 2 and ``<eos>`` = 3 mark the beginning and end of a sequence. The
+    other tokens follow in the order given (duplicates are kept once).
+
+    Args:
+        tokens: the ordinary tokens, in id order (specials among them are skipped).
+
+    Example::
+
+        vocab = Vocab(["river", "bank"])
+        vocab.encode(["the", "river", "bank"])   # [1, 4, 5]: "the" is unknown -> <unk>
+        vocab.decode([4, 5])                     # ['river', 'bank']
+
+    Taught in: chapters/02_similarity.ipynb
+    """
+
+    PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+    SPECIALS = (PAD, UNK, BOS, EOS)
+    pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
+
+    def __init__(self, tokens: Iterable[str] = ()) -> None:
+        if isinstance(tokens, str):
+            raise TypeError("Vocab expects a list of tokens, not one string")
+        self._tokens: list[str] = list(self.SPECIALS)
+        self._ids: dict[str, int] = {t: i for i, t in enumerate(self._tokens)}
+        for token in tokens:
+            if not isinstance(token, str):
+                raise TypeError(f"tokens must be strings, got {token!r}")
+            if token not in self._ids:
+                self._ids[token] = len(self._tokens)
+                self._tokens.append(token)
+
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus: str | Iterable[str],
+        *,
+        min_count: int = 1,
+        max_size: int | None = None,
+        tokenize: Any = word_tokenize,
+    ) -> Vocab:
+        """Build a vocabulary from text: most frequent tokens first (ties alphabetical).
+
+        Args:
+            corpus: one string or an iterable of strings (e.g. sentences).
+            min_count: drop tokens seen fewer times than this.
+            max_size: keep at most this many tokens in total, specials included.
+            tokenize: the function that cuts a string into tokens.
+        """
+        texts = [corpus] if isinstance(corpus, str) else list(corpus)
+        counts = Counter(t for text in texts for t in tokenize(text))
+        ranked = sorted(
+            (t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t)
+        )
+        if max_size is not None:
+            if max_size < len(cls.SPECIALS):
+                raise ValueError(f"max_size must be at least {len(cls.SPECIALS)} (the specials)")
+            ranked = ranked[: max_size - len(cls.SPECIALS)]
+        return cls(ranked)
+
+    @property
+    def tokens(self) -> list[str]:
+        """All tokens in id order (``tokens[i]`` has id ``i``)."""
+        return list(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._ids
+
+    def __getitem__(self, token: str) -> int:
+        """The id of ``token``, or ``unk_id`` if it is not in the vocabulary."""
+        return self._ids.get(token, self.unk_id)
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(t) for t in self._tokens[:8])
+        more = ", ..." if len(self) > 8 else ""
+        return f"Vocab({len(self)} tokens: [{head}{more}])"
+
+    def encode(
+        self, tokens: Sequence[str], *, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
+        """Token strings -> ids; a token not in the vocabulary becomes ``<unk>``.
+
+        Args:
+            tokens: a list of token strings (cut a text first, e.g. with :func:`word_tokenize`).
+            add_bos, add_eos: put ``<bos>`` in front / ``<eos>`` at the end.
+
+        Raises:
+            TypeError: if ``tokens`` is a single string (iterating it would give characters).
+        """
+        if isinstance(tokens, str):
+            raise TypeError(
+                "encode expects a list of tokens, got one string; cut it first, "
+                "e.g. vocab.encode(word_tokenize(text))"
+            )
+        ids = [self[t] for t in tokens]
+        return [self.bos_id] * add_bos + ids + [self.eos_id] * add_eos
+
+    def decode(self, ids: Any, *, skip_special: bool = False) -> list[str]:
+        """Ids -> token strings.
+
+        Args:
+            ids: a 1-D sequence of integer ids (list, NumPy array or tensor).
+            skip_special: drop ``<pad>``, ``<bos>`` and ``<eos>`` (``<unk>`` is kept: it
+                stands for a real token).
+
+        Raises:
+            ValueError: an id outside ``0 .. len(vocab) - 1`` (the message names both).
+            TypeError: ids that are not integers.
+        """
+        skip = {self.pad_id, self.bos_id, self.eos_id} if skip_special else set()
+        return [self._tokens[i] for i in _check_ids(ids, len(self)) if i not in skip]
+
+
+def _check_ids(ids: Any, vocab_size: int) -> list[int]:
+    """``ids`` as a list of Python ints, each checked to lie in ``0 .. vocab_size - 1``."""
+    if is_torch_array(ids) or isinstance(ids, np.ndarray):
+        xp = namespace(ids=ids)
+        if ids.ndim != 1 or not xp.isdtype(ids.dtype, "integral"):
+            raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
+        ids = ids.tolist()
+    out = []
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"ids must be integers, got {i!r} ({type(i).__name__})")
+        if not 0 <= i < vocab_size:
+            raise ValueError(
+                f"id {int(i)} is out of range for a vocabulary of size {vocab_size} "
+                f"(valid ids: 0..{vocab_size - 1})"
+            )
+        out.append(int(i))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A small built-in vocabulary and corpus (nothing to download)
+# ---------------------------------------------------------------------------------------------
+
+_LETTERS = list(string.ascii_lowercase)
+_DIGITS = list(string.digits)
+_PUNCTUATION = list(string.punctuation)
+# Every character alone and as a continuation piece: any word made of a-z, 0-9 can always
+# be spelled out, so plain English text never becomes <unk>.
+_ALPHABET = (
+    _PUNCTUATION + _DIGITS + _LETTERS + ["##" + c for c in _DIGITS] + ["##" + c for c in _LETTERS]
+)
+
+_BASE_WORDS = """
+a an the this that these those it its he she they we you i his her their our my your me him
+them who what which where when why how not no yes all some many more most very so too also
+and or but if then than because while with without by in on at of to for from into over under
+up down out off about after before between through again only just even still here there now
+is are was were be been being am has have had do does did can could will would should may might
+must say said make made go went get got take took see saw know knew think thought come came give
+gave find found tell told ask asked look use used want work call try need feel become leave put
+mean keep let begin seem help talk turn start show hear play run move live believe hold bring
+happen write provide sit stand lose pay meet include continue set learn change lead understand
+watch follow stop create speak read allow add spend grow open walk win offer remember love
+consider appear buy wait serve die send expect build stay fall cut reach kill remain suggest
+raise pass sell require report decide pull swim swam bought walked
+time year people way day man woman men women child children world life hand part place case week
+company system program question government number night point home water room mother father area
+money story fact month lot right study book eye job word words business issue side kind head
+house service friend power hour game line end member law car city community name president team
+minute idea kid body information back parent face others level office door health person art
+war history party result morning reason research girl boy guy moment air teacher force education
+king queen prince princess royal dog dogs cat cats puppy bark cute river bank tree trees fish
+paris france rome italy berlin germany madrid spain london england
+good new first last long great little own other old big high different small large next early
+young important few public bad same able
+attention query queries key keys value values vector vectors matrix embedding embeddings
+model models layer layers head heads sentence sentences text meaning context position positions
+sequence sequences weight weights score scores mask language network networks neural learning
+token spell transform encode decode piece pieces letter letters sub unknown common rare
+""".split()
+
+_AFFIXES = """
+##s ##es ##ed ##d ##ing ##er ##ers ##est ##ly ##y ##ize ##izer ##ization ##ification ##ation
+##ion ##ions ##ness ##ment ##ments ##able ##ible ##ful ##less ##ity ##al ##ism ##ist ##ive
+##ous ##ic ##ical ##en ##ship ##hood ##ward ##wise ##like ##ish
+un re pre dis mis non over under out
+""".split()
+
+
+def default_vocab() -> Vocab:
+    """The built-in WordPiece vocabulary: ~600 common English words, affixes and characters.
+
+    It holds every letter, digit and punctuation mark, alone (``"x"``) and as a
+    continuation piece (``"##x"``), so a word never seen is at worst spelled out letter by
+    letter; a few hundred whole words (including every word of :func:`toy_embeddings
+    <attnlab.embeddings.toy_embeddings>`); and common suffixes such as ``"##ed"``,
+    ``"##izer"``, ``"##ification"``. Hand-written, so the example splits are predictable:
+    ``"tokenizer"`` -> ``token ##izer``, ``"spelled"`` -> ``spell ##ed``.
+    """
+    return Vocab(_ALPHABET + _BASE_WORDS + _AFFIXES)
+
+
+DEFAULT_CORPUS = """\
+A tokenizer cuts text into tokens. Common words stay whole, rare words are cut into pieces,
+and a word never seen before is spelled out one letter at a time.
+Each token is looked up in a table of embeddings, and the same token always gets the same
+vector, whatever the sentence around it.
+Attention changes that: every token looks at every other token in the sentence, scores how
+related they are, and mixes their vectors by those scores.
+The river flowed past the bank, and we walked along the bank by the river.
+She paid the money into the bank, and the bank kept the money safe.
+Bark is very cute and he is a dog. The dog barked at the cat, and the cat walked away.
+The king and the queen walked in the garden; the prince and the princess walked behind them.
+A man, a woman, a boy and a girl were talking and laughing and walking together.
+Paris is the capital of France, Rome is the capital of Italy, and Berlin is the capital of
+Germany.
+Recurrent networks read a sentence one token after another, so the training is slow and the
+gradients from distant tokens are vanishing or exploding.
+Transformers read all the tokens at once: attention connects any two positions in one step,
+and the computations for all positions run in parallel.
+Learning, training, testing, reading, writing, walking and talking: the ending -ing is
+everywhere; so are -ed (walked, talked, learned, trained) and -er (reader, writer, teacher).
+The tokenizer, the transformer and the encoder are models; the decoder is a model too.
+"""
+"""A small English text (a few hundred words, all about this course) to build a
+:meth:`Vocab.from_corpus` from or to run :func:`train_bpe` on."""
+
+
+# ---------------------------------------------------------------------------------------------
+# WordPiece: greedy longest-match-first subwords
+# ---------------------------------------------------------------------------------------------
+
+
+class WordPieceTokenizer:
+    """Cut text into subword pieces as BERT does: greedy longest match first.
+
+    Each word (from :func:`word_tokenize`) is read left to right; at each point the longest
+    piece found in the vocabulary is taken. Pieces after the first carry the prefix ``##``
+    ("continues the previous piece"), so ``"tokenizer"`` becomes ``["token", "##izer"]`` and
+    :meth:`decode` can glue them back. With every letter in the vocabulary (as
+    :func:`default_vocab` has), a word never seen is spelled out: ``"xq"`` -> ``["x", "##q"]``.
+    A word that cannot be covered at all (a character missing from the vocabulary), or longer
+    than ``max_chars``, becomes a single ``<unk>``, as in BERT.
+
+    Args:
+        vocab: the pieces (default: :func:`default_vocab`).
+        max_chars: words longer than this become ``<unk>``.
+
+    Example::
+
+        tok = WordPieceTokenizer()
+        tok.tokenize("The tokenizer spelled out transformerification")
+        # ['the', 'token', '##izer', 'spell', '##ed', 'out',
+        #  'transform', '##er', '##ification']
+
+    Taught in: chapters/02_similarity.ipynb
+    """
+
+    def __init__(self, vocab: Vocab | None = None, *, max_chars: int = 100) -> None:
+        if vocab is not None and not isinstance(vocab, Vocab):
+            raise TypeError(f"vocab must be a Vocab, got a {type(vocab).__name__}")
+        self.vocab = default_vocab() if vocab is None else vocab
+        self.max_chars = max_chars
+
+    def tokenize_word(self, word: str) -> list[str]:
+        """The pieces of one word: repeatedly take the longest known piece from the left."""
+        if len(word) > self.max_chars:
+            return [Vocab.UNK]
+        pieces, start = [], 0
+        while start < len(word):
+            end = len(word)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    break
+                end -= 1
+            if end == start:  # not even one character matched
+                return [Vocab.UNK]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+    def tokenize(self, text: str) -> list[str]:
+        """Text -> pieces: lower-case, cut into words and punctuation, then each word into pieces."""
+        return [p for word in word_tokenize(text) for p in self.tokenize_word(word)]
+
+    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """Text -> piece ids (``<bos>``/``<eos>`` optional)."""
+        return self.vocab.encode(self.tokenize(text), add_bos=add_bos, add_eos=add_eos)
+
+    def decode(self, ids: Any) -> str:
+        """Ids -> text: ``##`` pieces are glued to the piece before; specials are dropped.
+
+        Lower-casing and the spaces around punctuation are not undone: ``decode(encode(t))``
+        equals ``" ".join(word_tokenize(t))`` when nothing in ``t`` is unknown.
+        """
+        words: list[str] = []
+        for piece in self.vocab.decode(ids, skip_special=True):
+            if piece.startswith("##") and words:
+                words[-1] += piece[2:]
+            else:
+                words.append(piece)
+        return " ".join(words)
+
+
+# ---------------------------------------------------------------------------------------------
+# Byte-pair encoding: where the pieces come from
+# ---------------------------------------------------------------------------------------------
+
+
+def _merge_pair(symbols: list[str], a: str, b: str) -> list[str]:
+    """Replace every adjacent ``a, b`` in ``symbols`` by the merged symbol."""
+    merged = a + b.removeprefix("##")
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def _spell(word: str) -> list[str]:
+    return [word[0]] + ["##" + c for c in word[1:]]  # "cat" -> ["c", "##a", "##t"]
+
+
+def train_bpe(corpus: str | Iterable[str], n_merges: int) -> list[tuple[str, str]]:
+    """Learn byte-pair-encoding merges: repeatedly fuse the most frequent adjacent pair.
+
+    Every word starts spelled out (``"walked"`` -> ``w ##a ##l ##k ##e ##d``, written with
+    WordPiece's ``##`` so the result is a WordPiece vocabulary). Each round counts adjacent
+    symbol pairs over the corpus (weighted by word frequency), merges the most frequent pair
+    everywhere (ties: the alphabetically first pair) and records it. Frequent endings such as
+    ``##ed`` and ``##ing`` and frequent whole words emerge after a few dozen merges.
+
+    Args:
+        corpus: a string or an iterable of strings (cut with :func:`word_tokenize`).
+        n_merges: how many merges to learn (fewer if every word is already one symbol).
+
+    Returns:
+        The merges in the order learned, e.g. ``[("t", "##h"), ("th", "##e"), ...]``.
+
+    Reference: Sennrich, Haddow & Birch, ACL 2016, Algorithm 1.
+    """
+    if not isinstance(n_merges, int) or n_merges < 0:
+        raise ValueError(f"n_merges must be a non-negative integer, got {n_merges!r}")
+    texts = [corpus] if isinstance(corpus, str) else list(corpus)
+    counts = Counter(w for text in texts for w in word_tokenize(text))
+    splits = {w: _spell(w) for w in counts}
+    merges: list[tuple[str, str]] = []
+    for _ in range(n_merges):
+        pairs: Counter[tuple[str, str]] = Counter()
+        for word, count in counts.items():
+            symbols = splits[word]
+            for pair in pairwise(symbols):
+                pairs[pair] += count
+        if not pairs:
+            break
+        best = min(pairs, key=lambda p: (-pairs[p], p))  # most frequent, then alphabetical
+        merges.append(best)
+        splits = {w: _merge_pair(s, *best) for w, s in splits.items()}
+    return merges
+
+
+def bpe_segment(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
+    """Cut one (lower-case) word by replaying ``merges`` in the order they were learned."""
+    if not word:
+        return []
+    symbols = _spell(word)
+    for a, b in merges:
+        symbols = _merge_pair(symbols, a, b)
+    return symbols
+
+
+def vocab_from_merges(merges: Sequence[tuple[str, str]]) -> Vocab:
+    """A WordPiece vocabulary from BPE merges: every character, then each merged piece.
+
+    Use it with :class:`WordPieceTokenizer` to see the learned pieces at work (greedy longest
+    match usually, but not always, gives the same split as :func:`bpe_segment`).
+    """
+    pieces = [s for a, b in merges for s in (a, b, a + b.removeprefix("##"))]
+    return Vocab(_ALPHABET + pieces)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ids -> vectors
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
+    if not xp.isdtype(ids.dtype, "integral"):
+        raise TypeError(f"ids must be integers, got {describe(ids)}")
+    if math.prod(ids.shape) == 0:
+        return
+    low, high = int(xp.min(ids)), int(xp.max(ids))
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"id {bad} is out of range for {what} of size {size} (valid ids: 0..{size - 1})"
+        )
+
+
+def one_hot(ids: Any, vocab_size: int) -> Any:
+    r"""One-hot vectors: row ``i`` of the result is all zeros except a 1 at column ``ids[i]``.
+
+    :math:`\mathrm{onehot}(t)_j = [\,j = t\,]`. Multiplying by an embedding table picks a row:
+    ``one_hot(ids, V) @ table == table[ids]`` (see :func:`embed`).
+
+    Args:
+        ids: ``(...)`` integer token ids in ``0 .. vocab_size - 1`` (NumPy, torch or a list).
+        vocab_size: ``V``, the length of each one-hot vector.
+
+    Returns:
+        ``(..., V)`` floats (NumPy: float64; torch: the default dtype, on ``ids``' device).
+
+    Raises:
+        ValueError: an id out of range (named, with the vocabulary size).
+        TypeError: non-integer ids.
+    """
+    ids = as_array(ids, "ids")
+    xp = namespace(ids=ids)
+    if (
+        not isinstance(vocab_size, (int, np.integer))
+        or isinstance(vocab_size, bool)
+        or vocab_size < 1
+    ):
+        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    _check_index_array(ids, xp, int(vocab_size), "a vocabulary")
+    classes = xp.arange(int(vocab_size), device=device(ids))  # (V,)
+    hot = ids[..., None] == classes  # (...) -> (..., V) booleans
+    return as_float(hot, "one_hot", xp)
+
+
+def embed(ids: Any, table: Any) -> Any:
+    r"""Embedding lookup: the vector of each token is its row of the table, ``table[ids]``.
+
+    This is a plain row gather, and it equals the matrix product of one-hot vectors with the
+    table: :math:`\mathrm{onehot}(ids)\,E = E[ids]`, i.e.
+    ``one_hot(ids, V) @ table == table[ids]``. The gather is what libraries do
+    (``nn.Embedding``): same result, without building a ``(..., V)`` matrix of zeros.
+
+    Args:
+        ids: ``(...)`` integer token ids in ``0 .. V - 1``.
+        table: ``(V, D)`` embedding matrix, one row per token (same kind as ``ids``).
+
+    Returns:
+        ``(..., D)``: the embeddings, same kind (and device) as ``table``.
+
+    Raises:
+        ValueError: a table that is not 2-D, or an id out of range.
+        TypeError: non-integer ids, or NumPy ids with a torch table (or the reverse).
+    """
+    ids, table = as_array(ids, "ids"), as_array(table, "table")
+    xp = namespace(ids=ids, table=table)
+    if table.ndim != 2:
+        raise ValueError(f"table must be (vocab_size, d_model), got {describe(table)}")
+    _check_index_array(ids, xp, table.shape[0], "a table")
+    return table[ids]  # (...) -> (..., D)
