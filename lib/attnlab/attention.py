@@ -73,8 +73,11 @@ def scaled_dot_product_attention(
     if q.dtype != k.dtype or k.dtype != v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    # (q * scale) kᵀ equals (q kᵀ) * scale, and scaling the T x d queries is cheaper than
+    # scaling the T x S scores whenever d < S.
+    q_scaled = q * scale if scale != 1 else q  # (..., T, d)
     try:
-        scores = (q @ xp.matrix_transpose(k)) * scale  # (..., T, d) @ (..., d, S) -> (..., T, S)
+        scores = q_scaled @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
     except (ValueError, RuntimeError):
         raise ValueError(
             f"the leading (batch/head) axes of q {tuple(q.shape)} and k {tuple(k.shape)} "
