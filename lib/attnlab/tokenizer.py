@@ -481,7 +481,7 @@ def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
         )
 
 
-def one_hot(ids: Any, vocab_size: int) -> Any:
+def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
     r"""One-hot vectors: row ``i`` of the result is all zeros except a 1 at column ``ids[i]``.
 
     :math:`\mathrm{onehot}(t)_j = [\,j = t\,]`. Multiplying by an embedding table picks a row:
@@ -490,9 +490,12 @@ def one_hot(ids: Any, vocab_size: int) -> Any:
     Args:
         ids: ``(...)`` integer token ids in ``0 .. vocab_size - 1`` (NumPy, torch or a list).
         vocab_size: ``V``, the length of each one-hot vector.
+        like: optional array of the same kind whose float dtype the result takes (pass the
+            embedding table, so ``one_hot(ids, V, like=table) @ table`` has matching dtypes).
 
     Returns:
-        ``(..., V)`` floats (NumPy: float64; torch: the default dtype, on ``ids``' device).
+        ``(..., V)`` floats on ``ids``' device: ``like``'s dtype if given, else NumPy
+        float64 / torch's default dtype.
 
     Raises:
         ValueError: an id out of range (named, with the vocabulary size).
@@ -509,7 +512,13 @@ def one_hot(ids: Any, vocab_size: int) -> Any:
     _check_index_array(ids, xp, int(vocab_size), "a vocabulary")
     classes = xp.arange(int(vocab_size), device=device(ids))  # (V,)
     hot = ids[..., None] == classes  # (...) -> (..., V) booleans
-    return as_float(hot, "one_hot", xp)
+    if like is None:
+        return as_float(hot, "one_hot", xp)
+    like = as_array(like, "like")
+    namespace(ids=ids, like=like)
+    if not xp.isdtype(like.dtype, "real floating"):
+        raise TypeError(f"like must hold floats, got {describe(like)}")
+    return xp.astype(hot, like.dtype)
 
 
 def embed(ids: Any, table: Any) -> Any:

@@ -1,0 +1,311 @@
+"""Tests for attnlab.tokenizer: vocabulary, word and WordPiece tokenizers, BPE, one-hot, lookup."""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+import pytest
+import torch
+from attnlab.tokenizer import (
+    DEFAULT_CORPUS,
+    Vocab,
+    WordPieceTokenizer,
+    bpe_segment,
+    default_vocab,
+    embed,
+    one_hot,
+    train_bpe,
+    vocab_from_merges,
+    word_tokenize,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# --- word_tokenize ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The river-bank, by night!", ["the", "river", "-", "bank", ",", "by", "night", "!"]),
+        ("  Bark   is\ta dog\n", ["bark", "is", "a", "dog"]),
+        ("don't", ["don", "'", "t"]),
+        ("3.14 apples", ["3", ".", "14", "apples"]),
+        ("", []),
+    ],
+)
+def test_word_tokenize(text: str, expected: list[str]) -> None:
+    assert word_tokenize(text) == expected
+
+
+def test_word_tokenize_rejects_non_strings() -> None:
+    with pytest.raises(TypeError, match="string"):
+        word_tokenize(["a", "b"])  # type: ignore[arg-type]
+
+
+# --- Vocab ----------------------------------------------------------------------------------------
+
+
+def test_vocab_specials_come_first() -> None:
+    vocab = Vocab(["river", "bank", "river", "<pad>"])
+    assert vocab.tokens[:4] == ["<pad>", "<unk>", "<bos>", "<eos>"]
+    assert (vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id) == (0, 1, 2, 3)
+    assert vocab.tokens == ["<pad>", "<unk>", "<bos>", "<eos>", "river", "bank"]
+    assert len(vocab) == 6
+    assert "bank" in vocab
+    assert "the" not in vocab
+
+
+def test_vocab_encode_decode_round_trip_and_unknown() -> None:
+    vocab = Vocab(["river", "bank"])
+    ids = vocab.encode(["the", "river", "bank"], add_bos=True, add_eos=True)
+    assert ids == [2, 1, 4, 5, 3]
+    assert vocab.decode(ids) == ["<bos>", "<unk>", "river", "bank", "<eos>"]
+    assert vocab.decode(ids, skip_special=True) == ["<unk>", "river", "bank"]
+    assert vocab["bank"] == 5
+    assert vocab["nope"] == vocab.unk_id
+
+
+@pytest.mark.parametrize(
+    ("ids", "bad"),
+    [
+        ([0, 6], 6),
+        (np.array([0, 6]), 6),
+        (torch.tensor([6]), 6),
+        ([-1], -1),
+        (np.array([7], np.uint8), 7),
+    ],
+)
+def test_vocab_decode_out_of_range_names_id_and_size(ids: object, bad: int) -> None:
+    with pytest.raises(ValueError, match=rf"id {bad} .*size 6"):
+        Vocab(["river", "bank"]).decode(ids)
+
+
+@pytest.mark.parametrize("ids", [[1.0], [True], np.array([1.0]), torch.tensor([[1, 2]])])
+def test_vocab_decode_rejects_non_integer_ids(ids: object) -> None:
+    with pytest.raises(TypeError, match="integers"):
+        Vocab(["a"]).decode(ids)
+
+
+def test_vocab_decode_accepts_arrays_and_tensors() -> None:
+    vocab = Vocab(["river", "bank"])
+    assert vocab.decode(np.array([4, 5])) == ["river", "bank"]
+    assert vocab.decode(torch.tensor([5, 4])) == ["bank", "river"]
+
+
+def test_vocab_encode_rejects_a_plain_string() -> None:
+    with pytest.raises(TypeError, match="word_tokenize"):
+        Vocab(["a"]).encode("a cat")
+
+
+def test_vocab_from_corpus_orders_by_frequency_then_alphabet() -> None:
+    vocab = Vocab.from_corpus(["b a b c", "c b"], min_count=1)
+    assert vocab.tokens[4:] == ["b", "c", "a"]
+    assert Vocab.from_corpus("b a b c c b", min_count=2).tokens[4:] == ["b", "c"]
+    assert Vocab.from_corpus("b a b c c b", max_size=5).tokens == [*Vocab.SPECIALS, "b"]
+    with pytest.raises(ValueError, match="max_size"):
+        Vocab.from_corpus("a", max_size=2)
+
+
+def test_vocab_from_default_corpus_encodes_it_without_unknowns() -> None:
+    vocab = Vocab.from_corpus(DEFAULT_CORPUS)
+    ids = vocab.encode(word_tokenize(DEFAULT_CORPUS))
+    assert vocab.unk_id not in ids
+    assert vocab.decode(ids) == word_tokenize(DEFAULT_CORPUS)
+
+
+# --- WordPiece --------------------------------------------------------------------------------------
+
+
+def test_wordpiece_example_sentence() -> None:
+    tok = WordPieceTokenizer()
+    pieces = tok.tokenize("The tokenizer spelled out transformerification")
+    assert pieces == [
+        "the",
+        "token",
+        "##izer",
+        "spell",
+        "##ed",
+        "out",
+        "transform",
+        "##er",
+        "##ification",
+    ]
+    assert tok.decode(tok.encode("The tokenizer spelled out transformerification")) == (
+        "the tokenizer spelled out transformerification"
+    )
+
+
+def test_wordpiece_spells_out_unseen_words() -> None:
+    tok = WordPieceTokenizer()
+    assert tok.tokenize("xqzv") == ["x", "##q", "##z", "##v"]
+    assert tok.tokenize("Bark is very cute and he is a dog") == word_tokenize(
+        "Bark is very cute and he is a dog"
+    )
+
+
+def test_wordpiece_is_greedy_longest_match_first() -> None:
+    # "un", "##aff", "##able" are in the vocabulary, and so is the shorter "##a":
+    # greedy longest match must take "##aff", not "##a".
+    vocab = Vocab(["un", "##a", "##aff", "##able", "##f", "##b", "##l", "##e", "##ff"])
+    assert WordPieceTokenizer(vocab).tokenize("unaffable") == ["un", "##aff", "##able"]
+
+
+def test_wordpiece_unknown_character_gives_unk_for_the_whole_word() -> None:
+    tok = WordPieceTokenizer()
+    assert tok.tokenize("the café") == ["the", "<unk>"]
+    assert WordPieceTokenizer(max_chars=3).tokenize("the river") == ["the", "<unk>"]
+
+
+def test_default_vocab_covers_every_letter_alone_and_continued() -> None:
+    vocab = default_vocab()
+    for c in string.ascii_lowercase + string.digits:
+        assert c in vocab
+        assert "##" + c in vocab
+    assert len(set(vocab.tokens)) == len(vocab)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=string.ascii_letters, min_size=1, max_size=25), max_size=8))
+def test_wordpiece_never_unknown_and_round_trips_on_plain_letters(words: list[str]) -> None:
+    tok = WordPieceTokenizer()
+    text = " ".join(words)
+    pieces = tok.tokenize(text)
+    assert "<unk>" not in pieces
+    assert all(p in tok.vocab for p in pieces)
+    assert tok.decode(tok.encode(text)) == text.lower()
+
+
+def test_wordpiece_decode_drops_specials() -> None:
+    tok = WordPieceTokenizer()
+    ids = tok.encode("river bank", add_bos=True, add_eos=True)
+    assert ids[0] == Vocab.bos_id
+    assert ids[-1] == Vocab.eos_id
+    assert tok.decode([*ids, Vocab.pad_id, Vocab.pad_id]) == "river bank"
+
+
+def test_wordpiece_rejects_a_non_vocab() -> None:
+    with pytest.raises(TypeError, match="Vocab"):
+        WordPieceTokenizer(["a", "b"])  # type: ignore[arg-type]
+
+
+# --- BPE ------------------------------------------------------------------------------------------
+
+
+def test_train_bpe_merges_most_frequent_pair_first() -> None:
+    # "##e ##r" appears 3 + 2 = 5 times; every other pair at most 3 times.
+    merges = train_bpe("lower lower lower newer newer", 1)
+    assert merges == [("##e", "##r")]
+
+
+def test_train_bpe_by_hand() -> None:
+    merges = train_bpe(["ab ab ab", "abc"], 3)
+    # Pairs: (a, ##b) x4, (##b, ##c) x1 -> merge "ab"; then (ab, ##c) x1; then nothing is left.
+    assert merges == [("a", "##b"), ("ab", "##c")]
+    assert bpe_segment("abc", merges) == ["abc"]
+    assert bpe_segment("abd", merges) == ["ab", "##d"]
+    assert bpe_segment("", merges) == []
+
+
+def test_bpe_on_default_corpus_learns_common_pieces() -> None:
+    merges = train_bpe(DEFAULT_CORPUS, 100)
+    assert len(merges) == 100
+    merged = {a + b.removeprefix("##") for a, b in merges}
+    for piece in ("the", "and", "##ing", "##ed", "token"):
+        assert piece in merged
+    assert bpe_segment("walking", merges) == ["walk", "##ing"]
+    tok = WordPieceTokenizer(vocab_from_merges(merges))
+    assert tok.tokenize("talked") == ["talk", "##ed"]
+
+
+def test_bpe_segmentation_concatenates_back_to_the_word() -> None:
+    merges = train_bpe(DEFAULT_CORPUS, 60)
+    for word in ("transformerification", "attention", "q", "recurrently"):
+        pieces = bpe_segment(word, merges)
+        assert "".join(p.removeprefix("##") for p in pieces) == word
+        assert all(p.startswith("##") for p in pieces[1:])
+
+
+def test_train_bpe_rejects_negative_merges() -> None:
+    with pytest.raises(ValueError, match="n_merges"):
+        train_bpe("a b", -1)
+
+
+# --- one_hot and embed ----------------------------------------------------------------------------
+
+
+def test_one_hot_numpy() -> None:
+    out = one_hot(np.array([0, 2, 1]), 3)
+    assert isinstance(out, np.ndarray)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, np.eye(3)[[0, 2, 1]])
+
+
+def test_one_hot_torch_keeps_kind_and_device() -> None:
+    ids = torch.tensor([[3, 0], [1, 1]])
+    out = one_hot(ids, 4)
+    assert isinstance(out, torch.Tensor)
+    assert out.shape == (2, 2, 4)
+    assert out.dtype == torch.get_default_dtype()
+    assert out.device == ids.device
+    torch.testing.assert_close(out, torch.nn.functional.one_hot(ids, 4).float(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("ids", "bad"), [([0, 5], 5), ([-2, 1], -2)])
+def test_one_hot_out_of_range(ids: list[int], bad: int) -> None:
+    with pytest.raises(ValueError, match=rf"id {bad} .*size 5"):
+        one_hot(ids, 5)
+
+
+def test_one_hot_like_sets_dtype() -> None:
+    table = torch.zeros(3, 2, dtype=torch.float64)
+    assert one_hot(torch.tensor([1]), 3, like=table).dtype == torch.float64
+    assert one_hot([1], 3, like=np.zeros(1, np.float32)).dtype == np.float32
+    with pytest.raises(TypeError, match="mixed"):
+        one_hot([1], 3, like=table)
+    with pytest.raises(TypeError, match="floats"):
+        one_hot([1], 3, like=np.zeros(1, int))
+
+
+def test_one_hot_bad_input() -> None:
+    with pytest.raises(TypeError, match="integers"):
+        one_hot(np.array([0.0, 1.0]), 3)
+    with pytest.raises(ValueError, match="vocab_size"):
+        one_hot([0], 0)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (0,)])
+def test_embed_equals_one_hot_times_table(kind: str, shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((7, 4))
+    ids = rng.integers(0, 7, size=shape)
+    if kind == "torch":
+        table, ids = torch.from_numpy(table), torch.from_numpy(ids)
+    looked_up = embed(ids, table)
+    product = one_hot(ids, 7, like=table) @ table  # (..., V) @ (V, D) -> (..., D)
+    assert type(looked_up) is type(table)
+    assert tuple(looked_up.shape) == (*shape, 4)
+    np.testing.assert_allclose(np.asarray(looked_up), np.asarray(product), rtol=0, atol=1e-12)
+    # and the lookup really is the row gather
+    if shape == (5,):
+        np.testing.assert_array_equal(np.asarray(looked_up[2]), np.asarray(table[int(ids[2])]))
+
+
+def test_embed_bad_input() -> None:
+    table = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"id 3 .*size 3"):
+        embed([0, 3], table)
+    with pytest.raises(ValueError, match="vocab_size, d_model"):
+        embed([0], np.zeros(3))
+    with pytest.raises(TypeError, match="integers"):
+        embed(np.array([0.5]), table)
+    with pytest.raises(TypeError, match="mixed"):
+        embed(np.array([0]), torch.zeros(3, 2))
+
+
+def test_embed_gradient_flows_to_the_rows_used() -> None:
+    table = torch.zeros(4, 2, requires_grad=True)
+    embed(torch.tensor([1, 1, 3]), table).sum().backward()
+    torch.testing.assert_close(table.grad, torch.tensor([[0.0, 0], [2, 2], [0, 0], [1, 1]]))
