@@ -18,6 +18,7 @@ from ._array import (
     NEG_INF,
     as_array,
     as_float,
+    broadcast_shape,
     check_last_dim,
     check_mask,
     describe,
@@ -44,7 +45,7 @@ def dot(a: Any, b: Any) -> Any:
     a, b = as_array(a, "a"), as_array(b, "b")
     xp = namespace(a=a, b=b)
     a, b = as_float(a, "a", xp), as_float(b, "b", xp)
-    check_last_dim(a, b, "a", "b")
+    _check_vector_pairs(a, b)
     return xp.sum(a * b, axis=-1)  # (..., d) * (..., d) -> (...)
 
 
@@ -67,7 +68,7 @@ def cosine_similarity(a: Any, b: Any, eps: float = 1e-8) -> Any:
     a, b = as_array(a, "a"), as_array(b, "b")
     xp = namespace(a=a, b=b)
     a, b = as_float(a, "a", xp), as_float(b, "b", xp)
-    check_last_dim(a, b, "a", "b")
+    _check_vector_pairs(a, b)
     norm_a = xp.clip(xp.linalg.vector_norm(a, axis=-1), min=eps)  # (...)
     norm_b = xp.clip(xp.linalg.vector_norm(b, axis=-1), min=eps)  # (...)
     cos = xp.sum(a * b, axis=-1) / (norm_a * norm_b)
@@ -170,6 +171,15 @@ def _normalized_exp(z: Any, axis: int, xp: Any) -> Any:
         return z.softmax(dim=axis)
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def _check_vector_pairs(a: Any, b: Any) -> None:
+    check_last_dim(a, b, "a", "b")
+    if broadcast_shape(tuple(a.shape[:-1]), tuple(b.shape[:-1])) is None:
+        raise ValueError(
+            f"the leading axes of a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast: "
+            "give one vector per pair, or a single vector to compare with all"
+        )
 
 
 def _check_matrices(q: Any, k: Any) -> None:
