@@ -1,0 +1,478 @@
+"""The graders: the reference passes, stubs and planted bugs get the expected report.
+
+The "learner" functions below are written here, independently of the planted mistakes in
+``attnlab.grading``, the way a learner would write them.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import attnlab
+import numpy as np
+import pytest
+import torch
+from attnlab import grading
+from attnlab.grading import (
+    Case,
+    Grader,
+    Mistake,
+    check_cosine_similarity,
+    check_dot,
+    check_self_attention,
+    check_softmax,
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry():
+    grading.reset()
+    yield
+    grading.reset()
+
+
+# ------------------------------------------------------------------ correct answers
+
+
+def np_dot(a, b):
+    return np.sum(a * b, axis=-1)
+
+
+def np_cosine(a, b):
+    return np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+
+
+def np_softmax(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def np_self_attention(x):
+    scores = x @ x.T / np.sqrt(x.shape[-1])  # (T, D) @ (D, T) -> (T, T)
+    weights = np_softmax(scores, axis=-1)
+    return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
+
+
+CHECKS = {
+    "dot": check_dot,
+    "cosine_similarity": check_cosine_similarity,
+    "softmax": check_softmax,
+    "self_attention": check_self_attention,
+}
+LIBRARY = {
+    "dot": attnlab.dot,
+    "cosine_similarity": attnlab.cosine_similarity,
+    "softmax": lambda x, axis=-1, temperature=1.0: attnlab.softmax(
+        x, axis, temperature=temperature
+    ),
+    "self_attention": lambda x: attnlab.scaled_dot_product_attention(x, x, x),
+}
+NUMPY = {
+    "dot": np_dot,
+    "cosine_similarity": np_cosine,
+    "softmax": np_softmax,
+    "self_attention": np_self_attention,
+}
+
+
+@pytest.mark.parametrize("name", CHECKS)
+@pytest.mark.parametrize("answers", [LIBRARY, NUMPY], ids=["library", "numpy"])
+def test_correct_answers_pass(name, answers):
+    result = CHECKS[name](answers[name])
+    assert result.passed, result.text
+    assert result.status == "passed"
+    assert result.diagnosis is None
+    assert result.max_error is not None and result.max_error < 1e-12
+    n = len(grading.GRADERS[name].cases)
+    assert n >= 5
+    assert re.fullmatch(rf"✓ {name}: {n} cases passed, max error \d\.\de[-+]\d\d", repr(result))
+
+
+def test_success_line_shows_the_max_error():
+    result = check_softmax(np_softmax)
+    assert result.max_error == pytest.approx(2.2e-16, abs=1e-15)
+    assert repr(result) == f"✓ softmax: 12 cases passed, max error {result.max_error:.1e}"
+
+
+def test_scalar_results_of_plain_vectors_are_accepted():
+    # Summing a 1-D product gives a NumPy scalar, not a 0-d array: that is a right answer.
+    assert np.ndim(np.sum(np.ones(3))) == 0
+    assert check_dot(lambda a, b: (a * b).sum(axis=-1)).passed
+
+
+# ------------------------------------------------------------------ the report order
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError("Exercise 2.1")
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_stub_is_not_attempted(name):
+    result = CHECKS[name](stub)
+    assert result.status == "not attempted"
+    assert not result.passed
+    assert repr(result).startswith(f"○ {name}: not attempted yet")
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError, ValueError, RuntimeError, AssertionError])
+@pytest.mark.parametrize("name", CHECKS)
+def test_exceptions_are_reported_with_the_case_and_line(name, error):
+    def broken(*args, **kwargs):
+        raise error("something broke")
+
+    result = CHECKS[name](broken)
+    assert result.status == "raised an exception"
+    assert f"raised {error.__name__}: something broke on case" in result.message
+    assert "shape (" in result.message  # the offending case's input shapes
+    assert (
+        "at broken, line" in result.message and 'raise error("something broke")' in result.message
+    )
+
+
+def test_an_exception_on_a_late_case_is_still_found():
+    def softmax_rows_only(x, axis=-1, temperature=1.0):
+        if axis != -1:
+            raise ValueError("only rows")
+        return np_softmax(x, axis, temperature)
+
+    result = check_softmax(softmax_rows_only)
+    assert result.status == "raised an exception"
+    assert 'on case "columns" (x: shape (4, 3), axis=0)' in result.message
+
+
+def test_missing_keepdims_gets_a_broadcasting_hint():
+    def softmax(x, axis=-1, temperature=1.0):
+        z = x / temperature
+        e = np.exp(z - np.max(z, axis=axis))
+        return e / np.sum(e, axis=axis)
+
+    result = check_softmax(softmax)
+    assert result.status == "raised an exception"
+    assert "keepdims=True" in result.diagnosis
+
+
+def test_a_different_signature_gets_the_expected_one():
+    result = check_softmax(lambda x, dim=-1: np_softmax(x, dim))
+    assert result.status == "raised an exception"
+    assert "unexpected keyword argument" in result.message
+    assert "softmax(x, axis=-1, temperature=1.0)" in result.diagnosis
+
+
+def test_matrix_product_of_vector_batches_gets_a_hint():
+    result = check_dot(lambda a, b: a @ b)
+    assert result.status == "raised an exception"
+    assert "np.sum(a * b, axis=-1)" in result.diagnosis
+
+
+def test_keyboard_interrupt_is_not_swallowed():
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        check_dot(interrupted)
+
+
+WRONG_TYPES = {
+    "None": (lambda out: None, "None"),
+    "list": (lambda out: out.tolist() if out.ndim else [float(out)], "list"),
+    "tensor": (lambda out: torch.as_tensor(out), "torch.Tensor"),
+    "tuple": (lambda out: (out, out), "tuple"),
+    "string": (lambda out: "0.5", "str"),
+    "float32": (lambda out: out.astype(np.float32), "float32"),
+    "integers": (lambda out: np.round(out).astype(np.int64), "int64"),
+}
+
+
+@pytest.mark.parametrize("kind", WRONG_TYPES)
+@pytest.mark.parametrize("name", ["dot", "cosine_similarity", "softmax"])
+def test_wrong_types_are_reported(name, kind):
+    convert, shown = WRONG_TYPES[kind]
+    correct = NUMPY[name]
+    result = CHECKS[name](lambda *a, **k: convert(np.asarray(correct(*a, **k))))
+    assert result.status == "wrong type", result.text
+    assert shown in result.message
+
+
+@pytest.mark.parametrize(
+    ("returned", "shown"),
+    [
+        (lambda x: None, "None"),
+        (lambda x: np_self_attention(x)[0], "expected a tuple (out, weights), got a NumPy array"),
+        (lambda x: (*np_self_attention(x), x), "expected a tuple of 2 (out, weights), got 3 items"),
+        (lambda x: np_self_attention(x)[:1], "got 1 item"),
+        (lambda x: [torch.as_tensor(a) for a in np_self_attention(x)], "`out` is a torch.Tensor"),
+        (lambda x: (np_self_attention(x)[0], None), "`weights` is None"),
+        (lambda x: (np_self_attention(x)[0].tolist(), np_self_attention(x)[1]), "`out` is a list"),
+    ],
+)
+def test_self_attention_wrong_types(returned, shown):
+    result = check_self_attention(returned)
+    assert result.status == "wrong type", result.text
+    assert shown in result.message
+
+
+def test_a_list_of_two_arrays_is_accepted_for_a_pair():
+    assert check_self_attention(lambda x: list(np_self_attention(x))).passed
+
+
+def test_none_suggests_a_missing_return():
+    def softmax(x, axis=-1, temperature=1.0):
+        np_softmax(x, axis, temperature)
+
+    result = check_softmax(softmax)
+    assert result.status == "wrong type"
+    assert "forget `return`" in result.diagnosis
+
+
+@pytest.mark.parametrize(
+    ("name", "fn", "expected", "got"),
+    [
+        ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, axis, temperature)[..., :-1], "(5,)", "(4,)"),
+        ("dot", lambda a, b: np.sum(a * b, axis=-1, keepdims=True), "()", "(1,)"),
+        ("cosine_similarity", lambda a, b: np_cosine(a, b)[None], "()", "(1,)"),
+        ("self_attention", lambda x: (np_self_attention(x)[0].T, np_self_attention(x)[1]), "(4, 3)", "(3, 4)"),
+    ],
+)  # fmt: skip
+def test_wrong_shapes_are_reported(name, fn, expected, got):
+    result = CHECKS[name](fn)
+    assert result.status == "wrong shape", result.text
+    assert f"expected {expected}, got {got}" in result.message
+
+
+@pytest.mark.parametrize("name", ["dot", "cosine_similarity", "softmax"])
+def test_nan_is_reported(name):
+    result = CHECKS[name](lambda *a, **k: NUMPY[name](*a, **k) * np.nan)
+    assert result.status == "NaN or inf"
+    assert "NaN in the output" in result.message
+    assert result.diagnosis  # a generic hint at least
+
+
+def test_wrong_values_without_a_known_mistake_get_the_generic_hint():
+    result = check_softmax(
+        lambda x, axis=-1, temperature=1.0: np_softmax(x, axis, temperature) + 0.01
+    )
+    assert result.status == "wrong values"
+    assert not result.diagnosed
+    assert result.diagnosis == grading.SOFTMAX.hint
+    assert "Hint: softmax(x)_i = exp" in repr(result)
+    assert "max error 1.0e-02" in result.message
+    assert "expected" in result.message and "got" in result.message
+
+
+def test_not_a_function():
+    result = check_softmax(np.zeros(3))
+    assert result.status == "wrong type"
+    assert "check_softmax(softmax)" in result.diagnosis
+
+
+# ------------------------------------------------------------------ planted bugs
+
+
+def softmax_no_max(x, axis=-1, temperature=1.0):
+    e = np.exp(x / temperature)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_global_max(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max())
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_in_place(x, axis=-1, temperature=1.0):
+    x /= temperature
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+
+
+def self_attention_with(scale=None, axis=-1, returns="weights"):
+    def self_attention(x):
+        scores = x @ x.T / (np.sqrt(x.shape[1]) if scale is None else scale(x))
+        weights = np_softmax(scores, axis=axis)
+        if returns == "scores":
+            return weights @ x, scores
+        if returns == "transposed":
+            return weights.T @ x, weights
+        if returns == "swapped":
+            return weights, weights @ x
+        return weights @ x, weights
+
+    return self_attention
+
+
+def self_attention_overflowing(x):
+    e = np.exp(x @ x.T / np.sqrt(x.shape[1]))
+    weights = e / e.sum(axis=1, keepdims=True)
+    return weights @ x, weights
+
+
+PLANTED = [
+    # (exercise, learner's bug, status, words expected in the diagnosis)
+    ("dot", lambda a, b: a * b, "wrong shape", "did not sum"),
+    ("dot", lambda a, b: (a * b).sum(axis=0), "wrong shape", "first axis"),
+    ("dot", lambda a, b: (a * b).sum(), "wrong shape", "every axis"),
+    ("dot", lambda a, b: sum(a * b), "wrong shape", "first axis"),
+    ("dot", lambda a, b: (a + b).sum(axis=-1), "wrong values", "a + b"),
+    ("cosine_similarity", lambda a, b: np_dot(a, b) / np.linalg.norm(a, axis=-1), "wrong values", "length of `a` only"),
+    ("cosine_similarity", lambda a, b: np_dot(a, b) / np.linalg.norm(b, axis=-1), "wrong values", "length of `b` only"),
+    ("cosine_similarity", lambda a, b: np_dot(a, b) / (np_dot(a, a) * np_dot(b, b)), "wrong values", "squared lengths"),
+    ("cosine_similarity", np_dot, "wrong values", "returned the dot product"),
+    ("cosine_similarity", lambda a, b: np_dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)), "wrong values", "norm of the whole array"),
+    ("softmax", softmax_no_max, "NaN or inf", "overflowed at logits of 1000: subtract the max before exp"),
+    ("softmax", softmax_global_max, "NaN or inf", "one max for the whole array"),
+    ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, 0, temperature), "wrong values", "wrong axis"),
+    ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, -1, temperature), "wrong values", "ignored the `axis` argument"),
+    ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x * temperature, axis), "wrong values", "multiplied the logits by the temperature"),
+    ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, axis), "wrong values", "temperature had no effect"),
+    ("softmax", lambda x, axis=-1, temperature=1.0: np.exp(x / temperature - np.max(x / temperature, axis, keepdims=True)), "wrong values", "forgot to normalise"),
+    ("softmax", softmax_in_place, "modified its input", "in-place update"),
+    ("self_attention", self_attention_with(scale=lambda x: 1.0), "wrong values", "forgot to scale"),
+    ("self_attention", self_attention_with(scale=lambda x: x.shape[1]), "wrong values", "divided the scores by D"),
+    ("self_attention", self_attention_with(scale=lambda x: np.sqrt(x.shape[0])), "wrong values", "sqrt(T)"),
+    ("self_attention", self_attention_with(axis=0), "wrong values", "wrong axis"),
+    ("self_attention", self_attention_with(returns="scores"), "wrong values", "returned the scores"),
+    ("self_attention", self_attention_with(returns="transposed"), "wrong values", "transposed weights"),
+    ("self_attention", self_attention_with(returns="swapped"), "wrong shape", "the order is (out, weights)"),
+    ("self_attention", lambda x: (x, np_self_attention(x)[1]), "wrong values", "returned x unchanged"),
+    ("self_attention", self_attention_overflowing, "NaN or inf", "subtract the row max"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "bug", "status", "words"), PLANTED)
+def test_planted_bugs_get_the_expected_diagnosis(name, bug, status, words):
+    result = CHECKS[name](bug)
+    assert result.status == status, result.text
+    assert result.diagnosed, result.text
+    assert words in result.diagnosis, result.text
+    assert "Diagnosis: " in repr(result)
+
+
+def test_every_exercise_has_at_least_three_planted_bugs_tested():
+    counts = {name: sum(p[0] == name for p in PLANTED) for name in CHECKS}
+    assert min(counts.values()) >= 3, counts
+
+
+@pytest.mark.parametrize(
+    ("name", "index"),
+    [(name, i) for name, g in grading.GRADERS.items() for i in range(len(g.mistakes))],
+)
+def test_each_planted_mistake_is_told_apart_from_the_others(name, index):
+    # Submitted as an answer, a planted mistake must fail and be diagnosed as itself: two
+    # mistakes with the same outputs on every case would make the diagnosis a coin toss.
+    mistake = grading.GRADERS[name].mistakes[index]
+    result = grading.GRADERS[name].check(mistake.fn)
+    assert not result.passed
+    assert result.diagnosis == mistake.diagnosis, result.text
+
+
+def test_overflow_diagnosis_shows_the_case_and_no_warning_escapes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning would raise here
+        result = check_softmax(softmax_no_max)
+    assert 'on case "logits of 1000"' in result.message
+    assert (
+        repr(result)
+        .splitlines()[1]
+        .startswith("  Diagnosis: overflowed at logits of 1000: subtract the max before exp")
+    )
+
+
+def test_in_place_edits_do_not_corrupt_the_cases():
+    before = [np.array(x, copy=True) for c in grading.SOFTMAX.cases for x in c.inputs.values()]
+    check_softmax(softmax_in_place)
+    after = [x for c in grading.SOFTMAX.cases for x in c.inputs.values()]
+    for b, a in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert check_softmax(np_softmax).passed
+
+
+def test_values_are_checked_before_in_place_edits():
+    def wrong_and_in_place(x, axis=-1, temperature=1.0):
+        x += 1.0
+        return np_softmax(x, axis, temperature) + 0.1
+
+    assert check_softmax(wrong_and_in_place).status == "wrong values"
+
+
+# ------------------------------------------------------------------ display and summary
+
+
+def test_result_display_is_deterministic_plain_text_and_html():
+    first = check_softmax(softmax_no_max)
+    second = check_softmax(softmax_no_max)
+    assert repr(first) == repr(second) == first.text
+    assert first._repr_html_() == second._repr_html_()
+    assert "0x" not in repr(first)
+    assert repr(first).startswith("✗ softmax: NaN in the output")
+    # The box shows the same text, escaped, in red; a pass is green.
+    assert first.text.replace('"', "&quot;") in first._repr_html_()
+    assert "#c62828" in first._repr_html_()
+    assert "#2e7d32" in check_softmax(np_softmax)._repr_html_()
+
+
+def test_summary_counts_the_latest_result_per_exercise():
+    check_dot(np_dot)
+    check_cosine_similarity(np_dot)
+    check_softmax(stub)
+    table = grading.summary(title="Chapter 2 exercises")
+    assert (table.score, table.total) == (1, 3)
+    assert table.text.splitlines() == [
+        "Chapter 2 exercises",
+        "  ✓ dot                passed",
+        "  ✗ cosine_similarity  wrong values",
+        "  ○ softmax            not attempted",
+        "Score: 1/3",
+    ]
+    assert repr(table) == table.text
+    assert "Score: 1/3" in table._repr_html_()
+
+    check_cosine_similarity(np_cosine)  # fixed: the latest result counts, in the same row
+    check_softmax(np_softmax)
+    table = grading.summary(exercises=list(CHECKS))
+    assert (table.score, table.total) == (3, 4)
+    assert table.rows[1] == ("cosine_similarity", "passed")
+    assert table.rows[3] == ("self_attention", "not checked")
+    assert table.text.endswith("Score: 3/4")
+
+
+def test_reset_clears_the_summary():
+    check_dot(np_dot)
+    grading.reset()
+    table = grading.summary()
+    assert (table.score, table.total) == (0, 0)
+    assert "no exercise checked yet" in table.text
+
+
+# ------------------------------------------------------------------ the machinery is generic
+
+
+def test_a_new_grader_takes_a_few_lines():
+    rng = np.random.default_rng(0)
+    square = Grader(
+        name="square",
+        signature="square(x) -> x²",
+        reference=lambda x: x * x,
+        cases=(Case("a vector", {"x": rng.standard_normal(4)}),),
+        mistakes=(Mistake("you doubled x; square it", lambda x: 2 * x),),
+    )
+    assert square.check(lambda x: x**2).passed
+    result = square.check(lambda x: x + x)
+    assert (result.status, result.diagnosis) == ("wrong values", "you doubled x; square it")
+    assert grading.summary().rows == (("square", "wrong values"),)
+
+
+def test_a_broken_grader_reports_instead_of_raising():
+    broken = Grader(
+        name="broken",
+        signature="broken(x)",
+        reference=lambda x: 1 / 0,
+        cases=(Case("a vector", {"x": np.ones(3)}),),
+    )
+    result = broken.check(lambda x: x)
+    assert result.status == "grader error"
+    assert "ZeroDivisionError" in result.message
