@@ -1,0 +1,231 @@
+"""A hand-made embedding table whose every dimension has a name.
+
+Learned embeddings have hundreds of dimensions that mean nothing one by one. This table has
+15, each a property you can read: ``royalty``, ``male``, ``female``, ``person``, ``animal``,
+``nature``, ``money``, ``action``, ``past``, ``affection``, ``grammar`` (function words),
+``city``, ``country``, and a map position ``north``/``east`` (for cities and countries).
+The numbers (0 to 1, "how much of this property") were chosen by hand so that what is said
+about real embeddings can be checked by eye:
+
+- similar words point the same way: ``cosine(dog, cat)`` is high, ``cosine(dog, money)`` is 0;
+- arithmetic changes meaning: ``king - man + woman`` lands next to ``queen`` (gender),
+  ``walked - walk + swim`` next to ``swam`` (tense), ``paris - france + italy`` next to
+  ``rome`` (the homeland of a city);
+- ``river`` and ``bank`` share the ``nature`` direction (large dot product), ``bank`` and
+  ``money`` share ``money``, and ``by`` is nearly neutral (small dot product with every other
+  word), as in the river/bank/by example of self-attention;
+- in "Bark is very cute and he is a dog", ``dog`` relates most to ``cute``, ``bark`` and
+  ``he``.
+
+Reference: Mikolov, Yih & Zweig, "Linguistic Regularities in Continuous Space Word
+Representations", NAACL 2013 (the analogy arithmetic on learned vectors).
+
+Taught in: chapters/02_similarity.ipynb
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .similarity import cosine_similarity
+from .tokenizer import word_tokenize
+
+__all__ = ["EmbeddingTable", "UnknownWordError", "toy_embeddings"]
+
+DIMS = [
+    "royalty",
+    "male",
+    "female",
+    "person",
+    "animal",
+    "nature",
+    "money",
+    "action",
+    "past",
+    "affection",
+    "grammar",
+    "city",
+    "country",
+    "north",
+    "east",
+]
+
+# One row per word, one column per dimension of DIMS (abbreviated in the header); "." is 0.
+# north/east are map coordinates: (latitude - 46) / 8 and (longitude - 5) / 10, rounded.
+_TABLE = """
+word      roy  male fem  pers anim natr mony actn past affc gram city ctry nrth east
+king      .9   .8   .    .7   .    .    .3   .    .    .    .    .    .    .    .
+queen     .9   .    .8   .7   .    .    .2   .    .    .2   .    .    .    .    .
+prince    .7   .8   .    .7   .    .    .2   .    .    .1   .    .    .    .    .
+princess  .7   .    .8   .7   .    .    .2   .    .    .2   .    .    .    .    .
+man       .    .8   .    .8   .    .    .    .    .    .    .    .    .    .    .
+woman     .    .    .8   .8   .    .    .    .    .    .1   .    .    .    .    .
+boy       .    .7   .    .7   .    .    .    .    .    .2   .    .    .    .    .
+girl      .    .    .7   .7   .    .    .    .    .    .3   .    .    .    .    .
+he        .    .7   .    .4   .    .    .    .    .    .    .3   .    .    .    .
+she       .    .    .7   .4   .    .    .    .    .    .    .3   .    .    .    .
+dog       .    .3   .    .1   .9   .2   .    .    .    .5   .    .    .    .    .
+cat       .    .    .    .    .9   .2   .    .    .    .4   .    .    .    .    .
+puppy     .    .    .    .    .8   .1   .    .    .    .8   .    .    .    .    .
+bark      .    .    .    .    .5   .4   .    .5   .    .    .    .    .    .    .
+cute      .    .    .    .2   .3   .    .    .    .    .9   .    .    .    .    .
+fish      .    .    .    .    .7   .6   .    .    .    .    .    .    .    .    .
+river     .    .    .    .    .    1    .    .    .    .    .    .    .    .    .
+bank      .    .    .    .    .    .7   .7   .    .    .    .    .2   .    .    .
+water     .    .    .    .    .    .8   .    .1   .    .    .    .    .    .    .
+tree      .    .    .    .    .1   .9   .    .    .    .    .    .    .    .    .
+money     .1   .    .    .    .    .    .9   .    .    .    .    .    .    .    .
+walk      .    .    .    .2   .    .    .    .9   .    .    .    .    .    .    .
+walked    .    .    .    .2   .    .    .    .9   .8   .    .    .    .    .    .
+swim      .    .    .    .    .    .6   .    .8   .    .    .    .    .    .    .
+swam      .    .    .    .    .    .6   .    .8   .9   .    .    .    .    .    .
+buy       .    .    .    .    .    .    .6   .8   .    .    .    .    .    .    .
+bought    .    .    .    .    .    .    .6   .8   .9   .    .    .    .    .    .
+by        .    .    .    .    .    .1   .    .    .    .    .8   .    .    .    .
+in        .    .    .    .    .    .    .    .    .    .    .3   .1   .    .    .
+the       .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
+a         .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
+is        .    .    .    .    .    .    .    .2   .    .    .3   .    .    .    .
+and       .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
+very      .    .    .    .    .    .    .    .    .    .2   .3   .    .    .    .
+of        .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
+paris     .    .    .    .    .    .    .    .    .    .    .    1    .    .4   -.3
+france    .    .    .    .    .    .    .    .    .    .    .    .    1    .3   -.3
+rome      .    .    .    .    .    .    .    .    .    .    .    1    .    -.5  .8
+italy     .    .    .    .    .    .    .    .    .    .    .    .    1    -.4  .8
+berlin    .    .    .    .    .    .    .    .    .    .    .    1    .    .8   .8
+germany   .    .    .    .    .    .    .    .    .    .    .    .    1    .7   .6
+madrid    .    .    .    .    .    .    .    .    .    .    .    1    .    -.7  -.9
+spain     .    .    .    .    .    .    .    .    .    .    .    .    1    -.7  -.9
+london    .    .    .    .    .    .    .1   .    .    .    .    1    .    .7   -.5
+england   .1   .    .    .    .    .    .    .    .    .    .    .    1    .8   -.6
+"""
+
+
+class UnknownWordError(KeyError):
+    """A word that is not in the table (a ``KeyError`` whose message reads well)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingTable:
+    """A vocabulary of words with one vector each: ``vectors[i]`` embeds ``words[i]``.
+
+    Row ``i`` of ``vectors`` is the embedding of token id ``i``, so
+    :func:`attnlab.tokenizer.embed` (``vectors[ids]``) turns ids into vectors.
+
+    Attributes:
+        words: the ``V`` words, in id order.
+        dims: the names of the ``D`` dimensions.
+        vectors: ``(V, D)`` float64 array.
+
+    Taught in: chapters/02_similarity.ipynb
+    """
+
+    words: list[str]
+    dims: list[str]
+    vectors: np.ndarray
+
+    def __post_init__(self) -> None:
+        v, d = len(self.words), len(self.dims)
+        if self.vectors.shape != (v, d):
+            raise ValueError(
+                f"vectors must have shape (len(words), len(dims)) = ({v}, {d}), "
+                f"got {self.vectors.shape}"
+            )
+        if len(set(self.words)) != v:
+            raise ValueError("words must be distinct")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
+
+    def index(self, word: str) -> int:
+        """The id (row) of ``word``.
+
+        Raises:
+            UnknownWordError: (a ``KeyError``) naming the word and suggesting close ones.
+        """
+        try:
+            return self.words.index(word)
+        except ValueError:
+            close = difflib.get_close_matches(str(word), self.words, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise UnknownWordError(
+                f"{word!r} is not in the embedding table ({len(self)} words){hint}"
+            ) from None
+
+    def vector(self, word: str) -> np.ndarray:
+        """The ``(D,)`` embedding of one word (a copy: editing it leaves the table alone)."""
+        return self.vectors[self.index(word)].copy()
+
+    def vectors_for(self, words: str | Sequence[str]) -> np.ndarray:
+        """The ``(T, D)`` embeddings of a list of words, or of a sentence (cut into words).
+
+        ``table.vectors_for("money in the bank")`` gives 4 rows, one per word, ready for
+        self-attention. Punctuation and unknown words raise :class:`UnknownWordError`.
+        """
+        if isinstance(words, str):
+            words = word_tokenize(words)
+        ids = [self.index(w) for w in words]
+        return self.vectors[ids]  # (T,) -> (T, D)
+
+    def nearest(
+        self, vector: np.ndarray, k: int = 5, exclude: Iterable[str] = ()
+    ) -> list[tuple[str, float]]:
+        r"""The ``k`` words whose vectors have the largest cosine similarity with ``vector``.
+
+        :math:`\cos(u, w) = \frac{u \cdot w}{\|u\|\,\|w\|}` for every word ``w`` (via
+        :func:`attnlab.similarity.cosine_similarity`), best first.
+
+        Args:
+            vector: ``(D,)`` query vector (e.g. ``table.vector("king")`` or an analogy).
+            k: how many words to return.
+            exclude: words to leave out (e.g. the query word itself).
+
+        Returns:
+            ``[(word, cosine), ...]``, at most ``k`` pairs, sorted by decreasing cosine.
+        """
+        vector = np.asarray(vector, dtype=np.float64)
+        if vector.shape != (len(self.dims),):
+            raise ValueError(
+                f"vector must have shape ({len(self.dims)},) (one value per dimension), "
+                f"got {vector.shape}"
+            )
+        skip = {self.index(w) for w in exclude}
+        cos = cosine_similarity(self.vectors, vector)  # (V, D) vs (D,) -> (V,)
+        order = [i for i in np.argsort(-cos, kind="stable") if i not in skip]
+        return [(self.words[i], float(cos[i])) for i in order[:k]]
+
+    def analogy(self, a: str, b: str, c: str, k: int = 1) -> list[tuple[str, float]]:
+        """ "``a`` is to ``b`` as ``c`` is to ?": the words nearest to ``b - a + c``.
+
+        ``table.analogy("man", "king", "woman")`` computes ``king - man + woman`` and returns
+        ``[("queen", 0.99...)]``. The three input words are excluded from the answer (as in
+        Mikolov et al.; otherwise ``b`` itself is often the nearest).
+        """
+        target = self.vector(b) - self.vector(a) + self.vector(c)  # (D,)
+        return self.nearest(target, k=k, exclude=(a, b, c))
+
+
+def toy_embeddings() -> EmbeddingTable:
+    """The hand-made table: 45 words x 15 named dimensions (a fresh copy on each call).
+
+    Taught in: chapters/02_similarity.ipynb
+    """
+    header, *rows = (line.split() for line in _TABLE.strip().splitlines())
+    if len(header) - 1 != len(DIMS):
+        raise AssertionError("the table header does not match DIMS")
+    words = [row[0] for row in rows]
+    vectors = np.array(
+        [[0.0 if x == "." else float(x) for x in row[1:]] for row in rows], dtype=np.float64
+    )  # (V, D)
+    return EmbeddingTable(words=words, dims=list(DIMS), vectors=vectors)
