@@ -267,11 +267,11 @@ un re pre dis mis non over under out
 
 
 def default_vocab() -> Vocab:
-    """The built-in WordPiece vocabulary: ~600 common English words, affixes and characters.
+    """The built-in WordPiece vocabulary (560 entries): words, affixes and single characters.
 
     It holds every letter, digit and punctuation mark, alone (``"x"``) and as a
     continuation piece (``"##x"``), so a word never seen is at worst spelled out letter by
-    letter; a few hundred whole words (including every word of :func:`toy_embeddings
+    letter; about 400 whole words (including every word of :func:`toy_embeddings
     <attnlab.embeddings.toy_embeddings>`); and common suffixes such as ``"##ed"``,
     ``"##izer"``, ``"##ification"``. Hand-written, so the example splits are predictable:
     ``"tokenizer"`` -> ``token ##izer``, ``"spelled"`` -> ``spell ##ed``.

@@ -1,0 +1,369 @@
+r"""A vanilla recurrent network, and three measurements of why attention replaced it.
+
+.. math:: h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})
+
+The hidden state ``h_t`` is the network's only memory of ``x_0 .. x_t``. Three limits follow
+from that one line, and this module measures each:
+
+1. **Gradients vanish or explode with distance.** ``∂h_T/∂x_t`` is a product of one
+   Jacobian ``diag(f'(·)) W_hh`` per step between ``t`` and ``T``, so its norm behaves like
+   ``ρ(W_hh)^(T-1-t)`` (``ρ`` = spectral radius): it shrinks geometrically when ``ρ < 1`` and
+   grows geometrically when ``ρ > 1`` and the nonlinearity does not saturate
+   (:func:`gradient_norm_vs_distance`, :func:`set_recurrent_radius`).
+2. **Time is sequential.** Step ``t`` needs ``h_{t-1}``: ``T`` steps one after another,
+   where attention compares all positions in one batched matrix product
+   (:func:`sequential_vs_parallel_time`).
+3. **Long paths.** Information from position ``i`` reaches position ``j`` through
+   ``|i - j|`` steps; convolutions need a stack of layers; self-attention connects any two
+   positions directly (:func:`path_lengths`, Table 1 of Vaswani et al.).
+
+References: Bengio, Simard & Frasconi, "Learning Long-Term Dependencies with Gradient Descent
+is Difficult", IEEE Trans. Neural Networks 1994; Pascanu, Mikolov & Bengio, "On the
+Difficulty of Training Recurrent Neural Networks", ICML 2013; Vaswani et al., "Attention Is
+All You Need", 2017 (Table 1); Gehring et al., "Convolutional Sequence to Sequence
+Learning", 2017 (ConvS2S); Kalchbrenner et al., "Neural Machine Translation in Linear Time",
+2016 (ByteNet).
+
+Taught in: chapters/01_why_attention.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._array import describe
+from .attention import scaled_dot_product_attention
+
+__all__ = [
+    "VanillaRNN",
+    "gradient_norm_vs_distance",
+    "path_lengths",
+    "sequential_vs_parallel_time",
+    "set_recurrent_radius",
+    "spectral_radius",
+]
+
+_NONLINEARITIES = {"tanh": torch.tanh, "relu": torch.relu, "linear": lambda z: z}
+
+
+class VanillaRNN(nn.Module):
+    r"""An Elman RNN written as an explicit loop over time.
+
+    .. math:: h_t = f(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh}),\quad h_{-1} = 0
+
+    The Python ``for`` loop is the point: step ``t`` cannot start before step ``t - 1`` has
+    finished. Parameters are named and initialised as in ``torch.nn.RNN`` (uniform in
+    ``±1/sqrt(hidden_size)``), so weights can be copied across (``weight_ih`` <->
+    ``weight_ih_l0``, ...).
+
+    Args:
+        input_size: size of each input vector ``x_t``.
+        hidden_size: size ``H`` of the hidden state.
+        nonlinearity: ``"tanh"`` (default), ``"relu"`` or ``"linear"`` (no squashing: the
+            clearest case of exploding gradients).
+        bias: whether to add ``b_ih`` and ``b_hh``.
+
+    Shapes:
+        ``x``: ``(B, T, input_size)`` (batch first); optional ``h0``: ``(B, H)``.
+        Returns ``outputs``: ``(B, T, H)`` (every ``h_t``) and ``h_T``: ``(B, H)`` (the last).
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+
+    def __init__(
+        self, input_size: int, hidden_size: int, nonlinearity: str = "tanh", bias: bool = True
+    ) -> None:
+        super().__init__()
+        for name, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"{name} must be a positive integer, got {n!r}")
+        if nonlinearity not in _NONLINEARITIES:
+            raise ValueError(
+                f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}"
+            )
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.nonlinearity = nonlinearity
+        self.weight_ih = nn.Parameter(torch.empty(hidden_size, input_size))
+        self.weight_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))
+        if bias:
+            self.bias_ih = nn.Parameter(torch.empty(hidden_size))
+            self.bias_hh = nn.Parameter(torch.empty(hidden_size))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Uniform in ``±1/sqrt(hidden_size)``, as ``torch.nn.RNN``."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}"
+
+    def forward(
+        self, x: torch.Tensor, h0: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"VanillaRNN expects a torch.Tensor, got {describe(x)}")
+        if x.ndim != 3 or x.shape[-1] != self.input_size or x.shape[1] == 0:
+            raise ValueError(
+                f"expected x of shape (batch, T >= 1, input_size={self.input_size}), "
+                f"got {describe(x)}"
+            )
+        batch, length, _ = x.shape
+        if h0 is None:
+            h = x.new_zeros(batch, self.hidden_size)  # (B, H), on x's device
+        else:
+            if tuple(h0.shape) != (batch, self.hidden_size):
+                raise ValueError(
+                    f"h0 must have shape (batch={batch}, hidden_size={self.hidden_size}), "
+                    f"got {describe(h0)}"
+                )
+            h = h0
+        f = _NONLINEARITIES[self.nonlinearity]
+        outputs = []
+        for t in range(length):  # one step after another: h_t needs h_{t-1}
+            pre = (
+                x[:, t] @ self.weight_ih.T + h @ self.weight_hh.T
+            )  # (B, I)@(I, H) + (B, H)@(H, H) -> (B, H)
+            if self.bias_ih is not None:
+                pre = pre + self.bias_ih + self.bias_hh
+            h = f(pre)  # (B, H)
+            outputs.append(h)
+        return torch.stack(outputs, dim=1), h  # T x (B, H) -> (B, T, H); (B, H)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Vanishing and exploding gradients
+# ---------------------------------------------------------------------------------------------
+
+
+def _recurrent_weight(rnn: nn.Module) -> nn.Parameter:
+    for name in ("weight_hh", "weight_hh_l0"):  # VanillaRNN, torch.nn.RNN/GRU/LSTM
+        w = getattr(rnn, name, None)
+        if isinstance(w, torch.Tensor):
+            return w
+    raise TypeError(
+        f"expected a VanillaRNN or a torch.nn.RNN (a module with weight_hh), "
+        f"got {type(rnn).__name__}"
+    )
+
+
+def spectral_radius(weight: torch.Tensor) -> float:
+    r"""Largest absolute eigenvalue :math:`\rho(W) = \max_i |\lambda_i(W)|` of a square matrix.
+
+    Raises:
+        ValueError: if ``weight`` is not square.
+    """
+    if weight.ndim != 2 or weight.shape[0] != weight.shape[1]:
+        raise ValueError(f"spectral_radius needs a square matrix, got {describe(weight)}")
+    eigenvalues = torch.linalg.eigvals(weight.detach().double())  # (H,) complex
+    return float(eigenvalues.abs().max())
+
+
+def set_recurrent_radius(rnn: nn.Module, rho: float) -> nn.Module:
+    r"""Rescale ``W_hh`` in place so that its spectral radius is ``rho``; returns ``rnn``.
+
+    :math:`W_{hh} \leftarrow \rho\, W_{hh} / \rho(W_{hh})`. With a linear nonlinearity the
+    gradient over ``d`` steps scales like ``rho ** d``: ``rho < 1`` vanishes, ``rho > 1``
+    explodes. With ``tanh`` (derivative at most 1) a large ``rho`` can still vanish once the
+    units saturate.
+
+    Works on :class:`VanillaRNN` and on ``torch.nn.RNN`` (first layer).
+
+    Raises:
+        ValueError: ``rho`` not positive, or ``W_hh`` all zeros.
+    """
+    if not isinstance(rho, (int, float)) or isinstance(rho, bool) or not rho > 0:
+        raise ValueError(f"rho must be a positive number, got {rho!r}")
+    weight = _recurrent_weight(rnn)
+    radius = spectral_radius(weight)
+    if radius == 0:
+        raise ValueError("W_hh has spectral radius 0 (all eigenvalues zero); cannot rescale it")
+    with torch.no_grad():
+        weight.mul_(rho / radius)
+    return rnn
+
+
+def gradient_norm_vs_distance(
+    rnn: nn.Module,
+    length: int,
+    *,
+    batch: int = 16,
+    generator: torch.Generator | None = None,
+) -> np.ndarray:
+    r"""How strongly the last state depends on each input: :math:`\|\partial h_T / \partial x_t\|_F` by distance.
+
+    Feeds ``batch`` random sequences (standard normal inputs) through ``rnn`` and, by
+    backpropagation (one backward pass per hidden unit), computes the Jacobian of the last
+    hidden state ``h_T`` with respect to every input ``x_t``. By the chain rule
+
+    .. math:: \frac{\partial h_T}{\partial x_t} = \Big(\prod_{s=t+1}^{T} D_s W_{hh}\Big) D_t W_{ih},
+              \quad D_s = \mathrm{diag}\, f'(\text{pre-activation}_s),
+
+    a product of ``T - 1 - t`` recurrent factors: its norm decays or grows geometrically with
+    the distance ``T - 1 - t``.
+
+    Args:
+        rnn: a :class:`VanillaRNN`, or any batch-first module returning
+            ``(outputs (B, T, H), ...)`` such as ``torch.nn.RNN(batch_first=True)``.
+        length: sequence length ``T``.
+        batch: number of random sequences; the norms are averaged over them.
+        generator: a CPU ``torch.Generator`` for the random inputs (default: the global one).
+
+    Returns:
+        ``(T,)`` float64 NumPy array; entry ``d`` is the mean Frobenius norm of
+        ``∂h_T/∂x_t`` for ``t = T - 1 - d`` (entry 0: the last input, entry ``T - 1``: the
+        first).
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    for name, n in (("length", length), ("batch", batch)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    weight = _recurrent_weight(rnn)
+    input_size = getattr(rnn, "input_size", None)
+    if not isinstance(input_size, int):
+        raise TypeError(f"{type(rnn).__name__} has no integer input_size attribute")
+    x = torch.randn(batch, length, input_size, generator=generator, dtype=weight.dtype)
+    x = x.to(weight.device).requires_grad_()  # (B, T, I)
+    outputs = rnn(x)[0]  # (B, T, H)
+    h_last = outputs[:, -1]  # (B, H)
+    squared = torch.zeros(batch, length, dtype=weight.dtype, device=weight.device)  # (B, T)
+    hidden = h_last.shape[-1]
+    for j in range(hidden):  # row j of the Jacobian, for every sample at once
+        (grad,) = torch.autograd.grad(h_last[:, j].sum(), x, retain_graph=j < hidden - 1)
+        squared += grad.pow(2).sum(-1)  # (B, T, I) -> (B, T)
+    norms = squared.sqrt().mean(0)  # (B, T) -> (T,), indexed by position t
+    return norms.flip(0).detach().cpu().double().numpy()  # indexed by distance T - 1 - t
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Sequential steps vs one parallel product
+# ---------------------------------------------------------------------------------------------
+
+
+def _best_time(fn: Any, repeats: int, device: torch.device) -> float:
+    """Smallest wall time of ``fn()`` over ``repeats`` runs, after one warm-up run."""
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    fn()
+    sync()
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def sequential_vs_parallel_time(
+    lengths: list[int],
+    d: int,
+    *,
+    repeats: int = 5,
+    batch: int = 1,
+    device: str | torch.device | None = None,
+) -> list[dict[str, float]]:
+    r"""Wall time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
+
+    For each length ``T`` the same random input ``x`` of shape ``(batch, T, d)`` goes through
+    a :class:`VanillaRNN` (``T`` steps, each waiting for the last) and through
+    :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
+    (``softmax(x xᵀ / √d) x``: two matrix products that treat all positions at once).
+    Attention does *more* arithmetic (``T² d`` against the RNN's ``T d²``) yet, being
+    parallel, usually takes less time. Timings are the best of ``repeats`` runs without
+    gradients; the RNN's weights come from a fixed seed, so the global RNG is left untouched.
+
+    Args:
+        lengths: the sequence lengths ``T`` to time.
+        d: the model width (input and hidden size).
+        repeats: runs per measurement (the minimum is kept).
+        batch: sequences per run.
+        device: where to run (default: torch's default device).
+
+    Returns:
+        One dict per length: ``{"length": T, "rnn_steps": T, "attention_steps": 1,
+        "rnn_ms": ..., "attention_ms": ..., "ratio": rnn_ms / attention_ms}``.
+
+    Taught in: chapters/01_why_attention.ipynb (and bench/)
+    """
+    for name, n in (("d", d), ("repeats", repeats), ("batch", batch)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    device = torch.empty(0).device if device is None else torch.device(device)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        rnn = VanillaRNN(d, d).to(device)
+    generator = torch.Generator().manual_seed(0)
+    rows = []
+    with torch.no_grad():
+        for length in lengths:
+            x = torch.randn(batch, length, d, generator=generator).to(device)  # (B, T, D)
+            rnn_s = _best_time(lambda x=x: rnn(x), repeats, device)
+            attn_s = _best_time(lambda x=x: scaled_dot_product_attention(x, x, x), repeats, device)
+            rows.append(
+                {
+                    "length": length,
+                    "rnn_steps": length,
+                    "attention_steps": 1,
+                    "rnn_ms": 1e3 * rnn_s,
+                    "attention_ms": 1e3 * attn_s,
+                    "ratio": rnn_s / attn_s,
+                }
+            )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Path lengths
+# ---------------------------------------------------------------------------------------------
+
+
+def path_lengths(n: int, kernel_size: int = 3) -> dict[str, int]:
+    r"""Maximum number of steps a signal travels between two of ``n`` positions, per layer type.
+
+    As in Table 1 of Vaswani et al. (2017), counted exactly rather than in O-notation:
+
+    - ``"recurrent"``: ``n - 1`` (from the first position to the last, one step at a time);
+    - ``"convolution"`` (contiguous kernels of width ``k``, as ConvS2S): each layer widens the
+      receptive field by ``k - 1``, so ``ceil((n - 1) / (k - 1))`` layers;
+    - ``"dilated_convolution"`` (dilations ``1, k, k², ...``, as ByteNet): the receptive field
+      is ``k^L`` after ``L`` layers, so ``ceil(log_k n)`` layers;
+    - ``"self_attention"``: 1, every position sees every other directly.
+
+    For ``n = 1`` every path has length 0.
+
+    Args:
+        n: number of positions.
+        kernel_size: convolution width ``k >= 2``.
+
+    Returns:
+        ``{"recurrent": ..., "convolution": ..., "dilated_convolution": ...,
+        "self_attention": ...}``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    for name, value, low in (("n", n, 1), ("kernel_size", kernel_size, 2)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    n, k = int(n), int(kernel_size)
+    layers = 0  # smallest L with k**L >= n, in integers (math.log can round 2.0 up to 3)
+    while k**layers < n:
+        layers += 1
+    return {
+        "recurrent": n - 1,
+        "convolution": -(-(n - 1) // (k - 1)),  # ceil((n - 1) / (k - 1))
+        "dilated_convolution": layers,
+        "self_attention": 1 if n > 1 else 0,
+    }
