@@ -1,0 +1,370 @@
+"""tools/make_exercises.py: stubs, numbering, banner, dropped cells, idempotence, --check."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "tools" / "make_exercises.py"
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location("make_exercises", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_exercises"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+make_exercises = _load_tool()
+
+
+def md(source, cid, tags=None):
+    cell = nbformat.v4.new_markdown_cell(source, id=cid)
+    if tags:
+        cell.metadata["tags"] = tags
+    return cell
+
+
+def code(source, cid, tags=None, executed=False):
+    cell = nbformat.v4.new_code_cell(source, id=cid)
+    if tags:
+        cell.metadata["tags"] = tags
+    if executed:
+        cell.execution_count = 7
+        cell.outputs = [nbformat.v4.new_output("stream", text="an output\n")]
+        cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00.000Z"}
+    return cell
+
+
+SOFTMAX_SOLUTION = '''def softmax(x, axis=-1):
+    """Stable softmax."""
+    ### BEGIN SOLUTION
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+    ### END SOLUTION'''
+
+NESTED_SOLUTION = """class Net:
+    def forward(self, x):
+        if x:
+            ### BEGIN SOLUTION
+            return x
+            ### END SOLUTION
+        return None"""
+
+TOP_LEVEL_SOLUTION = """### BEGIN SOLUTION
+answer = 42
+### END SOLUTION
+print(answer)"""
+
+
+def solution_cells():
+    return [
+        md("# Chapter 2: similarity", "title"),
+        md("Some prose.", "prose"),
+        code("import numpy as np", "imports", executed=True),
+        md("### Exercise 2.1: softmax", "ex1"),
+        code(SOFTMAX_SOLUTION, "ex1-code", executed=True),
+        code("check_softmax(softmax)", "ex1-check", executed=True),
+        md("<!-- BEGIN SOLUTION -->\nThe max cancels in the ratio.\n<!-- END SOLUTION -->", "md-answer"),
+        md("Before <!-- BEGIN SOLUTION -->hidden words<!-- END SOLUTION -->after.", "inline"),
+        md("<!-- BEGIN SOLUTION -->\nStart of a long answer", "long-1"),
+        code("print('worked example')", "long-code"),
+        md("End of it.\n<!-- END SOLUTION -->\nKept text.", "long-2"),
+        code(NESTED_SOLUTION, "nested"),
+        code(TOP_LEVEL_SOLUTION, "top-level"),
+        code("print('only in the solutions')", "solution-only", tags=["solution-only"]),
+        md("These are the solutions.", "link", tags=["solutions-link"]),
+    ]  # fmt: skip
+
+
+def write_solution(root, cells=None, name="02_demo.ipynb"):
+    nb = nbformat.v4.new_notebook(cells=solution_cells() if cells is None else cells)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    path = root / "solutions" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def run_script(*args):
+    """The real command line, in a new interpreter."""
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def run(capsys):
+    """``make_exercises.py --root ROOT ARGS...`` in this process (the tool's ``main``)."""
+
+    def run_in_process(root, *args):
+        code = make_exercises.main(["--root", str(root), *args])
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+    return run_in_process
+
+
+@pytest.fixture
+def generated(tmp_path, run):
+    write_solution(tmp_path)
+    done = run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "exercises" / "02_demo.ipynb"
+    return path, nbformat.read(path, as_version=4)
+
+
+def by_id(nb):
+    return {cell.id: cell for cell in nb.cells}
+
+
+# ------------------------------------------------------------------ generation
+
+
+def test_stub_replaces_the_answer_at_the_marker_indentation(generated):
+    cells = by_id(generated[1])
+    assert cells["ex1-code"].source == (
+        'def softmax(x, axis=-1):\n    """Stable softmax."""\n'
+        '    raise NotImplementedError("Exercise 2.1")'
+    )
+    assert cells["nested"].source == (
+        "class Net:\n    def forward(self, x):\n        if x:\n"
+        '            raise NotImplementedError("Exercise 2.2")\n        return None'
+    )
+    assert cells["top-level"].source == 'raise NotImplementedError("Exercise 2.3")\nprint(answer)'
+
+
+def test_a_stub_that_runs_with_its_cell_is_tagged_raises_exception(generated):
+    cells = by_id(generated[1])
+    assert cells["top-level"].metadata["tags"] == ["raises-exception"]
+    assert "tags" not in cells["ex1-code"].metadata  # inside a def: defining it is fine
+    assert "tags" not in cells["nested"].metadata
+
+
+def test_numbering_uses_the_chapter_of_the_file_name(tmp_path, run):
+    cells = [
+        code(SOFTMAX_SOLUTION, "a"),
+        code(TOP_LEVEL_SOLUTION, "b"),
+        code(SOFTMAX_SOLUTION, "c"),
+    ]
+    write_solution(tmp_path, cells, name="07_transformer.ipynb")
+    assert run(tmp_path).returncode == 0
+    nb = nbformat.read(tmp_path / "exercises" / "07_transformer.ipynb", as_version=4)
+    stubs = [
+        line
+        for c in nb.cells
+        if c.cell_type == "code"
+        for line in c.source.split("\n")
+        if "NotImplementedError" in line
+    ]
+    assert [s.strip() for s in stubs] == [
+        'raise NotImplementedError("Exercise 7.1")',
+        'raise NotImplementedError("Exercise 7.2")',
+        'raise NotImplementedError("Exercise 7.3")',
+    ]
+
+
+def test_no_answer_survives(generated):
+    text = generated[0].read_text(encoding="utf-8")
+    for answer in ("np.exp(x - x.max", "return x\\n", "answer = 42", "cancels", "hidden words",
+                   "long answer", "worked example", "End of it", "only in the solutions",
+                   "BEGIN SOLUTION", "END SOLUTION"):  # fmt: skip
+        assert answer not in text, answer
+
+
+def test_markdown_answers_and_solution_only_cells_are_dropped(generated):
+    cells = by_id(generated[1])
+    for dropped in ("md-answer", "long-1", "long-code", "solution-only"):
+        assert dropped not in cells
+    assert cells["inline"].source == "Before after."
+    assert cells["long-2"].source == "Kept text."
+
+
+def test_banner_follows_the_title(generated):
+    nb = generated[1]
+    assert nb.cells[0].id == "title"
+    banner = nb.cells[1]
+    assert banner.cell_type == "markdown"
+    assert banner.metadata["tags"] == ["generated-banner"]
+    for words in ("generated from `solutions/02_demo.ipynb`", "`tools/make_exercises.py`",
+                  "do not edit it by hand", "`make exercises`"):  # fmt: skip
+        assert words in banner.source
+
+
+def test_banner_comes_first_without_a_title(tmp_path, run):
+    write_solution(tmp_path, [md("No title here.", "a"), code(SOFTMAX_SOLUTION, "b")])
+    assert run(tmp_path).returncode == 0
+    nb = nbformat.read(tmp_path / "exercises" / "02_demo.ipynb", as_version=4)
+    assert [c.id for c in nb.cells] == ["generated-banner", "a", "b"]
+
+
+def test_solutions_link_is_adapted(generated):
+    link = by_id(generated[1])["link"]
+    assert "(../solutions/02_demo.ipynb)" in link.source
+    assert "These are the solutions" not in link.source
+
+
+def test_outputs_counts_and_timings_are_cleared_and_ids_kept(generated):
+    nb = generated[1]
+    solution_ids = {c.id for c in solution_cells()}
+    assert {c.id for c in nb.cells} <= solution_ids | {"generated-banner"}
+    for cell in nb.cells:
+        assert "execution" not in cell.metadata
+        if cell.cell_type == "code":
+            assert cell.outputs == []
+            assert cell.execution_count is None
+    assert "widgets" not in nb.metadata
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    nbformat.validate(nb)
+
+
+def test_generation_is_idempotent(generated, tmp_path, run):
+    path, _ = generated
+    first = path.read_bytes()
+    again = run(tmp_path)
+    assert again.returncode == 0
+    assert "0 changed" in again.stdout
+    assert path.read_bytes() == first
+
+
+# ------------------------------------------------------------------ --check
+
+
+def test_check_passes_when_current(generated, tmp_path, run):
+    done = run(tmp_path, "--check")
+    assert done.returncode == 0, done.stderr
+    assert "up to date (1 notebooks)" in done.stdout
+
+
+def test_check_ignores_outputs(generated, tmp_path, run):
+    path, nb = generated
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", text="executed\n")]
+            cell.execution_count = 1
+    nbformat.write(nb, path)
+    assert run(tmp_path, "--check").returncode == 0
+
+
+def test_check_fails_when_the_solution_changed(generated, tmp_path, run):
+    cells = solution_cells()
+    cells[1] = md("Some better prose.", "prose")
+    write_solution(tmp_path, cells)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "exercises/02_demo.ipynb is stale or was edited by hand" in done.stderr
+    assert "cell 2 (id prose): source differs" in done.stderr
+    assert "make exercises" in done.stderr
+
+
+def test_check_fails_when_the_exercise_was_edited_by_hand(generated, tmp_path, run):
+    path, nb = generated
+    by_id(nb)["ex1-code"].source += "\n    return 0"
+    nbformat.write(nb, path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "exercises/02_demo.ipynb" in done.stderr
+    assert "(id ex1-code): source differs at line 4" in done.stderr
+
+
+def test_check_fails_when_tags_or_cells_change(generated, tmp_path, run):
+    path, nb = generated
+    nb.cells.append(nbformat.v4.new_code_cell("extra = 1"))
+    nbformat.write(nb, path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "cells, expected" in done.stderr
+
+    write_solution(tmp_path)
+    assert run(tmp_path).returncode == 0
+    nb = nbformat.read(path, as_version=4)
+    by_id(nb)["ex1-check"].metadata["tags"] = ["hide-input"]
+    nbformat.write(nb, path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "(id ex1-check): tags differs" in done.stderr
+
+
+def test_check_fails_when_an_exercise_is_missing(tmp_path, run):
+    write_solution(tmp_path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "exercises/02_demo.ipynb is missing" in done.stderr
+
+
+def test_check_and_write_fail_on_an_exercise_without_solution(generated, tmp_path, run):
+    (tmp_path / "exercises" / "03_orphan.ipynb").write_bytes(generated[0].read_bytes())
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "exercises/03_orphan.ipynb has no solution notebook" in done.stderr
+    assert run(tmp_path).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def f():\n    ### BEGIN SOLUTION\n    return 1", "line 2: `### BEGIN SOLUTION` is never closed"),
+        ("def f():\n    return 1\n    ### END SOLUTION", "line 3: `### END SOLUTION` without"),
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "line 2: `### BEGIN SOLUTION` inside the answer"),
+        ("x = 1  ### BEGIN SOLUTION\n### END SOLUTION", "must be alone on its line"),
+    ],
+)  # fmt: skip
+def test_unbalanced_code_markers_name_the_notebook_and_cell(tmp_path, source, message, run):
+    write_solution(tmp_path, [md("# Title", "title"), code(source, "broken")])
+    for args in ((), ("--check",)):
+        done = run(tmp_path, *args)
+        assert done.returncode == 1
+        assert "solutions/02_demo.ipynb, cell 1 (id broken)" in done.stderr
+        assert message in done.stderr
+    assert not (tmp_path / "exercises" / "02_demo.ipynb").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("sources", "message"),
+    [
+        (["<!-- BEGIN SOLUTION -->\nanswer"], "`<!-- BEGIN SOLUTION -->` is never closed"),
+        (["answer\n<!-- END SOLUTION -->"], "cell 0 (id md0): `<!-- END SOLUTION -->` without"),
+        (["<!-- BEGIN SOLUTION -->", "<!-- BEGIN SOLUTION -->"], "cell 1 (id md1): `<!-- BEGIN SOLUTION -->` nested"),
+    ],
+)  # fmt: skip
+def test_unbalanced_markdown_markers_are_reported(tmp_path, sources, message, run):
+    write_solution(tmp_path, [md(s, f"md{i}") for i, s in enumerate(sources)])
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "solutions/02_demo.ipynb" in done.stderr
+    assert message in done.stderr
+
+
+def test_the_repository_exercises_are_current(capsys):
+    # What `make test` runs: every exercises/ notebook matches its solution, none is orphaned.
+    code = make_exercises.main(["--check"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    n = len(make_exercises.pairs(REPO))
+    assert f"exercises/ is up to date ({n} notebooks)" in out.out
+    assert make_exercises.orphans(REPO) == []
+    assert n == len(list((REPO / "solutions").glob("[0-9][0-9]_*.ipynb")))
+
+
+def test_the_command_line_exits_1_when_stale(generated, tmp_path):
+    path, nb = generated
+    nb.cells[0].source = "# Edited by hand"
+    nbformat.write(nb, path)
+    done = run_script("--root", str(tmp_path), "--check")
+    assert done.returncode == 1
+    assert (
+        "exercises/02_demo.ipynb is stale or was edited by hand: cell 0 (id title)" in done.stderr
+    )

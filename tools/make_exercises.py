@@ -1,0 +1,409 @@
+"""Generate ``exercises/NN_*.ipynb`` from ``solutions/NN_*.ipynb``, the only place exercises are authored.
+
+Rules, applied to every solution notebook:
+
+* In code cells, the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` (nbgrader's
+  markers, each alone on its line, any indentation) become one line,
+  ``raise NotImplementedError("Exercise N.k")``, at the marker's indentation: N is the
+  chapter number from the file name, k counts the answers of the notebook from 1. A stub
+  that runs when its cell runs (outside any ``def``) gets the ``raises-exception`` tag.
+* Markdown between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` is removed, even
+  across cells (every cell in between is dropped); a cell left empty is dropped.
+* Cells tagged ``solution-only`` are dropped. A markdown cell tagged ``solutions-link`` is
+  rewritten to point from the exercise to its solution.
+* A banner cell says the notebook is generated (after the title cell, if the notebook
+  starts with one). Outputs and execution counts are cleared; cell ids are the solution's.
+
+Usage::
+
+    python tools/make_exercises.py           # (re)write exercises/
+    python tools/make_exercises.py --check   # exit 1 if exercises/ is stale or hand-edited
+
+``make exercises`` runs the first and then executes the notebooks; ``make test`` runs the
+second. ``--root`` points at another checkout (the tests use it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_NAME = re.compile(r"^(?P<chapter>\d{2})_[\w-]+\.ipynb$")
+CODE_BEGIN = "### BEGIN SOLUTION"
+CODE_END = "### END SOLUTION"
+CODE_MARKER = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>### (?:BEGIN|END) SOLUTION)[ \t]*$")
+MD_BEGIN = "<!-- BEGIN SOLUTION -->"
+MD_END = "<!-- END SOLUTION -->"
+SOLUTION_ONLY = "solution-only"
+SOLUTIONS_LINK = "solutions-link"
+RAISES = "raises-exception"
+BANNER_ID = "generated-banner"
+BANNER_TAG = "generated-banner"
+
+
+class MarkerError(ValueError):
+    """Unbalanced or misplaced solution markers in a solution notebook."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A solution notebook and the exercise notebook generated from it."""
+
+    solution: Path
+    exercise: Path
+    chapter: int
+
+
+def pairs(root: Path) -> list[Pair]:
+    """Every ``solutions/NN_*.ipynb`` with its ``exercises/`` counterpart, sorted by name."""
+    found = []
+    for path in sorted((root / "solutions").glob("*.ipynb")):
+        match = NOTEBOOK_NAME.match(path.name)
+        if match:
+            found.append(Pair(path, root / "exercises" / path.name, int(match["chapter"])))
+    return found
+
+
+# ---------------------------------------------------------------------------- code cells
+
+
+def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, list[str]]:
+    """Replace each marked answer in ``source`` with a stub.
+
+    Args:
+        source: a code cell's source.
+        chapter: N in ``"Exercise N.k"``.
+        first: k of the first answer in this cell.
+        where: ``"solutions/02_x.ipynb, cell 4 (id ...)"``, for error messages.
+
+    Returns:
+        The new source and the stubs' exercise labels (``["Exercise 2.1", ...]``).
+
+    Raises:
+        MarkerError: a marker inside a line of code, a nested or unclosed BEGIN, or an END
+            without its BEGIN.
+    """
+    out: list[str] = []
+    labels: list[str] = []
+    open_at: int | None = None
+    for number, line in enumerate(source.split("\n"), start=1):
+        match = CODE_MARKER.match(line)
+        if match is None:
+            for marker in (CODE_BEGIN, CODE_END):
+                if marker in line:
+                    raise MarkerError(
+                        f"{where}, line {number}: `{marker}` must be alone on its line, "
+                        f"found {line.strip()!r}"
+                    )
+            if open_at is None:
+                out.append(line)
+            continue
+        if match["marker"] == CODE_BEGIN:
+            if open_at is not None:
+                raise MarkerError(
+                    f"{where}, line {number}: `{CODE_BEGIN}` inside the answer opened at "
+                    f"line {open_at} (missing `{CODE_END}`?)"
+                )
+            open_at = number
+            labels.append(f"Exercise {chapter}.{first + len(labels)}")
+            out.append(f'{match["indent"]}raise NotImplementedError("{labels[-1]}")')
+        else:
+            if open_at is None:
+                raise MarkerError(f"{where}, line {number}: `{CODE_END}` without `{CODE_BEGIN}`")
+            open_at = None
+    if open_at is not None:
+        raise MarkerError(f"{where}, line {open_at}: `{CODE_BEGIN}` is never closed")
+    return "\n".join(out), labels
+
+
+def runs_when_executed(source: str, labels: list[str]) -> bool:
+    """Does a stub of ``labels`` run when the cell runs (i.e. is it outside every ``def``)?"""
+
+    class Finder(ast.NodeVisitor):
+        def __init__(self) -> None:
+            self.depth = 0
+            self.found = False
+
+        def visit_function(self, node: ast.AST) -> None:
+            self.depth += 1
+            self.generic_visit(node)
+            self.depth -= 1
+
+        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_function
+
+        def visit_Raise(self, node: ast.Raise) -> None:
+            exc = node.exc
+            if (
+                self.depth == 0
+                and isinstance(exc, ast.Call)
+                and isinstance(exc.func, ast.Name)
+                and exc.func.id == "NotImplementedError"
+                and any(isinstance(a, ast.Constant) and a.value in labels for a in exc.args)
+            ):
+                self.found = True
+
+    # IPython magics and shell escapes are not Python: blank them out (same line numbers).
+    python = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n")
+    )
+    try:
+        tree = ast.parse(python)
+    except SyntaxError:  # fall back on indentation: an unindented stub runs
+        return any(
+            f'raise NotImplementedError("{label}")' in source.split("\n") for label in labels
+        )
+    finder = Finder()
+    finder.visit(tree)
+    return finder.found
+
+
+# ---------------------------------------------------------------------------- markdown
+
+
+def strip_markdown(source: str, inside: bool, where: str) -> tuple[str, bool]:
+    """Remove the text between markdown solution markers.
+
+    Args:
+        source: a markdown cell's source.
+        inside: whether a region opened in an earlier cell is still open.
+        where: for error messages.
+
+    Returns:
+        The kept text and whether a region is still open at the end of the cell.
+    """
+    kept: list[str] = []
+    rest = source
+    while True:
+        marker = MD_END if inside else MD_BEGIN
+        wrong = MD_BEGIN if inside else MD_END
+        at, wrong_at = rest.find(marker), rest.find(wrong)
+        if wrong_at != -1 and (at == -1 or wrong_at < at):
+            problem = "nested in an open one" if inside else "without a BEGIN before it"
+            raise MarkerError(f"{where}: `{wrong}` {problem}")
+        if at == -1:
+            if not inside:
+                kept.append(rest)
+            return "".join(kept), inside
+        if not inside:
+            kept.append(rest[:at])
+        rest = rest[at + len(marker) :]
+        inside = not inside
+
+
+# ---------------------------------------------------------------------------- notebooks
+
+
+def cell_id(cell: nbformat.NotebookNode, stem: str, index: int) -> str:
+    """The solution cell's id, or one derived from the notebook name and position."""
+    existing = cell.get("id")
+    if existing:
+        return existing
+    return hashlib.sha1(f"{stem}:{index}".encode()).hexdigest()[:8]
+
+
+def banner(pair: Pair, root: Path) -> nbformat.NotebookNode:
+    source = pair.solution.relative_to(root).as_posix()
+    text = (
+        f"> **Exercises for chapter {pair.chapter}.** Replace each "
+        "`raise NotImplementedError(...)` with your code, then run the check cell below it.\n"
+        ">\n"
+        f"> *This notebook is generated from `{source}` by `tools/make_exercises.py`: do not "
+        "edit it by hand. Edit the solution notebook and run `make exercises` to regenerate "
+        "it.*"
+    )
+    cell = nbformat.v4.new_markdown_cell(text, id=BANNER_ID)
+    cell.metadata["tags"] = [BANNER_TAG]
+    return cell
+
+
+def solutions_link(pair: Pair) -> str:
+    return (
+        "Stuck after the hints? The worked answers are in "
+        f"[the solution notebook](../solutions/{pair.solution.name})."
+    )
+
+
+def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
+    """The exercise notebook for ``pair`` (not written).
+
+    Raises:
+        MarkerError: unbalanced or misplaced markers, naming the notebook and cell.
+    """
+    solution = nbformat.read(pair.solution, as_version=4)
+    rel = pair.solution.relative_to(root).as_posix()
+    cells: list[nbformat.NotebookNode] = []
+    inside_markdown = False
+    answers = 0
+    for index, original in enumerate(solution.cells):
+        cid = cell_id(original, pair.solution.stem, index)
+        where = f"{rel}, cell {index} (id {cid})"
+        cell = copy.deepcopy(original)
+        cell["id"] = cid
+        tags = list(cell.metadata.get("tags", []))
+        if cell.cell_type == "markdown":
+            text, inside_markdown = strip_markdown(cell.source, inside_markdown, where)
+            if SOLUTION_ONLY in tags or not text.strip():
+                continue
+            cell.source = solutions_link(pair) if SOLUTIONS_LINK in tags else text.strip("\n")
+        elif inside_markdown or SOLUTION_ONLY in tags:
+            continue
+        elif cell.cell_type == "code":
+            cell.source, labels = stub_code(cell.source, pair.chapter, answers + 1, where)
+            answers += len(labels)
+            if labels and RAISES not in tags and runs_when_executed(cell.source, labels):
+                tags.append(RAISES)
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("execution", None)
+        if tags:
+            cell.metadata["tags"] = tags
+        cells.append(cell)
+    if inside_markdown:
+        raise MarkerError(f"{rel}: `{MD_BEGIN}` is never closed")
+
+    starts_with_title = (
+        cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ")
+    )
+    cells.insert(1 if starts_with_title else 0, banner(pair, root))
+    ids = [c["id"] for c in cells]
+    if len(set(ids)) != len(ids):
+        raise MarkerError(
+            f"{rel}: duplicate cell ids {sorted({i for i in ids if ids.count(i) > 1})}"
+        )
+
+    exercise = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(solution.metadata))
+    exercise.metadata.pop("widgets", None)
+    exercise.nbformat_minor = max(solution.nbformat_minor, 5)
+    nbformat.validate(exercise)
+    return exercise
+
+
+def serialise(nb: nbformat.NotebookNode) -> str:
+    """The bytes ``nbformat.write`` would produce (so a rewrite with no change is a no-op)."""
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def comparable(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
+    """What ``--check`` compares: cell types, sources and tags (not outputs or metadata)."""
+    return [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in nb.cells]
+
+
+def difference(expected: nbformat.NotebookNode, found: nbformat.NotebookNode) -> str | None:
+    """The first difference between two notebooks' cells, in words, or ``None``."""
+    want, got = comparable(expected), comparable(found)
+    for index, (w, g) in enumerate(zip(want, got, strict=False)):
+        if w == g:
+            continue
+        cid = found.cells[index].get("id", "?")
+        what = ("cell type", "source", "tags")[[w[i] == g[i] for i in range(3)].index(False)]
+        detail = ""
+        if what == "source":
+            w_lines, g_lines = w[1].split("\n"), g[1].split("\n")
+            line = next(
+                (i for i, (a, b) in enumerate(zip(w_lines, g_lines, strict=False)) if a != b),
+                min(len(w_lines), len(g_lines)),
+            )
+            expected_line = w_lines[line] if line < len(w_lines) else "(no line)"
+            found_line = g_lines[line] if line < len(g_lines) else "(no line)"
+            detail = f" at line {line + 1}: expected {expected_line!r}, found {found_line!r}"
+        elif what == "cell type":
+            detail = f": expected {w[0]}, found {g[0]}"
+        else:
+            detail = f": expected {w[2]}, found {g[2]}"
+        return f"cell {index} (id {cid}): {what} differs{detail}"
+    if len(want) != len(got):
+        return f"{len(got)} cells, expected {len(want)}"
+    return None
+
+
+def orphans(root: Path) -> list[Path]:
+    """Exercise notebooks without a solution notebook to generate them from."""
+    solutions = {p.solution.name for p in pairs(root)}
+    return [p for p in sorted((root / "exercises").glob("*.ipynb")) if p.name not in solutions]
+
+
+def check(root: Path) -> list[str]:
+    """Every problem with ``exercises/`` under ``root``, as messages (empty: up to date)."""
+    problems = []
+    for pair in pairs(root):
+        rel = pair.exercise.relative_to(root).as_posix()
+        try:
+            expected = generate(pair, root)
+        except MarkerError as err:
+            problems.append(f"solution markers: {err}")
+            continue
+        if not pair.exercise.exists():
+            problems.append(f"{rel} is missing (generated from {pair.solution.name})")
+            continue
+        diff = difference(expected, nbformat.read(pair.exercise, as_version=4))
+        if diff:
+            problems.append(f"{rel} is stale or was edited by hand: {diff}")
+    for path in orphans(root):
+        rel = path.relative_to(root).as_posix()
+        problems.append(f"{rel} has no solution notebook (solutions/{path.name}) to generate it")
+    return problems
+
+
+def write(root: Path) -> tuple[list[Path], list[str]]:
+    """Regenerate every exercise notebook; return the files written and the problems."""
+    generated, problems = [], []
+    for pair in pairs(root):
+        try:
+            generated.append((pair, serialise(generate(pair, root))))
+        except MarkerError as err:
+            problems.append(f"solution markers: {err}")
+    if problems:  # write nothing when a solution is broken
+        return [], problems
+    written = []
+    for pair, text in generated:
+        if not pair.exercise.exists() or pair.exercise.read_text(encoding="utf-8") != text:
+            pair.exercise.parent.mkdir(parents=True, exist_ok=True)
+            pair.exercise.write_text(text, encoding="utf-8")
+            written.append(pair.exercise)
+    for path in orphans(root):
+        rel = path.relative_to(root).as_posix()
+        problems.append(
+            f"{rel} has no solution notebook: delete it or restore solutions/{path.name}"
+        )
+    return written, problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if exercises/ is stale")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the repository (default: this one)"
+    )
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if args.check:
+        problems = check(root)
+        for problem in problems:
+            print(f"make_exercises --check: {problem}", file=sys.stderr)
+        if problems:
+            print("Regenerate with `make exercises`.", file=sys.stderr)
+            return 1
+        print(f"exercises/ is up to date ({len(pairs(root))} notebooks).")
+        return 0
+    written, problems = write(root)
+    for path in written:
+        print(f"wrote {path.relative_to(root).as_posix()}")
+    for problem in problems:
+        print(f"make_exercises: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"{len(pairs(root))} exercise notebooks, {len(written)} changed.")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
