@@ -233,9 +233,10 @@ def test_gradient_norm_bad_arguments() -> None:
 
 
 def test_sequential_vs_parallel_time_rows() -> None:
-    state = torch.random.get_rng_state()
-    rows = sequential_vs_parallel_time([3, 17], 8, repeats=1)
+    state, threads = torch.random.get_rng_state(), torch.get_num_threads()
+    rows = sequential_vs_parallel_time([3, 17], 8, repeats=1, threads=1)
     assert torch.equal(torch.random.get_rng_state(), state), "the global RNG was consumed"
+    assert torch.get_num_threads() == threads, "the thread count was not restored"
     assert [r["length"] for r in rows] == [3, 17]
     for row in rows:
         assert set(row) == {
@@ -260,6 +261,7 @@ def test_sequential_vs_parallel_time_rows() -> None:
         ({"lengths": [0], "d": 4}, "lengths"),
         ({"lengths": [4], "d": 0}, "d must"),
         ({"lengths": [4], "d": 4, "repeats": 0}, "repeats"),
+        ({"lengths": [4], "d": 4, "threads": 0}, "threads"),
     ],
 )
 def test_sequential_vs_parallel_time_bad_arguments(kwargs: dict, match: str) -> None:

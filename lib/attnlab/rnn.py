@@ -272,6 +272,7 @@ def sequential_vs_parallel_time(
     repeats: int = 5,
     batch: int = 1,
     device: str | torch.device | None = None,
+    threads: int | None = None,
 ) -> list[dict[str, float]]:
     r"""Wall time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
 
@@ -289,6 +290,9 @@ def sequential_vs_parallel_time(
         repeats: runs per measurement (the minimum is kept).
         batch: sequences per run.
         device: where to run (default: torch's default device).
+        threads: if given, run with this many CPU threads (restored afterwards). On a busy
+            machine ``threads=1`` gives far steadier numbers: multi-threaded kernels can
+            wait milliseconds for a thread that the OS has descheduled.
 
     Returns:
         One dict per length: ``{"length": T, "rnn_steps": T, "attention_steps": 1,
@@ -296,7 +300,12 @@ def sequential_vs_parallel_time(
 
     Taught in: chapters/01_why_attention.ipynb (and bench/)
     """
-    for name, n in (("d", d), ("repeats", repeats), ("batch", batch)):
+    for name, n in (
+        ("d", d),
+        ("repeats", repeats),
+        ("batch", batch),
+        ("threads", 1 if threads is None else threads),
+    ):
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"{name} must be a positive integer, got {n!r}")
     if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
@@ -306,23 +315,32 @@ def sequential_vs_parallel_time(
         torch.manual_seed(0)
         rnn = VanillaRNN(d, d).to(device)
     generator = torch.Generator().manual_seed(0)
-    rows = []
+    # one (B, T, D) input per length
+    inputs = [torch.randn(batch, n, d, generator=generator).to(device) for n in lengths]
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return [_time_one_length(rnn, x, repeats, device) for x in inputs]
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _time_one_length(
+    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device
+) -> dict[str, float]:
+    length = x.shape[1]
     with torch.no_grad():
-        for length in lengths:
-            x = torch.randn(batch, length, d, generator=generator).to(device)  # (B, T, D)
-            rnn_s = _best_time(lambda x=x: rnn(x), repeats, device)
-            attn_s = _best_time(lambda x=x: scaled_dot_product_attention(x, x, x), repeats, device)
-            rows.append(
-                {
-                    "length": length,
-                    "rnn_steps": length,
-                    "attention_steps": 1,
-                    "rnn_ms": 1e3 * rnn_s,
-                    "attention_ms": 1e3 * attn_s,
-                    "ratio": rnn_s / attn_s,
-                }
-            )
-    return rows
+        rnn_s = _best_time(lambda: rnn(x), repeats, device)  # T sequential steps
+        attn_s = _best_time(lambda: scaled_dot_product_attention(x, x, x), repeats, device)
+    return {
+        "length": length,
+        "rnn_steps": length,
+        "attention_steps": 1,
+        "rnn_ms": 1e3 * rnn_s,
+        "attention_ms": 1e3 * attn_s,
+        "ratio": rnn_s / attn_s,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
