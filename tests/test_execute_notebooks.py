@@ -1,0 +1,97 @@
+"""tools/execute_notebooks.py: runs in the notebook's folder, saves outputs, same bytes twice."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "tools" / "execute_notebooks.py"
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location("execute_notebooks", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["execute_notebooks"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+execute_notebooks = _load_tool()
+
+
+@pytest.fixture
+def execute(capsys):
+    """``execute_notebooks.py TARGETS...`` in this process (the kernels are new processes)."""
+
+    def run(*targets):
+        code = execute_notebooks.main([*map(str, targets), "--timeout", "60"])
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+    return run
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    for source, tags in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        if tags:
+            cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    nb.metadata["language_info"] = {"name": "python", "version": "3.0.0"}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    return nb
+
+
+def test_executes_in_place_deterministically_and_reports_failures(tmp_path, execute):
+    folder = tmp_path / "chapters"
+    folder.mkdir()
+    (folder / "data.txt").write_text("read from the notebook's folder")
+    good = folder / "good.ipynb"
+    nbformat.write(
+        notebook(
+            ("print(open('data.txt').read())", None),
+            ("import sys\nsys.executable", None),
+            ("1 / 0", ["raises-exception"]),
+            ("import ipywidgets\nipywidgets.IntSlider(value=3)", None),
+        ),
+        good,
+    )
+    bad = folder / "bad.ipynb"
+    nbformat.write(notebook(("x = 1", None), ("undefined_name", None)), bad)
+    bad_before = bad.read_bytes()
+
+    done = execute(folder)
+    assert done.returncode == 1
+    assert "bad.ipynb, cell 1" in done.stderr and "'undefined_name'" in done.stderr
+    assert "NameError" in done.stderr
+    assert bad.read_bytes() == bad_before  # a failed notebook is not saved
+
+    nb = nbformat.read(good, as_version=4)
+    outputs = [cell.outputs for cell in nb.cells]
+    assert outputs[0][0]["text"] == "read from the notebook's folder\n"
+    assert ast.literal_eval(outputs[1][0]["data"]["text/plain"]) == sys.executable
+    assert outputs[2][0]["ename"] == "ZeroDivisionError"
+    assert [c.execution_count for c in nb.cells] == [1, 2, 3, 4]
+    assert "widgets" not in nb.metadata
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert "version" not in nb.metadata["language_info"]
+    assert all("execution" not in cell.metadata for cell in nb.cells)
+
+    first = good.read_bytes()
+    again = execute(good)
+    assert again.returncode == 0, again.stderr
+    assert good.read_bytes() == first
+
+
+def test_missing_target_is_an_error(tmp_path, execute):
+    done = execute(tmp_path / "nowhere.ipynb")
+    assert done.returncode == 2
+    assert "nowhere.ipynb is neither a notebook nor a folder" in done.stderr
