@@ -1,0 +1,224 @@
+"""Tests for attnlab.viz: every figure is labelled, accepts NumPy and torch, rejects bad shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from attnlab import viz
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+TOKENS = ["the", "river", "bank"]
+WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.05, 0.15, 0.8]])
+LABELS = {"title": "Attention weights", "xlabel": "key", "ylabel": "query", "cbar_label": "weight"}
+
+
+@pytest.fixture
+def ax() -> Axes:
+    return Figure(figsize=(4, 3), layout="constrained").subplots()
+
+
+def _kinds(x: np.ndarray) -> list[Any]:
+    """The same data as NumPy, as a CPU tensor that requires grad, and as nested lists."""
+    return [x, torch.tensor(x, requires_grad=True), x.tolist()]
+
+
+def _texts(ax: Axes) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def _ticks(labels: list[Any]) -> list[str]:
+    return [t.get_text() for t in labels]
+
+
+# -- heatmap ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", range(3))
+def test_heatmap_is_labelled_with_a_colorbar(ax: Axes, kind: int) -> None:
+    matrix = _kinds(WEIGHTS)[kind]
+    image = viz.heatmap(ax, matrix, row_labels=TOKENS, col_labels=TOKENS, **LABELS)
+    np.testing.assert_allclose(image.get_array(), WEIGHTS, rtol=0, atol=1e-12)
+    assert ax.get_title() == "Attention weights"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("key", "query")
+    assert image.colorbar is not None
+    assert image.colorbar.ax.get_ylabel() == "weight"
+    assert _ticks(ax.get_xticklabels()) == TOKENS
+    assert _ticks(ax.get_yticklabels()) == TOKENS
+    assert (image.norm.vmin, image.norm.vmax) == (0.05, 0.8)
+
+
+def test_heatmap_annotates_every_cell_with_readable_colours(ax: Axes) -> None:
+    viz.heatmap(ax, WEIGHTS, row_labels=TOKENS, col_labels=TOKENS, vmin=0, vmax=1, **LABELS)
+    assert _texts(ax) == [f"{v:.2f}" for v in WEIGHTS.ravel()]
+    colours = {t.get_text(): t.get_color() for t in ax.texts}
+    assert colours["0.05"] == "white"  # dark end of viridis
+    assert colours["0.80"] == "black"  # bright end
+
+
+def test_heatmap_formats_and_integer_matrices(ax: Axes) -> None:
+    viz.heatmap(ax, np.array([[1, 0], [1, 1]], dtype=bool), **LABELS)
+    assert _texts(ax) == ["1", "0", "1", "1"]
+    other = Figure().subplots()
+    viz.heatmap(other, WEIGHTS, fmt=".1f", **LABELS)
+    assert _texts(other)[0] == "0.7"
+
+
+def test_heatmap_without_labels_uses_integer_positions(ax: Axes) -> None:
+    viz.heatmap(ax, np.zeros((2, 5)), **LABELS)
+    ax.figure.canvas.draw()
+    ticks = ax.get_xticks()
+    np.testing.assert_array_equal(ticks, np.round(ticks))
+
+
+def test_heatmap_big_matrices_are_not_annotated_by_default(ax: Axes) -> None:
+    n = viz.ANNOTATE_UP_TO + 1
+    viz.heatmap(ax, np.ones((n, 2)), **LABELS)
+    assert _texts(ax) == []
+    viz.heatmap(ax, np.ones((n, 2)), annotate=True, **LABELS)
+    assert len(_texts(ax)) == 2 * n
+
+
+def test_heatmap_shows_masked_scores_in_grey(ax: Axes) -> None:
+    scores = np.array([[1.0, -np.inf], [0.5, 2.0]])
+    image = viz.heatmap(ax, scores, **LABELS)
+    assert _texts(ax) == ["1.00", "−∞", "0.50", "2.00"]
+    assert image.get_array().mask.tolist() == [[False, True], [False, False]]
+    assert (image.norm.vmin, image.norm.vmax) == (0.5, 2.0)  # finite entries only
+
+
+@pytest.mark.parametrize(
+    ("labels", "rotation"), [(["a", "bb", "ccc"], 0.0), (["a", "bb", "river"], 45.0)]
+)
+def test_heatmap_rotates_long_column_labels(ax: Axes, labels: list[str], rotation: float) -> None:
+    viz.heatmap(ax, WEIGHTS, col_labels=labels, **LABELS)
+    assert {t.get_rotation() for t in ax.get_xticklabels()} == {rotation}
+
+
+@pytest.mark.parametrize(
+    ("matrix", "match"),
+    [
+        (np.ones(3), r"2-D and non-empty.*shape \(3,\)"),
+        (np.ones((2, 2, 2)), r"shape \(2, 2, 2\)"),
+        (np.ones((0, 3)), r"shape \(0, 3\)"),
+        (torch.ones(1, 2, 3), r"shape \(1, 2, 3\)"),
+    ],
+)
+def test_heatmap_rejects_bad_shapes(ax: Axes, matrix: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        viz.heatmap(ax, matrix, **LABELS)
+
+
+def test_heatmap_rejects_label_counts_that_do_not_fit(ax: Axes) -> None:
+    with pytest.raises(
+        ValueError, match=r"col_labels has 2 entries for a matrix of shape \(3, 3\)"
+    ):
+        viz.heatmap(ax, WEIGHTS, col_labels=["a", "b"], **LABELS)
+    with pytest.raises(ValueError, match=r"row_labels has 4 entries"):
+        viz.heatmap(ax, WEIGHTS, row_labels=list("abcd"), **LABELS)
+    with pytest.raises(TypeError, match="must be a list of 3 labels"):
+        viz.heatmap(ax, WEIGHTS, row_labels="abc", **LABELS)
+
+
+@pytest.mark.parametrize("missing", ["title", "xlabel", "ylabel", "cbar_label"])
+def test_heatmap_needs_every_text(ax: Axes, missing: str) -> None:
+    with pytest.raises(ValueError, match=f"{missing} must be a non-empty string"):
+        viz.heatmap(ax, WEIGHTS, **{**LABELS, missing: " "})
+
+
+def test_heatmap_rejects_non_numbers(ax: Axes) -> None:
+    with pytest.raises(TypeError, match="matrix must hold real numbers"):
+        viz.heatmap(ax, [["a", "b"]], **LABELS)
+
+
+# -- vectors_2d ------------------------------------------------------------------------------
+
+VECTORS = np.array([[1.0, 2.0], [2.0, 1.0], [-1.0, 0.5]])
+
+
+@pytest.mark.parametrize("kind", range(3))
+def test_vectors_2d_draws_arrows_from_the_origin(ax: Axes, kind: int) -> None:
+    arrows = viz.vectors_2d(ax, _kinds(VECTORS)[kind], ["king", "queen", "dog"], title="words")
+    np.testing.assert_allclose(arrows.X, 0)
+    np.testing.assert_allclose(arrows.Y, 0)
+    np.testing.assert_allclose(np.c_[arrows.U, arrows.V], VECTORS, rtol=0, atol=1e-12)
+    assert _texts(ax) == ["king", "queen", "dog"]
+    assert ax.get_title() == "words"
+    assert ax.get_xlabel() and ax.get_ylabel()
+    assert ax.get_aspect() == 1.0
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 < -1 and x1 > 2 and y0 < 0 and y1 > 2, "an arrow tip is out of view"
+
+
+@pytest.mark.parametrize(
+    "vectors", [np.ones((3, 3)), np.ones(2), np.ones((0, 2)), torch.ones(2, 2, 2)]
+)
+def test_vectors_2d_rejects_bad_shapes(ax: Axes, vectors: Any) -> None:
+    with pytest.raises(ValueError, match=r"vectors must have shape \(n, 2\), got .*shape"):
+        viz.vectors_2d(ax, vectors, ["a"] * 3, title="t")
+
+
+def test_vectors_2d_needs_one_label_and_colour_per_vector(ax: Axes) -> None:
+    with pytest.raises(ValueError, match=r"labels has 2 entries for vectors of shape \(3, 2\)"):
+        viz.vectors_2d(ax, VECTORS, ["a", "b"], title="t")
+    with pytest.raises(ValueError, match="got 1 colors for 3 vectors"):
+        viz.vectors_2d(ax, VECTORS, ["a", "b", "c"], title="t", colors=["red"])
+
+
+# -- bar -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", range(3))
+def test_bar_draws_one_labelled_bar_per_value(ax: Axes, kind: int) -> None:
+    values = WEIGHTS[0]
+    bars = viz.bar(ax, TOKENS, _kinds(values)[kind], title="softmax", ylabel="weight", ylim=(0, 1))
+    np.testing.assert_allclose([b.get_height() for b in bars], values, rtol=0, atol=1e-12)
+    assert _ticks(ax.get_xticklabels()) == TOKENS
+    assert _texts(ax) == ["0.70", "0.20", "0.10"]
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("softmax", "token", "weight")
+    assert ax.get_ylim() == (0, 1)
+
+
+def test_bar_rejects_bad_shapes(ax: Axes) -> None:
+    with pytest.raises(ValueError, match=r"values must be 1-D and non-empty, got .*\(3, 3\)"):
+        viz.bar(ax, TOKENS, WEIGHTS, title="t", ylabel="y")
+    with pytest.raises(ValueError, match=r"labels has 2 entries for values of shape \(3,\)"):
+        viz.bar(ax, TOKENS[:2], WEIGHTS[0], title="t", ylabel="y")
+    with pytest.raises(ValueError, match="ylabel must be a non-empty string"):
+        viz.bar(ax, TOKENS, WEIGHTS[0], title="t", ylabel="")
+
+
+# -- curves ----------------------------------------------------------------------------------
+
+
+def test_curves_draws_one_line_per_series_with_a_legend(ax: Axes) -> None:
+    x = [1, 2, 4, 8]
+    ys = {"RNN": torch.tensor([1.0, 0.5, 0.1, 0.01]), "attention": np.ones(4)}
+    lines = viz.curves(ax, x, ys, title="gradient", xlabel="distance", ylabel="norm", logy=True)
+    assert [line.get_label() for line in lines] == ["RNN", "attention"]
+    np.testing.assert_allclose(lines[0].get_ydata(), [1.0, 0.5, 0.1, 0.01], rtol=1e-6)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["RNN", "attention"]
+    assert ax.get_yscale() == "log"
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("gradient", "distance", "norm")
+
+
+def test_curves_rejects_mismatched_lengths(ax: Axes) -> None:
+    with pytest.raises(ValueError, match=r"ys\['a'\] has shape \(2,\) but x has shape \(3,\)"):
+        viz.curves(ax, [1, 2, 3], {"a": [1, 2]}, title="t", xlabel="x", ylabel="y")
+    with pytest.raises(ValueError, match="non-empty dict"):
+        viz.curves(ax, [1, 2, 3], {}, title="t", xlabel="x", ylabel="y")
+
+
+# -- to_numpy --------------------------------------------------------------------------------
+
+
+def test_to_numpy_detaches_tensors_and_rejects_ragged_lists() -> None:
+    t = torch.ones(2, requires_grad=True) * 2
+    out = viz.to_numpy(t)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, [2.0, 2.0])
+    with pytest.raises(ValueError, match="ragged"):
+        viz.to_numpy([[1, 2], [3]])
