@@ -476,3 +476,24 @@ def test_a_broken_grader_reports_instead_of_raising():
     result = broken.check(lambda x: x)
     assert result.status == "grader error"
     assert "ZeroDivisionError" in result.message
+
+
+def test_a_grader_of_torch_functions_expects_tensors_back():
+    x = torch.linspace(-2.0, 2.0, 6).reshape(2, 3)
+    x_before = x.clone()
+    relu = Grader(
+        name="relu",
+        signature="relu(x) -> tensor of the shape of x",
+        reference=torch.relu,
+        cases=(Case("a matrix", {"x": x}),),
+        mistakes=(Mistake("you returned max(x, 1); the floor is 0", lambda x: x.clamp(min=1)),),
+    )
+    assert relu.check(lambda x: x.clamp(min=0)).passed
+    numpy_result = relu.check(lambda x: np.maximum(x.numpy(), 0))
+    assert numpy_result.status == "wrong type"
+    assert "expected a torch.Tensor" in numpy_result.message
+    assert (
+        relu.check(lambda x: x.clamp(min=1)).diagnosis == "you returned max(x, 1); the floor is 0"
+    )
+    assert relu.check(lambda x: x.clamp_(min=0)).status == "modified its input"
+    torch.testing.assert_close(relu.cases[0].inputs["x"], x_before, rtol=0, atol=0)

@@ -27,6 +27,7 @@ Taught in: every exercises/ notebook (first in exercises/02_similarity.ipynb)
 from __future__ import annotations
 
 import contextlib
+import copy
 import html
 import math
 import sysconfig
@@ -206,22 +207,27 @@ def reset() -> None:
 
 @dataclass(frozen=True)
 class Case:
-    """One input for a grader: arrays passed positionally (by name) and keyword options.
+    """One input for a grader: arguments passed positionally (by name) and keyword options.
 
-    The function under test always receives fresh copies, so an in-place edit can be seen.
+    Inputs are NumPy arrays or torch tensors (or plain values such as an int). The function
+    under test always receives fresh copies, so an in-place edit can be seen; the reference
+    decides the expected kind of output (NumPy in, NumPy out; tensors in, tensors out).
     """
 
     label: str
-    inputs: Mapping[str, np.ndarray]
+    inputs: Mapping[str, Any]
     options: Mapping[str, Any] = field(default_factory=dict)
 
-    def arguments(self) -> tuple[np.ndarray, ...]:
+    def arguments(self) -> tuple[Any, ...]:
         """Fresh copies of the inputs, in order."""
-        return tuple(np.array(a, copy=True) for a in self.inputs.values())
+        return tuple(_copy(a) for a in self.inputs.values())
 
     def describe(self) -> str:
-        """``'x: shape (2, 3), axis=0'``."""
-        parts = [f"{n}: shape {tuple(a.shape)}" for n, a in self.inputs.items()]
+        """``'"columns" (x: shape (4, 3), axis=0)'``."""
+        parts = [
+            f"{n}: shape {tuple(a.shape)}" if hasattr(a, "shape") else f"{n}={a!r}"
+            for n, a in self.inputs.items()
+        ]
         parts += [f"{k}={v!r}" for k, v in self.options.items()]
         return f'"{self.label}" ({", ".join(parts)})'
 
@@ -239,11 +245,12 @@ class _Run:
     """The learner's function on one case."""
 
     case: Case
-    expected: tuple[np.ndarray, ...]
+    expected: tuple[np.ndarray, ...]  # the reference's outputs, as NumPy arrays
+    torch_out: tuple[bool, ...]  # which of them are torch tensors
     returned: Any = None
     error: Exception | None = None
-    arguments: tuple[np.ndarray, ...] = ()
-    outputs: tuple[np.ndarray, ...] = ()
+    arguments: tuple[Any, ...] = ()
+    outputs: tuple[np.ndarray, ...] = ()  # the learner's, as NumPy arrays, once types are right
 
 
 @dataclass(frozen=True)
@@ -312,7 +319,7 @@ class Grader:
             if run.error is not None:
                 return self._exception_result(run)
         for run in runs:
-            outputs, problem, diagnosis = self._as_outputs(run.returned, run.expected)
+            outputs, problem, diagnosis = self._as_outputs(run.returned, run)
             if problem is not None:
                 return self._result(
                     WRONG_TYPE,
@@ -365,7 +372,7 @@ class Grader:
                     )
         for run in runs:
             for (arg, before), after in zip(run.case.inputs.items(), run.arguments, strict=True):
-                if before.shape != after.shape or not np.array_equal(before, after, True):
+                if not _same(before, after):
                     return self._result(
                         IN_PLACE,
                         f"modified its input `{arg}` in place on case {run.case.describe()}",
@@ -404,8 +411,12 @@ class Grader:
         return "" if len(self.outputs) == 1 else f" of `{name}`"
 
     def _run(self, fn: Callable[..., Any], case: Case) -> _Run:
-        expected = _call_quietly(self.reference, case)[0]
-        run = _Run(case=case, expected=tuple(np.asarray(e) for e in self._items(expected)))
+        expected = self._items(_call_quietly(self.reference, case)[0])
+        run = _Run(
+            case=case,
+            expected=tuple(_numpy(e) for e in expected),
+            torch_out=tuple(is_torch_array(e) for e in expected),
+        )
         try:
             run.returned, run.arguments = _call_quietly(fn, case)
         except Exception as err:
@@ -416,7 +427,7 @@ class Grader:
         return (value,) if len(self.outputs) == 1 else tuple(value)
 
     def _as_outputs(
-        self, value: Any, expected: tuple[np.ndarray, ...]
+        self, value: Any, run: _Run
     ) -> tuple[tuple[np.ndarray, ...], str | None, str | None]:
         """The returned value as arrays, or a problem (and maybe a diagnosis)."""
         names = ", ".join(self.outputs)
@@ -436,18 +447,26 @@ class Grader:
         else:
             items = (value,)
         arrays = []
-        for name, item, want in zip(self.outputs, items, expected, strict=True):
+        for name, item, want, torch_out in zip(
+            self.outputs, items, run.expected, run.torch_out, strict=True
+        ):
             what = "returned" if len(self.outputs) == 1 else f"`{name}` is"
             if item is None:
                 return (), f"{what} None", "did you forget `return`?"
-            if is_torch_array(item):
+            if torch_out and not is_torch_array(item):
+                return (
+                    (),
+                    f"{what} {_describe(item)}; expected a torch.Tensor",
+                    "compute with torch operations so that tensors in give tensors out",
+                )
+            if is_torch_array(item) and not torch_out:
                 return (
                     (),
                     f"{what} {_describe(item)} for NumPy input",
                     "compute with NumPy (np.exp, np.sum, @) so that NumPy in gives NumPy out",
                 )
-            if isinstance(item, np.ndarray):
-                array = item
+            if is_torch_array(item) or isinstance(item, np.ndarray):
+                array = _numpy(item)
             elif isinstance(item, np.generic) or (
                 isinstance(item, float) and not isinstance(item, bool) and want.ndim == 0
             ):
@@ -501,7 +520,7 @@ class Grader:
             for case in self.cases:
                 try:
                     value = _call_quietly(self.mistakes[index].fn, case)[0]
-                    outs.append(tuple(np.asarray(v) for v in self._items(value)))
+                    outs.append(tuple(_numpy(v) for v in self._items(value)))
                 except Exception:
                     outs.append(None)
             self._mistake_cache[index] = outs
@@ -563,7 +582,30 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-def _call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[np.ndarray, ...]]:
+def _copy(x: Any) -> Any:
+    if is_torch_array(x):
+        return x.detach().clone()
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return copy.deepcopy(x)
+
+
+def _numpy(x: Any) -> np.ndarray:
+    """``x`` as a NumPy array (tensors are detached and moved to the CPU first)."""
+    if is_torch_array(x):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _same(before: Any, after: Any) -> bool:
+    """Is an input unchanged by the call (same shape and values, NaN equal to NaN)?"""
+    if hasattr(before, "shape"):
+        a, b = _numpy(before), _numpy(after)
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return bool(before == after)
+
+
+def _call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ...]]:
     args = case.arguments()
     with _quiet():
         return fn(*args, **case.options), args
