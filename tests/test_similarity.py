@@ -226,6 +226,15 @@ def test_softmax_mask_zeroes_hidden_entries() -> None:
         np.testing.assert_array_equal(got[1], 0.0)  # fully masked: zeros, not NaN
 
 
+def test_softmax_mask_uses_minus_infinity_not_a_big_negative_number() -> None:
+    """A fill value like -1e9 leaks weight onto masked keys when real logits are lower."""
+    x = np.array([-3e9, -2e9, 5.0])
+    mask = np.array([True, True, False])
+    for arr, m in zip(kinds(x), kinds(mask), strict=True):
+        got = as_numpy(softmax(arr, mask=m))
+        np.testing.assert_array_equal(got, [0.0, 1.0, 0.0])
+
+
 def test_softmax_mask_broadcasts_and_works_on_other_axes() -> None:
     x = np.random.default_rng(4).normal(size=(2, 3, 4))
     key_mask = np.array([True, True, False, True])  # (S,) broadcasts over (2, 3, S)
