@@ -497,3 +497,19 @@ def test_a_grader_of_torch_functions_expects_tensors_back():
     )
     assert relu.check(lambda x: x.clamp_(min=0)).status == "modified its input"
     torch.testing.assert_close(relu.cases[0].inputs["x"], x_before, rtol=0, atol=0)
+
+
+def test_a_grader_of_boolean_outputs_reports_values_and_dtype():
+    positive = Grader(
+        name="positive",
+        signature="positive(x) -> boolean mask",
+        reference=lambda x: x > 0,
+        cases=(Case("a vector", {"x": np.arange(-2.0, 3.0)}),),
+        mistakes=(Mistake("use > 0: zero is not positive", lambda x: x >= 0),),
+    )
+    assert positive.check(lambda x: np.greater(x, 0)).passed
+    result = positive.check(lambda x: x >= 0)
+    assert result.diagnosis == "use > 0: zero is not positive"
+    assert "at index (2,): expected False, got True" in result.message
+    result = positive.check(lambda x: (x > 0).astype(np.int64))
+    assert (result.status, result.diagnosis) == ("wrong type", "return bool values")

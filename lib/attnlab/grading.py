@@ -1,7 +1,7 @@
 """Graders for the exercises: run the learner's function, say what is wrong and why.
 
-Every ``check_*`` function takes the learner's implementation, runs it on seeded NumPy
-cases, compares it with the attnlab reference and returns a :class:`CheckResult` that the
+Every ``check_*`` function takes the learner's implementation, runs it on seeded cases
+(NumPy arrays; a grader may also use torch tensors), compares it with the attnlab reference and returns a :class:`CheckResult` that the
 notebook displays. Problems are reported in a fixed order, stopping at the first kind found:
 
 1. not attempted (the stub still raises ``NotImplementedError``),
@@ -342,7 +342,7 @@ class Grader:
                     )
         for run in runs:
             for name, got in zip(self.outputs, run.outputs, strict=True):
-                if not np.all(np.isfinite(got)):
+                if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
                     what = " and ".join(
                         w
                         for w, bad in (("NaN", np.isnan(got)), ("inf", np.isinf(got)))
@@ -477,11 +477,13 @@ class Grader:
                     hint = "work on whole arrays with NumPy instead of building a Python list"
                 return (), f"{what} {_describe(item)}; expected a NumPy array", hint
             if array.dtype != want.dtype:
+                both_float = array.dtype.kind == want.dtype.kind == "f"
                 return (
                     (),
-                    f"{what} an array of dtype {array.dtype}; expected {want.dtype} "
-                    "(the dtype of the input)",
-                    "keep the input's precision: no astype or dtype= conversions",
+                    f"{what} an array of dtype {array.dtype}; expected {want.dtype}",
+                    "keep the input's precision: no astype or dtype= conversions"
+                    if both_float
+                    else f"return {want.dtype} values",
                 )
             arrays.append(array)
         return tuple(arrays), None, None
@@ -493,7 +495,7 @@ class Grader:
 
     def _errors(self, run: _Run) -> list[float]:
         return [
-            float(np.max(np.abs(got - want), initial=0.0))
+            float(np.max(_abs_diff(got, want), initial=0.0))
             for got, want in zip(run.outputs, run.expected, strict=True)
         ]
 
@@ -625,15 +627,24 @@ def _fmt(x: float) -> str:
     return f"{x:.1e}"
 
 
+def _abs_diff(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """``|got - want|`` in float64 (booleans and integers too, e.g. masks)."""
+    return np.abs(got.astype(np.float64) - want.astype(np.float64))
+
+
 def _worst(got: np.ndarray, want: np.ndarray) -> str:
     """``'max error 3.1e-01; at index (0, 2): expected 0.2312, got 0.5412'``."""
-    diff = np.abs(got - want)
+    diff = _abs_diff(got, want)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     where = f" at index {tuple(int(i) for i in index)}:" if diff.ndim else ""
     return (
-        f"max error {_fmt(float(diff[index]))};{where} expected {float(want[index]):.4g}, "
-        f"got {float(got[index]):.4g}"
+        f"max error {_fmt(float(diff[index]))};{where} expected {_value(want[index])}, "
+        f"got {_value(got[index])}"
     )
+
+
+def _value(x: Any) -> str:
+    return str(bool(x)) if isinstance(x, (bool, np.bool_)) else f"{float(x):.4g}"
 
 
 _LIBRARY_DIRS = tuple(
