@@ -43,6 +43,15 @@ def skip_or_fail(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
+def site(pytestconfig: pytest.Config) -> Path:
+    """The built website (``--site-dir``, default ``_build/html``)."""
+    site = Path(pytestconfig.getoption("--site-dir"))
+    if not (site / "index.html").is_file():
+        skip_or_fail(f"no built website in {site}: run make book first")
+    return site
+
+
+@pytest.fixture(scope="session")
 def chromium_path() -> str:
     """The browser executable: ``$ATTNLAB_CHROMIUM``, else the first Chromium on the PATH."""
     path = os.environ.get("ATTNLAB_CHROMIUM") or next(
