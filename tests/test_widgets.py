@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+SMALL = {"figsize": (2.0, 1.5), "dpi": 20}  # fast frames where the pixels do not matter
 
 
 def draw_power(fig: Any, power: int) -> None:
@@ -97,7 +98,7 @@ def test_draw_is_called_once_per_combination_in_row_major_order() -> None:
         calls.append((a, b))
         fig.subplots().set_title(f"{a}{b}")
 
-    ex = explore(draw, dpi=20, a=[1, 2, 3], b=["x", "y"])
+    ex = explore(draw, **SMALL, a=[1, 2, 3], b=["x", "y"])
     assert calls == [(1, "x"), (1, "y"), (2, "x"), (2, "y"), (3, "x"), (3, "y")]
     assert len(ex.frames) == 6
     assert ex.shape == (3, 2)
@@ -116,7 +117,7 @@ def test_frames_are_distinct_pngs_of_the_figure_size(two: Explorer) -> None:
 
 def test_nothing_leaks_into_pyplot() -> None:
     before = plt.get_fignums()
-    explore(draw_power, dpi=20, power=[1, 2])
+    explore(draw_power, **SMALL, power=[1, 2])
     assert plt.get_fignums() == before
 
 
@@ -127,7 +128,7 @@ def test_numpy_and_torch_values_become_python_numbers() -> None:
         seen.append((type(t), type(d)))
         fig.subplots()
 
-    ex = explore(draw, dpi=20, t=np.array([0.5, 1.0]), d=torch.tensor([2, 4]))
+    ex = explore(draw, **SMALL, t=np.array([0.5, 1.0]), d=torch.tensor([2, 4]))
     assert set(seen) == {(float, int)}
     assert ex.sliders[0].texts() == ["0.5", "1"]
     assert ex.sliders[1].texts() == ["2", "4"]
@@ -163,7 +164,9 @@ def test_html_embeds_every_frame_and_starts_on_the_initial_one(two: Explorer) ->
 
 
 def test_initial_values_choose_the_first_frame_shown() -> None:
-    ex = explore(draw_line, dpi=20, initial={"color": "blue"}, slope=[-1, 1], color=["red", "blue"])
+    ex = explore(
+        draw_line, **SMALL, initial={"color": "blue"}, slope=[-1, 1], color=["red", "blue"]
+    )
     assert ex.initial == {"slope": -1, "color": "blue"}
     (img,) = _Parsed(ex.to_html()).tags["img"]
     assert img["src"] == "data:image/png;base64," + base64.b64encode(ex.frames[1]).decode()
@@ -172,7 +175,7 @@ def test_initial_values_choose_the_first_frame_shown() -> None:
 
 
 def test_initial_matches_floats_up_to_rounding() -> None:
-    ex = explore(draw_power, dpi=20, initial={"power": 0.3}, power=np.linspace(0.1, 0.5, 5))
+    ex = explore(draw_power, **SMALL, initial={"power": 0.3}, power=np.linspace(0.1, 0.5, 5))
     assert ex.initial == {"power": pytest.approx(0.3)}
     assert ex._start == (2,)
 
@@ -195,7 +198,7 @@ def test_html_is_self_contained_and_scoped(two: Explorer) -> None:
 
 
 def test_a_label_cannot_close_the_script_early() -> None:
-    ex = explore(draw_power, dpi=20, power=Slider([1, 2], fmt=lambda v: f"</script>{v}"))
+    ex = explore(draw_power, **SMALL, power=Slider([1, 2], fmt=lambda v: f"</script>{v}"))
     html = ex.to_html()
     assert html.count("</script>") == 1
     assert _data(ex)["labels"] == [["</script>1", "</script>2"]]
@@ -204,20 +207,20 @@ def test_a_label_cannot_close_the_script_early() -> None:
 
 def test_same_input_gives_the_same_html_in_a_fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(widgets, "_ISSUED", {})
-    first = explore(draw_power, dpi=20, power=[1, 2])
+    first = explore(draw_power, **SMALL, power=[1, 2])
     html = first.to_html()
     assert first.to_html() == html
     assert repr(first) == repr(first)
     monkeypatch.setattr(widgets, "_ISSUED", {})  # what a restarted kernel sees
-    again = explore(draw_power, dpi=20, power=[1, 2])
+    again = explore(draw_power, **SMALL, power=[1, 2])
     assert again.to_html() == html
     assert re.fullmatch(r"attnlab-explorer-[0-9a-f]{12}", again.id)
 
 
 def test_several_explorers_have_distinct_ids(one: Explorer, two: Explorer) -> None:
-    same_a = explore(draw_power, dpi=20, power=[1, 2])
-    same_b = explore(draw_power, dpi=20, power=[1, 2])
-    other = explore(draw_power, dpi=20, power=[1, 3])
+    same_a = explore(draw_power, **SMALL, power=[1, 2])
+    same_b = explore(draw_power, **SMALL, power=[1, 2])
+    other = explore(draw_power, **SMALL, power=[1, 3])
     ids = [one.id, two.id, same_a.id, same_b.id, other.id]
     assert len(set(ids)) == len(ids)
     # Same content, same digest; the later one gets a suffix.
@@ -254,7 +257,7 @@ def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("kernel")
 def test_in_a_kernel_the_bundle_adds_the_live_widget() -> None:
-    ex = explore(draw_line, dpi=20, slope=[-1, 1], color=["red", "blue"])
+    ex = explore(draw_line, **SMALL, slope=[-1, 1], color=["red", "blue"])
     bundle = ex._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html", "image/png", WIDGET_VIEW}
     assert bundle[WIDGET_VIEW]["model_id"] == ex.live().model_id
@@ -271,7 +274,7 @@ def test_in_a_kernel_without_ipywidgets_the_static_scrubber_remains(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import fails
-    ex = explore(draw_power, dpi=20, power=[1, 2])
+    ex = explore(draw_power, **SMALL, power=[1, 2])
     assert set(ex._repr_mimebundle_()) == {"text/plain", "text/html", "image/png"}
 
 

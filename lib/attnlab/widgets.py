@@ -10,9 +10,9 @@ values once, up front, and returns an :class:`Explorer` that displays in two way
   the website shows (``_config.yml`` tells myst-nb never to render the widget view) and
   what any viewer without widget support falls back to.
 * ``application/vnd.jupyter.widget-view+json``: only inside a live IPython kernel with
-  ``ipywidgets`` installed, ``SelectionSlider``\\ s over the same values and an ``Output``
-  showing the frame for the chosen values. JupyterLab, Notebook 7, VS Code and Colab prefer
-  this rendering.
+  ``ipywidgets`` installed, one ``SelectionSlider`` per slider over the same values and an
+  ``Output`` showing the frame for the chosen values (instantly: it is already drawn).
+  JupyterLab, Notebook 7, VS Code and Colab prefer this rendering.
 
 Both renderings show the same frames: each is drawn exactly once, by ``draw(fig, **values)``
 into a fresh :class:`matplotlib.figure.Figure` (never through ``pyplot``, so nothing leaks
