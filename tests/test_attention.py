@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from attnlab.attention import SelfAttention, scaled_dot_product_attention
 from attnlab.masking import causal_mask
 

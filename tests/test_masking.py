@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
 from attnlab.masking import causal_mask, combine_masks, from_ignore_mask, padding_mask
 
 # --- causal_mask --------------------------------------------------------------------------

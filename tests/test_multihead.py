@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from attnlab.attention import scaled_dot_product_attention
 from attnlab.masking import causal_mask, padding_mask
 from attnlab.multihead import MultiHeadAttention, merge_heads, split_heads

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
 from attnlab.attention import scaled_dot_product_attention
 from attnlab.masking import causal_mask, padding_mask
 from attnlab.multihead import MultiHeadAttention
 from attnlab.similarity import cosine_similarity, softmax
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
 
 TOL = 1e-10
 SETTINGS = settings(deadline=None, max_examples=40)

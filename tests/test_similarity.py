@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from attnlab.similarity import cosine_similarity, dot, scaled_scores, scores, softmax
 
 TOL = 1e-10

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
+from torch.nn.attention.bias import causal_lower_right
+
 from attnlab.attention import scaled_dot_product_attention
 from attnlab.masking import causal_mask, from_ignore_mask, padding_mask
 from attnlab.multihead import MultiHeadAttention
 from attnlab.similarity import cosine_similarity, softmax
-from torch import nn
-from torch.nn.attention.bias import causal_lower_right
 
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
 DTYPES = [torch.float64, torch.float32]
