@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from attnlab import viz
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+from attnlab import viz
 
 TOKENS = ["the", "river", "bank"]
 WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.05, 0.15, 0.8]])
@@ -91,11 +92,20 @@ def test_heatmap_shows_masked_scores_in_grey(ax: Axes) -> None:
 
 
 @pytest.mark.parametrize(
-    ("labels", "rotation"), [(["a", "bb", "ccc"], 0.0), (["a", "bb", "river"], 45.0)]
+    ("labels", "rotation"),
+    [
+        (["dot a·b", "cosine"], 0.0),
+        (["the", "river", "bank", "by"], 0.0),
+        (["the", "river", "bank", "by", "the", "water"], 45.0),
+        (["a", "b", "a-rather-long-label"], 45.0),
+    ],
 )
-def test_heatmap_rotates_long_column_labels(ax: Axes, labels: list[str], rotation: float) -> None:
-    viz.heatmap(ax, WEIGHTS, col_labels=labels, **LABELS)
+def test_long_column_labels_are_rotated(ax: Axes, labels: list[str], rotation: float) -> None:
+    viz.heatmap(ax, np.ones((1, len(labels))), col_labels=labels, **LABELS)
     assert {t.get_rotation() for t in ax.get_xticklabels()} == {rotation}
+    other = Figure().subplots()
+    viz.bar(other, labels, np.ones(len(labels)), title="t", ylabel="y")
+    assert {t.get_rotation() for t in other.get_xticklabels()} == {rotation}
 
 
 @pytest.mark.parametrize(

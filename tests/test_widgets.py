@@ -17,11 +17,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
-from attnlab import widgets
-from attnlab.widgets import MAX_FRAMES, Explorer, Slider, explore
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
+
+from attnlab import widgets
+from attnlab.widgets import MAX_FRAMES, Explorer, Slider, explore
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SMALL = {"figsize": (2.0, 1.5), "dpi": 20}  # fast frames where the pixels do not matter

@@ -32,6 +32,9 @@ __all__ = ["bar", "curves", "heatmap", "to_numpy", "vectors_2d"]
 ANNOTATE_UP_TO = 12
 """``heatmap(annotate=None)`` writes the numbers in the cells when both sides are at most this."""
 
+ROTATE_OVER = 24
+"""x labels are rotated when (number of labels) x (longest label) exceeds this many characters."""
+
 
 def to_numpy(x: Any, name: str = "x") -> np.ndarray:
     """``x`` as a NumPy array: tensors are detached and copied to the CPU, lists converted.
@@ -80,8 +83,8 @@ def heatmap(
         matrix: ``(T, S)`` numbers (NumPy, torch or nested lists; booleans become 0/1).
         title, xlabel, ylabel, cbar_label: the texts; none may be empty.
         row_labels: ``T`` labels (e.g. tokens) for the rows; default: row numbers.
-        col_labels: ``S`` labels for the columns; default: column numbers. Labels longer
-            than 3 characters are rotated.
+        col_labels: ``S`` labels for the columns; default: column numbers. Rotated by 45°
+            when they would not fit side by side (see ``ROTATE_OVER``).
         vmin, vmax: ends of the colour scale (default: the finite min and max). Fix them
             (e.g. ``0, 1`` for weights) to compare heatmaps, or frames of a slider.
         annotate: write each value in its cell; ``None`` (default) does so when both sides
@@ -218,7 +221,8 @@ def bar(
 
     Args:
         ax: the axes to draw into.
-        labels: ``n`` labels along the x axis (rotated when longer than 3 characters).
+        labels: ``n`` labels along the x axis (rotated when they would not fit, see
+            ``ROTATE_OVER``).
         values: ``(n,)`` numbers.
         title, ylabel, xlabel: the texts.
         annotate: write each value above its bar, formatted with ``fmt``.
@@ -338,7 +342,12 @@ def _ticks(ax: Axes, axis: str, n: int, labels: Any, name: str, shape: tuple[int
 
 
 def _rotate_if_long(ax: Axes, labels: Sequence[str]) -> None:
-    if max(len(label) for label in labels) > 3:
+    """Rotate the x labels by 45° when they would likely collide side by side.
+
+    About 24 characters fit across an axis at the default font size: more than that
+    (number of labels x longest label) and the labels are rotated.
+    """
+    if len(labels) * max(len(label) for label in labels) > ROTATE_OVER:
         for tick in ax.get_xticklabels():
             tick.set_rotation(45)
             tick.set_horizontalalignment("right")
