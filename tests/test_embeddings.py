@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from attnlab.attention import scaled_dot_product_attention
 from attnlab.embeddings import DIMS, EmbeddingTable, UnknownWordError, toy_embeddings
 from attnlab.similarity import cosine_similarity

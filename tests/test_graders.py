@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import warnings
 
-import attnlab
 import numpy as np
 import pytest
 import torch
+
+import attnlab
 from attnlab import grading
 from attnlab.grading import (
     Case,

@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch import nn
+
 from attnlab.rnn import (
     VanillaRNN,
     gradient_norm_vs_distance,
@@ -15,7 +17,6 @@ from attnlab.rnn import (
     set_recurrent_radius,
     spectral_radius,
 )
-from torch import nn
 
 
 def _copy_to_torch_rnn(rnn: VanillaRNN, *, bias: bool = True) -> nn.RNN:

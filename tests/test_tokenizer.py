@@ -7,6 +7,9 @@ import string
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnlab.tokenizer import (
     DEFAULT_CORPUS,
     Vocab,
@@ -19,8 +22,6 @@ from attnlab.tokenizer import (
     vocab_from_merges,
     word_tokenize,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 # --- word_tokenize ------------------------------------------------------------------------------
 

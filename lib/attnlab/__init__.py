@@ -3,26 +3,102 @@
 One tested implementation, imported by every chapter of the course. Pure functions accept
 NumPy arrays or torch tensors and return the same kind; learnable layers are
 ``torch.nn.Module``s. Masks are boolean with ``True`` = may attend.
+
+Modules, in the order the course meets them:
+
+- ``rnn``: the recurrent baseline whose limits chapter 1 measures;
+- ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
+- ``attention``: chapters 2-3; ``multihead``: chapter 4; ``positional``: chapter 5;
+- ``masking``: chapter 6; ``transformer``: chapter 7;
+- ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
+  ``seed`` (reproducibility).
 """
 
+from . import viz, widgets
 from .attention import SelfAttention, scaled_dot_product_attention
+from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import causal_mask, combine_masks, from_ignore_mask, padding_mask
+from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    offset_matrix,
+    sinusoidal_encoding,
+)
+from .rnn import (
+    VanillaRNN,
+    gradient_norm_vs_distance,
+    path_lengths,
+    sequential_vs_parallel_time,
+    set_recurrent_radius,
+    spectral_radius,
+)
 from .seed import seed_everything
 from .similarity import cosine_similarity, dot, scaled_scores, scores, softmax
+from .tokenizer import Vocab, WordPieceTokenizer, embed, one_hot, train_bpe, word_tokenize
+from .transformer import (
+    Decoder,
+    DecoderBlock,
+    DecoderOnlyLM,
+    Encoder,
+    EncoderBlock,
+    EncoderDecoder,
+    FeedForward,
+    LayerNorm,
+    generate,
+    greedy_decode,
+)
+from .widgets import Explorer, Slider, explore
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Decoder",
+    "DecoderBlock",
+    "DecoderOnlyLM",
+    "EmbeddingTable",
+    "Encoder",
+    "EncoderBlock",
+    "EncoderDecoder",
+    "Explorer",
+    "FeedForward",
+    "LayerNorm",
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
     "SelfAttention",
+    "SinusoidalPositionalEncoding",
+    "Slider",
+    "VanillaRNN",
+    "Vocab",
+    "WordPieceTokenizer",
     "causal_mask",
     "combine_masks",
     "cosine_similarity",
     "dot",
+    "embed",
+    "explore",
     "from_ignore_mask",
+    "generate",
+    "gradient_norm_vs_distance",
+    "greedy_decode",
+    "merge_heads",
+    "offset_matrix",
+    "one_hot",
     "padding_mask",
+    "path_lengths",
     "scaled_dot_product_attention",
     "scaled_scores",
     "scores",
     "seed_everything",
+    "sequential_vs_parallel_time",
+    "set_recurrent_radius",
+    "sinusoidal_encoding",
     "softmax",
+    "spectral_radius",
+    "split_heads",
+    "toy_embeddings",
+    "train_bpe",
+    "viz",
+    "widgets",
+    "word_tokenize",
 ]

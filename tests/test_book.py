@@ -1,0 +1,111 @@
+"""The book's structure: table of contents, notebooks, launch set-up, committed outputs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIRS = ("chapters", "solutions", "exercises")
+NOTEBOOKS = sorted(p for d in NOTEBOOK_DIRS for p in (ROOT / d).glob("*.ipynb"))
+
+
+def _config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def _toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections", []))
+            walk(entry.get("chapters", []))
+
+    walk(toc.get("parts", []))
+    walk(toc.get("chapters", []))
+    return files
+
+
+def _ids(paths):
+    return [str(p.relative_to(ROOT)) for p in paths]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "no notebooks found in chapters/, solutions/ or exercises/"
+
+
+def test_every_toc_entry_exists_and_every_notebook_is_in_the_toc():
+    files = _toc_files()
+    for f in files:
+        assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
+    for nb in NOTEBOOKS:
+        assert str(nb.relative_to(ROOT).with_suffix("")) in files, f"{nb.name} is not in _toc.yml"
+
+
+def test_each_exercise_page_follows_its_chapter_and_solutions_are_a_separate_part():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    parts = {p["caption"]: p for p in toc["parts"]}
+    chapters = parts["Chapters"]["chapters"]
+    for chapter in chapters:
+        stem = Path(chapter["file"]).name
+        sections = [s["file"] for s in chapter.get("sections", [])]
+        if (ROOT / "solutions" / f"{stem}.ipynb").exists():
+            assert sections[:1] == [f"exercises/{stem}"], chapter
+    solution_files = [c["file"] for c in parts["Solutions"]["chapters"]]
+    assert solution_files == sorted(f"solutions/{p.stem}" for p in (ROOT / "solutions").glob("*.ipynb"))
+
+
+def test_repository_url_is_set_once_and_used_by_every_colab_setup_cell():
+    url = _config()["repository"]["url"]
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url), url
+    for nb_path in NOTEBOOKS:
+        nb = nbformat.read(nb_path, as_version=4)
+        setup = [c for c in nb.cells if c.cell_type == "code" and "find_spec(\"attnlab\")" in c.source]
+        assert len(setup) == 1, f"{nb_path.name}: expected one Colab setup cell"
+        assert f"attnlab @ git+{url}" in setup[0].source, f"{nb_path.name} installs from another URL"
+        first_code = next(c for c in nb.cells if c.cell_type == "code")
+        assert first_code is setup[0], f"{nb_path.name}: the setup cell must be the first code cell"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_is_committed_executed_and_clean(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert "widgets" not in nb.metadata, "widget state is saved in the notebook; strip it"
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    counts = [c.execution_count for c in code_cells]
+    assert all(n is not None for n in counts), f"{nb_path.name} has unexecuted cells"
+    assert counts == list(range(1, len(counts) + 1)), f"{nb_path.name} was not run top to bottom"
+    for cell in code_cells:
+        assert "sys.path" not in cell.source, "no sys.path hacks: attnlab is pip-installable"
+        for out in cell.outputs:
+            assert out.output_type != "error" or "raises-exception" in cell.metadata.get("tags", [])
+            text = out.get("text", "") + str(out.get("data", {}).get("text/plain", ""))
+            assert "Traceback" not in text
+
+
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("nb_path", CHAPTERS, ids=_ids(CHAPTERS))
+def test_chapter_has_sliders_figures_and_citations(nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert len(re.findall(r"^explore\(", code, flags=re.M)) >= 3, "a chapter needs >= 3 sliders"
+    assert "{cite}" in text, "a chapter cites its sources"
+    assert "seed_everything(" in code, "a chapter seeds its generators"
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(r"^explore\(", cell.source, flags=re.M):
+            assert "nbval-ignore-output" in cell.metadata.get("tags", []), (
+                "live-widget cells are tagged nbval-ignore-output"
+            )
