@@ -60,7 +60,9 @@ def test_each_exercise_page_follows_its_chapter_and_solutions_are_a_separate_par
         if (ROOT / "solutions" / f"{stem}.ipynb").exists():
             assert sections[:1] == [f"exercises/{stem}"], chapter
     solution_files = [c["file"] for c in parts["Solutions"]["chapters"]]
-    assert solution_files == sorted(f"solutions/{p.stem}" for p in (ROOT / "solutions").glob("*.ipynb"))
+    assert solution_files == sorted(
+        f"solutions/{p.stem}" for p in (ROOT / "solutions").glob("*.ipynb")
+    )
 
 
 def test_repository_url_is_set_once_and_used_by_every_colab_setup_cell():
@@ -68,9 +70,13 @@ def test_repository_url_is_set_once_and_used_by_every_colab_setup_cell():
     assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url), url
     for nb_path in NOTEBOOKS:
         nb = nbformat.read(nb_path, as_version=4)
-        setup = [c for c in nb.cells if c.cell_type == "code" and "find_spec(\"attnlab\")" in c.source]
+        setup = [
+            c for c in nb.cells if c.cell_type == "code" and 'find_spec("attnlab")' in c.source
+        ]
         assert len(setup) == 1, f"{nb_path.name}: expected one Colab setup cell"
-        assert f"attnlab @ git+{url}" in setup[0].source, f"{nb_path.name} installs from another URL"
+        assert f"attnlab @ git+{url}" in setup[0].source, (
+            f"{nb_path.name} installs from another URL"
+        )
         first_code = next(c for c in nb.cells if c.cell_type == "code")
         assert first_code is setup[0], f"{nb_path.name}: the setup cell must be the first code cell"
 
