@@ -7,14 +7,15 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attnlab.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     offset_matrix,
     sinusoidal_encoding,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def _pe_by_the_formula(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch import nn
+
 from attnlab.masking import causal_mask, combine_masks, padding_mask
 from attnlab.multihead import MultiHeadAttention
 from attnlab.transformer import DecoderBlock, EncoderBlock, LayerNorm
-from torch import nn
 
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5}
 D, H, D_FF = 16, 4, 24

@@ -1,0 +1,210 @@
+"""Training loop and evaluation for the small models of the course.
+
+:func:`train` is the textbook loop (forward, cross-entropy, backward, clip, Adam step) with
+the warm-up of Vaswani et al. (2017, section 5.3): the learning rate rises linearly for
+``warmup`` steps, then decays (here along a cosine to 10% of ``lr``). Padding positions are
+left out of the loss. :func:`exact_match` decodes fresh examples greedily and counts the
+sequences that come out exactly right.
+
+Taught in: chapters/07_transformer.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
+
+from .data import BOS_ID, EOS_ID, PAD_ID, Task, make_batch
+from .transformer import EncoderDecoder, greedy_decode
+
+__all__ = ["exact_match", "lr_at", "sequence_loss", "train"]
+
+
+def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | None) -> torch.Tensor:
+    r"""Mean cross-entropy over the non-padding positions.
+
+    .. math:: \mathcal{L} = -\frac{1}{N}\sum_{(b, t):\, y_{bt} \ne \mathrm{PAD}} \log p_\theta(y_{bt} \mid \dots)
+
+    Args:
+        logits: ``(B, T, V)`` scores for every vocabulary entry.
+        targets: ``(B, T)`` ids; positions equal to ``pad_id`` are ignored.
+        pad_id: the padding id, or ``None`` to count every position.
+
+    Returns:
+        A scalar tensor.
+    """
+    if logits.ndim != 3 or targets.shape != logits.shape[:2]:
+        raise ValueError(
+            f"logits must be (B, T, V) and targets (B, T), got logits {tuple(logits.shape)} "
+            f"and targets {tuple(targets.shape)}"
+        )
+    V = logits.shape[-1]
+    return F.cross_entropy(
+        logits.reshape(-1, V),  # (B, T, V) -> (B*T, V)
+        targets.reshape(-1),  # (B, T) -> (B*T,)
+        ignore_index=-100 if pad_id is None else pad_id,
+    )
+
+
+def lr_at(step: int, *, lr: float, steps: int, warmup: int, schedule: str = "cosine") -> float:
+    """The learning rate at ``step`` (0-based): linear warm-up, then constant or cosine decay.
+
+    Warm-up: ``lr · (step + 1) / warmup`` for ``step < warmup``. Then ``"constant"`` stays at
+    ``lr``; ``"cosine"`` goes from ``lr`` down to ``0.1 · lr`` at the last step.
+    """
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if schedule == "constant":
+        return lr
+    if schedule == "cosine":
+        progress = (step - warmup) / max(1, steps - warmup - 1)
+        return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
+    raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+
+
+def train(
+    model: nn.Module,
+    batches: Iterable[Any],
+    *,
+    steps: int,
+    lr: float = 1e-3,
+    warmup: int = 0,
+    schedule: str = "cosine",
+    clip_norm: float | None = 1.0,
+    pad_id: int | None = PAD_ID,
+    stop_when: Callable[[], bool] | None = None,
+    check_every: int = 100,
+    progress: bool = True,
+) -> list[float]:
+    """Train ``model`` with Adam on ``steps`` batches; return the loss of every step.
+
+    Each batch is either ``(src, tgt_in, tgt_out)`` for an :class:`EncoderDecoder`
+    (``loss = CE(model(src, tgt_in), tgt_out)``) or ``(inputs, targets)`` for a model that
+    takes one tensor (a :class:`DecoderOnlyLM`: ``loss = CE(model(inputs), targets)``).
+    Batches are moved to the model's device. Adam uses ``betas=(0.9, 0.98), eps=1e-9`` as
+    in the paper; gradients are clipped to norm ``clip_norm``.
+
+    Args:
+        model: the model to train (put in train mode during the call, restored after).
+        batches: an iterable of batches, e.g. :func:`attnlab.data.batches`.
+        steps: the most optimisation steps.
+        lr: peak learning rate.
+        warmup: linear warm-up steps.
+        schedule: ``"cosine"`` (decay to ``0.1·lr`` at ``steps``) or ``"constant"``.
+        clip_norm: global gradient-norm clip, or ``None``.
+        pad_id: target id left out of the loss (``None``: none).
+        stop_when: optional callable checked every ``check_every`` steps (and after the
+            last); training stops early when it returns ``True``, e.g.
+            ``lambda: exact_match(model, task, 200) >= 0.99``.
+        check_every: how often to call ``stop_when``.
+        progress: show a ``tqdm`` progress bar (turn off in tests and scripts).
+
+    Returns:
+        The per-step training losses (``len`` is the number of steps taken).
+
+    Raises:
+        ValueError: non-positive ``steps``/``lr``, or a batch that is not a 2- or 3-tuple.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+    if not isinstance(check_every, int) or check_every < 1:
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    lr_at(0, lr=lr, steps=steps, warmup=warmup, schedule=schedule)  # validates `schedule`
+    device = next(model.parameters()).device
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    history: list[float] = []
+    was_training = model.training
+    model.train()
+    bar = tqdm(total=steps, disable=not progress, desc="training", unit="step")
+    try:
+        for step, batch in zip(range(steps), batches, strict=False):
+            for group in optimizer.param_groups:
+                group["lr"] = lr_at(step, lr=lr, steps=steps, warmup=warmup, schedule=schedule)
+            *inputs, targets = (t.to(device) for t in _unpack(batch))
+            logits = model(*inputs)  # (B, T, V)
+            loss = sequence_loss(logits, targets, pad_id)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip_norm is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+            optimizer.step()
+            history.append(loss.item())
+            bar.update(1)
+            bar.set_postfix(loss=f"{history[-1]:.4f}", refresh=False)
+            last = step + 1 == steps
+            if stop_when is not None and ((step + 1) % check_every == 0 or last):
+                model.eval()
+                stop = stop_when()
+                model.train()
+                if stop:
+                    break
+    finally:
+        bar.close()
+        model.train(was_training)
+    return history
+
+
+def _unpack(batch: Any) -> tuple[torch.Tensor, ...]:
+    if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
+        raise ValueError(
+            "each batch must be (src, tgt_in, tgt_out) or (inputs, targets), got "
+            f"{type(batch).__name__} of length {len(batch) if hasattr(batch, '__len__') else '?'}"
+        )
+    return tuple(batch)
+
+
+@torch.no_grad()
+def exact_match(
+    model: EncoderDecoder,
+    task: Task,
+    n: int = 1000,
+    *,
+    rng: Any = 12345,
+    batch_size: int = 500,
+) -> float:
+    """Fraction of ``n`` fresh ``task`` examples that greedy decoding gets exactly right.
+
+    A sequence counts only if every token and the EOS are right (and nothing follows
+    the EOS): the decoded ids must equal ``tgt_out`` position by position.
+
+    Args:
+        model: a trained :class:`EncoderDecoder` whose vocabularies fit ``task``.
+        task: the :class:`attnlab.data.Task` to draw examples from.
+        n: number of examples.
+        rng: seed or ``numpy.random.Generator`` for the examples (the default is a fixed
+            seed, so repeated calls grade the same examples; training uses other seeds).
+        batch_size: examples decoded at once.
+
+    Returns:
+        A number in ``[0, 1]``.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+    if not isinstance(model, EncoderDecoder):
+        raise TypeError(f"exact_match needs an EncoderDecoder, got {type(model).__name__}")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    device = next(model.parameters()).device
+    correct = 0
+    for start in range(0, n, batch_size):
+        src, _, tgt_out = make_batch(task, min(batch_size, n - start), rng=gen, device=device)
+        pred = greedy_decode(model, src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=tgt_out.shape[1])
+        width = max(pred.shape[1], tgt_out.shape[1])
+        pred = F.pad(pred, (0, width - pred.shape[1]), value=model.pad_id)  # (B, L) -> (B, W)
+        want = F.pad(tgt_out, (0, width - tgt_out.shape[1]), value=model.pad_id)  # (B, W)
+        correct += int((pred == want).all(dim=1).sum())
+    return correct / n
