@@ -59,14 +59,14 @@ def lr_at(step: int, *, lr: float, steps: int, warmup: int, schedule: str = "cos
     Warm-up: ``lr · (step + 1) / warmup`` for ``step < warmup``. Then ``"constant"`` stays at
     ``lr``; ``"cosine"`` goes from ``lr`` down to ``0.1 · lr`` at the last step.
     """
+    if schedule not in ("cosine", "constant"):
+        raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
     if step < warmup:
         return lr * (step + 1) / warmup
     if schedule == "constant":
         return lr
-    if schedule == "cosine":
-        progress = (step - warmup) / max(1, steps - warmup - 1)
-        return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
-    raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+    progress = (step - warmup) / max(1, steps - warmup - 1)  # 0 after warm-up, 1 at the end
+    return lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
 
 
 def train(

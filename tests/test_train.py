@@ -1,0 +1,157 @@
+"""Tests for attnlab.train: the loss, the schedule, the loop and exact-match evaluation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab.data import EOS_ID, PAD_ID, Task, batches, make_batch
+from attnlab.train import exact_match, lr_at, sequence_loss, train
+from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
+
+
+def _tiny_model(task: Task) -> EncoderDecoder:
+    torch.manual_seed(0)
+    return EncoderDecoder(task.vocab_size, task.vocab_size, 16, 2, 1, 32, task.max_seq_len)
+
+
+# sequence_loss and lr_at ----------------------------------------------------------------------
+
+
+def test_sequence_loss_averages_over_real_tokens_only() -> None:
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 5, dtype=torch.float64)
+    targets = torch.tensor([[1, 2, PAD_ID], [3, PAD_ID, PAD_ID]])
+    real = [(0, 0), (0, 1), (1, 0)]
+    manual = -sum(F.log_softmax(logits[b, t], -1)[targets[b, t]] for b, t in real) / 3
+    torch.testing.assert_close(sequence_loss(logits, targets, PAD_ID), manual, rtol=0, atol=1e-12)
+    # Whatever the model says at padded positions does not matter.
+    changed = logits.clone()
+    changed[1, 1:] = 100.0
+    torch.testing.assert_close(sequence_loss(changed, targets, PAD_ID), manual, rtol=0, atol=1e-12)
+    everything = F.cross_entropy(logits.reshape(-1, 5), targets.reshape(-1))
+    torch.testing.assert_close(sequence_loss(logits, targets, None), everything, rtol=0, atol=0)
+
+
+def test_sequence_loss_shape_error() -> None:
+    with pytest.raises(ValueError, match=r"logits \(2, 3, 5\) and targets \(2, 4\)"):
+        sequence_loss(torch.zeros(2, 3, 5), torch.zeros(2, 4, dtype=torch.long), PAD_ID)
+
+
+def test_lr_schedule() -> None:
+    kwargs = {"lr": 1.0, "steps": 111, "warmup": 10}
+    assert [lr_at(s, **kwargs) for s in (0, 4, 9)] == pytest.approx([0.1, 0.5, 1.0])
+    assert lr_at(10, **kwargs) == pytest.approx(1.0)
+    assert lr_at(110, **kwargs) == pytest.approx(0.1)  # the last step
+    assert lr_at(60, **kwargs) == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi / 2)))
+    values = [lr_at(s, **kwargs) for s in range(10, 111)]
+    assert all(a >= b for a, b in itertools.pairwise(values)), "cosine decay must not increase"
+    assert lr_at(100, **kwargs, schedule="constant") == 1.0
+    with pytest.raises(ValueError, match="schedule"):
+        lr_at(0, **kwargs, schedule="step")
+
+
+# train ----------------------------------------------------------------------------------------
+
+
+def test_train_fits_a_fixed_batch_and_returns_the_history(capsys) -> None:
+    task = Task("copy", n_symbols=5, min_len=3, max_len=5)
+    model = _tiny_model(task)
+    batch = make_batch(task, 16, rng=0)
+    model.eval()
+    history = train(model, itertools.repeat(batch), steps=60, lr=3e-3, warmup=5, progress=False)
+    assert not model.training, "train() must restore the model's mode"
+    assert len(history) == 60 and all(math.isfinite(x) for x in history)
+    assert history[-1] < 0.5 * history[0]
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "", "progress=False must print nothing"
+
+
+def test_train_progress_bar_writes_to_stderr(capsys) -> None:
+    task = Task("copy", n_symbols=5, min_len=3, max_len=3)
+    train(_tiny_model(task), batches(task, 4, rng=0), steps=3, progress=True)
+    assert "3/3" in capsys.readouterr().err
+
+
+def test_train_stops_when_asked() -> None:
+    task = Task("copy", n_symbols=5, min_len=3, max_len=3)
+    model = _tiny_model(task)
+    calls = []
+
+    def stop() -> bool:
+        calls.append(model.training)
+        return len(calls) == 2
+
+    history = train(
+        model, batches(task, 4, rng=0), steps=50, stop_when=stop, check_every=5, progress=False
+    )
+    assert len(history) == 10
+    assert calls == [False, False], "stop_when must run with the model in eval mode"
+
+
+def test_train_a_decoder_only_lm_on_pairs() -> None:
+    torch.manual_seed(0)
+    lm = DecoderOnlyLM(6, 16, 2, 1, 32, max_len=8)
+    x = torch.tensor([[1, 2, 3, 4, 5, 1, 2]] * 4)
+    history = train(lm, itertools.repeat((x[:, :-1], x[:, 1:])), steps=40, lr=1e-2, progress=False)
+    assert history[-1] < 0.2 * history[0]
+
+
+def test_train_argument_errors() -> None:
+    task = Task("copy", min_len=3, max_len=3)
+    model = _tiny_model(task)
+    stream = batches(task, 2, rng=0)
+    with pytest.raises(ValueError, match="steps"):
+        train(model, stream, steps=0, progress=False)
+    with pytest.raises(ValueError, match="lr"):
+        train(model, stream, steps=1, lr=0.0, progress=False)
+    with pytest.raises(ValueError, match="schedule"):
+        train(model, stream, steps=1, schedule="step", progress=False)
+    with pytest.raises(ValueError, match="each batch must be"):
+        train(model, iter([torch.zeros(2, 3, dtype=torch.long)]), steps=1, progress=False)
+
+
+# exact_match ----------------------------------------------------------------------------------
+
+
+class _Oracle(EncoderDecoder):
+    """Predicts the reversed source exactly (optionally forgetting the EOS) by peeking at it."""
+
+    def __init__(self, task: Task, *, forget_eos: bool = False) -> None:
+        super().__init__(task.vocab_size, task.vocab_size, 8, 2, 1, 8, task.max_seq_len)
+        self.forget_eos = forget_eos
+
+    def encode(self, src):
+        self._src = src
+        return super().encode(src)
+
+    def decode(self, tgt_in, memory, src_mask):
+        T = tgt_in.shape[1]
+        answers = []
+        for row in self._src.tolist():
+            y = [t for t in row if t != PAD_ID][::-1]
+            answers.append(y + [y[0] if self.forget_eos else EOS_ID] + [PAD_ID] * T)
+        wanted = torch.tensor([a[:T] for a in answers])  # (B, T)
+        return F.one_hot(wanted, self.tgt_vocab).double()  # (B, T, V)
+
+
+def test_exact_match_of_an_oracle_and_of_a_near_miss() -> None:
+    task = Task("reverse", min_len=2, max_len=7)
+    assert exact_match(_Oracle(task), task, n=60, batch_size=25) == 1.0
+    assert exact_match(_Oracle(task, forget_eos=True), task, n=60) == 0.0
+
+
+def test_exact_match_is_a_fraction_and_repeatable() -> None:
+    task = Task("reverse", min_len=3, max_len=4)
+    model = _tiny_model(task)
+    a = exact_match(model, task, n=40, rng=1)
+    assert 0.0 <= a <= 1.0
+    assert exact_match(model, task, n=40, rng=1) == a
+    with pytest.raises(TypeError, match="EncoderDecoder"):
+        exact_match(DecoderOnlyLM(5, 8, 2, 1, 8, 4), task, n=4)
+    with pytest.raises(ValueError, match="n must be"):
+        exact_match(model, task, n=0)
