@@ -1,0 +1,122 @@
+"""Sphinx extension for the attnlab book: MathJax served from the website itself, not a CDN.
+
+Sphinx's ``sphinx.ext.mathjax`` loads MathJax from a CDN by default, so a reader without a
+network sees raw LaTeX. This extension makes the built website self-contained: it points
+``mathjax_path`` at a copy inside ``_static/`` and copies, at build time, the few MathJax 3
+files the pages need from the installed Python package ``django-static-mathjax``
+(MathJax 3.2.2, Apache-2.0):
+
+- ``tex-mml-chtml.js``, the combined TeX input + HTML output component;
+- ``output/chtml/fonts/woff-v2/``, the fonts it loads relative to its own location;
+- ``input/tex/extensions/``, the TeX packages it autoloads on first use
+  (``\\boldsymbol``, ``\\color``, ``\\cancel``, ``\\bbox``, ...);
+- ``LICENSE``, which the Apache licence asks to ship with the copy.
+
+About 2 MB in all. The files are never committed and never put in the repository's
+``_static/`` folder: Jupyter Book adds every ``.js`` file found there to every page, which
+would load MathJax twice.
+
+Why hand-written: no maintained Sphinx extension ships MathJax for offline use
+(``sphinx.ext.mathjax`` only takes a path or URL, and ``sphinx.ext.imgmath`` renders images
+with a LaTeX installation instead), so this module does the copy itself. It is registered in
+``_config.yml`` under ``sphinx: local_extensions``, so a bare ``jupyter-book build .`` uses it.
+It sets ``mathjax_path`` itself: do not set it in ``_config.yml``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+MATHJAX_DIST = "django-static-mathjax"
+"""The Python package (on PyPI) that holds a full MathJax 3 release."""
+
+MATHJAX_ROOT = "mathjax/static/mathjax/es5"
+"""Where the package keeps MathJax's browser components, relative to site-packages."""
+
+MATHJAX_DIR = "mathjax"
+"""The folder under the website's ``_static/`` that receives the copy."""
+
+MATHJAX_SCRIPT = "tex-mml-chtml.js"
+
+MATHJAX_FILES = (MATHJAX_SCRIPT, "output/chtml/fonts/woff-v2", "input/tex/extensions")
+"""What the pages need, relative to ``MATHJAX_ROOT`` (and to the copy)."""
+
+
+def mathjax_source() -> Path:
+    """The installed MathJax 3 ``es5`` folder.
+
+    Returns:
+        The folder holding ``tex-mml-chtml.js`` and the other components.
+
+    Raises:
+        ExtensionError: if ``django-static-mathjax`` is not installed or lacks a needed file.
+    """
+    install = "pip install -c constraints.txt -e '.[dev]'"
+    try:
+        dist = importlib.metadata.distribution(MATHJAX_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        raise ExtensionError(
+            f"attnlab_book: the website serves MathJax itself, from the Python package "
+            f"{MATHJAX_DIST}, which is not installed; run: {install}"
+        ) from None
+    root = Path(str(dist.locate_file(MATHJAX_ROOT)))
+    missing = [name for name in MATHJAX_FILES if not (root / name).exists()]
+    if missing:
+        raise ExtensionError(
+            f"attnlab_book: {MATHJAX_DIST} {dist.version} lacks {', '.join(missing)} "
+            f"under {root}; reinstall it: {install}"
+        )
+    return root
+
+
+def copy_mathjax(source: Path, static_dir: Path) -> Path:
+    """Copy the MathJax files the pages need into a website's ``_static`` folder.
+
+    Args:
+        source: the MathJax ``es5`` folder (see ``mathjax_source``).
+        static_dir: the built website's ``_static`` folder.
+
+    Returns:
+        The folder that now holds ``tex-mml-chtml.js``.
+    """
+    target = static_dir / MATHJAX_DIR
+    for name in MATHJAX_FILES:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, dirs_exist_ok=True)
+        else:
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / name, target / name)
+    licence = source.parent / "LICENSE"
+    if licence.is_file():
+        shutil.copy2(licence, target / "LICENSE")
+    return target
+
+
+def _use_local_mathjax(app: Sphinx, config: Any) -> None:
+    # Relative to _static/ (Sphinx's rule for a mathjax_path that is not a URL).
+    config.mathjax_path = f"{MATHJAX_DIR}/{MATHJAX_SCRIPT}"
+
+
+def _install_mathjax(app: Sphinx) -> None:
+    # Before any page is written, so that Sphinx can stamp the script URL with its checksum.
+    if app.builder.format != "html":
+        return
+    target = copy_mathjax(mathjax_source(), Path(app.outdir) / "_static")
+    logger.info("attnlab_book: MathJax served locally from %s", target)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the extension with Sphinx."""
+    app.setup_extension("sphinx.ext.mathjax")
+    app.connect("config-inited", _use_local_mathjax)
+    app.connect("builder-inited", _install_mathjax)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,168 @@
+"""The built website renders with no network: no remote script or stylesheet, a local MathJax.
+
+Reads the HTML of ``make book`` (``_build/html``; another folder with ``--site-dir``) without a
+browser, so it runs in well under a second; ``tests/test_site.py`` checks the same pages in
+Chromium. Without a built website these tests skip locally and fail under CI. The Sphinx
+extension that copies MathJax (``_ext/attnlab_book.py``) is also tested on its own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from html.parser import HTMLParser
+from pathlib import Path
+from types import ModuleType
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from sphinx.errors import ExtensionError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MATH = 'class="math notranslate'
+"""How Sphinx marks a formula in the HTML; a page with one loads MathJax."""
+
+MATHJAX_SCRIPT = "tex-mml-chtml.js"
+MATHJAX_NEEDS = (
+    "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
+    "output/chtml/fonts/woff-v2/MathJax_Math-Italic.woff",
+    "input/tex/extensions/boldsymbol.js",
+    "LICENSE",
+)
+"""Files MathJax loads relative to its script (fonts, autoloaded TeX packages), and its licence."""
+
+THEME_MODES = {"light", "dark", "auto"}
+"""The colour modes pydata-sphinx-theme accepts; anything else logs a console error."""
+
+
+class _Page(HTMLParser):
+    """The scripts, stylesheets and default colour mode of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[str] = []
+        self.stylesheets: list[str] = []
+        self.default_mode: str | None = None
+        self.seen_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "script" and a.get("src"):
+            self.scripts.append(a["src"])
+        elif tag == "link" and {"stylesheet", "preload", "modulepreload"} & set(
+            a.get("rel", "").split()
+        ):
+            self.stylesheets.append(a.get("href", ""))
+        elif tag == "body" and not self.seen_body:
+            self.seen_body = True
+            self.default_mode = a.get("data-default-mode")
+
+
+def _parse(page: Path) -> _Page:
+    parsed = _Page()
+    parsed.feed(page.read_text(encoding="utf-8"))
+    parsed.close()
+    return parsed
+
+
+def _pages(site: Path) -> list[Path]:
+    skip = {"_static", "_sources", "_images"}
+    pages = [p for p in sorted(site.rglob("*.html")) if skip.isdisjoint(p.relative_to(site).parts)]
+    assert pages, f"no HTML page in {site}"
+    return pages
+
+
+def _is_remote(url: str) -> bool:
+    return url.startswith("//") or urlsplit(url).scheme in {"http", "https"}
+
+
+def _local_file(page: Path, url: str) -> Path:
+    """The file a relative ``src``/``href`` of ``page`` points to (query string dropped)."""
+    return (page.parent / unquote(urlsplit(url).path)).resolve()
+
+
+@pytest.mark.parametrize(
+    ("url", "remote"),
+    [
+        ("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js", True),
+        ("http://example.org/a.css", True),
+        ("//unpkg.com/thebe@0.8.2/lib/index.js", True),
+        ("../_static/mathjax/tex-mml-chtml.js?v=1", False),
+        ("_static/styles/theme.css", False),
+    ],
+)
+def test_is_remote(url: str, remote: bool) -> None:
+    assert _is_remote(url) is remote
+
+
+def test_no_page_loads_a_remote_script_or_stylesheet(site: Path) -> None:
+    remote = {}
+    for page in _pages(site):
+        parsed = _parse(page)
+        urls = [u for u in parsed.scripts + parsed.stylesheets if _is_remote(u)]
+        if urls:
+            remote[str(page.relative_to(site))] = urls
+    assert remote == {}, "these pages need the network to render"
+
+
+def test_local_assets_exist(site: Path) -> None:
+    missing = {}
+    for page in _pages(site):
+        parsed = _parse(page)
+        urls = [u for u in parsed.scripts + parsed.stylesheets if not _is_remote(u)]
+        lost = [u for u in urls if not _local_file(page, u).is_file()]
+        if lost:
+            missing[str(page.relative_to(site))] = lost
+    assert missing == {}, "these pages load files that are not in the website"
+
+
+def test_pages_with_math_load_mathjax_from_the_website(site: Path) -> None:
+    math_pages = [p for p in _pages(site) if MATH in p.read_text(encoding="utf-8")]
+    assert site / "chapters" / "02_similarity.html" in math_pages, "chapter 2 shows no formula"
+    for page in math_pages:
+        where = page.relative_to(site)
+        mathjax = [u for u in _parse(page).scripts if "mathjax" in u.lower()]
+        assert len(mathjax) == 1, f"{where} loads MathJax {len(mathjax)} times: {mathjax}"
+        assert not _is_remote(mathjax[0]), f"{where} loads MathJax from {mathjax[0]}"
+        script = _local_file(page, mathjax[0])
+        assert script.name == MATHJAX_SCRIPT, f"{where} loads {script.name}"
+        assert script.is_file(), f"{where} loads {mathjax[0]}, which is not in the website"
+        assert 'VERSION="3.' in script.read_text(encoding="utf-8"), f"{script} is not MathJax 3"
+        for name in MATHJAX_NEEDS:
+            assert (script.parent / name).is_file(), f"MathJax needs {name} next to {script.name}"
+
+
+def test_pages_have_a_valid_theme_mode(site: Path) -> None:
+    # Pages without the attribute are not themed (index.html only redirects to the intro).
+    modes = {str(p.relative_to(site)): _parse(p).default_mode for p in _pages(site)}
+    assert modes["chapters/02_similarity.html"] is not None, "the theme sets no default mode"
+    wrong = {page: m for page, m in modes.items() if m is not None and m not in THEME_MODES}
+    assert wrong == {}, f"pydata-sphinx-theme accepts only {sorted(THEME_MODES)}"
+
+
+@pytest.fixture(scope="module")
+def book_ext() -> ModuleType:
+    """``_ext/attnlab_book.py``, the Sphinx extension (not an installed module)."""
+    spec = importlib.util.spec_from_file_location("attnlab_book", ROOT / "_ext" / "attnlab_book.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_extension_copies_what_mathjax_loads(book_ext: ModuleType, tmp_path: Path) -> None:
+    target = book_ext.copy_mathjax(book_ext.mathjax_source(), tmp_path / "_static")
+    assert target == tmp_path / "_static" / "mathjax"
+    assert (target / MATHJAX_SCRIPT).is_file()
+    for name in MATHJAX_NEEDS:
+        assert (target / name).is_file(), f"{name} was not copied"
+    size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+    assert size < 3_000_000, f"{size} bytes of MathJax: only the needed files are copied"
+
+
+def test_extension_names_the_missing_package(
+    book_ext: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(book_ext, "MATHJAX_DIST", "no-such-package-attnlab")
+    with pytest.raises(ExtensionError, match=r"no-such-package-attnlab.*pip install"):
+        book_ext.mathjax_source()
