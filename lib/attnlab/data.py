@@ -226,6 +226,11 @@ def token_labels(ids: Any) -> list[str]:
 
     Returns:
         One string per id.
+
+    Raises:
+        ValueError: a negative id.
+
+    Taught in: chapters/07_transformer.ipynb
     """
     if isinstance(ids, torch.Tensor):
         ids = ids.tolist()

@@ -90,7 +90,7 @@ def sinusoidal_encoding(
     return _like(pe, like)
 
 
-def offset_matrix(k: int, d_model: int, *, base: float = 10000.0, like: Any = None) -> Any:
+def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = None) -> Any:
     """The matrix ``M_k`` that moves every sinusoidal position ``k`` steps: ``PE[pos + k] = PE[pos] @ M_k``.
 
     By the angle-addition formulas, for each pair ``(sin a, cos a)`` with ``a = pos·ω_i``

@@ -39,6 +39,11 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
 
     Returns:
         A scalar tensor.
+
+    Raises:
+        ValueError: if the shapes do not fit.
+
+    Taught in: chapters/07_transformer.ipynb
     """
     if logits.ndim != 3 or targets.shape != logits.shape[:2]:
         raise ValueError(
@@ -57,7 +62,13 @@ def lr_at(step: int, *, lr: float, steps: int, warmup: int, schedule: str = "cos
     """The learning rate at ``step`` (0-based): linear warm-up, then constant or cosine decay.
 
     Warm-up: ``lr · (step + 1) / warmup`` for ``step < warmup``. Then ``"constant"`` stays at
-    ``lr``; ``"cosine"`` goes from ``lr`` down to ``0.1 · lr`` at the last step.
+    ``lr``; ``"cosine"`` goes from ``lr`` down to ``0.1 · lr`` at the last step
+    (``step = steps - 1``).
+
+    Raises:
+        ValueError: an unknown ``schedule``.
+
+    Taught in: chapters/07_transformer.ipynb
     """
     if schedule not in ("cosine", "constant"):
         raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
