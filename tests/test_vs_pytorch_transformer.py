@@ -27,7 +27,7 @@ from torch import nn
 
 from attnlab.masking import causal_mask, combine_masks, padding_mask
 from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import DecoderBlock, EncoderBlock, LayerNorm
+from attnlab.transformer import DecoderBlock, Encoder, EncoderBlock, LayerNorm
 
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5}
 D, H, D_FF = 16, 4, 24
@@ -227,3 +227,30 @@ def test_a_wrong_layout_is_caught(norm_first: bool) -> None:
     x = torch.randn(2, 5, D, dtype=torch.float64)
     with pytest.raises(AssertionError):
         _close(ours(x), theirs(x), torch.float64)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_stack_matches_nn_transformer_encoder(norm_first: bool) -> None:
+    """Our pre-LN stack's final LayerNorm is nn.TransformerEncoder's optional ``norm``."""
+    torch.manual_seed(6)
+    layer = nn.TransformerEncoderLayer(
+        D, H, dim_feedforward=D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
+    )
+    final = nn.LayerNorm(D) if norm_first else None
+    theirs = nn.TransformerEncoder(layer, 3, norm=final, enable_nested_tensor=False).double()
+    theirs.train()
+    with torch.no_grad():  # a non-trivial final norm
+        for p in theirs.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    ours = Encoder(D, H, 3, D_FF, norm_first=norm_first).double()
+    for mine, its in zip(ours.layers, theirs.layers, strict=True):
+        _copy_mha(mine.self_attn, its.self_attn)
+        _copy_norm(mine.norm1, its.norm1)
+        _copy_norm(mine.norm2, its.norm2)
+        _copy_ffn(mine, its)
+    assert (ours.norm is None) == (theirs.norm is None)
+    if norm_first:
+        _copy_norm(ours.norm, theirs.norm)
+    pad = padding_mask(torch.tensor([6, 3]), 6)  # (B, 1, S)
+    x = torch.randn(2, 6, D, dtype=torch.float64)
+    _close(ours(x, pad[:, None]), theirs(x, src_key_padding_mask=~pad[:, 0]), torch.float64)
