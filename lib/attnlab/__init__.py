@@ -9,12 +9,13 @@ Modules, in the order the course meets them:
 - ``rnn``: the recurrent baseline whose limits chapter 1 measures;
 - ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
 - ``attention``: chapters 2-3; ``multihead``: chapter 4; ``positional``: chapter 5;
-- ``masking``: chapter 6; ``transformer``: chapter 7;
+- ``masking``: chapter 6; ``transformer``, ``data`` and ``train``: chapter 7;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
   ``seed`` (reproducibility).
 """
 
-from . import viz, widgets
+# data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
+from . import data, train, viz, widgets
 from .attention import SelfAttention, scaled_dot_product_attention
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import causal_mask, combine_masks, from_ignore_mask, padding_mask
@@ -74,6 +75,7 @@ __all__ = [
     "causal_mask",
     "combine_masks",
     "cosine_similarity",
+    "data",
     "dot",
     "embed",
     "explore",
@@ -97,6 +99,7 @@ __all__ = [
     "spectral_radius",
     "split_heads",
     "toy_embeddings",
+    "train",
     "train_bpe",
     "viz",
     "widgets",
