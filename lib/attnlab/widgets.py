@@ -204,7 +204,13 @@ class Explorer:
         if _in_live_kernel():
             view = self.live()
             if view is not None:
-                bundle[WIDGET_VIEW_MIME] = view._repr_mimebundle_()[WIDGET_VIEW_MIME]
+                # Written out rather than taken from the widget's own repr, which
+                # ipywidgets 7 (still Colab's default) does not have.
+                bundle[WIDGET_VIEW_MIME] = {
+                    "version_major": 2,
+                    "version_minor": 0,
+                    "model_id": view.model_id,
+                }
         if include is not None:
             bundle = {k: v for k, v in bundle.items() if k in set(include)}
         if exclude is not None:
