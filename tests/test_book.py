@@ -115,3 +115,38 @@ def test_chapter_has_sliders_figures_and_citations(nb_path):
             assert "nbval-ignore-output" in cell.metadata.get("tags", []), (
                 "live-widget cells are tagged nbval-ignore-output"
             )
+
+
+@pytest.mark.slow
+def test_a_notebook_that_errors_fails_the_book_build(tmp_path):
+    """With our _config.yml, a cell that raises (untagged) makes `jupyter-book build -W` fail."""
+    import shutil
+    import subprocess
+    import sys
+
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    for name in ("_config.yml", "notation.md", "references.md", "references.bib"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "_ext", tmp_path / "_ext")
+    (tmp_path / "intro.md").write_text("# Intro\n\nA book with one broken notebook.\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: notation\n"
+        "  - file: references\n  - file: broken\n"
+    )
+    nb = new_notebook(cells=[new_markdown_cell("# Broken"), new_code_cell("1 / 0")])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, tmp_path / "broken.ipynb")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jb), "build", str(tmp_path), "-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0, "the build passed although a notebook raised"
+    assert "Executing notebook failed" in result.stdout + result.stderr
