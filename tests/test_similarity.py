@@ -296,3 +296,12 @@ def test_softmax_rejects_complex() -> None:
 def test_softmax_rejects_ragged_lists() -> None:
     with pytest.raises(ValueError, match="ragged"):
         softmax([[1.0, 2.0], [3.0]])
+
+
+def test_softmax_signature_matches_the_exercise() -> None:
+    """softmax(x, axis, temperature) can be called positionally, as the exercise writes it."""
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(
+        softmax(x, 0, 0.5), softmax(x, axis=0, temperature=0.5), rtol=0, atol=0
+    )
+    np.testing.assert_allclose(softmax(x, 0, 0.5).sum(axis=0), 1.0, rtol=1e-12)

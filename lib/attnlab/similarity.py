@@ -113,7 +113,7 @@ def scaled_scores(q: Any, k: Any, scale: float | None = None) -> Any:
     return s * (1.0 / math.sqrt(d) if scale is None else scale)
 
 
-def softmax(x: Any, axis: int = -1, *, temperature: float = 1.0, mask: Any = None) -> Any:
+def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = None) -> Any:
     r"""Numerically stable softmax with temperature: :math:`\mathrm{softmax}(x/\tau)_i = \frac{e^{x_i/\tau - m}}{\sum_j e^{x_j/\tau - m}}`.
 
     Subtracting the maximum ``m`` changes nothing mathematically (it cancels) but keeps
