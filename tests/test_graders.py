@@ -16,6 +16,7 @@ import torch
 import attnlab
 from attnlab import grading
 from attnlab.grading import (
+    CHAPTER02,
     Case,
     Grader,
     Mistake,
@@ -93,8 +94,9 @@ def test_correct_answers_pass(name, answers):
 
 def test_success_line_shows_the_max_error():
     result = check_softmax(np_softmax)
+    n = len(grading.SOFTMAX.cases)
     assert result.max_error == pytest.approx(2.2e-16, abs=1e-15)
-    assert repr(result) == f"✓ softmax: 12 cases passed, max error {result.max_error:.1e}"
+    assert repr(result) == f"✓ softmax: {n} cases passed, max error {result.max_error:.1e}"
 
 
 def test_scalar_results_of_plain_vectors_are_accepted():
@@ -116,6 +118,50 @@ def test_stub_is_not_attempted(name):
     assert result.status == "not attempted"
     assert not result.passed
     assert repr(result).startswith(f"○ {name}: not attempted yet")
+
+
+def test_calling_another_unfinished_exercise_is_not_not_attempted():
+    # The learner wrote self_attention, reusing their softmax, whose stub still raises.
+    def softmax(x, axis=-1, temperature=1.0):
+        raise NotImplementedError("Exercise 2.3")
+
+    def self_attention(x):
+        scores = x @ x.T / np.sqrt(x.shape[-1])  # (T, D) @ (D, T) -> (T, T)
+        weights = softmax(scores, axis=-1)
+        return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
+
+    result = check_self_attention(self_attention)
+    assert result.status == "raised an exception", result.text
+    assert result.diagnosed
+    assert result.diagnosis == (
+        'your code calls `softmax`, which still raises NotImplementedError("Exercise 2.3"): '
+        "finish that exercise first (or write the softmax step inline)"
+    )
+    assert "at softmax, line" in result.message
+
+
+def test_an_unfinished_helper_is_named_by_its_frame_and_message():
+    def normalise(v):
+        raise NotImplementedError
+
+    result = check_dot(lambda a, b: np_dot(normalise(a), b))
+    assert result.status == "raised an exception"
+    assert result.diagnosis.startswith(
+        "your code calls `normalise`, which still raises NotImplementedError: finish"
+    )
+
+
+def test_a_library_raising_not_implemented_is_an_ordinary_exception():
+    import asyncio
+
+    def dot(a, b):
+        asyncio.AbstractEventLoop().time()  # the standard library raises NotImplementedError
+        return np_dot(a, b)
+
+    result = check_dot(dot)
+    assert result.status == "raised an exception"
+    assert result.message.startswith("raised NotImplementedError on case")
+    assert result.diagnosis is None
 
 
 @pytest.mark.parametrize("error", [ZeroDivisionError, ValueError, RuntimeError, AssertionError])
@@ -144,7 +190,7 @@ def test_an_exception_on_a_late_case_is_still_found():
     assert 'on case "columns" (x: shape (4, 3), axis=0)' in result.message
 
 
-def test_missing_keepdims_gets_a_broadcasting_hint():
+def test_missing_keepdims_gets_a_broadcasting_hint_with_the_shapes():
     def softmax(x, axis=-1, temperature=1.0):
         z = x / temperature
         e = np.exp(z - np.max(z, axis=axis))
@@ -152,7 +198,25 @@ def test_missing_keepdims_gets_a_broadcasting_hint():
 
     result = check_softmax(softmax)
     assert result.status == "raised an exception"
-    assert "keepdims=True" in result.diagnosis
+    assert "with shapes (3,6) (3,)" in result.message
+    assert result.diagnosis.startswith(
+        "the shapes (3, 6) and (3,) do not broadcast together: check each reduction's `axis` "
+        "and `keepdims`"
+    )
+
+
+def test_a_wrong_axis_gets_the_broadcasting_hint_without_blaming_keepdims():
+    def softmax(x, axis=-1, temperature=1.0):
+        z = x / temperature
+        z = z - np.max(z, axis=0, keepdims=True).T  # the max over the wrong axis
+        return np.exp(z) / np.sum(np.exp(z), axis=axis, keepdims=True)
+
+    result = check_softmax(softmax)
+    assert result.status == "raised an exception"
+    assert result.diagnosis.startswith(
+        "the shapes (3, 6) and (6, 1) do not broadcast together: check each reduction's `axis`"
+    )
+    assert "needs keepdims" not in result.diagnosis
 
 
 def test_a_different_signature_gets_the_expected_one():
@@ -215,6 +279,17 @@ def test_self_attention_wrong_types(returned, shown):
     assert shown in result.message
 
 
+@pytest.mark.parametrize(
+    "returned",
+    [lambda x: np_self_attention(x)[0], lambda x: np_self_attention(x)[1], lambda x: np_self_attention(x)[:1]],
+    ids=["out", "weights", "a 1-tuple"],
+)  # fmt: skip
+def test_self_attention_returning_one_array_is_told_to_return_both(returned):
+    result = check_self_attention(returned)
+    assert result.status == "wrong type", result.text
+    assert result.diagnosis == "return both: `return out, weights`"
+
+
 def test_a_list_of_two_arrays_is_accepted_for_a_pair():
     assert check_self_attention(lambda x: list(np_self_attention(x))).passed
 
@@ -263,6 +338,18 @@ def test_wrong_values_without_a_known_mistake_get_the_generic_hint():
     assert "expected" in result.message and "got" in result.message
 
 
+@pytest.mark.parametrize("name", ["dot", "cosine_similarity", "softmax"])
+@pytest.mark.parametrize(
+    "to_int",
+    [lambda out: np.asarray(out).astype(int), lambda out: int(out) if np.ndim(out) == 0 else out.astype(np.int32)],
+    ids=["astype(int)", "int()"],
+)  # fmt: skip
+def test_integer_results_are_told_that_int_truncates(name, to_int):
+    result = CHECKS[name](lambda *a, **k: to_int(NUMPY[name](*a, **k)))
+    assert result.status == "wrong type", result.text
+    assert result.diagnosis == "converting to int truncates; keep floats"
+
+
 def test_not_a_function():
     result = check_softmax(np.zeros(3))
     assert result.status == "wrong type"
@@ -280,6 +367,23 @@ def softmax_no_max(x, axis=-1, temperature=1.0):
 def softmax_global_max(x, axis=-1, temperature=1.0):
     z = x / temperature
     e = np.exp(z - z.max())
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_minus_min(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.min(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_minus_mean(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.mean(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_max_before_temperature(x, axis=-1, temperature=1.0):
+    e = np.exp(x / temperature - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
@@ -319,6 +423,8 @@ PLANTED = [
     ("dot", lambda a, b: (a * b).sum(), "wrong shape", "every axis"),
     ("dot", lambda a, b: sum(a * b), "wrong shape", "first axis"),
     ("dot", lambda a, b: (a + b).sum(axis=-1), "wrong values", "a + b"),
+    ("dot", lambda a, b: (a * b).sum(-1, keepdims=True), "wrong shape", "you kept the summed axis (keepdims=True): the result should have shape (...), one number per pair"),
+    ("cosine_similarity", lambda a, b: np_dot(a, b)[..., None] / (np.linalg.norm(a, axis=-1, keepdims=True) * np.linalg.norm(b, axis=-1, keepdims=True)), "wrong shape", "you kept the summed axis (keepdims=True)"),
     ("cosine_similarity", lambda a, b: np_dot(a, b) / np.linalg.norm(a, axis=-1), "wrong values", "length of `a` only"),
     ("cosine_similarity", lambda a, b: np_dot(a, b) / np.linalg.norm(b, axis=-1), "wrong values", "length of `b` only"),
     ("cosine_similarity", lambda a, b: np_dot(a, b) / (np_dot(a, a) * np_dot(b, b)), "wrong values", "squared lengths"),
@@ -326,6 +432,9 @@ PLANTED = [
     ("cosine_similarity", lambda a, b: np_dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)), "wrong values", "norm of the whole array"),
     ("softmax", softmax_no_max, "NaN or inf", "overflowed at logits of 1000: subtract the max before exp"),
     ("softmax", softmax_global_max, "NaN or inf", "one max for the whole array"),
+    ("softmax", softmax_minus_min, "NaN or inf", "you subtracted the min instead of the max"),
+    ("softmax", softmax_minus_mean, "NaN or inf", "you subtracted the mean instead of the max"),
+    ("softmax", softmax_max_before_temperature, "NaN or inf", "subtracted the max of x, but exponentiated x/τ: take the max of the values you exponentiate"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, 0, temperature), "wrong values", "wrong axis"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, -1, temperature), "wrong values", "ignored the `axis` argument"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x * temperature, axis), "wrong values", "multiplied the logits by the temperature"),
@@ -392,12 +501,61 @@ def test_in_place_edits_do_not_corrupt_the_cases():
     assert check_softmax(np_softmax).passed
 
 
-def test_values_are_checked_before_in_place_edits():
+def test_in_place_edits_are_reported_even_when_the_values_are_wrong_too():
     def wrong_and_in_place(x, axis=-1, temperature=1.0):
-        x += 1.0
-        return np_softmax(x, axis, temperature) + 0.1
+        x /= temperature
+        return np_softmax(x, axis, temperature)  # divides by the temperature twice
 
-    assert check_softmax(wrong_and_in_place).status == "wrong values"
+    result = check_softmax(wrong_and_in_place)
+    assert result.status == "modified its input", result.text
+    assert "modified its input `x` in place" in result.message
+    assert "`x /= ...`" in result.diagnosis
+
+    def self_attention(x):
+        x /= np.sqrt(x.shape[-1])  # scales the caller's x, and the output with it
+        weights = np_softmax(x @ x.T, axis=-1)  # (T, D) @ (D, T) -> (T, T)
+        return weights @ x, weights
+
+    assert check_self_attention(self_attention).status == "modified its input"
+
+
+# ------------------------------------------------------------------ a diagnosis explains the failure
+
+
+def test_a_sigmoid_submitted_as_softmax_is_not_told_wrong_axis():
+    result = check_softmax(lambda x, axis=-1, temperature=1.0: 1 / (1 + np.exp(-x / temperature)))
+    assert result.status == "wrong values"
+    assert 'on case "a vector"' in result.message  # 1-D: the axis cannot be the problem
+    assert not result.diagnosed, result.text
+    assert result.diagnosis == grading.SOFTMAX.hint
+
+
+def _square_grader(*mistakes):
+    return Grader(
+        name="square",
+        signature="square(x) -> x²",
+        reference=lambda x: x * x,
+        cases=(Case("two", {"x": np.array([2.0])}), Case("three", {"x": np.array([3.0])})),
+        mistakes=mistakes,
+    )
+
+
+def test_a_mistake_that_does_not_reproduce_the_failing_case_is_not_named():
+    # x + 1 fails on "two" (3, not 4); the planted "returned 4" matches it only on "three".
+    grader = _square_grader(Mistake("you returned 4", lambda x: 0 * x + 4.0))
+    result = grader.check(lambda x: x + 1)
+    assert 'on case "two"' in result.message
+    assert not result.diagnosed, result.text
+
+
+def test_a_mistake_contradicted_by_a_passing_case_is_not_named():
+    # x + x is right on "two" and gives 6 on "three": a mistake giving 6 on "three" but
+    # 0 on "two" reproduces the failure, yet the learner's right answer on "two" rules it out.
+    wrong_on_two = Mistake("you returned 6 or 0", lambda x: np.where(x == 3.0, 6.0, 0.0))
+    doubled = Mistake("you doubled x; square it", lambda x: 2 * x)
+    assert not _square_grader(wrong_on_two).check(lambda x: x + x).diagnosed
+    result = _square_grader(wrong_on_two, doubled).check(lambda x: x + x)
+    assert result.diagnosis == "you doubled x; square it"
 
 
 # ------------------------------------------------------------------ display and summary
@@ -414,6 +572,24 @@ def test_result_display_is_deterministic_plain_text_and_html():
     assert first.text.replace('"', "&quot;") in first._repr_html_()
     assert "#c62828" in first._repr_html_()
     assert "#2e7d32" in check_softmax(np_softmax)._repr_html_()
+
+
+def test_summary_table_cells_are_padded():
+    check_dot(np_dot)
+    check_softmax(stub)
+    html_table = grading.summary("Chapter 2", CHAPTER02)._repr_html_()
+    cells = re.findall(r"<td[^>]*>", html_table)
+    assert len(cells) == 3 * 4
+    assert all("padding" in cell for cell in cells), cells
+
+
+def test_chapter_list_gives_an_honest_score_before_any_check():
+    assert CHAPTER02 == ("dot", "cosine_similarity", "softmax", "self_attention")
+    assert set(CHAPTER02) <= set(grading.GRADERS)
+    table = grading.summary("Chapter 2", CHAPTER02)
+    assert (table.score, table.total) == (0, 4)
+    assert table.text.endswith("Score: 0/4")
+    assert [name for name, _ in table.rows] == list(CHAPTER02)
 
 
 def test_summary_counts_the_latest_result_per_exercise():

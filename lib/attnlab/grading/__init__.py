@@ -1,6 +1,8 @@
 """Graders for the exercises: run the learner's function, say what is wrong and why.
 
-``from attnlab.grading import check_softmax, summary`` is all an exercise notebook needs.
+``from attnlab.grading import CHAPTER02, check_softmax, summary`` is all an exercise notebook
+needs; ``summary("Chapter 2", CHAPTER02)`` scores every exercise of the chapter, checked or
+not.
 The machinery (results, the score summary, :class:`Grader`, :class:`Case`,
 :class:`Mistake`) is in :mod:`attnlab.grading.core`; each chapter's graders are in their own
 module.
@@ -9,6 +11,7 @@ Taught in: every exercises/ notebook (first in exercises/02_similarity.ipynb)
 """
 
 from .chapter02 import (
+    CHAPTER02,
     COSINE,
     DOT,
     SELF_ATTENTION,
@@ -21,6 +24,7 @@ from .chapter02 import (
 from .core import GRADERS, Case, CheckResult, Grader, Mistake, Summary, register, reset, summary
 
 __all__ = [
+    "CHAPTER02",
     "COSINE",
     "DOT",
     "GRADERS",

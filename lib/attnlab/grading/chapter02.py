@@ -18,7 +18,18 @@ from ..attention import scaled_dot_product_attention
 from ..similarity import cosine_similarity, dot, softmax
 from .core import Case, CheckResult, Grader, Mistake, register
 
-__all__ = ["check_cosine_similarity", "check_dot", "check_self_attention", "check_softmax"]
+__all__ = [
+    "CHAPTER02",
+    "check_cosine_similarity",
+    "check_dot",
+    "check_self_attention",
+    "check_softmax",
+]
+
+_KEPT_AXIS = (
+    "you kept the summed axis (keepdims=True): the result should have shape (...), one "
+    "number per pair; drop keepdims"
+)
 
 
 def _rng() -> np.random.Generator:
@@ -81,6 +92,7 @@ DOT = register(
                 "you summed a + b; the dot product sums the products a * b",
                 lambda a, b: np.sum(a + b, axis=-1),
             ),
+            Mistake(_KEPT_AXIS, lambda a, b: np.sum(a * b, axis=-1, keepdims=True)),
         ),
         hint="the dot product multiplies matching entries and sums them: Σ_i a_i b_i, "
         "over the last axis",
@@ -97,8 +109,8 @@ def check_dot(fn: Callable[..., Any]) -> CheckResult:
     return DOT.check(fn)
 
 
-def _norm(x: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.sum(x * x, axis=-1))
+def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    return np.sqrt(np.sum(x * x, axis=-1, keepdims=keepdims))
 
 
 def _cosine_cases() -> tuple[Case, ...]:
@@ -157,6 +169,12 @@ COSINE = register(
                 "you added the lengths; multiply them: a·b / (|a| |b|)",
                 lambda a, b: np.sum(a * b, axis=-1) / (_norm(a) + _norm(b)),
             ),
+            Mistake(
+                _KEPT_AXIS,
+                lambda a, b: (
+                    np.sum(a * b, axis=-1, keepdims=True) / (_norm(a, True) * _norm(b, True))
+                ),
+            ),
         ),
         error_hints=_BATCHED_VECTOR_HINTS,
         hint="cos = a·b / (|a| |b|): the dot product over the last axis, divided by the "
@@ -182,6 +200,10 @@ def _exp_over(z: np.ndarray, axis: int) -> np.ndarray:
     return np.exp(z - np.max(z, axis=axis, keepdims=True))
 
 
+def _normalise(e: np.ndarray, axis: int) -> np.ndarray:
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
 def _softmax_cases() -> tuple[Case, ...]:
     rng = _rng()
 
@@ -201,6 +223,19 @@ def _softmax_cases() -> tuple[Case, ...]:
         Case("logits of 1000", {"x": 1000.0 + logits(2, 4)}),
         Case("logits of -1000", {"x": -1000.0 + logits(2, 4)}),
         Case("rows of 1000 and -1000", {"x": np.array([[1000.0], [-1000.0]]) + logits(2, 4)}),
+        # Subtracting any constant per slice is exact on paper; only the max keeps every
+        # exponent <= 0 in floating point, whatever the spread and the temperature.
+        Case("a wide spread", {"x": np.array([[0.0, 800.0, -800.0], [3.0, -1.0, 2.0]])}),
+        Case(
+            "logits of 1000 at a low temperature",
+            {"x": 1000.0 + logits(2, 4)},
+            {"temperature": 0.5},
+        ),
+        Case(
+            "logits of -1000 at a very low temperature",
+            {"x": -1000.0 + logits(4, 2)},
+            {"axis": 0, "temperature": 0.1},
+        ),
     )
 
 
@@ -226,6 +261,29 @@ SOFTMAX = register(
                 lambda x, axis=-1, temperature=1.0: (
                     np.exp(x / temperature - np.max(x / temperature))
                     / np.sum(np.exp(x / temperature - np.max(x / temperature)), axis, keepdims=True)
+                ),
+            ),
+            Mistake(
+                "you subtracted the min instead of the max: subtract the max along `axis`, so "
+                "that the largest exponent is 0 (with values from -800 to 800, x - min "
+                "reaches 1600 and e^1600 = inf)",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.min(x / temperature, axis, keepdims=True)), axis
+                ),
+            ),
+            Mistake(
+                "you subtracted the mean instead of the max: subtract the max along `axis`, so "
+                "that the largest exponent is 0 (a value 800 above the mean gives e^800 = inf)",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.mean(x / temperature, axis, keepdims=True)), axis
+                ),
+            ),
+            Mistake(
+                "you subtracted the max of x, but exponentiated x/τ: take the max of the "
+                "values you exponentiate (z = x / temperature, then z - max(z)); at τ = 0.5, "
+                "logits of 1000 give e^(2000 - 1000) = inf",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.max(x, axis, keepdims=True)), axis
                 ),
             ),
             Mistake(
@@ -270,8 +328,9 @@ def check_softmax(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(x, axis=-1, temperature=1.0)``: a numerically stable softmax with temperature.
 
     The output has the shape of ``x``, is non-negative and sums to 1 along ``axis``; logits
-    of ±1000 must not overflow. Cases use the defaults, ``axis=0``/``axis=1`` and
-    temperatures from 0.1 to 10 (always given as keywords).
+    of ±1000 (also at low temperatures) and slices spread from -800 to 800 must not
+    overflow. Cases use the defaults, ``axis=0``/``axis=1`` and temperatures from 0.1 to 10
+    (always given as keywords).
 
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
@@ -405,3 +464,7 @@ def check_self_attention(fn: Callable[..., Any]) -> CheckResult:
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
     return SELF_ATTENTION.check(fn)
+
+
+CHAPTER02 = tuple(grader.name for grader in (DOT, COSINE, SOFTMAX, SELF_ATTENTION))
+"""Chapter 2's exercises, in order: ``summary("Chapter 2", CHAPTER02)`` scores all four."""

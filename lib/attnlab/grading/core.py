@@ -1,22 +1,28 @@
 """Graders for the exercises: run the learner's function, say what is wrong and why.
 
 Every ``check_*`` function takes the learner's implementation, runs it on seeded cases
-(NumPy arrays; a grader may also use torch tensors), compares it with the attnlab reference and returns a :class:`CheckResult` that the
-notebook displays. Problems are reported in a fixed order, stopping at the first kind found:
+(NumPy arrays; a grader may also use torch tensors), compares it with the attnlab reference
+and returns a :class:`CheckResult` that the notebook displays. Problems are reported in a
+fixed order, stopping at the first kind found:
 
-1. not attempted (the stub still raises ``NotImplementedError``),
-2. raised an exception (type, message, the line and the inputs' shapes),
-3. wrong type (``None``, a list, a torch tensor, a lower-precision dtype, ...),
-4. wrong shape (expected vs got),
-5. NaN or inf in the output,
-6. wrong values (with the max error),
-7. modified its input in place.
+1. not attempted: the function under test itself still raises ``NotImplementedError`` (a
+   ``NotImplementedError`` from a function it calls, such as the learner's unfinished
+   softmax, is an exception that names that function),
+2. raised an exception (type, message, the line and the inputs' shapes; a broadcasting error
+   shows the two shapes),
+3. wrong type (``None``, a list, a torch tensor, one array instead of a pair, integers, a
+   lower-precision dtype, ...),
+4. modified its input in place (before the values: an edited input often explains them),
+5. wrong shape (expected vs got),
+6. NaN or inf in the output,
+7. wrong values (with the max error).
 
 For shapes, NaN and values the output is also compared with *planted mistakes*: small wrong
 implementations of the same function (softmax without subtracting the max, over the wrong
-axis, ...). If the learner's output matches one, the result names that mistake; otherwise
-it gives the exercise's generic hint. A grader never raises (except ``KeyboardInterrupt``
-and friends): whatever the learner's function does, the check cell shows a result.
+axis, ...). A mistake is named only if it reproduces the learner's output on the failing
+case and agrees with it on every case the learner gets right; otherwise the result gives the
+exercise's generic hint. A grader never raises (except ``KeyboardInterrupt`` and friends):
+whatever the learner's function does, the check cell shows a result.
 
 This module is the machinery; each chapter's graders live in their own module
 (``chapter02.py``, ...). Adding one takes a :class:`Grader` with a few :class:`Case` and
@@ -30,12 +36,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import html
+import re
 import sysconfig
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -84,8 +92,8 @@ class CheckResult:
     Attributes:
         name: the exercise, e.g. ``"softmax"``.
         status: ``"passed"``, ``"not attempted"``, ``"raised an exception"``,
-            ``"wrong type"``, ``"wrong shape"``, ``"NaN or inf"``, ``"wrong values"`` or
-            ``"modified its input"`` (or ``"grader error"`` if the grader itself failed).
+            ``"wrong type"``, ``"modified its input"``, ``"wrong shape"``, ``"NaN or inf"``
+            or ``"wrong values"`` (or ``"grader error"`` if the grader itself failed).
         passed: ``status == "passed"``.
         message: one line saying what happened, on which case.
         diagnosis: the likely mistake (or a generic hint), or ``None``.
@@ -153,20 +161,23 @@ class Summary:
         return self.text
 
     def _repr_html_(self) -> str:
+        pad = "padding: 0.15em 0.6em; border: none; text-align: left"
         cells = []
         for name, status in self.rows:
             colour = _COLOURS.get(status, _FAILED_COLOURS)[0]
             symbol = _SYMBOLS.get(status, "✗")
             cells.append(
-                f'<tr><td style="color: {colour}; text-align: center">{symbol}</td>'
-                f"<td><code>{html.escape(name)}</code></td>"
-                f'<td style="color: {colour}">{html.escape(status)}</td></tr>'
+                f'<tr><td style="{pad}; color: {colour}">{symbol}</td>'
+                f'<td style="{pad}"><code>{html.escape(name)}</code></td>'
+                f'<td style="{pad}; color: {colour}">{html.escape(status)}</td></tr>'
             )
-        body = "".join(cells) or '<tr><td colspan="3">(no exercise checked yet)</td></tr>'
+        body = "".join(cells) or (
+            f'<tr><td colspan="3" style="{pad}">(no exercise checked yet)</td></tr>'
+        )
         return (
             '<div style="margin: 0.3em 0;">'
             f"<strong>{html.escape(self.title)}</strong>"
-            f'<table style="margin: 0.3em 0;">{body}</table>'
+            f'<table style="margin: 0.3em 0; border-collapse: collapse;">{body}</table>'
             f"<strong>Score: {self.score}/{self.total}</strong></div>"
         )
 
@@ -181,7 +192,9 @@ def summary(title: str = "Exercises", exercises: Iterable[str] | None = None) ->
     Args:
         title: first line of the table (e.g. ``"Chapter 2 exercises"``).
         exercises: the exercises to list, by grader name (``"softmax"``), in this order;
-            those never checked count as ``"not checked"``. Default: those checked so far.
+            those never checked count as ``"not checked"``. Each chapter's module exports
+            its list (``summary("Chapter 2", CHAPTER02)``), so that the score counts the
+            exercises not checked yet. Default: those checked so far.
 
     Returns:
         A :class:`Summary`, displayed as a table by Jupyter.
@@ -303,7 +316,7 @@ class Grader:
         runs = [self._run(fn, case) for case in self.cases]
 
         for run in runs:
-            if isinstance(run.error, NotImplementedError):
+            if isinstance(run.error, NotImplementedError) and _raised_directly(run.error):
                 return self._result(
                     NOT_ATTEMPTED,
                     "not attempted yet: replace `raise NotImplementedError(...)` with your "
@@ -324,18 +337,32 @@ class Grader:
             run.outputs = outputs
 
         for run in runs:
-            for name, got, want in zip(self.outputs, run.outputs, run.expected, strict=True):
+            for (arg, before), after in zip(run.case.inputs.items(), run.arguments, strict=True):
+                if not _same(before, after):
+                    return self._result(
+                        IN_PLACE,
+                        f"modified its input `{arg}` in place on case {run.case.describe()}",
+                        "the caller's array changed: an in-place update such as "
+                        f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...` or "
+                        f"`np.exp({arg}, out={arg})` edits it; build a new array instead "
+                        f"(`z = {arg} / ...`)",
+                        diagnosed=True,
+                    )
+        for run in runs:
+            for k, (name, got, want) in enumerate(
+                zip(self.outputs, run.outputs, run.expected, strict=True)
+            ):
                 if got.shape != want.shape:
                     return self._diagnosed(
                         WRONG_SHAPE,
                         f"wrong shape{self._of(name)} on case {run.case.describe()}: "
                         f"expected {tuple(want.shape)}, got {tuple(got.shape)}",
                         runs,
-                        run,
+                        (run, k),
                         "compare the shapes: which axis did you reduce, keep or transpose?",
                     )
         for run in runs:
-            for name, got in zip(self.outputs, run.outputs, strict=True):
+            for k, (name, got) in enumerate(zip(self.outputs, run.outputs, strict=True)):
                 if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
                     what = " and ".join(
                         w
@@ -346,35 +373,25 @@ class Grader:
                         NOT_FINITE,
                         f"{what} in the output{self._of(name)} on case {run.case.describe()}",
                         runs,
-                        run,
+                        (run, k),
                         "NaN and inf usually come from exp overflowing (e^1000 = inf, "
                         "inf/inf = NaN) or from dividing 0 by 0",
                     )
         errors = [self._errors(run) for run in runs]
         max_error = max((e for per_run in errors for e in per_run), default=0.0)
         for run in runs:
-            for name, got, want in zip(self.outputs, run.outputs, run.expected, strict=True):
+            for k, (name, got, want) in enumerate(
+                zip(self.outputs, run.outputs, run.expected, strict=True)
+            ):
                 if not self._close(got, want):
                     return self._diagnosed(
                         WRONG_VALUES,
                         f"wrong values{self._of(name)} on case {run.case.describe()}: "
                         f"{_worst(got, want)}",
                         runs,
-                        run,
+                        (run, k),
                         self.hint or "compare your code with the equation, step by step",
                         max_error=max_error,
-                    )
-        for run in runs:
-            for (arg, before), after in zip(run.case.inputs.items(), run.arguments, strict=True):
-                if not _same(before, after):
-                    return self._result(
-                        IN_PLACE,
-                        f"modified its input `{arg}` in place on case {run.case.describe()}",
-                        "the caller's array changed: an in-place update such as "
-                        f"`{arg} -= ...`, `{arg}[...] = ...` or `np.exp({arg}, out={arg})` "
-                        f"edits it; build a new array instead (`z = {arg} - ...`)",
-                        max_error=max_error,
-                        diagnosed=True,
                     )
         n = len(runs)
         return self._result(
@@ -425,17 +442,24 @@ class Grader:
     ) -> tuple[tuple[np.ndarray, ...], str | None, str | None]:
         """The returned value as arrays, or a problem (and maybe a diagnosis)."""
         names = ", ".join(self.outputs)
-        if len(self.outputs) > 1:
+        n = len(self.outputs)
+        if n > 1:
+            return_all = f"return {'both' if n == 2 else f'all {n}'}: `return {names}`"
             if value is None:
                 return (), f"returned None instead of ({names})", "did you forget `return`?"
             if not isinstance(value, (tuple, list)):
-                return (), f"expected a tuple ({names}), got {_describe(value)}", None
-            if len(value) != len(self.outputs):
+                single = is_torch_array(value) or isinstance(value, (np.ndarray, np.generic))
                 return (
                     (),
-                    f"expected a tuple of {len(self.outputs)} ({names}), "
+                    f"expected a tuple ({names}), got {_describe(value)}",
+                    return_all if single else None,
+                )
+            if len(value) != n:
+                return (
+                    (),
+                    f"expected a tuple of {n} ({names}), "
                     f"got {len(value)} item{'s' * (len(value) != 1)}",
-                    f"return {names} together: `return {names}`",
+                    return_all if len(value) < n else f"return only those {n}: `return {names}`",
                 )
             items = tuple(value)
         else:
@@ -462,7 +486,7 @@ class Grader:
             if is_torch_array(item) or isinstance(item, np.ndarray):
                 array = _numpy(item)
             elif isinstance(item, np.generic) or (
-                isinstance(item, float) and not isinstance(item, bool) and want.ndim == 0
+                isinstance(item, (float, int)) and not isinstance(item, bool) and want.ndim == 0
             ):
                 array = np.asarray(item)
             else:
@@ -471,14 +495,13 @@ class Grader:
                     hint = "work on whole arrays with NumPy instead of building a Python list"
                 return (), f"{what} {_describe(item)}; expected a NumPy array", hint
             if array.dtype != want.dtype:
-                both_float = array.dtype.kind == want.dtype.kind == "f"
-                return (
-                    (),
-                    f"{what} an array of dtype {array.dtype}; expected {want.dtype}",
-                    "keep the input's precision: no astype or dtype= conversions"
-                    if both_float
-                    else f"return {want.dtype} values",
-                )
+                if array.dtype.kind == want.dtype.kind == "f":
+                    hint = "keep the input's precision: no astype or dtype= conversions"
+                elif array.dtype.kind in "iu" and want.dtype.kind in "fc":
+                    hint = "converting to int truncates; keep floats"
+                else:
+                    hint = f"return {want.dtype} values"
+                return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
             arrays.append(array)
         return tuple(arrays), None, None
 
@@ -504,9 +527,19 @@ class Grader:
         where = _where(err)
         if where:
             message += f"\n  at {where}"
-        hints = [h for s, h in (*self.error_hints, *_ERROR_HINTS) if s in str(err)]
+        hints = [h for s, h in self.error_hints if s in str(err)]
+        hints += [h(str(err)) for s, h in _ERROR_HINTS if s in str(err)]
         if isinstance(err, TypeError) and "argument" in str(err):
             hints.append(f"keep the signature of the exercise: {self.signature}")
+        if isinstance(err, NotImplementedError):
+            callee = _unfinished_callee(err)
+            if callee is not None:
+                raised = f'NotImplementedError("{text}")' if text else "NotImplementedError"
+                hints.insert(
+                    0,
+                    f"your code calls `{callee}`, which still raises {raised}: finish that "
+                    f"exercise first (or write the {callee} step inline)",
+                )
         return self._result(EXCEPTION, message, hints[0] if hints else None, diagnosed=bool(hints))
 
     def _mistake_outputs(self, index: int) -> list[tuple[np.ndarray, ...] | None]:
@@ -527,47 +560,84 @@ class Grader:
         status: str,
         message: str,
         runs: list[_Run],
-        failing: _Run,
+        failing: tuple[_Run, int],
         fallback: str,
         max_error: float | None = None,
     ) -> CheckResult:
-        """A failure, with the planted mistake that best explains the learner's output."""
-        best, best_score = None, (False, 0)
+        """A failure, with the planted mistake that explains the learner's output, if any.
+
+        A mistake qualifies when it reproduces the failing output (``failing``: the run and
+        the output's index) and agrees with the learner on every output the learner gets
+        right; among those, the one agreeing with the learner most often wins (the first
+        listed on a tie).
+        """
+        failing_run, k = failing
+        index = runs.index(failing_run)
+        best, best_score = None, (False, -1)
         for i, mistake in enumerate(self.mistakes):
-            explains_failing, explained, agreements = False, 0, 0
-            for run, planted in zip(runs, self._mistake_outputs(i), strict=True):
-                if planted is None or len(planted) != len(run.outputs):
-                    continue
-                for got, want, out in zip(run.outputs, run.expected, planted, strict=True):
-                    if self._close(got, out):
-                        agreements += 1
-                        if not self._close(got, want):  # wrong in the same way
-                            explained += 1
-                            explains_failing |= run is failing
-            score = (explains_failing, agreements)
-            if explained and score > best_score:
+            planted_runs = self._mistake_outputs(i)
+            planted = planted_runs[index]
+            if planted is None or len(planted) != len(self.outputs):
+                continue
+            if not self._close(failing_run.outputs[k], planted[k]):
+                continue  # it does not explain the failure shown
+            agreements, contradicted = 0, False
+            for run, outs in zip(runs, planted_runs, strict=True):
+                for j, (got, want) in enumerate(zip(run.outputs, run.expected, strict=True)):
+                    agrees = outs is not None and self._close(got, outs[j])
+                    agreements += agrees
+                    contradicted |= not agrees and self._close(got, want)
+            if contradicted:  # the learner is right where the mistake is wrong
+                continue
+            score = (
+                all(self._close(g, p) for g, p in zip(failing_run.outputs, planted, strict=True)),
+                agreements,
+            )
+            if score > best_score:
                 best, best_score = mistake, score
         if best is None:
             return self._result(status, message, fallback, max_error)
         return self._result(status, message, best.diagnosis, max_error, diagnosed=True)
 
 
-_ERROR_HINTS = (
-    (
-        "broadcast",
-        "the shapes did not line up: a reduction (max, sum) needs keepdims=True to "
-        "broadcast back against its input",
-    ),
+def _broadcast_hint(message: str) -> str:
+    """The hint for a broadcasting error, naming the shapes NumPy's message gives."""
+    shapes: list[str] = []
+    for found in re.findall(r"\(([\d,\s]*)\)", message):
+        shape = str(tuple(int(n) for n in found.replace(",", " ").split()))
+        if shape not in shapes:
+            shapes.append(shape)
+    which = (
+        f"the shapes {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast together"
+        if len(shapes) >= 2
+        else "the shapes did not line up"
+    )
+    return (
+        f"{which}: check each reduction's `axis` and `keepdims` (with keepdims=True a sum or "
+        "max keeps the reduced axis with size 1, so that it lines up with its input)"
+    )
+
+
+def _fixed(hint: str) -> Callable[[str], str]:
+    return lambda message: hint
+
+
+_ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("broadcast", _broadcast_hint),
     (
         "not aligned",
-        "np.dot and @ multiply matrices; for vectors stored in rows, multiply elementwise "
-        "and sum over the last axis",
+        _fixed(
+            "np.dot and @ multiply matrices; for vectors stored in rows, multiply elementwise "
+            "and sum over the last axis"
+        ),
     ),
     (
         "mismatch in its core dimension",
-        "@ multiplies matrices: check the shapes (and transpose the right operand)",
+        _fixed("@ multiplies matrices: check the shapes (and transpose the right operand)"),
     ),
 )
+"""``(substring, hint)``: an exception whose message contains the substring gets
+``hint(message)``, after the grader's own ``error_hints``."""
 
 
 @contextlib.contextmanager
@@ -652,15 +722,47 @@ _LIBRARY_DIRS = tuple(
 )
 
 
+def _is_library(filename: str) -> bool:
+    """Is ``filename`` attnlab's, the standard library's or an installed package's?"""
+    path = str(Path(filename).resolve()) if filename else ""
+    return path.startswith(_LIBRARY_DIRS) or "-packages" in path
+
+
 def _where(err: Exception) -> str | None:
     """``'softmax, line 3: return e / e.sum()'``: the innermost frame in the learner's code."""
     for frame in reversed(traceback.extract_tb(err.__traceback__)):
-        path = str(Path(frame.filename).resolve()) if frame.filename else ""
-        if path.startswith(_LIBRARY_DIRS) or "-packages" in path:
+        if _is_library(frame.filename):
             continue
         line = f": {frame.line.strip()}" if frame.line else ""
         return f"{frame.name}, line {frame.lineno}{line}"
     return None
+
+
+def _called_frames(err: BaseException) -> list[FrameType]:
+    """The traceback's frames from the function under test inwards.
+
+    The first is the function the grader called (the frame after :func:`_call_quietly`), the
+    last the one that raised.
+    """
+    frames = [frame for frame, _ in traceback.walk_tb(err.__traceback__)]
+    for i, frame in enumerate(frames):
+        if frame.f_code is _call_quietly.__code__:
+            return frames[i + 1 :]
+    return frames
+
+
+def _raised_directly(err: BaseException) -> bool:
+    """Was ``err`` raised in the function under test's own frame (e.g. by its stub)?"""
+    return len(_called_frames(err)) <= 1
+
+
+def _unfinished_callee(err: BaseException) -> str | None:
+    """The learner's function, called by the one under test, that raised ``err``.
+
+    ``None`` when ``err`` was raised directly or inside a library (an ordinary exception).
+    """
+    called = [f for f in _called_frames(err)[1:] if not _is_library(f.f_code.co_filename)]
+    return called[-1].f_code.co_name if called else None
 
 
 GRADERS: dict[str, Grader] = {}
