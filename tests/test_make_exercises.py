@@ -1,4 +1,4 @@
-"""tools/make_exercises.py: stubs, numbering, banner, dropped cells, idempotence, --check."""
+"""tools/make_exercises.py: stubs, numbering, title, banner, dropped cells, idempotence, --check."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ print(answer)"""
 
 def solution_cells():
     return [
-        md("# Chapter 2: similarity", "title"),
+        md("# Solutions: similarity\n\nSolutions: the answers are below.", "title"),
         md("Some prose.", "prose"),
         code("import numpy as np", "imports", executed=True),
         md("### Exercise 2.1: softmax", "ex1"),
@@ -193,22 +193,53 @@ def test_markdown_answers_and_solution_only_cells_are_dropped(generated):
     assert cells["long-2"].source == "Kept text."
 
 
-def test_banner_follows_the_title(generated):
+def test_solutions_title_becomes_exercises_title(generated):
+    title = generated[1].cells[0]
+    assert title.id == "title"
+    assert title.source == "# Exercises: similarity\n\nSolutions: the answers are below."
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["# Chapter 2: similarity", "## Solutions: similarity", "# Solutions of chapter 2", "Solutions: similarity"],
+)  # fmt: skip
+def test_other_titles_are_kept(tmp_path, run, title):
+    later = "# Solutions: not the first cell"
+    write_solution(tmp_path, [md(title, "title"), md(later, "later"), code(SOFTMAX_SOLUTION, "b")])
+    assert run(tmp_path).returncode == 0
+    nb = nbformat.read(tmp_path / "exercises" / "02_demo.ipynb", as_version=4)
+    assert by_id(nb)["title"].source == title
+    assert by_id(nb)["later"].source == later
+
+
+def test_banner_follows_the_title_and_speaks_to_learners(generated):
     nb = generated[1]
-    assert nb.cells[0].id == "title"
+    assert [c.id for c in nb.cells[:3]] == ["title", "generated-banner", "generated-note"]
     banner = nb.cells[1]
     assert banner.cell_type == "markdown"
     assert banner.metadata["tags"] == ["generated-banner"]
-    for words in ("generated from `solutions/02_demo.ipynb`", "`tools/make_exercises.py`",
-                  "do not edit it by hand", "`make exercises`"):  # fmt: skip
+    for words in ("Replace each `raise NotImplementedError(...)` with your code", "check cell",
+                  "[worked solutions](../solutions/02_demo.ipynb)",
+                  "when you are done or stuck after the hints"):  # fmt: skip
         assert words in banner.source
+    for maintainers_only in ("generated", "make_exercises", "make exercises", "by hand"):
+        assert maintainers_only not in banner.source
+
+
+def test_maintainer_note_is_a_separate_cell_hidden_on_the_website(generated):
+    note = generated[1].cells[2]
+    assert note.cell_type == "markdown"
+    assert note.metadata["tags"] == ["remove-cell"]  # Jupyter Book drops it from the page
+    for words in ("generated from `solutions/02_demo.ipynb` by `tools/make_exercises.py`",
+                  "edit that one and run `make exercises`"):  # fmt: skip
+        assert words in note.source
 
 
 def test_banner_comes_first_without_a_title(tmp_path, run):
     write_solution(tmp_path, [md("No title here.", "a"), code(SOFTMAX_SOLUTION, "b")])
     assert run(tmp_path).returncode == 0
     nb = nbformat.read(tmp_path / "exercises" / "02_demo.ipynb", as_version=4)
-    assert [c.id for c in nb.cells] == ["generated-banner", "a", "b"]
+    assert [c.id for c in nb.cells] == ["generated-banner", "generated-note", "a", "b"]
 
 
 def test_solutions_link_is_adapted(generated):
@@ -220,7 +251,7 @@ def test_solutions_link_is_adapted(generated):
 def test_outputs_counts_and_timings_are_cleared_and_ids_kept(generated):
     nb = generated[1]
     solution_ids = {c.id for c in solution_cells()}
-    assert {c.id for c in nb.cells} <= solution_ids | {"generated-banner"}
+    assert {c.id for c in nb.cells} <= solution_ids | {"generated-banner", "generated-note"}
     for cell in nb.cells:
         assert "execution" not in cell.metadata
         if cell.cell_type == "code":
@@ -266,7 +297,7 @@ def test_check_fails_when_the_solution_changed(generated, tmp_path, run):
     done = run(tmp_path, "--check")
     assert done.returncode == 1
     assert "exercises/02_demo.ipynb is stale or was edited by hand" in done.stderr
-    assert "cell 2 (id prose): source differs" in done.stderr
+    assert "cell 3 (id prose): source differs" in done.stderr
     assert "make exercises" in done.stderr
 
 
@@ -296,6 +327,16 @@ def test_check_fails_when_tags_or_cells_change(generated, tmp_path, run):
     done = run(tmp_path, "--check")
     assert done.returncode == 1
     assert "(id ex1-check): tags differs" in done.stderr
+
+
+def test_check_fails_when_the_maintainer_note_is_removed(generated, tmp_path, run):
+    path, nb = generated
+    nb.cells = [c for c in nb.cells if c.id != "generated-note"]
+    nbformat.write(nb, path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "(id title): source differs" not in done.stderr  # the renamed title is expected
+    assert "exercises/02_demo.ipynb is stale or was edited by hand: cell 2" in done.stderr
 
 
 def test_check_fails_when_an_exercise_is_missing(tmp_path, run):

@@ -11,8 +11,16 @@ Rules, applied to every solution notebook:
   across cells (every cell in between is dropped); a cell left empty is dropped.
 * Cells tagged ``solution-only`` are dropped. A markdown cell tagged ``solutions-link`` is
   rewritten to point from the exercise to its solution.
-* A banner cell says the notebook is generated (after the title cell, if the notebook
-  starts with one). Outputs and execution counts are cleared; cell ids are the solution's.
+* The title: when the first cell is a markdown cell whose first line is a level-1 heading
+  starting with ``# Solutions:``, that prefix becomes ``# Exercises:`` (the rest of the
+  cell is kept). Other titles, and headings in later cells, are kept as they are.
+* Two cells are added after the title cell (first, if the notebook starts with none): a
+  banner for learners (replace each stub, run the check cell, and a link to the worked
+  solutions for when they are done or stuck after the hints), tagged
+  ``generated-banner``; then a note for contributors (the notebook is generated: edit the
+  solution notebook and run ``make exercises``), tagged ``remove-cell`` so that the website
+  hides it while the notebook file keeps it.
+* Outputs and execution counts are cleared; cell ids are the solution's.
 
 Usage::
 
@@ -48,6 +56,10 @@ SOLUTIONS_LINK = "solutions-link"
 RAISES = "raises-exception"
 BANNER_ID = "generated-banner"
 BANNER_TAG = "generated-banner"
+NOTE_ID = "generated-note"
+NOTE_TAG = "remove-cell"  # Jupyter Book leaves the cell out of the page
+SOLUTIONS_TITLE = "# Solutions:"
+EXERCISES_TITLE = "# Exercises:"
 
 
 class MarkerError(ValueError):
@@ -210,19 +222,40 @@ def cell_id(cell: nbformat.NotebookNode, stem: str, index: int) -> str:
     return hashlib.sha1(f"{stem}:{index}".encode()).hexdigest()[:8]
 
 
-def banner(pair: Pair, root: Path) -> nbformat.NotebookNode:
-    source = pair.solution.relative_to(root).as_posix()
+def banner(pair: Pair) -> nbformat.NotebookNode:
+    """The learners' banner: what to do, and where the worked solutions are."""
     text = (
         f"> **Exercises for chapter {pair.chapter}.** Replace each "
-        "`raise NotImplementedError(...)` with your code, then run the check cell below it.\n"
+        "`raise NotImplementedError(...)` with your code, run the cell, then run the check "
+        "cell below it.\n"
         ">\n"
-        f"> *This notebook is generated from `{source}` by `tools/make_exercises.py`: do not "
-        "edit it by hand. Edit the solution notebook and run `make exercises` to regenerate "
-        "it.*"
+        f"> The [worked solutions](../solutions/{pair.solution.name}) are there for when you "
+        "are done or stuck after the hints."
     )
     cell = nbformat.v4.new_markdown_cell(text, id=BANNER_ID)
     cell.metadata["tags"] = [BANNER_TAG]
     return cell
+
+
+def maintainer_note(pair: Pair, root: Path) -> nbformat.NotebookNode:
+    """The contributors' note, hidden on the website (``remove-cell``)."""
+    source = pair.solution.relative_to(root).as_posix()
+    text = (
+        f"*For contributors: this notebook is generated from `{source}` by "
+        "`tools/make_exercises.py`; do not edit it by hand: edit that one and run "
+        "`make exercises`.*"
+    )
+    cell = nbformat.v4.new_markdown_cell(text, id=NOTE_ID)
+    cell.metadata["tags"] = [NOTE_TAG]
+    return cell
+
+
+def exercises_title(source: str) -> str:
+    """``# Solutions: x`` -> ``# Exercises: x`` (first line only); other sources unchanged."""
+    head, newline, rest = source.lstrip().partition("\n")
+    if not head.startswith(SOLUTIONS_TITLE):
+        return source
+    return EXERCISES_TITLE + head[len(SOLUTIONS_TITLE) :] + newline + rest
 
 
 def solutions_link(pair: Pair) -> str:
@@ -273,7 +306,10 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
     starts_with_title = (
         cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ")
     )
-    cells.insert(1 if starts_with_title else 0, banner(pair, root))
+    if starts_with_title:
+        cells[0].source = exercises_title(cells[0].source)
+    at = 1 if starts_with_title else 0
+    cells[at:at] = [banner(pair), maintainer_note(pair, root)]
     ids = [c["id"] for c in cells]
     if len(set(ids)) != len(ids):
         raise MarkerError(
