@@ -74,9 +74,8 @@ def test_repository_url_is_set_once_and_used_by_every_colab_setup_cell():
             c for c in nb.cells if c.cell_type == "code" and 'find_spec("attnlab")' in c.source
         ]
         assert len(setup) == 1, f"{nb_path.name}: expected one Colab setup cell"
-        assert f"attnlab @ git+{url}" in setup[0].source, (
-            f"{nb_path.name} installs from another URL"
-        )
+        assert f'REPO = "{url}"' in setup[0].source, f"{nb_path.name} installs from another URL"
+        assert 'f"attnlab @ git+{REPO}"' in setup[0].source, f"{nb_path.name}: no pip install"
         first_code = next(c for c in nb.cells if c.cell_type == "code")
         assert first_code is setup[0], f"{nb_path.name}: the setup cell must be the first code cell"
 
