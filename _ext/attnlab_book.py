@@ -21,10 +21,16 @@ Why hand-written: no maintained Sphinx extension ships MathJax for offline use
 with a LaTeX installation instead), so this module does the copy itself. It is registered in
 ``_config.yml`` under ``sphinx: local_extensions``, so a bare ``jupyter-book build .`` uses it.
 It sets ``mathjax_path`` itself: do not set it in ``_config.yml``.
+
+It also keeps the notebook execution cache honest. jupyter-cache keys a notebook by its code
+cells only, so after an edit to ``lib/attnlab`` the book would reuse outputs computed by the
+old library. :func:`_invalidate_stale_cache` stores a hash of the library next to the cache
+and empties the cache when the library has changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import shutil
 from pathlib import Path
@@ -114,9 +120,48 @@ def _install_mathjax(app: Sphinx) -> None:
     logger.info("attnlab_book: MathJax served locally from %s", target)
 
 
+def library_hash(package_dir: Path) -> str:
+    """SHA-256 over the paths and contents of every ``.py`` file under ``package_dir``."""
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*.py")):
+        digest.update(str(path.relative_to(package_dir)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _invalidate_stale_cache(app: Sphinx, config: Any) -> None:
+    """Empty the notebook execution cache when ``lib/attnlab`` changed since it was filled."""
+    cache_path = getattr(config, "nb_execution_cache_path", "")
+    package_dir = Path(app.srcdir) / "lib" / "attnlab"
+    if not cache_path or not package_dir.is_dir():
+        return
+    cache = Path(cache_path)
+    if not cache.is_absolute():
+        cache = Path(app.srcdir) / cache
+    stamp = cache.with_name(cache.name + ".lib-sha256")
+    current = library_hash(package_dir)
+    if stamp.exists() and stamp.read_text().strip() == current:
+        return
+    app.attnlab_lib_changed = True  # read by _reexecute_notebooks
+    if cache.exists():
+        logger.info("attnlab_book: lib/attnlab changed; emptying the execution cache %s", cache)
+        shutil.rmtree(cache)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(current + "\n")
+
+
+def _reexecute_notebooks(app: Sphinx, env: Any, added: Any, changed: Any, removed: Any) -> list:
+    """After a library change, re-read every notebook (Sphinx would keep the old doctrees)."""
+    if not getattr(app, "attnlab_lib_changed", False):
+        return []
+    return [d for d in env.found_docs if str(env.doc2path(d)).endswith(".ipynb")]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension with Sphinx."""
     app.setup_extension("sphinx.ext.mathjax")
+    app.connect("config-inited", _invalidate_stale_cache)
+    app.connect("env-get-outdated", _reexecute_notebooks)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("builder-inited", _install_mathjax)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -149,3 +149,37 @@ def test_a_notebook_that_errors_fails_the_book_build(tmp_path):
     )
     assert result.returncode != 0, "the build passed although a notebook raised"
     assert "Executing notebook failed" in result.stdout + result.stderr
+
+
+def test_a_library_change_empties_the_execution_cache(tmp_path):
+    """jupyter-cache keys notebooks by their code only; our extension adds the library's hash."""
+    import types
+
+    sys_path = str(ROOT / "_ext")
+    import sys
+
+    sys.path.insert(0, sys_path)
+    try:
+        import attnlab_book
+    finally:
+        sys.path.remove(sys_path)
+    (tmp_path / "lib" / "attnlab").mkdir(parents=True)
+    module = tmp_path / "lib" / "attnlab" / "m.py"
+    module.write_text("x = 1\n")
+    cache = tmp_path / "_build" / ".jupyter_cache"
+    config = types.SimpleNamespace(nb_execution_cache_path="_build/.jupyter_cache")
+
+    def build() -> bool:
+        app = types.SimpleNamespace(srcdir=str(tmp_path))
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / "entry").write_text("cached outputs")
+        attnlab_book._invalidate_stale_cache(app, config)
+        return getattr(app, "attnlab_lib_changed", False)
+
+    assert build() is True  # first build: no stamp yet
+    assert not cache.exists()
+    assert build() is False  # nothing changed: the cache is kept
+    assert (cache / "entry").exists()
+    module.write_text("x = 2\n")
+    assert build() is True  # the library changed: the cache is emptied
+    assert not cache.exists()
