@@ -2,6 +2,12 @@
 
 The browser is found with ``$ATTNLAB_CHROMIUM`` or on the ``PATH``. Without one the browser
 tests skip locally but fail under CI (``$CI`` set): under CI the test fails, never skips.
+
+Under CI the Hypothesis profile ``"ci"`` is loaded: derandomized (the same examples on every
+run, so a red build can be reproduced), no deadline (shared runners are slow and uneven),
+the failing example printed as a reproduction blob, and no example database. (Recent
+Hypothesis versions ship a similar built-in ``"ci"`` profile; registering it here keeps
+older versions allowed by pyproject.toml reproducible too.)
 """
 
 from __future__ import annotations
@@ -14,6 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    database=None,  # nothing to replay from: each CI run starts clean
+    suppress_health_check=[HealthCheck.too_slow],
+)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

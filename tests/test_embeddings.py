@@ -28,7 +28,8 @@ def _dot(table: EmbeddingTable, a: str, b: str) -> float:
 
 
 def test_table_shape_and_names(table: EmbeddingTable) -> None:
-    assert table.dims == DIMS
+    assert table.dims == tuple(DIMS)
+    assert isinstance(table.words, tuple)
     assert 8 <= len(table.dims) <= 16
     assert 30 <= len(table) <= 50
     assert table.vectors.shape == (len(table.words), len(table.dims))
@@ -46,8 +47,37 @@ def test_every_word_is_one_wordpiece_token(table: EmbeddingTable) -> None:
 
 def test_toy_embeddings_returns_a_fresh_copy() -> None:
     a, b = toy_embeddings(), toy_embeddings()
-    a.vectors[0, 0] = 99.0
-    assert b.vectors[0, 0] != 99.0
+    assert a is not b and not np.shares_memory(a.vectors, b.vectors)
+
+
+def test_table_is_read_only(table: EmbeddingTable) -> None:
+    with pytest.raises(ValueError, match="read-only"):
+        table.vectors[0, 0] = 99.0
+    with pytest.raises(ValueError, match="read-only"):
+        table.vectors *= 3
+    with pytest.raises(AttributeError):
+        table.words.append("unicorn")  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        table.dims[0] = "magic"  # type: ignore[index]
+    assert table.vectors[0, 0] != 99.0 and "unicorn" not in table
+
+
+def test_table_copies_its_inputs() -> None:
+    """Editing the arrays and lists passed in afterwards leaves the table alone."""
+    words, dims, vectors = ["a", "b"], ["x", "y"], np.array([[1.0, 0.0], [0.0, 1.0]])
+    t = EmbeddingTable(words=words, dims=dims, vectors=vectors)
+    vectors[0, 0], words[0], dims[0] = 5.0, "z", "w"
+    assert t.words == ("a", "b") and t.dims == ("x", "y")
+    np.testing.assert_array_equal(t.vectors, np.eye(2))
+    assert t.vectors.dtype == np.float64
+
+
+def test_vectors_for_returns_a_fresh_writable_array(table: EmbeddingTable) -> None:
+    x = table.vectors_for("the king")
+    assert x.flags.writeable
+    x *= 3  # callers stretch the vectors in place
+    np.testing.assert_allclose(x[1], 3 * table.vector("king"), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(table.vectors_for(["king"])[0], x[1] / 3, rtol=0, atol=1e-15)
 
 
 def test_vector_is_a_copy_and_matches_the_row(table: EmbeddingTable) -> None:

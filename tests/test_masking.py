@@ -24,7 +24,7 @@ def test_causal_mask_values() -> None:
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize(("q_len", "k_len"), [(1, 1), (4, 4), (2, 5), (5, 2)])
+@pytest.mark.parametrize(("q_len", "k_len"), [(1, 1), (4, 4), (2, 5), (1, 6)])
 def test_causal_mask_lets_query_i_see_keys_up_to_its_position(q_len, k_len) -> None:
     """Queries are the last q_len positions: query i sits at key position i + k_len - q_len."""
     got = causal_mask(q_len, k_len)
@@ -60,6 +60,13 @@ def test_causal_mask_accepts_numpy_integers() -> None:
 def test_causal_mask_rejects_bad_lengths(args, name) -> None:
     with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
         causal_mask(*args)
+
+
+@pytest.mark.parametrize(("q_len", "k_len"), [(5, 2), (2, 1), (7, 6)])
+def test_causal_mask_rejects_more_queries_than_keys(q_len, k_len) -> None:
+    """The first q_len - k_len queries would see no key at all (fully masked rows)."""
+    with pytest.raises(ValueError, match=rf"q_len={q_len} > k_len={k_len}"):
+        causal_mask(q_len, k_len)
 
 
 # --- padding_mask -------------------------------------------------------------------------

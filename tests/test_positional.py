@@ -152,6 +152,16 @@ def test_modules_reject_too_long_and_wrong_width(module: torch.nn.Module) -> Non
         module(np.zeros((2, 5, 8)))
 
 
+@pytest.mark.parametrize(
+    "module", [SinusoidalPositionalEncoding(8, 5), LearnedPositionalEmbedding(5, 8)]
+)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
+def test_modules_reject_non_float_input(module: torch.nn.Module, dtype: torch.dtype) -> None:
+    """Integer input would truncate the sin/cos table to 0/1: embed the token ids first."""
+    with pytest.raises(TypeError, match=rf"{str(dtype).removeprefix('torch.')}.*embed"):
+        module(torch.zeros(2, 5, 8, dtype=dtype))
+
+
 def test_learned_embedding_adds_rows_and_learns() -> None:
     torch.manual_seed(0)
     module = LearnedPositionalEmbedding(max_len=10, d_model=4)

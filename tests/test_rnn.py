@@ -19,13 +19,13 @@ from attnlab.rnn import (
 )
 
 
-def _copy_to_torch_rnn(rnn: VanillaRNN, *, bias: bool = True) -> nn.RNN:
+def _copy_to_torch_rnn(rnn: VanillaRNN, *, bias: bool = True, batch_first: bool = True) -> nn.RNN:
     ref = nn.RNN(
         rnn.input_size,
         rnn.hidden_size,
         nonlinearity=rnn.nonlinearity,
         bias=bias,
-        batch_first=True,
+        batch_first=batch_first,
     ).to(rnn.weight_ih.dtype)
     with torch.no_grad():
         ref.weight_ih_l0.copy_(rnn.weight_ih)
@@ -204,9 +204,10 @@ def test_linear_rnn_gradient_is_the_matrix_power() -> None:
     np.testing.assert_allclose(norms, expected, rtol=1e-10, atol=0)
 
 
-def test_gradient_norms_same_for_torch_rnn_and_leave_parameters_alone() -> None:
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_gradient_norms_same_for_torch_rnn_and_leave_parameters_alone(batch_first: bool) -> None:
     rnn = _rnn("tanh", 0.9, hidden=8)
-    ref = _copy_to_torch_rnn(rnn)
+    ref = _copy_to_torch_rnn(rnn, batch_first=batch_first)
     ours = gradient_norm_vs_distance(rnn, 15, batch=3, generator=torch.Generator().manual_seed(5))
     theirs = gradient_norm_vs_distance(ref, 15, batch=3, generator=torch.Generator().manual_seed(5))
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import string
 
 import numpy as np
@@ -66,6 +67,19 @@ def test_vocab_encode_decode_round_trip_and_unknown() -> None:
     assert vocab.decode(ids, skip_special=True) == ["<unk>", "river", "bank"]
     assert vocab["bank"] == 5
     assert vocab["nope"] == vocab.unk_id
+
+
+def test_vocab_iterates_over_its_tokens_in_id_order() -> None:
+    vocab = Vocab(["river", "bank"])
+    # islice: without __iter__, Python would iterate through __getitem__(0, 1, ...) forever
+    assert list(itertools.islice(vocab, len(vocab) + 1)) == vocab.tokens
+    assert list(vocab) == ["<pad>", "<unk>", "<bos>", "<eos>", "river", "bank"]
+
+
+@pytest.mark.parametrize("key", [0, 5, np.int64(4), None])
+def test_vocab_lookup_by_id_is_a_type_error_pointing_to_decode(key) -> None:
+    with pytest.raises(TypeError, match=r"vocab\.tokens\[i\].*vocab\.decode\(\[i\]\)"):
+        Vocab(["river", "bank"])[key]
 
 
 @pytest.mark.parametrize(

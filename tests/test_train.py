@@ -37,6 +37,15 @@ def test_sequence_loss_averages_over_real_tokens_only() -> None:
     torch.testing.assert_close(sequence_loss(logits, targets, None), everything, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("pad_id", [PAD_ID, 3])
+def test_sequence_loss_rejects_targets_that_are_all_padding(pad_id: int) -> None:
+    """Nothing to average over: the mean would be 0 / 0 = NaN."""
+    logits, targets = torch.zeros(2, 3, 5), torch.full((2, 3), pad_id)
+    with pytest.raises(ValueError, match=rf"every target is padding \(pad_id={pad_id}\)"):
+        sequence_loss(logits, targets, pad_id)
+    assert torch.isfinite(sequence_loss(logits, targets, None))
+
+
 def test_sequence_loss_shape_error() -> None:
     with pytest.raises(ValueError, match=r"logits \(2, 3, 5\) and targets \(2, 4\)"):
         sequence_loss(torch.zeros(2, 3, 5), torch.zeros(2, 4, dtype=torch.long), PAD_ID)

@@ -5,10 +5,13 @@ Equality with PyTorch's own layers is in test_vs_pytorch_transformer.py.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from attnlab.masking import causal_mask, padding_mask
 from attnlab.transformer import (
@@ -357,6 +360,45 @@ def test_greedy_decode_stops_at_eos_or_max_len(favourite: int, length: int) -> N
     assert torch.all(out == favourite)
 
 
+class _ScriptedDecoder(EncoderDecoder):
+    """An EncoderDecoder whose decoder ignores its input and plays a script.
+
+    ``script[b][t]`` is the token row ``b`` "predicts" at generation step ``t`` (then 8
+    forever): a row may keep predicting real tokens after its EOS, which greedy_decode must
+    overwrite with padding.
+    """
+
+    def __init__(self, script: list[list[int]]) -> None:
+        super().__init__(
+            src_vocab=12, tgt_vocab=9, d_model=D, n_heads=H, n_layers=1, d_ff=D_FF, max_len=12
+        )
+        self.script = script
+
+    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor):
+        B, T = tgt_in.shape
+        step = T - 1  # tgt_in holds BOS and the `step` tokens generated so far
+        logits = torch.zeros(B, T, self.tgt_vocab)  # (B, T, V)
+        for b, row in enumerate(self.script):
+            logits[b, -1, row[step] if step < len(row) else 8] = 1.0
+        return logits
+
+
+def test_greedy_decode_pads_rows_after_their_eos_until_all_finish() -> None:
+    eos, pad = 2, 0
+    model = _ScriptedDecoder([[5, eos, 6, 7, 6, 7], [4, 5, 6, eos, 3, 3]])
+    out = greedy_decode(model, torch.tensor([[3, 4], [5, 6]]), bos_id=1, eos_id=eos, max_len=10)
+    # Row 0 finished at step 1; its later predictions (6, 7) become padding. Row 1 goes on
+    # to its own EOS at step 3, and decoding stops there, well before max_len.
+    assert out.tolist() == [[5, eos, pad, pad], [4, 5, 6, eos]]
+
+
+def test_greedy_decode_pads_finished_rows_up_to_max_len() -> None:
+    eos = 2
+    model = _ScriptedDecoder([[5, eos, 6, 7], [4, 5, 6, 7]])  # row 1 never ends
+    out = greedy_decode(model, torch.tensor([[3, 4], [5, 6]]), bos_id=1, eos_id=eos, max_len=6)
+    assert out.tolist() == [[5, eos, 0, 0, 0, 0], [4, 5, 6, 7, 8, 8]]
+
+
 def test_greedy_decode_argument_errors() -> None:
     model = _model()
     src = torch.tensor([[3, 4]])
@@ -418,3 +460,16 @@ def test_generate_stops_at_eos() -> None:
     assert out.tolist() == [[3, 4, 2]]
     with pytest.raises(TypeError, match="DecoderOnlyLM"):
         generate(_model(), torch.tensor([[3]]), max_new_tokens=2)
+
+
+# The hypothesis profile of tests/conftest.py -------------------------------------------------
+
+
+def test_ci_hypothesis_profile_is_derandomized_and_loaded_under_ci() -> None:
+    try:
+        ci = settings.get_profile("ci")
+    except InvalidArgument:
+        pytest.fail("tests/conftest.py must register a hypothesis profile named 'ci'")
+    assert ci.derandomize and ci.deadline is None and ci.print_blob
+    if os.environ.get("CI"):
+        assert settings.default.derandomize, "under CI the 'ci' profile must be loaded"

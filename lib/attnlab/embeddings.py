@@ -120,27 +120,41 @@ class EmbeddingTable:
     Row ``i`` of ``vectors`` is the embedding of token id ``i``, so
     :func:`attnlab.tokenizer.embed` (``vectors[ids]``) turns ids into vectors.
 
+    The table is frozen: the inputs are copied, ``words`` and ``dims`` become tuples and
+    ``vectors`` is read-only (``table.vectors[0, 0] = 1`` raises ``ValueError``), so no
+    experiment can corrupt it for the next. :meth:`vector` and :meth:`vectors_for` return
+    fresh, writable arrays.
+
     Attributes:
-        words: the ``V`` words, in id order.
-        dims: the names of the ``D`` dimensions.
-        vectors: ``(V, D)`` float64 array.
+        words: the ``V`` words, in id order (a tuple).
+        dims: the names of the ``D`` dimensions (a tuple).
+        vectors: ``(V, D)`` float64 array, read-only.
+
+    Raises:
+        ValueError: ``vectors`` not of shape ``(len(words), len(dims))``, or repeated words.
 
     Taught in: chapters/02_similarity.ipynb
     """
 
-    words: list[str]
-    dims: list[str]
+    words: tuple[str, ...]
+    dims: tuple[str, ...]
     vectors: np.ndarray
 
     def __post_init__(self) -> None:
-        v, d = len(self.words), len(self.dims)
-        if self.vectors.shape != (v, d):
+        words, dims = tuple(self.words), tuple(self.dims)
+        vectors = np.array(self.vectors, dtype=np.float64)  # a copy: the caller's stays apart
+        v, d = len(words), len(dims)
+        if vectors.shape != (v, d):
             raise ValueError(
-                f"vectors must have shape (len(words), len(dims)) = ({v}, {d}), "
-                f"got {self.vectors.shape}"
+                f"vectors must have shape (len(words), len(dims)) = ({v}, {d}), got {vectors.shape}"
             )
-        if len(set(self.words)) != v:
+        if len(set(words)) != v:
             raise ValueError("words must be distinct")
+        vectors.setflags(write=False)
+        # A frozen dataclass: its fields are set once, here, through object.__setattr__.
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "dims", dims)
+        object.__setattr__(self, "vectors", vectors)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -171,12 +185,13 @@ class EmbeddingTable:
         """The ``(T, D)`` embeddings of a list of words, or of a sentence (cut into words).
 
         ``table.vectors_for("money in the bank")`` gives 4 rows, one per word, ready for
-        self-attention. Punctuation and unknown words raise :class:`UnknownWordError`.
+        self-attention. The result is a fresh, writable array (scale it as you like).
+        Punctuation and unknown words raise :class:`UnknownWordError`.
         """
         if isinstance(words, str):
             words = word_tokenize(words)
         ids = [self.index(w) for w in words]
-        return self.vectors[ids]  # (T,) -> (T, D)
+        return self.vectors[ids].copy()  # (T,) -> (T, D), writable
 
     def nearest(
         self, vector: np.ndarray, k: int = 5, exclude: Iterable[str] = ()
@@ -228,4 +243,4 @@ def toy_embeddings() -> EmbeddingTable:
     vectors = np.array(
         [[0.0 if x == "." else float(x) for x in row[1:]] for row in rows], dtype=np.float64
     )  # (V, D)
-    return EmbeddingTable(words=words, dims=list(DIMS), vectors=vectors)
+    return EmbeddingTable(words=tuple(words), dims=tuple(DIMS), vectors=vectors)

@@ -24,21 +24,32 @@ def causal_mask(q_len: int, k_len: int | None = None, *, like: Any = None) -> An
     """Lower-triangular mask: query ``i`` may attend to keys ``0 .. i`` (no peeking ahead).
 
     ``mask[i, j] = j <= i + (k_len - q_len)``; with ``k_len > q_len`` the queries are taken
-    to be the *last* ``q_len`` positions (as when decoding with a cache of earlier keys).
+    to be the *last* ``q_len`` positions (as when decoding with a cache of earlier keys),
+    which is why ``k_len >= q_len`` is required.
 
     Args:
         q_len: number of query positions ``T``.
-        k_len: number of key positions ``S`` (default ``T``).
+        k_len: number of key positions ``S >= T`` (default ``T``).
         like: an array or tensor; the mask is returned as the same kind (and on the same
             device). Default: a NumPy array.
 
     Returns:
         ``(T, S)`` boolean mask, broadcastable against ``(B, H, T, S)`` scores.
+
+    Raises:
+        ValueError: a length that is not a positive integer, or ``q_len > k_len`` (the first
+            queries would have no visible key).
     """
     k_len = q_len if k_len is None else k_len
     for name, n in (("q_len", q_len), ("k_len", k_len)):
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if q_len > k_len:
+        raise ValueError(
+            f"causal_mask needs at least as many keys as queries, got q_len={q_len} > "
+            f"k_len={k_len}: the queries are the last q_len of the k_len positions, so the "
+            f"first {q_len - k_len} would see no key at all"
+        )
     mask = np.tril(np.ones((q_len, k_len), dtype=bool), k=k_len - q_len)  # (T, S)
     return _like(mask, like)
 

@@ -157,6 +157,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     Raises:
         ValueError: ``T > max_len`` or a feature size other than ``d_model``.
+        TypeError: ``x`` not a floating-point tensor (token ids must be embedded first).
 
     Taught in: chapters/05_positional.ipynb
     """
@@ -197,6 +198,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Raises:
         ValueError: ``T > max_len`` or a feature size other than ``d_model``.
+        TypeError: ``x`` not a floating-point tensor (token ids must be embedded first).
 
     Taught in: chapters/05_positional.ipynb
     """
@@ -221,6 +223,12 @@ class LearnedPositionalEmbedding(nn.Module):
 def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{who} expects a torch.Tensor, got {describe(x)}")
+    if not x.is_floating_point():
+        # Cast to an integer dtype, the sin/cos (or learned) table would truncate to 0/1/-1.
+        raise TypeError(
+            f"{who} expects floating-point token vectors, got {describe(x)}: embed the "
+            "token ids first (e.g. nn.Embedding), then add the positions"
+        )
     if x.ndim < 2 or x.shape[-1] != d_model:
         raise ValueError(f"{who} expects x of shape (B, T, d_model={d_model}), got {describe(x)}")
     T = x.shape[-2]

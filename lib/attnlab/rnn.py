@@ -213,8 +213,10 @@ def gradient_norm_vs_distance(
     the distance ``T - 1 - t``.
 
     Args:
-        rnn: a :class:`VanillaRNN`, or any batch-first module returning
-            ``(outputs (B, T, H), ...)`` such as ``torch.nn.RNN(batch_first=True)``.
+        rnn: a :class:`VanillaRNN`, or a module returning ``(outputs, ...)`` such as
+            ``torch.nn.RNN``: outputs ``(B, T, H)`` if it is batch first (no
+            ``batch_first`` attribute counts as batch first), else ``(T, B, H)`` (the input
+            is then transposed to ``(T, B, I)`` for it).
         length: sequence length ``T``.
         batch: number of random sequences; the norms are averaged over them.
         generator: a CPU ``torch.Generator`` for the random inputs (default: the global one).
@@ -235,8 +237,10 @@ def gradient_norm_vs_distance(
         raise TypeError(f"{type(rnn).__name__} has no integer input_size attribute")
     x = torch.randn(batch, length, input_size, generator=generator, dtype=weight.dtype)
     x = x.to(weight.device).requires_grad_()  # (B, T, I)
-    outputs = rnn(x)[0]  # (B, T, H)
-    h_last = outputs[:, -1]  # (B, H)
+    if getattr(rnn, "batch_first", True):
+        h_last = rnn(x)[0][:, -1]  # (B, T, H) -> (B, H)
+    else:  # torch.nn.RNN's default layout is time first
+        h_last = rnn(x.transpose(0, 1))[0][-1]  # (T, B, I) -> (T, B, H) -> (B, H)
     squared = torch.zeros(batch, length, dtype=weight.dtype, device=weight.device)  # (B, T)
     hidden = h_last.shape[-1]
     for j in range(hidden):  # row j of the Jacobian, for every sample at once

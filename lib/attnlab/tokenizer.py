@@ -26,7 +26,7 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -92,6 +92,7 @@ class Vocab:
         vocab = Vocab(["river", "bank"])
         vocab.encode(["the", "river", "bank"])   # [1, 4, 5]: "the" is unknown -> <unk>
         vocab.decode([4, 5])                     # ['river', 'bank']
+        vocab["bank"], list(vocab)[5]            # 5, 'bank' (iterating gives the tokens)
 
     Taught in: chapters/02_similarity.ipynb
     """
@@ -151,8 +152,23 @@ class Vocab:
     def __contains__(self, token: object) -> bool:
         return token in self._ids
 
+    def __iter__(self) -> Iterator[str]:
+        """The tokens in id order, as :attr:`tokens`: ``list(vocab) == vocab.tokens``."""
+        return iter(self._tokens)
+
     def __getitem__(self, token: str) -> int:
-        """The id of ``token``, or ``unk_id`` if it is not in the vocabulary."""
+        """The id of ``token``, or ``unk_id`` if it is not in the vocabulary.
+
+        Raises:
+            TypeError: a key that is not a string (an id, say): the token of id ``i`` is
+                ``vocab.tokens[i]`` or ``vocab.decode([i])``.
+        """
+        if not isinstance(token, str):
+            raise TypeError(
+                f"vocab[...] maps a token string to its id, got {token!r} "
+                f"({type(token).__name__}); for the token of id i use vocab.tokens[i] "
+                "or vocab.decode([i])"
+            )
         return self._ids.get(token, self.unk_id)
 
     def __repr__(self) -> str:

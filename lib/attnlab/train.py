@@ -41,7 +41,8 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
         A scalar tensor.
 
     Raises:
-        ValueError: if the shapes do not fit.
+        ValueError: if the shapes do not fit, or if every target equals ``pad_id``
+            (nothing to average over: the loss would be NaN).
 
     Taught in: chapters/07_transformer.ipynb
     """
@@ -49,6 +50,11 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
         raise ValueError(
             f"logits must be (B, T, V) and targets (B, T), got logits {tuple(logits.shape)} "
             f"and targets {tuple(targets.shape)}"
+        )
+    if pad_id is not None and bool((targets == pad_id).all()):
+        raise ValueError(
+            f"every target is padding (pad_id={pad_id}): the mean over zero real tokens "
+            "would be NaN; check that the batch holds real tokens"
         )
     V = logits.shape[-1]
     return F.cross_entropy(
