@@ -50,13 +50,18 @@ _BATCHED_VECTOR_HINTS = (
 )
 
 
-def _dot_cases() -> tuple[Case, ...]:
-    rng = _rng()
+def _vector_pair_cases(rng: np.random.Generator) -> list[Case]:
+    """Pairs of random vectors along the last axis: one pair, rows of a matrix, a batch."""
     shapes = {"two vectors": (5,), "rows of a matrix": (3, 5), "a batch": (2, 3, 4)}
-    cases = [
+    return [
         Case(label, {"a": rng.standard_normal(s), "b": rng.standard_normal(s)})
         for label, s in shapes.items()
     ]
+
+
+def _dot_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    cases = _vector_pair_cases(rng)
     cases.append(Case("size-1 vectors", {"a": rng.standard_normal((4, 1)), "b": np.ones((4, 1))}))
     cases.append(
         Case(
@@ -115,11 +120,7 @@ def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
 
 def _cosine_cases() -> tuple[Case, ...]:
     rng = _rng()
-    shapes = {"two vectors": (5,), "rows of a matrix": (3, 5), "a batch": (2, 3, 4)}
-    cases = [
-        Case(label, {"a": rng.standard_normal(s), "b": rng.standard_normal(s)})
-        for label, s in shapes.items()
-    ]
+    cases = _vector_pair_cases(rng)
     a = rng.standard_normal((4, 6))
     cases.append(
         Case(
