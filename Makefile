@@ -11,14 +11,15 @@ STAMP  := $(VENV)/.installed
 NOTEBOOKS := chapters solutions exercises
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help venv book test lint format exercises notebooks lab bench lock clean
+.PHONY: help venv book test lint format toc exercises notebooks lab bench lock clean
 
 help:
 	@echo "make book       build the website into _build/html"
 	@echo "make test       run every check (lint, exercise drift, book build, pytest + nbval, browser)"
 	@echo "make lab        open JupyterLab on the course"
-	@echo "make exercises  regenerate exercises/ from solutions/ and re-execute them"
-	@echo "make notebooks  re-execute every notebook in place (after editing one)"
+	@echo "make exercises  regenerate exercises/ (and _toc.yml) from solutions/, then execute them"
+	@echo "make notebooks  execute every changed notebook; commit text outputs only"
+	@echo "make toc        regenerate _toc.yml from the chapter files"
 	@echo "make bench      print the speed/memory tables in bench/"
 	@echo "make format     ruff format + autofix"
 	@echo "make lock       re-resolve the pins in constraints.txt"
@@ -47,17 +48,24 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The table of contents follows from the chapter files (tools/make_toc.py).
+toc: $(STAMP)
+	$(PY) tools/make_toc.py
+
 # Exercises are generated from solutions/ (the single source), then executed so that the
-# committed notebooks carry their outputs.
-exercises: $(STAMP)
+# committed notebooks carry their text outputs.
+exercises: toc
 	$(PY) tools/make_exercises.py
 	$(PY) tools/execute_notebooks.py exercises
 
+# One executor, one cache: a notebook runs only when its code or lib/attnlab changed; the
+# executed copy (with figures) stays in the book's cache, the committed file keeps text only.
 notebooks: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
 
 test: $(STAMP)
 	$(MAKE) lint
+	$(PY) tools/make_toc.py --check
 	$(PY) tools/make_exercises.py --check
 	$(MAKE) book
 	$(PY) -m pytest tests $(NOTEBOOKS) $(NBVAL_FLAGS)

@@ -24,8 +24,10 @@ It sets ``mathjax_path`` itself: do not set it in ``_config.yml``.
 
 It also keeps the notebook execution cache honest. jupyter-cache keys a notebook by its code
 cells only, so after an edit to ``lib/attnlab`` the book would reuse outputs computed by the
-old library. :func:`_invalidate_stale_cache` stores a hash of the library next to the cache
-and empties the cache when the library has changed.
+old library. :func:`invalidate_if_library_changed` stores a hash of the library next to the
+cache and empties the cache when the library has changed; ``tools/execute_notebooks.py``
+(``make notebooks``) fills and reads the same cache under the same rule, so the notebooks are
+executed once for the website and the committed files alike.
 """
 
 from __future__ import annotations
@@ -129,6 +131,28 @@ def library_hash(package_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def invalidate_if_library_changed(cache: Path, package_dir: Path) -> bool:
+    """Empty the execution cache ``cache`` if ``package_dir`` changed since it was filled.
+
+    The one cache rule of the course, applied by the book (below) and by
+    ``tools/execute_notebooks.py``: a notebook is re-executed when its code cells change
+    (jupyter-cache's key) or when the library does (a stamp next to the cache).
+
+    Returns:
+        Whether the library changed (or no stamp existed yet).
+    """
+    stamp = cache.with_name(cache.name + ".lib-sha256")
+    current = library_hash(package_dir)
+    if stamp.exists() and stamp.read_text().strip() == current:
+        return False
+    if cache.exists():
+        logger.info("attnlab_book: lib/attnlab changed; emptying the execution cache %s", cache)
+        shutil.rmtree(cache)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(current + "\n")
+    return True
+
+
 def _invalidate_stale_cache(app: Sphinx, config: Any) -> None:
     """Empty the notebook execution cache when ``lib/attnlab`` changed since it was filled."""
     cache_path = getattr(config, "nb_execution_cache_path", "")
@@ -138,16 +162,8 @@ def _invalidate_stale_cache(app: Sphinx, config: Any) -> None:
     cache = Path(cache_path)
     if not cache.is_absolute():
         cache = Path(app.srcdir) / cache
-    stamp = cache.with_name(cache.name + ".lib-sha256")
-    current = library_hash(package_dir)
-    if stamp.exists() and stamp.read_text().strip() == current:
-        return
-    app.attnlab_lib_changed = True  # read by _reexecute_notebooks
-    if cache.exists():
-        logger.info("attnlab_book: lib/attnlab changed; emptying the execution cache %s", cache)
-        shutil.rmtree(cache)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(current + "\n")
+    if invalidate_if_library_changed(cache, package_dir):
+        app.attnlab_lib_changed = True  # read by _reexecute_notebooks
 
 
 def _reexecute_notebooks(app: Sphinx, env: Any, added: Any, changed: Any, removed: Any) -> list:

@@ -27,11 +27,13 @@ execute_notebooks = _load_tool()
 
 
 @pytest.fixture
-def execute(capsys):
-    """``execute_notebooks.py TARGETS...`` in this process (the kernels are new processes)."""
+def execute(capsys, tmp_path):
+    """``execute_notebooks.py TARGETS...`` in this process (the kernels are new processes),
+    with an execution cache of its own (never the book's)."""
 
     def run(*targets):
-        code = execute_notebooks.main([*map(str, targets), "--timeout", "60"])
+        args = [*map(str, targets), "--timeout", "60", "--cache", str(tmp_path / "cache")]
+        code = execute_notebooks.main(args)
         out = capsys.readouterr()
         return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
 
@@ -95,3 +97,50 @@ def test_missing_target_is_an_error(tmp_path, execute):
     done = execute(tmp_path / "nowhere.ipynb")
     assert done.returncode == 2
     assert "nowhere.ipynb is neither a notebook nor a folder" in done.stderr
+
+
+def test_committed_outputs_keep_text_only(tmp_path, execute):
+    path = tmp_path / "figures.ipynb"
+    nbformat.write(
+        notebook(
+            ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt", None),
+            ("plt.plot([1, 2]); plt.show()", None),
+            ("from IPython.display import HTML\nHTML('<b>bold</b>')", None),
+            ("import ipywidgets\nipywidgets.IntSlider(value=3)", None),
+            ("print('kept'); 41 + 1", None),
+        ),
+        path,
+    )
+    assert execute(path).returncode == 0
+    nb = nbformat.read(path, as_version=4)
+    kinds = [[sorted(o.get("data", {})) or o.output_type for o in c.outputs] for c in nb.cells]
+    assert kinds[2] == [["text/plain"]]  # the HTML display keeps its text only
+    assert kinds[3] == [["text/plain"]]  # the widget view is gone, its repr stays
+    assert kinds[4] == ["stream", ["text/plain"]]
+    for cell in nb.cells:
+        for out in cell.outputs:
+            assert not set(out.get("data", {})) - {"text/plain"}
+            assert "image/png" not in out.get("data", {})
+    assert (
+        execute_notebooks.lean_outputs(
+            [{"output_type": "display_data", "data": {"image/png": "iVBOR"}, "metadata": {}}]
+        )
+        == []
+    )
+
+
+def test_an_unchanged_notebook_comes_from_the_cache(tmp_path, execute):
+    path = tmp_path / "clock.ipynb"
+    nbformat.write(notebook(("import time\nprint(time.time_ns())", None)), path)
+    first = execute(path)
+    assert first.returncode == 0 and "executed in" in first.stdout
+    stamp = nbformat.read(path, as_version=4).cells[0].outputs[0]["text"]
+    again = execute(path)
+    assert again.returncode == 0 and "from the cache" in again.stdout
+    assert nbformat.read(path, as_version=4).cells[0].outputs[0]["text"] == stamp
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source += "\nprint('changed')"
+    nbformat.write(nb, path)
+    changed = execute(path)
+    assert "executed in" in changed.stdout  # a code change misses the cache
+    assert nbformat.read(path, as_version=4).cells[0].outputs[0]["text"] != stamp

@@ -214,7 +214,8 @@ def test_other_titles_are_kept(tmp_path, run, title):
 
 def test_banner_follows_the_title_and_speaks_to_learners(generated):
     nb = generated[1]
-    assert [c.id for c in nb.cells[:3]] == ["title", "generated-banner", "generated-note"]
+    assert [c.id for c in nb.cells[:2]] == ["title", "generated-banner"]
+    assert nb.cells[2].id != "generated-note"
     banner = nb.cells[1]
     assert banner.cell_type == "markdown"
     assert banner.metadata["tags"] == ["generated-banner"]
@@ -226,20 +227,22 @@ def test_banner_follows_the_title_and_speaks_to_learners(generated):
         assert maintainers_only not in banner.source
 
 
-def test_maintainer_note_is_a_separate_cell_hidden_on_the_website(generated):
-    note = generated[1].cells[2]
-    assert note.cell_type == "markdown"
-    assert note.metadata["tags"] == ["remove-cell"]  # Jupyter Book drops it from the page
-    for words in ("generated from `solutions/02_demo.ipynb` by `tools/make_exercises.py`",
-                  "edit that one and run `make exercises`"):  # fmt: skip
-        assert words in note.source
+def test_maintainer_note_is_in_the_metadata_where_no_learner_looks(generated):
+    nb = generated[1]
+    note = nb.metadata["attnlab"]
+    assert note["generated_from"] == "solutions/02_demo.ipynb"
+    for words in ("Generated from solutions/02_demo.ipynb by tools/make_exercises.py",
+                  "edit that notebook and run `make exercises`"):  # fmt: skip
+        assert words in note["note"]
+    for cell in nb.cells:
+        assert "make_exercises" not in cell.source and "by hand" not in cell.source
 
 
 def test_banner_comes_first_without_a_title(tmp_path, run):
     write_solution(tmp_path, [md("No title here.", "a"), code(SOFTMAX_SOLUTION, "b")])
     assert run(tmp_path).returncode == 0
     nb = nbformat.read(tmp_path / "exercises" / "02_demo.ipynb", as_version=4)
-    assert [c.id for c in nb.cells] == ["generated-banner", "generated-note", "a", "b"]
+    assert [c.id for c in nb.cells] == ["generated-banner", "a", "b"]
 
 
 def test_solutions_link_is_adapted(generated):
@@ -251,7 +254,7 @@ def test_solutions_link_is_adapted(generated):
 def test_outputs_counts_and_timings_are_cleared_and_ids_kept(generated):
     nb = generated[1]
     solution_ids = {c.id for c in solution_cells()}
-    assert {c.id for c in nb.cells} <= solution_ids | {"generated-banner", "generated-note"}
+    assert {c.id for c in nb.cells} <= solution_ids | {"generated-banner"}
     for cell in nb.cells:
         assert "execution" not in cell.metadata
         if cell.cell_type == "code":
@@ -297,7 +300,7 @@ def test_check_fails_when_the_solution_changed(generated, tmp_path, run):
     done = run(tmp_path, "--check")
     assert done.returncode == 1
     assert "exercises/02_demo.ipynb is stale or was edited by hand" in done.stderr
-    assert "cell 3 (id prose): source differs" in done.stderr
+    assert "cell 2 (id prose): source differs" in done.stderr
     assert "make exercises" in done.stderr
 
 
@@ -331,12 +334,21 @@ def test_check_fails_when_tags_or_cells_change(generated, tmp_path, run):
 
 def test_check_fails_when_the_maintainer_note_is_removed(generated, tmp_path, run):
     path, nb = generated
-    nb.cells = [c for c in nb.cells if c.id != "generated-note"]
+    del nb.metadata["attnlab"]
     nbformat.write(nb, path)
     done = run(tmp_path, "--check")
     assert done.returncode == 1
     assert "(id title): source differs" not in done.stderr  # the renamed title is expected
-    assert "exercises/02_demo.ipynb is stale or was edited by hand: cell 2" in done.stderr
+    assert "exercises/02_demo.ipynb is stale or was edited by hand: metadata" in done.stderr
+
+
+def test_check_fails_when_the_banner_is_removed(generated, tmp_path, run):
+    path, nb = generated
+    nb.cells = [c for c in nb.cells if c.id != "generated-banner"]
+    nbformat.write(nb, path)
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "exercises/02_demo.ipynb is stale or was edited by hand: cell 1" in done.stderr
 
 
 def test_check_fails_when_an_exercise_is_missing(tmp_path, run):

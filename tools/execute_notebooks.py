@@ -1,15 +1,29 @@
-"""Execute notebooks in place, so that the committed files carry their outputs.
+"""Execute notebooks and commit their text outputs only: the course's one executor and cache.
+
+The rule, also in the README ("Notebooks"):
+
+* **One cache.** A notebook is executed at most once per version of its code cells and of
+  ``lib/attnlab``: the executed copy, with every figure and slider frame, is stored in the
+  book's execution cache (``_build/.jupyter_cache``, jupyter-cache, keyed by the code cells;
+  the book's extension ``_ext/attnlab_book.py`` empties it when the library changes, and this
+  script applies the same rule). ``make book`` takes every page from there, so after
+  ``make notebooks`` the book executes nothing; a bare ``jupyter-book build .`` fills the same
+  cache itself.
+* **Lean files.** The committed ``.ipynb`` keeps text outputs only (``text/plain``,
+  ``text/markdown``, ``text/latex``, streams and errors): no PNGs, no scrubber HTML, no widget
+  views or state. :func:`lean_outputs` is the rule; the nbval comparison in ``make test``
+  applies it to the fresh outputs too (``conftest.py``), so every text output is compared.
+* **Deterministic.** No execution timings, no widget state, a fixed kernelspec and
+  ``language_info`` (without the Python version): executing an unchanged notebook twice
+  gives the same bytes.
 
 Each notebook runs top to bottom in a fresh ``python3`` kernel of the interpreter running
 this script, with the notebook's folder as working directory and a time limit per cell. A
-cell may raise only if it is tagged ``raises-exception``. The saved file is deterministic:
-no execution timings, no widget state, a fixed kernelspec and ``language_info`` (without the
-Python version), and widget views get ids derived from their position, so executing an
-unchanged notebook twice gives the same bytes. A notebook that fails is not saved.
+cell may raise only if it is tagged ``raises-exception``. A notebook that fails is not saved.
 
 Usage::
 
-    python tools/execute_notebooks.py DIR_OR_FILE... [--timeout SECONDS]
+    python tools/execute_notebooks.py DIR_OR_FILE... [--timeout SECONDS] [--no-cache]
 
 Directories are searched for ``*.ipynb`` (not recursively). ``make exercises`` and
 ``make notebooks`` call this.
@@ -21,7 +35,6 @@ import argparse
 import re
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +56,11 @@ LANGUAGE_INFO = {
     "nbconvert_exporter": "python",
     "pygments_lexer": "ipython3",
 }
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+TEXT_MIME = ("text/plain", "text/markdown", "text/latex")
+"""The only ``data`` a committed display output keeps (see :func:`lean_outputs`)."""
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "_build" / ".jupyter_cache"
+"""The book's execution cache (``execute.cache`` in ``_config.yml``)."""
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -94,18 +111,39 @@ def notebooks(targets: list[str]) -> list[Path]:
     return found
 
 
-def normalise(nb: nbformat.NotebookNode, name: str) -> None:
-    """Drop what changes from run to run: timings, widget state, the Python version, ids."""
+def normalise(nb: nbformat.NotebookNode) -> None:
+    """Drop what changes from run to run: timings, widget state, the Python version."""
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata["language_info"] = dict(LANGUAGE_INFO)
-    for index, cell in enumerate(nb.cells):
+    for cell in nb.cells:
         cell.metadata.pop("execution", None)
-        for number, output in enumerate(cell.get("outputs", [])):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if isinstance(view, dict) and "model_id" in view:
-                seed = f"{name}:{cell.get('id', index)}:{number}"
-                view["model_id"] = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex
+
+
+def lean_outputs(outputs: list[Any]) -> list[Any]:
+    """The outputs a committed notebook keeps: text only.
+
+    Streams and errors are kept whole. A display or result keeps its ``TEXT_MIME`` data and
+    no metadata; one with no text left (a bare image or widget view) is dropped. Figures
+    and slider frames are drawn again when the book is built, so the website loses nothing.
+    """
+    kept = []
+    for output in outputs:
+        if output.get("output_type") not in ("display_data", "execute_result"):
+            kept.append(output)
+            continue
+        data = {k: v for k, v in output.get("data", {}).items() if k in TEXT_MIME}
+        if data:
+            kept.append(nbformat.from_dict({**output, "data": data, "metadata": {}}))
+    return kept
+
+
+def lean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with :func:`lean_outputs` applied to every code cell (in place; returned)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = lean_outputs(cell.outputs)
+    return nb
 
 
 def execute(path: Path, timeout: int) -> nbformat.NotebookNode:
@@ -144,31 +182,79 @@ def execute(path: Path, timeout: int) -> nbformat.NotebookNode:
             type(err), "raised an error"
         )
         raise NotebookFailed(f"{where} {kind}:\n{ANSI.sub('', str(err)).strip()}") from None
-    normalise(nb, path.name)
+    normalise(nb)
     return nb
+
+
+def open_cache(path: Path = CACHE) -> Any:
+    """The execution cache at ``path``, emptied first if ``lib/attnlab`` changed (the book's rule)."""
+    from jupyter_cache import get_cache
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        from attnlab_book import invalidate_if_library_changed
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    invalidate_if_library_changed(path, ROOT / "lib" / "attnlab")
+    return get_cache(str(path))
+
+
+def executed(path: Path, timeout: int, cache: Any | None) -> tuple[nbformat.NotebookNode, bool]:
+    """The executed notebook (every output) and whether it came from the cache.
+
+    Raises:
+        NotebookFailed: see :func:`execute`.
+    """
+    if cache is not None:
+        nb = nbformat.read(path, as_version=4)
+        normalise(nb)  # the committed form: what the book reads and hashes
+        try:
+            _, merged = cache.merge_match_into_notebook(nb)
+            normalise(merged)
+            return merged, True
+        except KeyError:
+            pass
+    start = time.perf_counter()
+    nb = execute(path, timeout)
+    if cache is not None:
+        from jupyter_cache.base import CacheBundleIn
+
+        bundle = CacheBundleIn(
+            nb, str(path.resolve()), data={"execution_seconds": time.perf_counter() - start}
+        )
+        cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+    return nb, False
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("targets", nargs="+", metavar="DIR_OR_FILE")
     parser.add_argument("--timeout", type=int, default=180, help="seconds per cell (default: 180)")
+    parser.add_argument(
+        "--cache", type=Path, default=CACHE, help="the execution cache (default: the book's)"
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="execute even when the cache has the notebook"
+    )
     args = parser.parse_args(argv)
     try:
         paths = notebooks(args.targets)
     except FileNotFoundError as err:
         print(f"execute_notebooks: {err}", file=sys.stderr)
         return 2
+    cache = None if args.no_cache else open_cache(args.cache)
     failures = []
     for path in paths:
         start = time.perf_counter()
         try:
-            nb = execute(path, args.timeout)
+            nb, cached = executed(path, args.timeout, cache)
         except NotebookFailed as err:
             failures.append(path)
             print(f"FAILED {err}", file=sys.stderr)
             continue
-        nbformat.write(nb, path)
-        print(f"executed {path} ({time.perf_counter() - start:.1f} s)")
+        nbformat.write(lean(nb), path)
+        how = "from the cache" if cached else f"executed in {time.perf_counter() - start:.1f} s"
+        print(f"wrote {path} ({how})")
     if failures:
         names = ", ".join(str(p) for p in failures)
         print(f"execute_notebooks: {len(failures)} notebook(s) failed: {names}", file=sys.stderr)

@@ -14,12 +14,13 @@ Rules, applied to every solution notebook:
 * The title: when the first cell is a markdown cell whose first line is a level-1 heading
   starting with ``# Solutions:``, that prefix becomes ``# Exercises:`` (the rest of the
   cell is kept). Other titles, and headings in later cells, are kept as they are.
-* Two cells are added after the title cell (first, if the notebook starts with none): a
-  banner for learners (replace each stub, run the check cell, and a link to the worked
-  solutions for when they are done or stuck after the hints), tagged
-  ``generated-banner``; then a note for contributors (the notebook is generated: edit the
-  solution notebook and run ``make exercises``), tagged ``remove-cell`` so that the website
-  hides it while the notebook file keeps it.
+* A banner for learners is added after the title cell (first, if the notebook starts with
+  none): replace each stub, run the check cell, and a link to the worked solutions for when
+  they are done or stuck after the hints; tagged ``generated-banner``. The note for
+  contributors (the notebook is generated: edit the solution notebook and run
+  ``make exercises``) goes in the notebook's metadata (``attnlab.generated_from`` and
+  ``attnlab.note``), where no learner looks: not in a cell, which Jupyter and Colab would
+  show.
 * Outputs and execution counts are cleared; cell ids are the solution's.
 
 Usage::
@@ -56,8 +57,6 @@ SOLUTIONS_LINK = "solutions-link"
 RAISES = "raises-exception"
 BANNER_ID = "generated-banner"
 BANNER_TAG = "generated-banner"
-NOTE_ID = "generated-note"
-NOTE_TAG = "remove-cell"  # Jupyter Book leaves the cell out of the page
 SOLUTIONS_TITLE = "# Solutions:"
 EXERCISES_TITLE = "# Exercises:"
 
@@ -237,17 +236,16 @@ def banner(pair: Pair) -> nbformat.NotebookNode:
     return cell
 
 
-def maintainer_note(pair: Pair, root: Path) -> nbformat.NotebookNode:
-    """The contributors' note, hidden on the website (``remove-cell``)."""
+def maintainer_note(pair: Pair, root: Path) -> dict[str, str]:
+    """The contributors' note, kept in the notebook's metadata (no learner sees it)."""
     source = pair.solution.relative_to(root).as_posix()
-    text = (
-        f"*For contributors: this notebook is generated from `{source}` by "
-        "`tools/make_exercises.py`; do not edit it by hand: edit that one and run "
-        "`make exercises`.*"
-    )
-    cell = nbformat.v4.new_markdown_cell(text, id=NOTE_ID)
-    cell.metadata["tags"] = [NOTE_TAG]
-    return cell
+    return {
+        "generated_from": source,
+        "note": (
+            f"Generated from {source} by tools/make_exercises.py; do not edit by hand: "
+            "edit that notebook and run `make exercises`."
+        ),
+    }
 
 
 def exercises_title(source: str) -> str:
@@ -309,7 +307,7 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
     if starts_with_title:
         cells[0].source = exercises_title(cells[0].source)
     at = 1 if starts_with_title else 0
-    cells[at:at] = [banner(pair), maintainer_note(pair, root)]
+    cells[at:at] = [banner(pair)]
     ids = [c["id"] for c in cells]
     if len(set(ids)) != len(ids):
         raise MarkerError(
@@ -318,6 +316,7 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
 
     exercise = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(solution.metadata))
     exercise.metadata.pop("widgets", None)
+    exercise.metadata["attnlab"] = maintainer_note(pair, root)
     exercise.nbformat_minor = max(solution.nbformat_minor, 5)
     nbformat.validate(exercise)
     return exercise
@@ -336,6 +335,9 @@ def comparable(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
 
 def difference(expected: nbformat.NotebookNode, found: nbformat.NotebookNode) -> str | None:
     """The first difference between two notebooks' cells, in words, or ``None``."""
+    note = expected.metadata.get("attnlab")
+    if found.metadata.get("attnlab") != note:
+        return f"metadata `attnlab` differs: expected {note!r}"
     want, got = comparable(expected), comparable(found)
     for index, (w, g) in enumerate(zip(want, got, strict=False)):
         if w == g:
