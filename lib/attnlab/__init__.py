@@ -18,7 +18,18 @@ Modules, in the order the course meets them:
 from . import data, train, viz, widgets
 from .attention import SelfAttention, scaled_dot_product_attention
 from .embeddings import EmbeddingTable, toy_embeddings
-from .masking import causal_mask, combine_masks, from_ignore_mask, padding_mask
+from .masking import (
+    causal_mask,
+    combine_masks,
+    from_additive_mask,
+    from_hf_attention_mask,
+    from_ignore_mask,
+    padding_mask,
+    to_additive_mask,
+    to_hf_attention_mask,
+    to_ignore_mask,
+    to_key_padding_mask,
+)
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import (
     LearnedPositionalEmbedding,
@@ -79,6 +90,8 @@ __all__ = [
     "dot",
     "embed",
     "explore",
+    "from_additive_mask",
+    "from_hf_attention_mask",
     "from_ignore_mask",
     "generate",
     "gradient_norm_vs_distance",
@@ -98,6 +111,10 @@ __all__ = [
     "softmax",
     "spectral_radius",
     "split_heads",
+    "to_additive_mask",
+    "to_hf_attention_mask",
+    "to_ignore_mask",
+    "to_key_padding_mask",
     "toy_embeddings",
     "train",
     "train_bpe",
