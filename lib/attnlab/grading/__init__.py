@@ -1,45 +1,35 @@
-"""Graders for the exercises: run the learner's function, say what is wrong and why.
+"""Graders for the exercises: run the learner's code, say what is wrong and why.
 
-``from attnlab.grading import CHAPTER02, check_softmax, summary`` is all an exercise notebook
-needs; ``summary("Chapter 2", CHAPTER02)`` scores every exercise of the chapter, checked or
-not.
-The machinery (results, the score summary, :class:`Grader`, :class:`Case`,
-:class:`Mistake`) is in :mod:`attnlab.grading.core`; each chapter's graders are in their own
-module.
+A chapter's notebook imports from its own module: ``from attnlab.grading.ch02 import
+check_softmax, summary``. The machinery, each job in its module:
 
-Taught in: every exercises/ notebook (first in exercises/02_similarity.ipynb)
+- :mod:`.specs`: :class:`Case` (an input) and :class:`Mistake` (a planted wrong answer);
+- :mod:`.pipeline`: :class:`Grader`, the ordered checks of a learner's function;
+- :mod:`.questions`: :class:`Question`, a prediction checked against the right value;
+- :mod:`.forensics`: running the learner's code and reading its tracebacks;
+- :mod:`.results` and :mod:`.display`: :class:`CheckResult`, the score :class:`Summary`
+  (the only state: the latest result per exercise) and how both look;
+- :mod:`.registry`: :class:`ChapterGraders`, a chapter's exercises in order, numbered by
+  the module's name (``ch02``).
+
+Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 """
 
-from .chapter02 import (
-    CHAPTER02,
-    COSINE,
-    DOT,
-    SELF_ATTENTION,
-    SOFTMAX,
-    check_cosine_similarity,
-    check_dot,
-    check_self_attention,
-    check_softmax,
-)
-from .core import GRADERS, Case, CheckResult, Grader, Mistake, Summary, register, reset, summary
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult, Summary, record, reset, summary
+from .specs import Case, Mistake
 
 __all__ = [
-    "CHAPTER02",
-    "COSINE",
-    "DOT",
-    "GRADERS",
-    "SELF_ATTENTION",
-    "SOFTMAX",
     "Case",
+    "ChapterGraders",
     "CheckResult",
     "Grader",
     "Mistake",
+    "Question",
     "Summary",
-    "check_cosine_similarity",
-    "check_dot",
-    "check_self_attention",
-    "check_softmax",
-    "register",
+    "record",
     "reset",
     "summary",
 ]

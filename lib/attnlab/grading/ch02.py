@@ -1,7 +1,8 @@
 """Graders for chapter 2's exercises: dot product, cosine similarity, softmax, self-attention.
 
 Each grader compares the learner's function with the attnlab reference on seeded cases and
-knows the planted mistakes beginners make (see :mod:`attnlab.grading.core`).
+knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The
+notebook imports the ``check_*`` functions and ``summary`` (the chapter's score table).
 
 Taught in: exercises/02_similarity.ipynb
 """
@@ -16,15 +17,22 @@ import numpy as np
 
 from ..attention import scaled_dot_product_attention
 from ..similarity import cosine_similarity, dot, softmax
-from .core import Case, CheckResult, Grader, Mistake, register
+from .pipeline import Grader
+from .registry import ChapterGraders
+from .results import CheckResult
+from .specs import Case, Mistake
 
 __all__ = [
-    "CHAPTER02",
+    "GRADERS",
     "check_cosine_similarity",
     "check_dot",
     "check_self_attention",
     "check_softmax",
+    "summary",
 ]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 2's exercises, in the order of the notebook."""
 
 _KEPT_AXIS = (
     "you kept the summed axis (keepdims=True): the result should have shape (...), one "
@@ -72,7 +80,7 @@ def _dot_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
-DOT = register(
+DOT = GRADERS.add(
     Grader(
         name="dot",
         signature="dot(a, b) with a, b: (..., d) -> (...)",
@@ -133,7 +141,7 @@ def _cosine_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
-COSINE = register(
+COSINE = GRADERS.add(
     Grader(
         name="cosine_similarity",
         signature="cosine_similarity(a, b) with a, b: (..., d) -> (...)",
@@ -240,7 +248,7 @@ def _softmax_cases() -> tuple[Case, ...]:
     )
 
 
-SOFTMAX = register(
+SOFTMAX = GRADERS.add(
     Grader(
         name="softmax",
         signature="softmax(x, axis=-1, temperature=1.0) -> weights, the shape of x",
@@ -381,7 +389,7 @@ def _self_attention_cases() -> tuple[Case, ...]:
     )
 
 
-SELF_ATTENTION = register(
+SELF_ATTENTION = GRADERS.add(
     Grader(
         name="self_attention",
         signature="self_attention(x) with x: (T, D) -> (out (T, D), weights (T, T))",
@@ -467,5 +475,5 @@ def check_self_attention(fn: Callable[..., Any]) -> CheckResult:
     return SELF_ATTENTION.check(fn)
 
 
-CHAPTER02 = tuple(grader.name for grader in (DOT, COSINE, SOFTMAX, SELF_ATTENTION))
-"""Chapter 2's exercises, in order: ``summary("Chapter 2", CHAPTER02)`` scores all four."""
+summary = GRADERS.summary
+"""``summary()``: the score table of every chapter 2 exercise, checked or not."""

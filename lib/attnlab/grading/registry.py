@@ -1,0 +1,94 @@
+"""A chapter's exercises, in order: declared once, scored together.
+
+Each chapter's grading module starts with ``GRADERS = ChapterGraders(__name__)``: the
+chapter number comes from the module's name (``attnlab.grading.ch03`` is chapter 3), so it
+is typed nowhere else. ``GRADERS.add(...)`` registers each :class:`~.pipeline.Grader` or
+:class:`~.questions.Question` in the order the notebook meets them, and
+``summary = GRADERS.summary`` gives the notebook its score table.
+
+Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Protocol, TypeVar
+
+from .results import CheckResult, Summary
+from .results import summary as _summary
+
+__all__ = ["ChapterGraders", "Exercise"]
+
+_MODULE = re.compile(r"(?:^|\.)ch(?P<number>\d{2})$")
+
+
+class Exercise(Protocol):
+    """What a chapter registers: a name and a ``check`` that returns a result."""
+
+    @property
+    def name(self) -> str: ...
+
+    def check(self, answer: object, /) -> CheckResult: ...
+
+
+E = TypeVar("E", bound=Exercise)
+
+
+class ChapterGraders:
+    """The exercises of one chapter, in the order of its notebook.
+
+    Args:
+        module: the grading module's ``__name__``, ``"attnlab.grading.chNN"``.
+
+    Raises:
+        ValueError: if the module is not named ``chNN``.
+    """
+
+    def __init__(self, module: str) -> None:
+        match = _MODULE.search(module)
+        if match is None:
+            raise ValueError(
+                f"a chapter's graders live in a module named chNN (e.g. "
+                f"attnlab.grading.ch03), got {module!r}"
+            )
+        self.module = module
+        self.chapter = int(match["number"])
+        self._exercises: dict[str, Exercise] = {}
+
+    @property
+    def title(self) -> str:
+        """``"Chapter 3 exercises"``: the first line of the score table."""
+        return f"Chapter {self.chapter} exercises"
+
+    def add(self, exercise: E) -> E:
+        """Register ``exercise`` (after those added before) and return it.
+
+        Raises:
+            ValueError: if the chapter already has an exercise of that name.
+        """
+        if exercise.name in self._exercises:
+            raise ValueError(f"chapter {self.chapter} already has an exercise {exercise.name!r}")
+        self._exercises[exercise.name] = exercise
+        return exercise
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The exercises' names, in order."""
+        return tuple(self._exercises)
+
+    def __getitem__(self, name: str) -> Exercise:
+        return self._exercises[name]
+
+    def __iter__(self) -> Iterator[Exercise]:
+        return iter(self._exercises.values())
+
+    def __len__(self) -> int:
+        return len(self._exercises)
+
+    def summary(self) -> Summary:
+        """The chapter's score table: every exercise, checked or not, with its latest status."""
+        return _summary(self.title, self.names)
+
+    def __repr__(self) -> str:
+        return f"ChapterGraders(chapter={self.chapter}, exercises={list(self.names)})"

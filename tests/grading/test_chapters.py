@@ -1,0 +1,61 @@
+"""Every chapter with exercises has its grading module, numbered by its name, used as is.
+
+The chapter's number is declared once, by its files (``chapters/NN_slug.ipynb``); the
+graders follow from it: ``attnlab.grading.chNN`` holds ``GRADERS`` for chapter NN and the
+``summary`` its notebooks end with, and the solution notebook checks every exercise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnlab.grading import ChapterGraders
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _make_toc():
+    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_toc", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+
+
+def test_there_are_chapters_with_exercises():
+    assert CHAPTERS, "no chapter has a solutions notebook"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_the_grading_module_is_the_chapters(chapter):
+    module = importlib.import_module(chapter.grading_module)
+    graders = module.GRADERS
+    assert isinstance(graders, ChapterGraders)
+    assert graders.chapter == chapter.number
+    assert len(graders) >= 4, "a chapter has at least four graded exercises"
+    assert module.summary().title == f"Chapter {chapter.number} exercises"
+    assert [name for name, _ in module.summary().rows] == list(graders.names)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_the_solutions_check_every_exercise_and_end_with_the_score(chapter):
+    nb = nbformat.read(chapter.solutions, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert f"from attnlab.grading.ch{chapter.number:02d} import" in code
+    module = importlib.import_module(chapter.grading_module)
+    called = set(re.findall(r"\b(check_\w+)\(", code))
+    for name in module.GRADERS.names:
+        assert f"check_{name}" in called, f"{chapter.solutions.name} never checks {name}"
+        assert callable(getattr(module, f"check_{name}")), f"no check_{name} in the module"
+    last_code = [c for c in nb.cells if c.cell_type == "code"][-1].source.strip()
+    assert last_code == "summary()", "the notebook ends with the chapter's score"
