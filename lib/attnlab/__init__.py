@@ -34,7 +34,10 @@ from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
+    apply_rope,
+    index_encoding,
     offset_matrix,
+    permutation_gap,
     sinusoidal_encoding,
 )
 from .rnn import (
@@ -83,6 +86,7 @@ __all__ = [
     "VanillaRNN",
     "Vocab",
     "WordPieceTokenizer",
+    "apply_rope",
     "causal_mask",
     "combine_masks",
     "cosine_similarity",
@@ -96,11 +100,13 @@ __all__ = [
     "generate",
     "gradient_norm_vs_distance",
     "greedy_decode",
+    "index_encoding",
     "merge_heads",
     "offset_matrix",
     "one_hot",
     "padding_mask",
     "path_lengths",
+    "permutation_gap",
     "scaled_dot_product_attention",
     "scaled_scores",
     "scores",

@@ -16,24 +16,35 @@ Each pair of features ``(2i, 2i+1)`` is a point turning on a circle at its own f
 so ``PE[pos + k]`` is a *linear* function of ``PE[pos]`` whatever ``pos`` is
 (:func:`offset_matrix`): relative offsets are easy to express. The learned alternative
 (BERT, GPT) is a trainable table with one row per position (:class:`LearnedPositionalEmbedding`).
+Rotary position embedding (Su et al., "RoFormer", 2021) uses the same rotations on the
+queries and keys instead of adding anything to the tokens (:func:`apply_rope`), so that a
+query-key score depends on the two positions only through their offset.
+
+The naive codes that motivate all this, the raw index and the index divided by the length,
+are :func:`index_encoding`; :func:`permutation_gap` measures how far a layer is from
+permutation-equivariant.
 
 Taught in: chapters/05_positional.ipynb
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from ._array import as_array, describe
+from ._array import as_array, as_float, describe, namespace
 
 __all__ = [
     "LearnedPositionalEmbedding",
     "SinusoidalPositionalEncoding",
+    "apply_rope",
+    "index_encoding",
     "offset_matrix",
+    "permutation_gap",
     "sinusoidal_encoding",
 ]
 
@@ -91,19 +102,21 @@ def sinusoidal_encoding(
 
 
 def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = None) -> Any:
-    """The matrix ``M_k`` that moves every sinusoidal position ``k`` steps: ``PE[pos + k] = PE[pos] @ M_k``.
+    """The matrix ``M_k`` that moves every sinusoidal position ``k`` steps: ``PE[p + k] = M_k PE[p]``.
 
-    By the angle-addition formulas, for each pair ``(sin a, cos a)`` with ``a = pos·ω_i``
+    By the angle-addition formulas, for each pair ``(sin a, cos a)`` with ``a = p·ω_i``
     and ``b = k·ω_i``:
 
     .. math::
-        \\begin{pmatrix}\\sin(a+b) & \\cos(a+b)\\end{pmatrix}
-        = \\begin{pmatrix}\\sin a & \\cos a\\end{pmatrix}
-          \\begin{pmatrix}\\cos b & -\\sin b \\\\ \\sin b & \\cos b\\end{pmatrix}
+        \\begin{pmatrix}\\sin(a+b) \\\\ \\cos(a+b)\\end{pmatrix}
+        = \\begin{pmatrix}\\cos b & \\sin b \\\\ -\\sin b & \\cos b\\end{pmatrix}
+          \\begin{pmatrix}\\sin a \\\\ \\cos a\\end{pmatrix}
 
     so ``M_k`` is block-diagonal with one ``2 x 2`` rotation per pair. It depends on ``k``
-    but not on ``pos``: one fixed linear map expresses "``k`` positions later" everywhere.
-    ``k`` may be negative (``M_{-k}`` is the inverse, and the transpose, of ``M_k``).
+    but not on ``p``: one fixed linear map expresses "``k`` positions later" everywhere.
+    Position vectors are columns here; for a ``(T, D)`` table whose rows are positions,
+    ``table @ M_k.T`` shifts every row at once. ``k`` may be negative (``M_{-k}`` is the
+    inverse, and the transpose, of ``M_k``).
 
     Args:
         k: the offset, any integer.
@@ -133,11 +146,141 @@ def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = No
     cos, sin = np.cos(b), np.sin(b)
     m = np.zeros((d_model, d_model), dtype=np.float64)  # (D, D)
     even, odd = np.arange(0, d_model, 2), np.arange(1, d_model, 2)
-    m[even, even] = cos  # sin-feature -> sin-feature
-    m[odd, even] = sin  # cos-feature -> sin-feature
-    m[even, odd] = -sin  # sin-feature -> cos-feature
-    m[odd, odd] = cos  # cos-feature -> cos-feature
+    m[even, even] = cos  # new sin <- cos b · old sin
+    m[even, odd] = sin  # new sin <- sin b · old cos
+    m[odd, even] = -sin  # new cos <- -sin b · old sin
+    m[odd, odd] = cos  # new cos <- cos b · old cos
     return _like(m, like)
+
+
+def index_encoding(
+    length: int, d_model: int, *, divide_by_length: bool = False, like: Any = None
+) -> Any:
+    """The naive position codes: every feature of row ``p`` is ``p`` (or ``p / T``).
+
+    Two ideas that do not work, kept to show why. The raw index ``p`` grows without bound,
+    so for long sequences it swamps the token embedding it is added to. Dividing by the
+    length ``T`` keeps it in ``[0, 1)``, but then the same position gets a different code
+    in sequences of different lengths, and the step between neighbours, ``1 / T``, changes
+    with ``T`` too.
+
+    Args:
+        length: number of positions ``T``.
+        d_model: number of features ``D`` (every feature holds the same number).
+        divide_by_length: return ``p / T`` instead of ``p``.
+        like: return the same kind of array as ``like`` (default NumPy float64).
+
+    Returns:
+        ``(T, D)`` table.
+
+    Raises:
+        ValueError: non-positive ``length`` or ``d_model``.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+    _check_positive_int("length", length)
+    _check_positive_int("d_model", d_model)
+    pos = np.arange(length, dtype=np.float64)  # (T,)
+    if divide_by_length:
+        pos = pos / length
+    return _like(np.repeat(pos[:, None], d_model, axis=1), like)  # (T, D)
+
+
+def apply_rope(x: Any, positions: Any = None, *, base: float = 10000.0) -> Any:
+    """Rotary position embedding: turn each feature pair of ``x`` by its position's angle.
+
+    Feature pair ``(x_{2i}, x_{2i+1})`` of the vector at position ``p`` is rotated by the
+    angle ``p·ω_i``, with the frequencies ``ω_i = base^(-2i/d)`` of the sinusoidal encoding.
+    Read each pair as one complex number, and the rotation is a multiplication:
+
+    .. math::
+        z_i = x_{2i} + \\mathrm{i}\\,x_{2i+1}, \\qquad
+        z_i' = z_i\\, e^{\\mathrm{i}\\,p\\,\\omega_i}.
+
+    Applied to queries and keys (never to values), it makes their dot product depend on the
+    positions only through the offset: ``rope(q, p) · rope(k, s)`` is a function of ``q``,
+    ``k`` and ``s - p``, because rotating both by ``p`` changes no dot product.
+
+    Args:
+        x: ``(..., T, d)`` queries or keys, ``d`` even; NumPy or torch.
+        positions: the position of each of the ``T`` rows, a length-``T`` sequence of
+            numbers (default ``0, 1, ..., T-1``); they need not be consecutive.
+        base: as in :func:`sinusoidal_encoding`.
+
+    Returns:
+        ``(..., T, d)``, the same kind, dtype and device as ``x`` (integer input becomes
+        the default float).
+
+    Raises:
+        ValueError: odd ``d``, ``x`` with fewer than 2 axes, ``positions`` of another
+            length than ``T``, or ``base <= 1``.
+        TypeError: ``x`` not a numeric array or tensor.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+    x = as_array(x, "x")
+    xp = namespace(x=x)
+    x = as_float(x, "x", xp)
+    _check_base(base)
+    if x.ndim < 2:
+        raise ValueError(f"x must be (..., T, d) with one row per position, got {describe(x)}")
+    T, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(
+            f"apply_rope needs an even feature size d to pair the features, got {describe(x)}"
+        )
+    if positions is None:
+        pos = np.arange(T, dtype=np.float64)  # (T,)
+    else:
+        pos = np.asarray(_to_numpy(positions), dtype=np.float64)
+        if pos.shape != (T,):
+            raise ValueError(
+                f"positions must hold one number per row of x (T={T}), got shape {pos.shape}"
+            )
+    angles = pos[:, None] * _frequencies(d, base)[None, :]  # (T, 1) * (1, d/2) -> (T, d/2)
+    cos, sin = _like(np.cos(angles), x), _like(np.sin(angles), x)  # (T, d/2) each
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
+    rot_even = x_even * cos - x_odd * sin  # real part of z·e^{iθ}
+    rot_odd = x_even * sin + x_odd * cos  # imaginary part
+    out = xp.stack([rot_even, rot_odd], axis=-1)  # (..., T, d/2, 2)
+    return xp.reshape(out, tuple(x.shape))  # (..., T, d/2, 2) -> (..., T, d): pairs interleaved
+
+
+def permutation_gap(fn: Callable[[Any], Any], x: Any, perm: Sequence[int]) -> float:
+    """How far ``fn`` is from permutation-equivariant on ``x``: ``max |fn(x[π]) - fn(x)[π]|``.
+
+    A layer is permutation-equivariant when shuffling its input tokens shuffles its output
+    tokens the same way and changes nothing else. Self-attention without positions is; the
+    gap is then zero up to rounding (about ``1e-15`` in float64).
+
+    Args:
+        fn: maps ``(..., T, D)`` tokens to ``(..., T, D')`` outputs, one row per token (for
+            a layer returning ``(out, weights)``, pass ``lambda x: layer(x)[0]``).
+        x: ``(..., T, D)`` NumPy array or tensor; tokens along axis ``-2``.
+        perm: a permutation of ``0 .. T-1``: new row ``j`` is old row ``perm[j]``.
+
+    Returns:
+        The largest absolute difference, a Python float.
+
+    Raises:
+        ValueError: ``perm`` is not a permutation of ``0 .. T-1``, or ``fn`` changes the
+            number of rows.
+
+    Taught in: chapters/05_positional.ipynb
+    """
+    x = as_array(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"x must be (..., T, D) with tokens along axis -2, got {describe(x)}")
+    T = x.shape[-2]
+    order = [int(i) for i in _to_numpy(perm).reshape(-1)]
+    if sorted(order) != list(range(T)):
+        raise ValueError(f"perm must be a permutation of 0..{T - 1}, got {order}")
+    idx = order if isinstance(x, np.ndarray) else torch.tensor(order, device=x.device)
+    out, out_shuffled = fn(x), fn(x[..., idx, :])  # (..., T, D') each
+    if out.shape[-2] != T or out_shuffled.shape != out.shape:
+        raise ValueError(f"fn must return one row per token: got {describe(out)} for {describe(x)}")
+    gap = abs(out_shuffled - out[..., idx, :]).max()  # |fn(x[π]) - fn(x)[π]|
+    return float(_to_numpy(gap))  # detached: a gap is a measurement, not a loss
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -249,3 +392,10 @@ def _like(table: np.ndarray, like: Any) -> Any:
         return table.astype(like.dtype) if like.dtype.kind == "f" else table
     dtype = like.dtype if like.is_floating_point() else torch.get_default_dtype()
     return torch.from_numpy(table).to(device=like.device, dtype=dtype)
+
+
+def _to_numpy(a: Any) -> np.ndarray:
+    """A NumPy copy of a list, array or tensor (tensors detached and moved to the CPU)."""
+    if isinstance(a, torch.Tensor):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
