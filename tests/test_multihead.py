@@ -295,3 +295,138 @@ def test_float32_works_and_keeps_dtype() -> None:
     mha = MultiHeadAttention(8, 2)
     out, weights = mha(torch.randn(2, 3, 8))
     assert out.dtype == weights.dtype == torch.float32
+
+
+# --- shape tracer -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("B", "T", "D", "H", "S"), [(2, 5, 16, 4, None), (3, 4, 12, 3, 7)])
+def test_trace_shapes_lists_every_intermediate(B, T, D, H, S) -> None:
+    from attnlab.multihead import trace_shapes
+
+    trace = trace_shapes(B, T, D, H, k_len=S)
+    S = T if S is None else S
+    d = D // H
+    assert trace.sizes == {"B": B, "T": T, "S": S, "D": D, "H": H, "d": d}
+    numbers = {"B": B, "T": T, "S": S, "D": D, "H": H, "d": d}
+    for step, symbols, shape in trace.steps:
+        # the symbolic shape, evaluated with the sizes, is the recorded numeric shape
+        expected = tuple(numbers[s.strip()] for s in symbols.strip("()").split(","))
+        assert shape == expected, step
+    assert trace.shape_of("split_heads(q): transpose") == (B, H, T, d)
+    assert trace.shape_of("weights = softmax(scores)") == (B, H, T, S)
+    assert trace.shape_of("out = concat @ W_o") == (B, T, D)
+    assert [s for s, _, _ in trace.steps][-1] == "out = concat @ W_o"
+    assert len(trace.steps) == 13
+    text = str(trace)
+    assert f"B={B}, T={T}, S={S}, D={D}, H={H}, d={d}" in text
+    assert f"(B, H, T, S)  {(B, H, T, S)}" in text
+    assert repr(trace) == text
+
+
+def test_trace_shapes_leaves_no_recorder_behind_and_rejects_bad_sizes() -> None:
+    from attnlab.multihead import trace_shapes
+
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=3"):
+        trace_shapes(2, 5, 10, 3)
+    with pytest.raises(ValueError, match="q_len must be a positive integer"):
+        trace_shapes(2, 0, 8, 2)
+    with pytest.raises(KeyError, match="no step 'nope'"):
+        trace_shapes(1, 2, 4, 2).shape_of("nope")
+
+
+def test_forward_records_nothing_by_default() -> None:
+    mha = layer()
+    mha(randn(2, 5, 12))
+    assert mha._trace is None
+
+
+# --- parameter and FLOP counts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("D", [8, 12, 64, 512])
+@pytest.mark.parametrize("bias", [True, False])
+def test_parameter_count_matches_the_module_for_every_head_count(D, bias) -> None:
+    from attnlab.multihead import mha_parameter_count
+
+    for H in [h for h in (1, 2, 3, 4, 8) if D % h == 0]:
+        mha = MultiHeadAttention(D, H, bias=bias)
+        assert mha_parameter_count(D, H, bias=bias) == sum(p.numel() for p in mha.parameters())
+    assert mha_parameter_count(512, 8) == 1_050_624
+
+
+def test_parameter_count_rejects_bad_sizes() -> None:
+    from attnlab.multihead import mha_parameter_count
+
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=4"):
+        mha_parameter_count(10, 4)
+    with pytest.raises(ValueError, match="d_model must be a positive integer"):
+        mha_parameter_count(0)
+
+
+@pytest.mark.parametrize(("B", "T", "S", "D"), [(1, 5, 5, 16), (2, 3, 7, 24)])
+def test_flops_match_torch_flop_counter_for_every_head_count(B, T, S, D) -> None:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from attnlab.multihead import mha_flops
+
+    totals = set()
+    for H in [h for h in (1, 2, 4, 8) if D % h == 0]:
+        mha = layer(D, H)
+        query, memory = randn(B, T, D, seed=1), randn(B, S, D, seed=2)
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            mha(query, memory, memory)
+        cost = mha_flops(D, H, T, S, batch=B)
+        assert counter.get_total_flops() == cost["total"]
+        assert cost["softmax entries"] == B * H * T * S
+        parts = ("W_q, W_k, W_v", "q @ k^T", "weights @ v", "W_o")
+        assert cost["total"] == sum(cost[p] for p in parts)
+        totals.add(cost["total"])
+    assert len(totals) == 1  # the matrix products cost the same for every H
+
+
+def test_flops_default_to_self_attention() -> None:
+    from attnlab.multihead import mha_flops
+
+    assert mha_flops(8, 2, 5) == mha_flops(8, 2, 5, 5, batch=1)
+    with pytest.raises(ValueError, match="batch must be a positive integer"):
+        mha_flops(8, 2, 5, batch=0)
+
+
+# --- conversion to and from nn.MultiheadAttention ----------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_to_torch_and_back_give_equal_outputs_and_weights(bias) -> None:
+    mha = layer(bias=bias)
+    theirs = mha.to_torch()
+    assert isinstance(theirs, torch.nn.MultiheadAttention) and theirs.batch_first
+    assert theirs.in_proj_weight.dtype == torch.float64
+    x, mem = randn(2, 5, 12, seed=1), randn(2, 7, 12, seed=2)
+    out, weights = mha(x, mem, mem)
+    ref_out, ref_weights = theirs(x, mem, mem, average_attn_weights=False)
+    torch.testing.assert_close(out, ref_out, rtol=TOL, atol=TOL)
+    torch.testing.assert_close(weights, ref_weights, rtol=TOL, atol=TOL)
+    back = MultiHeadAttention.from_torch(theirs)
+    assert back.n_heads == 3 and back.d_model == 12
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        torch.testing.assert_close(getattr(back, name).weight, getattr(mha, name).weight)
+        if bias:
+            torch.testing.assert_close(getattr(back, name).bias, getattr(mha, name).bias)
+        else:
+            assert getattr(back, name).bias is None
+    torch.testing.assert_close(back(x)[0], mha(x)[0], rtol=0, atol=0)
+
+
+def test_from_torch_keeps_mode_dropout_and_rejects_unsupported() -> None:
+    theirs = torch.nn.MultiheadAttention(8, 2, dropout=0.25, batch_first=True).eval()
+    ours = MultiHeadAttention.from_torch(theirs)
+    assert ours.dropout.p == 0.25 and not ours.training
+    assert ours.to_torch().dropout == 0.25
+    with pytest.raises(TypeError, match=r"expected an nn\.MultiheadAttention, got a Linear"):
+        MultiHeadAttention.from_torch(torch.nn.Linear(8, 8))
+    with pytest.raises(ValueError, match="kdim, vdim"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(8, 2, kdim=4))
+    with pytest.raises(ValueError, match="add_bias_kv"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(8, 2, add_bias_kv=True))

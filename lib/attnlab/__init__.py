@@ -8,14 +8,15 @@ Modules, in the order the course meets them:
 
 - ``rnn``: the recurrent baseline whose limits chapter 1 measures;
 - ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
-- ``attention``: chapters 2-3; ``multihead``: chapter 4; ``positional``: chapter 5;
+- ``attention``: chapters 2-3; ``multihead`` and ``heads``: chapter 4;
+  ``positional``: chapter 5;
 - ``masking``: chapter 6; ``transformer``, ``data`` and ``train``: chapter 7;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
   ``seed`` (reproducibility).
 """
 
 # data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
-from . import data, train, viz, widgets
+from . import data, heads, train, viz, widgets
 from .attention import SelfAttention, scaled_dot_product_attention
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import (
@@ -30,7 +31,14 @@ from .masking import (
     to_ignore_mask,
     to_key_padding_mask,
 )
-from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .multihead import (
+    MultiHeadAttention,
+    merge_heads,
+    mha_flops,
+    mha_parameter_count,
+    split_heads,
+    trace_shapes,
+)
 from .positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -100,8 +108,11 @@ __all__ = [
     "generate",
     "gradient_norm_vs_distance",
     "greedy_decode",
+    "heads",
     "index_encoding",
     "merge_heads",
+    "mha_flops",
+    "mha_parameter_count",
     "offset_matrix",
     "one_hot",
     "padding_mask",
@@ -122,6 +133,7 @@ __all__ = [
     "to_ignore_mask",
     "to_key_padding_mask",
     "toy_embeddings",
+    "trace_shapes",
     "train",
     "train_bpe",
     "viz",

@@ -18,6 +18,7 @@ Taught in: chapters/04_multihead.ipynb
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,7 +27,15 @@ from torch import nn
 from ._array import as_array, describe, namespace
 from .attention import scaled_dot_product_attention
 
-__all__ = ["MultiHeadAttention", "merge_heads", "split_heads"]
+__all__ = [
+    "MultiHeadAttention",
+    "ShapeTrace",
+    "merge_heads",
+    "mha_flops",
+    "mha_parameter_count",
+    "split_heads",
+    "trace_shapes",
+]
 
 
 def split_heads(x: Any, n_heads: int) -> Any:
@@ -145,6 +154,7 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
+        self._trace: list[tuple[str, str, tuple[int, ...]]] | None = None
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
@@ -159,14 +169,114 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value, mask)
-        H = self.n_heads
-        q = split_heads(self.W_q(query), H)  # (B, T, D) -> (B, T, D) -> (B, H, T, d)
-        k = split_heads(self.W_k(key), H)  # (B, S, D) -> (B, S, D) -> (B, H, S, d)
-        v = split_heads(self.W_v(value), H)  # (B, S, D) -> (B, S, D) -> (B, H, S, d)
+        H, record = self.n_heads, self._record
+        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, T|S, D) each
+        record("q = query @ W_q", q, "(B, T, D)")
+        record("k = key @ W_k", k, "(B, S, D)")
+        record("v = value @ W_v", v, "(B, S, D)")
+        q = split_heads(q, H)  # (B, T, D) -> (B, T, H, d) -> (B, H, T, d)
+        k = split_heads(k, H)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
+        v = split_heads(v, H)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
+        record("split_heads(q): reshape", q.transpose(1, 2), "(B, T, H, d)")
+        record("split_heads(q): transpose", q, "(B, H, T, d)")
+        record("split_heads(k)", k, "(B, H, S, d)")
+        record("split_heads(v)", v, "(B, H, S, d)")
         dropout = self.dropout if self.training and self.dropout.p > 0 else None
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
-        out = self.W_o(merge_heads(out))  # (B, H, T, d) -> (B, T, D) -> (B, T, D)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
+        record("scores = q @ k^T / sqrt(d)", weights, "(B, H, T, S)")
+        record("weights = softmax(scores)", weights, "(B, H, T, S)")
+        record("heads = weights @ v", heads, "(B, H, T, d)")
+        concat = merge_heads(heads)  # (B, H, T, d) -> (B, T, H, d) -> (B, T, D)
+        record("merge_heads: transpose", heads.transpose(1, 2), "(B, T, H, d)")
+        record("merge_heads: reshape (concat)", concat, "(B, T, D)")
+        out = self.W_o(concat)  # (B, T, D) @ (D, D) -> (B, T, D)
+        record("out = concat @ W_o", out, "(B, T, D)")
         return out, weights  # (B, T, D), (B, H, T, S)
+
+    def _record(self, step: str, x: torch.Tensor, symbols: str) -> None:
+        """Note the shape of one intermediate when :func:`trace_shapes` is listening."""
+        if self._trace is not None:
+            self._trace.append((step, symbols, tuple(x.shape)))
+
+    @classmethod
+    def from_torch(cls, theirs: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of PyTorch's ``nn.MultiheadAttention`` as a :class:`MultiHeadAttention`.
+
+        ``theirs.in_proj_weight`` ``(3D, D)`` stacks ``W_q, W_k, W_v`` (rows ``0..D-1``,
+        ``D..2D-1``, ``2D..3D-1``, each stored as ``nn.Linear`` stores its weight,
+        ``(out_features, in_features)``); ``in_proj_bias`` ``(3D,)`` is cut the same way;
+        ``out_proj`` is ``W_o``. Head ``h`` owns features ``h·d .. (h+1)·d - 1`` in both.
+
+        Args:
+            theirs: an ``nn.MultiheadAttention`` with ``kdim = vdim = embed_dim`` and
+                without ``add_bias_kv`` / ``add_zero_attn``.
+
+        Returns:
+            A new module on the same device and dtype, in the same train/eval mode, with
+            the same dropout rate and equal outputs (for ``batch_first=True`` inputs).
+
+        Raises:
+            TypeError: ``theirs`` is not an ``nn.MultiheadAttention``.
+            ValueError: separate key/value sizes, or extra key/value biases.
+
+        Taught in: chapters/04_multihead.ipynb
+        """
+        if not isinstance(theirs, nn.MultiheadAttention):
+            raise TypeError(f"expected an nn.MultiheadAttention, got a {type(theirs).__name__}")
+        if not theirs._qkv_same_embed_dim:
+            raise ValueError("key/value sizes (kdim, vdim) differ from embed_dim: not supported")
+        if theirs.bias_k is not None or theirs.add_zero_attn:
+            raise ValueError("add_bias_kv / add_zero_attn have no counterpart here")
+        D, bias = theirs.embed_dim, theirs.in_proj_bias is not None
+        w = theirs.in_proj_weight
+        ours = cls(D, theirs.num_heads, bias=bias, dropout=theirs.dropout)
+        ours = ours.to(device=w.device, dtype=w.dtype).train(theirs.training)
+        with torch.no_grad():
+            for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
+                lin.weight.copy_(w[i * D : (i + 1) * D])  # (3D, D) -> (D, D)
+                if bias:
+                    lin.bias.copy_(theirs.in_proj_bias[i * D : (i + 1) * D])  # (3D,) -> (D,)
+            ours.W_o.weight.copy_(theirs.out_proj.weight)
+            if bias:
+                ours.W_o.bias.copy_(theirs.out_proj.bias)
+        return ours
+
+    def to_torch(self) -> nn.MultiheadAttention:
+        """PyTorch's ``nn.MultiheadAttention`` (``batch_first=True``) with this layer's weights.
+
+        ``W_q, W_k, W_v`` are stacked into ``in_proj_weight`` ``(3D, D)`` (and their biases
+        into ``in_proj_bias`` ``(3D,)``); ``W_o`` becomes ``out_proj``. Call it as
+        ``theirs(x, x, x, average_attn_weights=False)`` to get per-head weights
+        ``(B, H, T, S)``; by default it returns their mean over the heads, ``(B, T, S)``.
+
+        Returns:
+            A new ``nn.MultiheadAttention`` on the same device and dtype, in the same
+            train/eval mode.
+
+        Taught in: chapters/04_multihead.ipynb
+        """
+        w = self.W_q.weight
+        bias = self.W_q.bias is not None
+        theirs = nn.MultiheadAttention(
+            self.d_model,
+            self.n_heads,
+            dropout=self.dropout.p,
+            bias=bias,
+            batch_first=True,
+            device=w.device,
+            dtype=w.dtype,
+        ).train(self.training)
+        with torch.no_grad():
+            theirs.in_proj_weight.copy_(
+                torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])  # (3D, D)
+            )
+            theirs.out_proj.weight.copy_(self.W_o.weight)
+            if bias:
+                theirs.in_proj_bias.copy_(
+                    torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias])  # (3D,)
+                )
+                theirs.out_proj.bias.copy_(self.W_o.bias)
+        return theirs
 
     def _check_inputs(self, query: Any, key: Any, value: Any, mask: Any) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -194,3 +304,176 @@ class MultiHeadAttention(nn.Module):
                 f"(B, H, T, S): add the head axis, mask[:, None] for a (B, T, S) or "
                 "(B, 1, S) mask shared by all heads"
             )
+
+
+def mha_parameter_count(d_model: int, n_heads: int = 1, *, bias: bool = True) -> int:
+    """Number of learned numbers in a :class:`MultiHeadAttention` layer: ``4·D² + 4·D``.
+
+    ``W_q, W_k, W_v`` map ``D -> H·d = D`` and ``W_o`` maps ``D -> D``: four ``D x D``
+    matrices (plus four length-``D`` biases). ``H`` heads of size ``d = D / H`` have
+    ``H · (3·D·d) = 3·D²`` input-projection weights, exactly as many as one head of size
+    ``D``: the count does not depend on ``n_heads`` (it is an argument only to check that
+    it divides ``d_model``).
+
+    Args:
+        d_model: model width ``D``.
+        n_heads: number of heads ``H``; must divide ``D``.
+        bias: count the biases too.
+
+    Returns:
+        ``4·D² + 4·D`` (``4·D²`` without biases); e.g. 1,050,624 for ``D = 512``.
+
+    Raises:
+        ValueError: a size that is not a positive integer, or ``H`` not dividing ``D``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    _check_sizes(d_model=d_model, n_heads=n_heads)
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def mha_flops(
+    d_model: int,
+    n_heads: int,
+    q_len: int,
+    k_len: int | None = None,
+    *,
+    batch: int = 1,
+) -> dict[str, int]:
+    """Floating-point operations of one :class:`MultiHeadAttention` forward pass, by step.
+
+    A matrix product ``(m, n) @ (n, p)`` costs ``2·m·n·p`` operations (one multiply and
+    one add per term), the convention of ``torch.utils.flop_counter.FlopCounterMode``.
+    With ``B`` sequences, ``T`` queries, ``S`` keys, ``H`` heads of size ``d = D / H``:
+
+    - projections: ``2·B·(T + 2S)·D²`` (``W_q`` on the queries, ``W_k, W_v`` on the keys);
+    - scores ``q kᵀ``: ``H`` products of ``(T, d) @ (d, S)``: ``2·B·H·T·d·S = 2·B·T·S·D``;
+    - ``weights @ v``: ``2·B·H·T·S·d = 2·B·T·S·D``;
+    - output projection ``W_o``: ``2·B·T·D²``.
+
+    None depends on ``H``: the heads cut the same products into thinner slices. What does
+    grow with ``H`` is the softmax, one exponential per score: ``B·H·T·S`` entries (given as
+    ``"softmax entries"``, not counted in ``"total"``, which is the matrix products only).
+    Biases, the ``1/√d`` scaling and reshapes are left out (a few ``B·T·D`` each).
+
+    Args:
+        d_model: model width ``D``.
+        n_heads: number of heads ``H`` (must divide ``D``).
+        q_len: number of queries ``T``.
+        k_len: number of keys ``S`` (default ``T``: self-attention).
+        batch: number of sequences ``B``.
+
+    Returns:
+        ``{"W_q, W_k, W_v": ..., "q @ k^T": ..., "weights @ v": ..., "W_o": ...,
+        "total": ..., "softmax entries": ...}``, Python ints.
+
+    Raises:
+        ValueError: a size that is not a positive integer, or ``H`` not dividing ``D``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    k_len = q_len if k_len is None else k_len
+    _check_sizes(d_model=d_model, n_heads=n_heads, q_len=q_len, k_len=k_len, batch=batch)
+    B, T, S, D, H = batch, q_len, k_len, d_model, n_heads
+    d = D // H
+    cost = {
+        "W_q, W_k, W_v": 2 * B * (T + 2 * S) * D * D,
+        "q @ k^T": 2 * B * H * T * d * S,
+        "weights @ v": 2 * B * H * T * S * d,
+        "W_o": 2 * B * T * D * D,
+    }
+    cost["total"] = sum(cost.values())
+    cost["softmax entries"] = B * H * T * S
+    return cost
+
+
+def _check_sizes(**sizes: Any) -> None:
+    for name, n in sizes.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if "n_heads" in sizes and sizes["d_model"] % sizes["n_heads"]:
+        raise ValueError(
+            f"d_model={sizes['d_model']} is not divisible by n_heads={sizes['n_heads']}: "
+            "each head gets d_model / n_heads features"
+        )
+
+
+@dataclass(frozen=True)
+class ShapeTrace:
+    """The shape of every intermediate of one :class:`MultiHeadAttention` forward pass.
+
+    Printing it (or leaving it as a notebook cell's last expression) shows one line per
+    step: what was computed, its shape in symbols and in numbers.
+
+    Attributes:
+        sizes: the sizes used, ``{"B": ..., "T": ..., "S": ..., "D": ..., "H": ..., "d": ...}``.
+        steps: ``(step, symbols, shape)`` triples in the order the forward pass made them.
+    """
+
+    sizes: dict[str, int]
+    steps: tuple[tuple[str, str, tuple[int, ...]], ...]
+
+    def shape_of(self, step: str) -> tuple[int, ...]:
+        """The shape recorded for ``step`` (raises ``KeyError`` naming the known steps)."""
+        for name, _, shape in self.steps:
+            if name == step:
+                return shape
+        raise KeyError(f"no step {step!r}; steps: {[s for s, _, _ in self.steps]}")
+
+    def __str__(self) -> str:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        width = max(len(step) for step, _, _ in self.steps)
+        lines = [f"MultiHeadAttention shapes for {sizes}"]
+        lines.append(f"{'query (input)':<{width}}  {'(B, T, D)':<13} {self._query_shape()}")
+        for step, symbols, shape in self.steps:
+            lines.append(f"{step:<{width}}  {symbols:<13} {shape}")
+        return "\n".join(lines)
+
+    def _query_shape(self) -> tuple[int, ...]:
+        return (self.sizes["B"], self.sizes["T"], self.sizes["D"])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def trace_shapes(
+    batch: int, q_len: int, d_model: int, n_heads: int, *, k_len: int | None = None
+) -> ShapeTrace:
+    """Run a :class:`MultiHeadAttention` once and list the shape of every intermediate.
+
+    The shapes are read from the tensors of a real forward pass (random input, random
+    weights), so the trace cannot drift from the code (the scores, which stay inside
+    :func:`~attnlab.attention.scaled_dot_product_attention`, are listed with the shape of
+    the weights made from them). With ``k_len`` the keys and values
+    come from a second sequence of that length (cross-attention); otherwise ``S = T``.
+
+    Args:
+        batch: ``B``.
+        q_len: ``T``, the number of queries.
+        d_model: ``D``.
+        n_heads: ``H``; must divide ``D``.
+        k_len: ``S``, the number of keys and values (default ``T``).
+
+    Returns:
+        A :class:`ShapeTrace`; print it for the table.
+
+    Raises:
+        ValueError: a size that is not a positive integer, or ``H`` not dividing ``D``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    S = q_len if k_len is None else k_len
+    _check_sizes(d_model=d_model, n_heads=n_heads, batch=batch, q_len=q_len, k_len=S)
+    mha = MultiHeadAttention(d_model, n_heads)
+    generator = torch.Generator().manual_seed(0)
+    query = torch.randn(batch, q_len, d_model, generator=generator)
+    memory = query if k_len is None else torch.randn(batch, S, d_model, generator=generator)
+    mha._trace = []
+    try:
+        with torch.no_grad():
+            mha(query, memory, memory)
+        steps = tuple(mha._trace)
+    finally:
+        mha._trace = None
+    sizes = {"B": batch, "T": q_len, "S": S, "D": d_model, "H": n_heads}
+    return ShapeTrace(sizes={**sizes, "d": d_model // n_heads}, steps=steps)

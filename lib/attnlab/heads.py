@@ -1,0 +1,261 @@
+"""Heads that specialise: hand-set heads for two relations, and a tiny model that learns them.
+
+Chapter 4 needs two relations that one token must use at the same time: the **first**
+token of the sequence (think: the subject of the sentence) and the **previous** token.
+
+- :func:`handset_heads` builds, by hand, the queries and keys of two heads that each follow
+  one relation exactly, from one-hot position features.
+- :func:`first_and_previous_batch` makes the task: at every position ``t >= 1`` the model
+  must name the pair (first token, previous token), one answer out of ``n_symbols²``.
+- :class:`OneLayerAttention` is the smallest model that can solve it: token and position
+  embeddings, one causal :class:`~attnlab.multihead.MultiHeadAttention` layer with a
+  residual connection, and a linear read-out. :func:`train_heads_model` trains it
+  deterministically in about a second (one CPU thread) with :func:`attnlab.train.train`.
+- :func:`head_roles` measures, for every head, how much weight it puts on the previous
+  token and on the first token: the two numbers that say which head does what.
+
+Taught in: chapters/04_multihead.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .masking import causal_mask
+from .multihead import MultiHeadAttention
+from .train import train
+
+__all__ = [
+    "IGNORE",
+    "OneLayerAttention",
+    "decode_pair",
+    "first_and_previous_batch",
+    "first_and_previous_batches",
+    "handset_heads",
+    "head_roles",
+    "train_heads_model",
+]
+
+IGNORE = 0
+"""Target id of the positions left out of the loss (position 0 has no previous token)."""
+
+
+def handset_heads(length: int, subject: int, *, sharpness: float = 8.0) -> tuple[Any, Any]:
+    """Queries and keys of two hand-set heads: "find the subject" and "find the previous token".
+
+    Token ``j`` is described by ``length + 1`` features: a one-hot code of its position and a
+    flag that is 1 for the subject. Head 0 (subject): every query is ``s·e_flag`` and every
+    key is its token's flag, so the score is ``s`` for the subject and 0 elsewhere. Head 1
+    (previous): query ``t`` is ``s·onehot(t)`` and key ``j`` is ``onehot(j + 1)``, so the score
+    is ``s`` exactly when ``j = t - 1`` (query 0, which has no previous token, matches
+    itself). ``s = sharpness · √d`` cancels the ``1/√d`` of attention, so each row's winning
+    score is ``sharpness`` above the others after scaling.
+
+    Args:
+        length: number of tokens ``T``.
+        subject: position of the subject, ``0 <= subject < T``.
+        sharpness: the scaled score of the winning key (the others score 0).
+
+    Returns:
+        ``(q, k)``: NumPy arrays of shape ``(2, T, d)`` with ``d = T + 1``, head 0 first.
+        Concatenating the two heads along the last axis gives one head of size ``2d``
+        whose scores are the *sum* of both relations' scores.
+
+    Raises:
+        ValueError: ``length`` < 2 or ``subject`` outside ``0 .. length - 1``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    if not isinstance(length, int) or isinstance(length, bool) or length < 2:
+        raise ValueError(f"length must be an integer >= 2, got {length!r}")
+    if not isinstance(subject, int) or isinstance(subject, bool) or not 0 <= subject < length:
+        raise ValueError(f"subject must be a position in 0..{length - 1}, got {subject!r}")
+    T, d = length, length + 1
+    s = sharpness * math.sqrt(d)
+    q = np.zeros((2, T, d))
+    k = np.zeros((2, T, d))
+    q[0, :, T] = s  # every query asks for the subject flag
+    k[0, subject, T] = 1.0  # only the subject has it
+    q[1, np.arange(T), np.arange(T)] = s  # query t: "I am at t"
+    k[1, np.arange(T - 1), np.arange(1, T)] = 1.0  # key j: "I am just before j + 1"
+    k[1, 0, 0] = 1.0  # query 0 has no previous token: it matches itself
+    return q, k
+
+
+def first_and_previous_batch(
+    batch_size: int, *, n_symbols: int = 8, length: int = 8, rng: Any = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One batch of the task "name the first token and the previous token".
+
+    Inputs are random symbols ``0 .. n_symbols - 1``. At position ``t >= 1`` the target is
+    the pair ``(x[0], x[t - 1])`` coded as one class ``1 + x[0]·n_symbols + x[t - 1]``
+    (:func:`decode_pair` undoes it); position 0 has no previous token and gets
+    :data:`IGNORE`, which the loss leaves out.
+
+    Args:
+        batch_size: number of sequences ``B``.
+        n_symbols: alphabet size ``n``; there are ``n²`` possible answers.
+        length: sequence length ``T`` (at least 2).
+        rng: a ``numpy.random.Generator`` or a seed (default: fresh randomness).
+
+    Returns:
+        ``(inputs, targets)``: two ``(B, T)`` LongTensors.
+
+    Raises:
+        ValueError: a size that is not a positive integer, or ``length`` < 2.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    for name, n in (("batch_size", batch_size), ("n_symbols", n_symbols), ("length", length)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if length < 2:
+        raise ValueError(f"length must be at least 2 (a first and a previous token), got {length}")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    x = rng.integers(0, n_symbols, size=(batch_size, length))  # (B, T)
+    y = 1 + x[:, :1] * n_symbols + np.roll(x, 1, axis=1)  # (B, 1) + (B, T) -> (B, T)
+    y[:, 0] = IGNORE
+    return torch.from_numpy(x), torch.from_numpy(y)
+
+
+def first_and_previous_batches(
+    batch_size: int, *, n_symbols: int = 8, length: int = 8, rng: Any = None
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """An endless stream of :func:`first_and_previous_batch` batches from one generator.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    while True:
+        yield first_and_previous_batch(batch_size, n_symbols=n_symbols, length=length, rng=rng)
+
+
+def decode_pair(target: Any, n_symbols: int = 8) -> tuple[Any, Any]:
+    """Split class ids of :func:`first_and_previous_batch` into ``(first, previous)``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    return (target - 1) // n_symbols, (target - 1) % n_symbols
+
+
+class OneLayerAttention(nn.Module):
+    """Embeddings, one causal multi-head attention layer with a residual, a linear read-out.
+
+    ``h = E[x] + P``; ``logits = W_out (h + MultiHeadAttention(h))``. There is no
+    feed-forward network and no LayerNorm, so whatever the read-out knows about other
+    positions came through the attention heads. After each forward pass ``weights`` holds
+    the detached ``(B, H, T, T)`` attention weights.
+
+    Args:
+        n_symbols: input alphabet size ``n`` (the read-out has ``n² + 1`` classes).
+        length: the longest sequence ``T`` (learned position embeddings).
+        d_model: width ``D``.
+        n_heads: heads ``H``; must divide ``D``.
+
+    Shapes:
+        ``forward(x (B, T))`` -> logits ``(B, T, n² + 1)``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+
+    def __init__(self, n_symbols: int, length: int, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_symbols, self.length = n_symbols, length
+        self.embed = nn.Embedding(n_symbols, d_model)
+        self.position = nn.Parameter(0.5 * torch.randn(length, d_model))
+        self.attn = MultiHeadAttention(d_model, n_heads)
+        self.readout = nn.Linear(d_model, n_symbols * n_symbols + 1)
+        self.weights: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        if T > self.length:
+            raise ValueError(f"sequence length {T} is longer than length={self.length}")
+        h = self.embed(x) + self.position[:T]  # (B, T, D) + (T, D) -> (B, T, D)
+        out, weights = self.attn(h, mask=causal_mask(T, like=x))  # (B, T, D), (B, H, T, T)
+        self.weights = weights.detach()
+        return self.readout(h + out)  # (B, T, D) -> (B, T, n² + 1)
+
+
+def train_heads_model(
+    n_heads: int,
+    *,
+    d_model: int = 16,
+    n_symbols: int = 8,
+    length: int = 8,
+    steps: int = 300,
+    batch_size: int = 32,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> tuple[OneLayerAttention, list[float]]:
+    """Train a :class:`OneLayerAttention` on "first and previous", deterministically.
+
+    Seeds torch and NumPy with ``seed`` and runs on one CPU thread (restored afterwards), so
+    the same call gives the same weights on every machine; about a second of CPU time with
+    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.train.train`).
+
+    Args:
+        n_heads: heads ``H`` (must divide ``d_model``).
+        d_model, n_symbols, length: model and task sizes.
+        steps, batch_size, lr: training budget.
+        seed: seed of the initial weights and of the training batches.
+
+    Returns:
+        ``(model, losses)``: the trained model (in eval mode, on the CPU) and the loss of
+        every step.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torch.manual_seed(seed)
+        model = OneLayerAttention(n_symbols, length, d_model, n_heads)
+        data = first_and_previous_batches(
+            batch_size, n_symbols=n_symbols, length=length, rng=np.random.default_rng(seed)
+        )
+        losses = train(model, data, steps=steps, lr=lr, warmup=20, pad_id=IGNORE, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    return model.eval(), losses
+
+
+@torch.no_grad()
+def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]:
+    """How each head of ``model`` splits its attention, and how often the model is right.
+
+    Runs ``model`` on ``inputs`` and averages, over the batch and over query positions
+    ``t >= 2`` (where the first and the previous token are different positions), the
+    weight each head puts on key ``t - 1`` and on key 0.
+
+    Args:
+        model: a trained :class:`OneLayerAttention`.
+        inputs: ``(B, T)`` symbols, e.g. from :func:`first_and_previous_batch`.
+
+    Returns:
+        ``{"previous": (H,), "first": (H,), "accuracy": float}``: NumPy weight averages per
+        head, and the fraction of positions ``t >= 1`` where the predicted pair is right.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    n = model.n_symbols
+    logits = model(inputs)  # (B, T, n² + 1)
+    weights = model.weights  # (B, H, T, T)
+    first = inputs[:, :1] * n  # (B, 1)
+    targets = 1 + first + torch.roll(inputs, 1, dims=1)  # (B, T)
+    right = logits.argmax(-1)[:, 1:] == targets[:, 1:]  # (B, T - 1)
+    T = inputs.shape[1]
+    rows = torch.arange(2, T)
+    previous = weights[:, :, rows, rows - 1].mean(dim=(0, 2))  # (H,)
+    first_w = weights[:, :, rows, 0].mean(dim=(0, 2))  # (H,)
+    return {
+        "previous": previous.numpy(),
+        "first": first_w.numpy(),
+        "accuracy": right.float().mean().item(),
+    }
