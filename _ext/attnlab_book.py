@@ -28,12 +28,29 @@ old library. :func:`invalidate_if_library_changed` stores a hash of the library 
 cache and empties the cache when the library has changed; ``tools/execute_notebooks.py``
 (``make notebooks``) fills and reads the same cache under the same rule, so the notebooks are
 executed once for the website and the committed files alike.
+
+Three fixes to the themes' pages, each small and each tested in ``tests/test_site.py``:
+
+- **No thebe.** Jupyter Book always loads sphinx-thebe, whose inline config script Sphinx 7.4
+  writes twice into every page (the second ``const THEBE_JS_URL`` throws a SyntaxError).
+  The course offers no live code on the website (Colab and Binder are the launch buttons),
+  so :func:`_drop_thebe` removes thebe's scripts from every page.
+- **No fontawesome.js.** pydata-sphinx-theme 0.17 adds a 1.45 MB script to every page that
+  redraws its ~20 icons as SVG. Its stylesheet already draws the same icons from the Font
+  Awesome web fonts it ships (157 KB for the solid set, loaded once), so
+  :func:`_drop_fontawesome_script` removes the script from the written pages.
+- **The menu on phones.** pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3 bind their
+  sidebar toggles with ``document.querySelector(".primary-toggle")``, the first of two
+  buttons, which is hidden below 992 px: the visible button does nothing (upstream
+  pydata-sphinx-theme issue #2451). ``_static/attnlab-toggles.js`` forwards a click on
+  any other toggle to the bound one. Remove it once the theme binds every toggle.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -173,6 +190,41 @@ def _reexecute_notebooks(app: Sphinx, env: Any, added: Any, changed: Any, remove
     return [d for d in env.found_docs if str(env.doc2path(d)).endswith(".ipynb")]
 
 
+def _is_thebe(script: Any) -> bool:
+    """Is this page script one of sphinx-thebe's (its file or its inline config)?"""
+    filename = str(getattr(script, "filename", "") or "")
+    body = str(getattr(script, "attributes", {}).get("body", ""))
+    return "thebe" in filename or "THEBE_JS_URL" in body
+
+
+def _drop_thebe(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any):
+    """Remove sphinx-thebe's scripts from a page (the course offers no live code here)."""
+    scripts = context.get("script_files")
+    if scripts:
+        context["script_files"] = [s for s in scripts if not _is_thebe(s)]
+
+
+FONTAWESOME_SCRIPT = re.compile(
+    r'[ \t]*<script[^>]*src="[^"]*scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>\n?'
+)
+"""pydata-sphinx-theme's ``<script defer src=".../fontawesome.js?digest=...">`` tag."""
+
+
+def drop_fontawesome_script(page: str) -> str:
+    """``page`` without the fontawesome.js tag (the stylesheet's web fonts draw the icons)."""
+    return FONTAWESOME_SCRIPT.sub("", page)
+
+
+def _drop_fontawesome_script(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for path in Path(app.outdir).rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        lean = drop_fontawesome_script(text)
+        if lean != text:
+            path.write_text(lean, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension with Sphinx."""
     app.setup_extension("sphinx.ext.mathjax")
@@ -180,4 +232,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", _reexecute_notebooks)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("builder-inited", _install_mathjax)
+    app.connect("html-page-context", _drop_thebe)
+    app.connect("build-finished", _drop_fontawesome_script)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -104,17 +104,19 @@ class OfflinePage:
     page: Any
     blocked: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    loaded: list[str] = field(default_factory=list)  # every file: URL requested
 
 
-@pytest.fixture
-def offline_page(browser: Any) -> Iterator[OfflinePage]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
+def _offline(context: Any) -> OfflinePage:
+    """A new page of ``context`` that may load ``file:`` and ``data:`` URLs only."""
     page = context.new_page()
     result = OfflinePage(page)
 
     def route(r: Any) -> None:
         url = r.request.url
         if url.startswith(("file:", "data:")):
+            if url.startswith("file:"):
+                result.loaded.append(url)
             r.continue_()
         else:
             result.blocked.append(url)
@@ -132,5 +134,37 @@ def offline_page(browser: Any) -> Iterator[OfflinePage]:
     context.route("**/*", route)
     page.on("console", console)
     page.on("pageerror", lambda err: result.errors.append(f"page error: {err}"))
-    yield result
+    return result
+
+
+@pytest.fixture
+def offline_page(browser: Any) -> Iterator[OfflinePage]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    yield _offline(context)
     context.close()
+
+
+@pytest.fixture
+def reader(browser: Any) -> Iterator[Any]:
+    """``reader(width, dark=False, touch=False)``: an offline page as a reader's device shows it.
+
+    390 px is a phone (touch, 3x pixels), anything wider a desktop browser; ``dark`` sets
+    the system's colour scheme. Contexts are closed after the test.
+    """
+    contexts: list[Any] = []
+
+    def open_(width: int, dark: bool = False, touch: bool | None = None) -> OfflinePage:
+        phone = width < 600
+        context = browser.new_context(
+            viewport={"width": width, "height": 844 if phone else 900},
+            device_scale_factor=3 if phone else 1,
+            has_touch=phone if touch is None else touch,
+            is_mobile=phone,
+            color_scheme="dark" if dark else "light",
+        )
+        contexts.append(context)
+        return _offline(context)
+
+    yield open_
+    for context in contexts:
+        context.close()

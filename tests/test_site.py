@@ -18,14 +18,6 @@ SCRUBBER = 'class="attnlab-explorer"'
 MIN_SCRUBBERS = {"02_similarity": 3}
 """Chapters that must have at least this many scrubbers (any other page: at least 1)."""
 
-KNOWN_THIRD_PARTY_ERRORS = (
-    # sphinx-thebe 0.3.1 registers its inline config script at env-before-read-docs, and
-    # Sphinx 7.4 then writes that body-only script twice into every page; the second
-    # `const` declaration throws. The first copy already defined it: nothing breaks.
-    "page error: Identifier 'THEBE_JS_URL' has already been declared",
-)
-"""Errors of other packages' scripts, matched exactly; anything else fails the test."""
-
 
 def _site(config: pytest.Config) -> Path:
     return Path(config.getoption("--site-dir"))
@@ -118,4 +110,4 @@ def test_pages_need_no_network_and_log_no_errors(offline_page: Any, page_file: P
     page.keyboard.press("ArrowRight")
     page.wait_for_timeout(300)  # let late requests and errors surface
     assert offline_page.blocked == [], "the page tried to load from the network"
-    assert [e for e in offline_page.errors if e not in KNOWN_THIRD_PARTY_ERRORS] == []
+    assert offline_page.errors == [], "errors on the page (none is allowed)"

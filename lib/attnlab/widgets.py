@@ -522,12 +522,18 @@ def _in_live_kernel() -> bool:
 
 
 def _control_html(label: str, texts: Sequence[str], start: int) -> str:
+    """One slider: ``name = value`` on its own line above a full-width range input.
+
+    The value's box is as wide as the longest value (``ch`` units, tabular digits), and the
+    label never wraps, so dragging never moves the slider under the reader's finger.
+    """
     name = html.escape(label)
     value = html.escape(texts[start])
+    width = max(len(t) for t in texts)
     return (
         '<label class="attnlab-control">'
         f'<span class="attnlab-label"><span class="attnlab-name">{name}</span> = '
-        f'<output class="attnlab-value">{value}</output></span>'
+        f'<output class="attnlab-value" style="min-width:{width}ch">{value}</output></span>'
         f'<input class="attnlab-slider" type="range" min="0" max="{len(texts) - 1}" step="1" '
         f'value="{start}" aria-label="{name}" aria-valuetext="{value}" disabled>'
         "</label>"
@@ -536,13 +542,17 @@ def _control_html(label: str, texts: Sequence[str], start: int) -> str:
 
 _CSS = (
     ".attnlab-explorer{margin:.5em 0 1em;max-width:100%}"
-    ".attnlab-explorer img.attnlab-frame{display:block;max-width:100%;height:auto}"
-    ".attnlab-explorer .attnlab-controls{display:flex;flex-wrap:wrap;gap:.25em 2em;"
-    "align-items:center;margin-top:.25em}"
-    ".attnlab-explorer .attnlab-control{display:flex;align-items:center;gap:.6em;margin:0;"
-    "font-variant-numeric:tabular-nums}"
-    ".attnlab-explorer .attnlab-label{min-width:9em}"
-    ".attnlab-explorer input.attnlab-slider{width:12em;max-width:60vw}"
+    ".attnlab-explorer img.attnlab-frame{display:block;max-width:100%;height:auto;"
+    "border-radius:4px}"
+    ".attnlab-explorer .attnlab-controls{display:flex;flex-wrap:wrap;gap:.5em 2em;"
+    "margin-top:.4em}"
+    ".attnlab-explorer .attnlab-control{display:flex;flex-direction:column;gap:.15em;"
+    "margin:0;width:min(18em,100%);font-variant-numeric:tabular-nums}"
+    ".attnlab-explorer .attnlab-label{white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis}"
+    ".attnlab-explorer .attnlab-value{display:inline-block;text-align:left}"
+    ".attnlab-explorer input.attnlab-slider{width:100%;height:28px;margin:0;"
+    "accent-color:#1a73e8;cursor:pointer}"
     ".attnlab-explorer input.attnlab-slider:focus-visible{outline:2px solid #1a73e8;"
     "outline-offset:2px}"
 )

@@ -1,0 +1,209 @@
+"""The website as readers meet it: on a phone (390 px, touch) and a desktop (1280 px).
+
+Needs ``make book`` first and Chromium (see ``conftest.py``); every page is opened with the
+network blocked. What a reader needs, each checked on every page that has it:
+
+- the menu button opens a visible chapter list on a phone (and the page-contents button
+  its list); on a desktop the sidebar toggle hides the sidebar;
+- dragging a slider with the mouse only moves it forward, and the slider stays put while
+  its value changes; touch targets are at least 24 px tall (WCAG 2.2, 2.5.8);
+- no JavaScript or console error at all, in light and dark mode;
+- the page follows the system's colour scheme;
+- no page is wider than the phone;
+- page weight: what a reader downloads (the page and every file it loads).
+"""
+
+from __future__ import annotations
+
+import gzip
+import statistics
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+pytestmark = pytest.mark.site
+
+PHONE, DESKTOP = 390, 1280
+SCRUBBER = 'class="attnlab-explorer"'
+MB = 1_000_000
+
+
+def _site(config: pytest.Config) -> Path:
+    return Path(config.getoption("--site-dir"))
+
+
+def _pages(site: Path) -> list[Path]:
+    """Every page a reader can reach: the toc's pages, notation and references."""
+    skip = {"genindex.html", "search.html", "index.html"}  # index.html only redirects
+    return sorted(
+        p
+        for p in site.rglob("*.html")
+        if "_static" not in p.parts and "_sources" not in p.parts and p.name not in skip
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    site = _site(metafunc.config)
+    if "any_page" in metafunc.fixturenames:
+        pages = _pages(site)
+        metafunc.parametrize(
+            "any_page",
+            pages or [None],
+            ids=[str(p.relative_to(site)) for p in pages] or ["no-built-site"],
+        )
+    if "slider_page" in metafunc.fixturenames:
+        pages = [p for p in _pages(site) if SCRUBBER in p.read_text(encoding="utf-8")]
+        metafunc.parametrize(
+            "slider_page", pages or [None], ids=[p.stem for p in pages] or ["no-built-site"]
+        )
+
+
+def _need(page: Path | None) -> Path:
+    if page is None:
+        pytest.fail("no built page: run make book first")
+    return page
+
+
+def _open(reader_page: Any, path: Path) -> Any:
+    page = reader_page.page
+    page.goto(path.as_uri(), wait_until="load")
+    page.wait_for_timeout(200)  # deferred theme scripts
+    return page
+
+
+def _chapter_page(site: Path) -> Path:
+    pages = sorted((site / "chapters").glob("*.html"))
+    assert pages, "no chapter page was built"
+    return pages[0]
+
+
+# --------------------------------------------------------------------------- navigation
+
+
+@pytest.mark.parametrize("width", [PHONE, 900])
+def test_the_menu_button_opens_a_chapter_list(reader: Any, site: Path, width: int) -> None:
+    r = reader(width)
+    page = _open(r, _chapter_page(site))
+    toggles = page.locator(".primary-toggle:visible")
+    assert toggles.count() >= 1, f"no visible menu button at {width} px"
+    toggles.first.click()
+    dialog = page.locator("#pst-primary-sidebar-modal")
+    dialog.wait_for(state="visible", timeout=2000)
+    assert dialog.evaluate("(d) => d.open"), "the chapter list did not open"
+    links = dialog.locator("a.reference.internal:visible")
+    books = [p for d in ("chapters", "exercises", "solutions") for p in (site / d).glob("*.html")]
+    assert links.count() >= len(books), "the chapter list lacks chapters"
+    box = links.first.bounding_box()
+    assert box is not None and 0 <= box["x"] < width, "the chapter list is off-screen"
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden", timeout=2000)
+    assert r.errors == []
+
+
+def test_the_contents_button_opens_the_page_contents_on_a_phone(reader: Any, site: Path):
+    r = reader(PHONE)
+    page = _open(r, _chapter_page(site))
+    page.locator(".secondary-toggle:visible").first.click()
+    dialog = page.locator("#pst-secondary-sidebar-modal")
+    dialog.wait_for(state="visible", timeout=2000)
+    assert dialog.locator("a:visible").count() >= 3, "the page contents are empty"
+    assert r.errors == []
+
+
+def test_the_sidebar_toggle_hides_the_sidebar_on_a_desktop(reader: Any, site: Path) -> None:
+    r = reader(DESKTOP)
+    page = _open(r, _chapter_page(site))
+    sidebar = page.locator("#pst-primary-sidebar")
+    assert sidebar.is_visible()
+    page.locator(".primary-toggle:visible").first.click()
+    page.wait_for_timeout(400)
+    assert not sidebar.is_visible(), "the toggle did not hide the sidebar"
+    assert r.errors == []
+
+
+# --------------------------------------------------------------------------- sliders
+
+
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_dragging_a_slider_only_moves_it_forward(reader: Any, slider_page: Path, width: int):
+    r = reader(width, touch=False)  # a mouse drag, also on the narrow screen
+    page = _open(r, _need(slider_page))
+    sliders = page.locator("div.attnlab-explorer input.attnlab-slider")
+    assert sliders.count() >= 1
+    for i in range(sliders.count()):
+        slider = sliders.nth(i)
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        assert box is not None
+        where = f"slider {i + 1} at {width} px"
+        assert box["height"] >= 24, f"{where}: touch target {box['height']:.0f} px tall"
+        top = int(slider.get_attribute("max"))
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + 2, y)
+        page.mouse.down()
+        values, boxes = [], []
+        steps = max(12, 3 * top)
+        for k in range(steps + 1):
+            page.mouse.move(box["x"] + 2 + (box["width"] - 4) * k / steps, y)
+            values.append(int(slider.input_value()))
+            boxes.append(slider.bounding_box())
+        page.mouse.up()
+        assert values == sorted(values), f"{where}: values went back during a drag: {values}"
+        assert values[-1] == top, f"{where}: the drag did not reach the end: {values}"
+        moved = [b for b in boxes if abs(b["x"] - box["x"]) > 0.5 or abs(b["y"] - box["y"]) > 0.5]
+        assert not moved, f"{where}: the slider moved while dragged ({moved[0]} vs {box})"
+    assert r.errors == []
+
+
+# --------------------------------------------------------------------------- every page
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_no_errors_no_network_and_no_overflow(reader: Any, any_page: Path, width, dark):
+    r = reader(width, dark=dark)
+    page = _open(r, _need(any_page))
+    page.wait_for_timeout(300)  # MathJax and late errors
+    assert r.blocked == [], "the page tried to load from the network"
+    assert r.errors == [], "errors on the page (none is allowed)"
+    theme = page.evaluate("() => document.documentElement.dataset.theme")
+    assert theme == ("dark" if dark else "light"), "the page ignores the system colour scheme"
+    scroll = page.evaluate("() => document.documentElement.scrollWidth")
+    assert scroll <= width, f"the page is {scroll} px wide at {width} px"
+
+
+def _weights(site: Path, reader_page: Any) -> dict[str, tuple[int, int]]:
+    """``page -> (bytes on disk, bytes gzip-compressed)`` of everything a page loads.
+
+    Every ``file:`` request the page makes (scripts, styles, fonts, images, MathJax's
+    components) is counted once, with the page itself.
+    """
+    out = {}
+    for path in _pages(site):
+        reader_page.loaded.clear()
+        reader_page.page.goto(path.as_uri(), wait_until="load")
+        reader_page.page.wait_for_timeout(500)  # MathJax loads its fonts late
+        files = {path} | {Path(unquote(urlparse(u).path)) for u in reader_page.loaded}
+        files = {f for f in files if f.is_file()}
+        assert len(files) > 5, f"{path.name}: loaded only {sorted(files)}"
+        raw = sum(f.stat().st_size for f in files)
+        packed = sum(len(gzip.compress(f.read_bytes(), 6)) for f in files)
+        out[str(path.relative_to(site))] = (raw, packed)
+    return out
+
+
+def test_pages_are_light(reader: Any, site: Path) -> None:
+    """Median page ≤ 1.5 MB and the heaviest ≤ 5 MB, as downloaded (gzip, as every static
+    host serves HTML, CSS and JavaScript); uncompressed, no page may pass 5 MB either."""
+    r = reader(DESKTOP)
+    weights = _weights(site, r)
+    assert weights, "no built page"
+    table = "\n".join(
+        f"{p}: {a / MB:.2f} MB ({b / MB:.2f} MB gzip)" for p, (a, b) in weights.items()
+    )
+    packed = [b for _, b in weights.values()]
+    assert statistics.median(packed) <= 1.5 * MB, table
+    assert max(packed) <= 5 * MB, table
+    assert max(a for a, _ in weights.values()) <= 5 * MB, table
