@@ -11,6 +11,7 @@ Modules, in the order the course meets them:
 - ``attention``: chapters 2-3; ``multihead`` and ``heads``: chapter 4;
   ``positional``: chapter 5;
 - ``masking``: chapter 6; ``transformer``, ``data`` and ``train``: chapter 7;
+- ``scale`` (online softmax, tiled and grouped-query attention, the KV cache): chapter 8;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
   ``seed`` (reproducibility).
 """
@@ -56,6 +57,14 @@ from .rnn import (
     set_recurrent_radius,
     spectral_radius,
 )
+from .scale import (
+    GroupedQueryAttention,
+    KVCache,
+    grouped_query_attention,
+    kv_cache_bytes,
+    online_softmax,
+    tiled_attention,
+)
 from .seed import seed_everything
 from .similarity import cosine_similarity, dot, scaled_scores, scores, softmax
 from .tokenizer import Vocab, WordPieceTokenizer, embed, one_hot, train_bpe, word_tokenize
@@ -85,6 +94,8 @@ __all__ = [
     "EncoderDecoder",
     "Explorer",
     "FeedForward",
+    "GroupedQueryAttention",
+    "KVCache",
     "LayerNorm",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
@@ -108,13 +119,16 @@ __all__ = [
     "generate",
     "gradient_norm_vs_distance",
     "greedy_decode",
+    "grouped_query_attention",
     "heads",
     "index_encoding",
+    "kv_cache_bytes",
     "merge_heads",
     "mha_flops",
     "mha_parameter_count",
     "offset_matrix",
     "one_hot",
+    "online_softmax",
     "padding_mask",
     "path_lengths",
     "permutation_gap",
@@ -128,6 +142,7 @@ __all__ = [
     "softmax",
     "spectral_radius",
     "split_heads",
+    "tiled_attention",
     "to_additive_mask",
     "to_hf_attention_mask",
     "to_ignore_mask",
