@@ -26,6 +26,7 @@ from attnlab.scale import (
     attention_tile_update,
     grouped_query_attention,
     kv_cache_bytes,
+    median_seconds,
     online_softmax,
     online_softmax_stats,
     online_softmax_update,
@@ -449,3 +450,13 @@ def test_kv_cache_bytes_examples() -> None:
     assert kv_cache_bytes(n_kv_heads=1, batch=3, bytes_per_value=4, **sizes) == 3 * 128 * 2**20
     with pytest.raises(ValueError, match="seq_len"):
         kv_cache_bytes(n_layers=1, n_kv_heads=1, d_head=1, seq_len=0)
+
+
+def test_median_seconds_and_peak_memory() -> None:
+    calls = []
+    assert median_seconds(lambda: calls.append(1), repeats=3) >= 0
+    assert len(calls) == 4  # one warm-up call, three timed
+    with pytest.raises(ValueError, match="repeats"):
+        median_seconds(lambda: None, repeats=0)
+    size = peak_memory(lambda: torch.ones(1024, 1024))
+    assert 4 * 2**20 <= size < 5 * 2**20  # one float32 megamatrix, counted once

@@ -36,6 +36,8 @@ Taught in: chapters/08_scale.ipynb
 from __future__ import annotations
 
 import math
+import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +57,7 @@ __all__ = [
     "attention_tile_update",
     "grouped_query_attention",
     "kv_cache_bytes",
+    "median_seconds",
     "online_softmax",
     "online_softmax_stats",
     "online_softmax_update",
@@ -729,7 +732,35 @@ def kv_cache_bytes(
     return 2 * n_layers * batch * n_kv_heads * seq_len * d_head * bytes_per_value
 
 
-# --- measuring memory --------------------------------------------------------------------
+# --- measuring time and memory -----------------------------------------------------------
+
+
+def median_seconds(run: Callable[[], Any], repeats: int = 3) -> float:
+    """Median wall-clock time of ``run()`` over ``repeats`` calls, after one warm-up call.
+
+    The median, not the mean: one call slowed down by the rest of the machine does not
+    move it. Timings vary from run to run; show them in figures, not in printed text.
+
+    Args:
+        run: a function of no arguments.
+        repeats: number of timed calls (``>= 1``).
+
+    Returns:
+        Seconds (``float``).
+
+    Raises:
+        ValueError: ``repeats`` is not a positive integer.
+
+    Taught in: chapters/08_scale.ipynb
+    """
+    _check_block("repeats", repeats)
+    run()  # warm-up: first calls pay for allocations and lazy initialisation
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def peak_memory(run: Callable[[], Any]) -> int:
