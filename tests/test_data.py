@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import itertools
 
 import numpy as np
@@ -14,7 +15,9 @@ from attnlab.data import (
     N_SPECIAL,
     PAD_ID,
     SEP_ID,
+    AdditionTask,
     Batch,
+    DateTask,
     Task,
     batches,
     make_batch,
@@ -136,3 +139,123 @@ def test_token_labels() -> None:
     assert token_labels([N_SPECIAL + 2]) == ["c"]
     with pytest.raises(ValueError, match="negative"):
         token_labels([-1])
+
+
+# DateTask and AdditionTask ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_date_targets_are_the_iso_form_of_the_source(split: str) -> None:
+    task = DateTask(split=split)
+    src, tgt_in, tgt_out = task.sample(200, rng=3)
+    assert src.shape[1] <= 8 and tgt_in.shape == tgt_out.shape == (200, 11)
+    assert (tgt_in[:, 0] == BOS_ID).all() and (tgt_out[:, -1] == EOS_ID).all()
+    assert torch.equal(tgt_in[:, 1:], tgt_out[:, :-1])
+    layouts = set()
+    for s, y in zip(src, tgt_out, strict=True):
+        text = task.decode(s)
+        for fmt in ("%B %d, %Y", "%d %B %Y"):
+            try:
+                date = datetime.datetime.strptime(text, fmt).date()
+            except ValueError:
+                continue
+            layouts.add(fmt)
+            break
+        else:
+            raise AssertionError(f"unreadable source {text!r}")
+        assert task.decode(y) == date.isoformat()
+        assert 1900 <= date.year <= 2099
+        # one day in ten is held out: the test split draws only those, train never does
+        assert (date.toordinal() % 10 == 0) == (split == "test"), text
+    assert layouts == {"%B %d, %Y", "%d %B %Y"}
+
+
+def test_date_sources_have_no_leading_zero_and_one_format_can_be_chosen() -> None:
+    task = DateTask(formats=("dmy",))
+    assert task.source_tokens(2021, 3, 5, "mdy") == ["march", "5", ",", "2", "0", "2", "1"]
+    assert task.source_tokens(2021, 3, 5, "dmy") == ["5", "march", "2", "0", "2", "1"]
+    assert task.target_tokens(2021, 3, 5) == list("2021-03-05")
+    src, _, _ = task.sample(50, rng=0)
+    firsts = task.labels(src[:, 0])
+    assert all(t.isdigit() and t != "0" for t in firsts), "dmy starts with the day"
+
+
+def test_date_encode_decode_and_labels() -> None:
+    task = DateTask()
+    ids = task.encode("March 5, 2021")
+    assert ids.shape == (1, 7)
+    assert task.decode(ids[0]) == "march 5, 2021"
+    assert task.decode(task.encode("17 november 1999")[0]) == "17 november 1999"
+    assert task.labels([PAD_ID, BOS_ID, EOS_ID]) == ["<pad>", "<bos>", "<eos>"]
+    assert task.vocab_size == 4 + 10 + 2 + 12 and task.max_seq_len == 11
+    with pytest.raises(ValueError, match="'marhc' is not a token"):
+        task.encode("marhc 5, 2021")
+    with pytest.raises(ValueError, match=r"outside 0\.\.27"):
+        task.labels([28])
+
+
+def test_date_same_seed_same_batch() -> None:
+    a, b = DateTask().sample(8, rng=5), DateTask().sample(8, rng=5)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    stream = batches(DateTask(), 4, rng=0)
+    assert not torch.equal(next(stream).tgt_out, next(stream).tgt_out)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"formats": ("ymd",)}, "formats"),
+        ({"formats": ()}, "formats"),
+        ({"min_year": 999}, "four-digit"),
+        ({"min_year": 2000, "max_year": 1999}, "after"),
+        ({"split": "valid"}, "split"),
+    ],
+)
+def test_date_task_rejects_bad_settings(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        DateTask(**kwargs)
+
+
+@pytest.mark.parametrize("n_digits", [1, 2, 3])
+def test_addition_sequences_and_targets(n_digits: int) -> None:
+    task = AdditionTask(n_digits=n_digits)
+    inputs, targets = task.sample(64, rng=0)
+    L = 3 * n_digits + 3
+    assert task.seq_len == L and task.prompt_len == 2 * n_digits + 2
+    assert inputs.shape == targets.shape == (64, L - 1)
+    P = task.prompt_len
+    assert (targets[:, : P - 1] == PAD_ID).all(), "the prompt is not graded"
+    assert torch.equal(
+        targets[:, P - 1 :], torch.cat([inputs[:, P:], targets[:, -1:]], 1)[:, -L + P :]
+    )
+    for x, y in zip(inputs, targets, strict=True):
+        text = task.decode(torch.cat([x, y[-1:]]))
+        a, rest = text.split("+")
+        b, c = rest.split("=")
+        assert len(a) == len(b) == n_digits and len(c) == n_digits + 1
+        assert int(a) + int(b) == int(c)
+
+
+def test_addition_split_is_fixed_disjoint_and_complete() -> None:
+    train_pairs = AdditionTask().problems()
+    test_pairs = AdditionTask(split="test").problems()
+    assert test_pairs.shape == (500, 2) and train_pairs.shape == (9500, 2)
+    both = {tuple(p) for p in train_pairs.tolist()} | {tuple(p) for p in test_pairs.tolist()}
+    assert len(both) == 10_000
+    np.testing.assert_array_equal(test_pairs, AdditionTask(split="test").problems())
+    assert AdditionTask(n_digits=1, split="test").problems().shape == (20, 2)  # 20% of 100
+    drawn = AdditionTask().sample(2000, rng=0)[0]
+    test_set = {tuple(r) for r in AdditionTask(split="test").encode(test_pairs)[:, :-1].tolist()}
+    assert not any(tuple(r) in test_set for r in drawn.tolist()), "training saw a test sum"
+
+
+def test_addition_encode_and_errors() -> None:
+    task = AdditionTask()
+    assert task.decode(task.encode([(12, 34)])[0]) == "12+34=046"
+    assert task.decode(task.encode([(99, 99)])[0]) == "99+99=198"
+    with pytest.raises(ValueError, match=r"operands must be in 0\.\.99"):
+        task.encode([(100, 1)])
+    with pytest.raises(ValueError, match="n_digits"):
+        AdditionTask(n_digits=0)
+    with pytest.raises(ValueError, match="split"):
+        AdditionTask(split="dev")

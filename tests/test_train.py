@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.data import EOS_ID, PAD_ID, Task, batches, make_batch
+from attnlab.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
 from attnlab.train import exact_match, lr_at, sequence_loss, train
 from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
 
@@ -160,7 +160,59 @@ def test_exact_match_is_a_fraction_and_repeatable() -> None:
     a = exact_match(model, task, n=40, rng=1)
     assert 0.0 <= a <= 1.0
     assert exact_match(model, task, n=40, rng=1) == a
-    with pytest.raises(TypeError, match="EncoderDecoder"):
+    with pytest.raises(TypeError, match="pass an AdditionTask, got Task"):
         exact_match(DecoderOnlyLM(5, 8, 2, 1, 8, 4), task, n=4)
+    with pytest.raises(TypeError, match="EncoderDecoder or a DecoderOnlyLM, got Linear"):
+        exact_match(torch.nn.Linear(2, 2), task, n=4)
     with pytest.raises(ValueError, match="n must be"):
         exact_match(model, task, n=0)
+
+
+class _AddingOracle(DecoderOnlyLM):
+    """Reads the prompt and predicts the sum's digits exactly (optionally one digit off)."""
+
+    def __init__(self, task: AdditionTask, *, off_by_one: bool = False) -> None:
+        super().__init__(task.vocab_size, 8, 2, 1, 8, task.max_seq_len)
+        self.task, self.off_by_one = task, off_by_one
+
+    def forward(self, tokens):
+        task, n = self.task, self.task.n_digits
+        out = torch.zeros(*tokens.shape, task.vocab_size)  # (B, T, V)
+        for i, row in enumerate(tokens.tolist()):
+            text = "".join(task.labels(row[: task.prompt_len]))
+            a, b = int(text[:n]), int(text[n + 1 : 2 * n + 1])
+            digits = f"{a + b + self.off_by_one:0{n + 1}d}"[-(n + 1) :]
+            for k, ch in enumerate(digits):  # position prompt_len - 1 + k predicts digit k
+                t = task.prompt_len - 1 + k
+                if t < tokens.shape[1]:
+                    out[i, t, task.token_id(ch)] = 1.0
+        return out
+
+
+def test_exact_match_of_a_decoder_only_model_on_held_out_sums() -> None:
+    test = AdditionTask(split="test")
+    assert exact_match(_AddingOracle(test), test, batch_size=128) == 1.0
+    assert exact_match(_AddingOracle(test, off_by_one=True), test) == 0.0
+    assert exact_match(_AddingOracle(test), test, n=7) == 1.0  # the first 7 problems
+
+
+def test_exact_match_of_a_date_oracle() -> None:
+    """DateTask batches work with exact_match (an untrained model gets none right)."""
+    task = DateTask(split="test")
+    torch.manual_seed(0)
+    model = EncoderDecoder(task.vocab_size, task.vocab_size, 16, 2, 1, 32, task.max_seq_len)
+    assert exact_match(model, task, n=50) == 0.0
+
+
+def test_train_calls_back_before_and_after_every_step_in_eval_mode() -> None:
+    task = Task("copy", n_symbols=5, min_len=3, max_len=3)
+    model = _tiny_model(task).eval()
+    seen = []
+
+    def record(step: int) -> None:
+        seen.append((step, model.training, torch.is_grad_enabled()))
+
+    history = train(model, batches(task, 4, rng=0), steps=5, callback=record, progress=False)
+    assert len(history) == 5
+    assert seen == [(s, False, False) for s in range(6)]
+    assert not model.training

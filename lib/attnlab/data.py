@@ -1,6 +1,7 @@
-"""Toy sequence-to-sequence tasks, small enough to train on a CPU in seconds.
+"""Toy sequence tasks, small enough to train on a CPU in seconds.
 
-Three tasks, each a different test of what a sequence model can do:
+Three synthetic tasks (:class:`Task`), each a different test of what a sequence model can
+do:
 
 - ``copy``: output the source unchanged (each output looks at one source position).
 - ``reverse``: output the source backwards (output ``t`` must find source ``L - 1 - t``:
@@ -24,11 +25,24 @@ A batch is ``(src, tgt_in, tgt_out)``, three ``(B, length)`` LongTensors padded 
 ``PAD_ID``: for a target ``y``, ``tgt_in = [BOS] + y`` (what the decoder reads) and
 ``tgt_out = y + [EOS]`` (what it must predict at each position; teacher forcing).
 
+Two tasks with readable tokens, for the capstone models:
+
+- :class:`DateTask` (encoder–decoder): ``"march 5, 2021"`` or ``"5 march 2021"`` ->
+  ``"2021-03-05"``. Each output character comes from one identifiable part of the input
+  (the year digits, the month word, the day), so the cross-attention is easy to read.
+- :class:`AdditionTask` (decoder-only): ``"12+34=046"``, the prompt ``"12+34="`` and the
+  sum written with ``n_digits + 1`` digits; batches are ``(inputs, targets)`` for
+  next-token prediction, with the prompt's targets set to ``PAD_ID`` (not graded).
+
+Both share the special ids below and hold out a fixed part of their inputs
+(``split="test"``), so a model can be graded on inputs it never trained on.
+
 Taught in: chapters/01_why_attention.ipynb (recall) and chapters/07_transformer.ipynb
 """
 
 from __future__ import annotations
 
+import datetime
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,11 +54,14 @@ import torch
 __all__ = [
     "BOS_ID",
     "EOS_ID",
+    "MONTHS",
     "N_SPECIAL",
     "PAD_ID",
     "SEP_ID",
     "TASKS",
+    "AdditionTask",
     "Batch",
+    "DateTask",
     "Task",
     "batches",
     "make_batch",
@@ -202,8 +219,11 @@ def make_batch(task: Task, batch_size: int, *, rng: Any = None, device: Any = No
     )
 
 
-def batches(task: Task, batch_size: int, *, rng: Any = None, device: Any = None) -> Iterator[Batch]:
-    """An endless stream of fresh batches of ``task`` (see :func:`make_batch`).
+def batches(task: Any, batch_size: int, *, rng: Any = None, device: Any = None) -> Iterator[Any]:
+    """An endless stream of fresh batches of ``task`` (``task.sample``, e.g. :func:`make_batch`).
+
+    Works for every task here: :class:`Task`, :class:`DateTask` (``Batch`` triples) and
+    :class:`AdditionTask` (``(inputs, targets)`` pairs).
 
     With an int seed the stream is the same every time; pass it to
     :func:`attnlab.train.train`. Every batch is new data, so the training loss is also an
@@ -213,7 +233,7 @@ def batches(task: Task, batch_size: int, *, rng: Any = None, device: Any = None)
     """
     gen = _as_rng(rng)
     while True:
-        yield make_batch(task, batch_size, rng=gen, device=device)
+        yield task.sample(batch_size, rng=gen, device=device)
 
 
 def token_labels(ids: Any) -> list[str]:
@@ -247,3 +267,305 @@ def token_labels(ids: Any) -> list[str]:
         else:
             raise ValueError(f"token id {i} is negative")
     return labels
+
+
+# Tasks with readable tokens: dates (encoder-decoder) and addition (decoder-only) ----------
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+"""The month words of :class:`DateTask`, January first."""
+
+_SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "?")  # ids PAD_ID, BOS_ID, EOS_ID, SEP_ID
+_DIGITS = tuple("0123456789")
+_SPLITS = ("train", "test")
+
+
+class _TextTask:
+    """Shared by the tasks whose tokens are strings: id <-> token tables and decoding."""
+
+    tokens: tuple[str, ...]
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids (the 4 special ones included)."""
+        return len(self.tokens)
+
+    def token_id(self, token: str) -> int:
+        """The id of one token string; ``ValueError`` names a token not in the vocabulary."""
+        try:
+            return self.tokens.index(token)
+        except ValueError:
+            raise ValueError(f"{token!r} is not a token of this task: {self.tokens}") from None
+
+    def labels(self, ids: Any) -> list[str]:
+        """One string per id (specials included), for axis ticks.
+
+        Raises:
+            ValueError: an id outside ``0 .. vocab_size - 1``.
+        """
+        if isinstance(ids, torch.Tensor):
+            ids = ids.tolist()
+        out = []
+        for i in np.asarray(ids).reshape(-1).tolist():
+            if not 0 <= int(i) < len(self.tokens):
+                raise ValueError(f"token id {i} is outside 0..{len(self.tokens) - 1}")
+            out.append(self.tokens[int(i)])
+        return out
+
+    def decode(self, ids: Any) -> str:
+        """The text of one sequence of ids: stops at the first EOS, skips PAD and BOS."""
+        words = []
+        for token in self.labels(ids):
+            if token == "<eos>":
+                break
+            if token not in ("<pad>", "<bos>"):
+                words.append(token)
+        return self._join(words)
+
+    @staticmethod
+    def _join(words: Sequence[str]) -> str:
+        return "".join(words)
+
+
+def _check_split(split: Any) -> None:
+    if split not in _SPLITS:
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+
+
+@dataclass(frozen=True)
+class DateTask(_TextTask):
+    """Rewrite a date written in words as an ISO date: ``"march 5, 2021"`` -> ``"2021-03-05"``.
+
+    Source tokens are month words, single digits and ``","``; the day has no leading zero,
+    so it is one or two tokens. Two source layouts (``formats``): ``"mdy"``
+    (``march 5, 2021``) and ``"dmy"`` (``5 march 2021``); each example picks one at random.
+    The target is always ten characters, ``yyyy-mm-dd``. Every target character has an
+    obvious source: the year digits are copied, the month digits come from the month
+    word, the day digits from the day (with a ``0`` added before a one-digit day).
+
+    Dates are drawn uniformly between January 1 of ``min_year`` and December 31 of
+    ``max_year``. One day in ten (those whose ordinal is a multiple of 10) is held out:
+    ``split="train"`` never draws them and ``split="test"`` draws only them.
+
+    Args:
+        formats: the source layouts to draw from, a non-empty subset of ``("mdy", "dmy")``.
+        min_year: first year (at least 1000, so years have four digits).
+        max_year: last year (at most 9999).
+        split: ``"train"`` or ``"test"``.
+
+    Raises:
+        ValueError: an unknown format or split, or a year range outside 1000..9999.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+
+    formats: tuple[str, ...] = ("mdy", "dmy")
+    min_year: int = 1900
+    max_year: int = 2099
+    split: str = "train"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "formats", tuple(self.formats))
+        if not self.formats or any(f not in ("mdy", "dmy") for f in self.formats):
+            raise ValueError(
+                f"formats must be a non-empty subset of ('mdy', 'dmy'), got {self.formats!r}"
+            )
+        for field in ("min_year", "max_year"):
+            y = getattr(self, field)
+            if not isinstance(y, int) or isinstance(y, bool) or not 1000 <= y <= 9999:
+                raise ValueError(f"{field} must be a four-digit year, got {y!r}")
+        if self.min_year > self.max_year:
+            raise ValueError(f"min_year={self.min_year} is after max_year={self.max_year}")
+        _check_split(self.split)
+
+    @property
+    def tokens(self) -> tuple[str, ...]:  # type: ignore[override]
+        """Every token, in id order: the 4 specials, the digits, ``","``, ``"-"``, the months."""
+        return (*_SPECIAL_TOKENS, *_DIGITS, ",", "-", *MONTHS)
+
+    @property
+    def max_seq_len(self) -> int:
+        """The ``max_len`` a model needs: the longest source (8) or ``tgt_in`` (11)."""
+        return 11
+
+    @staticmethod
+    def _join(words: Sequence[str]) -> str:
+        # "march 5 , 2021" -> "march 5, 2021"; digits of one number stay together
+        text = ""
+        for w in words:
+            glue = (w.isdigit() and text[-1:].isdigit()) or w in (",", "-") or text[-1:] == "-"
+            text += w if not text or glue else " " + w
+        return text
+
+    def source_tokens(self, year: int, month: int, day: int, fmt: str = "mdy") -> list[str]:
+        """The source of one date as tokens, e.g. ``['march', '5', ',', '2', '0', '2', '1']``."""
+        if fmt == "mdy":
+            return [MONTHS[month - 1], *str(day), ",", *str(year)]
+        if fmt == "dmy":
+            return [*str(day), MONTHS[month - 1], *str(year)]
+        raise ValueError(f"fmt must be 'mdy' or 'dmy', got {fmt!r}")
+
+    @staticmethod
+    def target_tokens(year: int, month: int, day: int) -> list[str]:
+        """The target of one date, ``yyyy-mm-dd``, as ten one-character tokens."""
+        return list(f"{year:04d}-{month:02d}-{day:02d}")
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Token ids ``(1, S)`` of a source written as text, e.g. ``"march 5, 2021"``.
+
+        Raises:
+            ValueError: a word that is not a token (e.g. a misspelt month).
+        """
+        words = []
+        for word in text.lower().replace(",", " , ").split():
+            words.extend(list(word) if word.isdigit() else [word])
+        return torch.tensor([[self.token_id(w) for w in words]])
+
+    def _ordinals(self, n: int, gen: np.random.Generator) -> np.ndarray:
+        first = datetime.date(self.min_year, 1, 1).toordinal()
+        last = datetime.date(self.max_year, 12, 31).toordinal()
+        if self.split == "test":  # the held-out days: multiples of 10 in [first, last]
+            return 10 * gen.integers(-(-first // 10), last // 10 + 1, size=n)
+        ords = gen.integers(first, last + 1, size=n)
+        while (held := ords % 10 == 0).any():  # draw held-out days again
+            ords[held] = gen.integers(first, last + 1, size=int(held.sum()))
+        return ords
+
+    def sample(self, batch_size: int, *, rng: Any = None, device: Any = None) -> Batch:
+        """Draw ``batch_size`` dates of this split as a padded :class:`Batch`.
+
+        Args:
+            batch_size: number of examples ``B``.
+            rng: a ``numpy.random.Generator`` or an int seed (``None``: OS entropy).
+            device: where to put the tensors.
+
+        Returns:
+            ``(src (B, S), tgt_in (B, 11), tgt_out (B, 11))``, ``S <= 8``.
+        """
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        gen = _as_rng(rng)
+        ords = self._ordinals(batch_size, gen)
+        fmts = gen.integers(0, len(self.formats), size=batch_size)
+        srcs, tgt_ins, tgt_outs = [], [], []
+        for o, f in zip(ords.tolist(), fmts.tolist(), strict=True):
+            d = datetime.date.fromordinal(int(o))
+            src = self.source_tokens(d.year, d.month, d.day, self.formats[f])
+            y = [self.token_id(t) for t in self.target_tokens(d.year, d.month, d.day)]
+            srcs.append(np.array([self.token_id(t) for t in src]))
+            tgt_ins.append(np.array([BOS_ID, *y]))
+            tgt_outs.append(np.array([*y, EOS_ID]))
+        S = max(len(s) for s in srcs)
+        return Batch(
+            *(
+                torch.from_numpy(_pad(rows, width)).to(device)
+                for rows, width in ((srcs, S), (tgt_ins, 11), (tgt_outs, 11))
+            )
+        )
+
+
+@dataclass(frozen=True)
+class AdditionTask(_TextTask):
+    """Add two ``n_digits``-digit numbers, written out one character per token: ``12+34=046``.
+
+    A decoder-only model reads the prompt ``"12+34="`` and must continue with the sum,
+    always written with ``n_digits + 1`` digits (leading zeros kept, so every sequence has
+    the same length ``3 * n_digits + 3``). Training batches are ``(inputs, targets)``:
+    ``inputs`` is the sequence without its last token and ``targets`` the sequence shifted
+    left by one, with the targets inside the prompt set to ``PAD_ID`` so that only the sum
+    is graded (the prompt's numbers are random: there is nothing to learn in predicting
+    them).
+
+    Of the ``10 ** (2 * n_digits)`` problems, ``min(500, 20%)`` chosen by a fixed
+    permutation (seed 1337) form ``split="test"``; ``split="train"`` draws only the others.
+    (The same split rule as minGPT's adder demo, whose digits it also shares, though
+    minGPT writes the sum reversed and without ``+``/``=``.)
+
+    Args:
+        n_digits: digits of each operand (1 to 4).
+        split: ``"train"`` or ``"test"``.
+
+    Raises:
+        ValueError: ``n_digits`` outside 1..4 or an unknown split.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+
+    n_digits: int = 2
+    split: str = "train"
+
+    def __post_init__(self) -> None:
+        n = self.n_digits
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 4:
+            raise ValueError(f"n_digits must be an integer in 1..4, got {n!r}")
+        _check_split(self.split)
+
+    @property
+    def tokens(self) -> tuple[str, ...]:  # type: ignore[override]
+        """Every token, in id order: the 4 specials, the digits, ``"+"``, ``"="``."""
+        return (*_SPECIAL_TOKENS, *_DIGITS, "+", "=")
+
+    @property
+    def prompt_len(self) -> int:
+        """Tokens before the sum: ``2 * n_digits + 2`` (``12+34=``)."""
+        return 2 * self.n_digits + 2
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens of a whole problem: the prompt and ``n_digits + 1`` sum digits."""
+        return self.prompt_len + self.n_digits + 1
+
+    @property
+    def max_seq_len(self) -> int:
+        """The ``max_len`` a model needs: the inputs are ``seq_len - 1`` tokens."""
+        return self.seq_len - 1
+
+    def problems(self) -> np.ndarray:
+        """Every problem of this split, ``(N, 2)`` pairs ``(a, b)``, in a fixed order."""
+        base = 10**self.n_digits
+        perm = np.random.default_rng(1337).permutation(base * base)
+        n_test = min(500, base * base // 5)
+        ix = perm[:n_test] if self.split == "test" else perm[n_test:]
+        return np.stack([ix // base, ix % base], axis=1)  # (N,) -> (N, 2)
+
+    def encode(self, pairs: Any) -> torch.Tensor:
+        """Whole problems as ids ``(N, seq_len)``: ``(12, 34)`` -> the tokens of ``12+34=046``."""
+        pairs = np.asarray(pairs).reshape(-1, 2)
+        n = self.n_digits
+        if (pairs < 0).any() or (pairs >= 10**n).any():
+            raise ValueError(f"operands must be in 0..{10**n - 1}, got {pairs.tolist()}")
+        rows = [
+            [self.token_id(ch) for ch in f"{a:0{n}d}+{b:0{n}d}={a + b:0{n + 1}d}"]
+            for a, b in pairs.tolist()
+        ]
+        return torch.tensor(rows, dtype=torch.long)  # (N, seq_len)
+
+    def sample(
+        self, batch_size: int, *, rng: Any = None, device: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Draw ``batch_size`` problems of this split (with replacement) for training.
+
+        Returns:
+            ``(inputs, targets)``, both ``(B, seq_len - 1)``: ``targets[:, t]`` is the token
+            after ``inputs[:, t]``, or ``PAD_ID`` while the next token is still prompt.
+        """
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        pairs = self.problems()
+        seqs = self.encode(pairs[_as_rng(rng).integers(0, len(pairs), size=batch_size)])
+        inputs = seqs[:, :-1]  # (B, L) -> (B, L - 1)
+        targets = seqs[:, 1:].clone()  # (B, L - 1): the next token at every position
+        targets[:, : self.prompt_len - 1] = PAD_ID  # predicting the prompt is not graded
+        return inputs.to(device), targets.to(device)

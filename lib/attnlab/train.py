@@ -4,7 +4,8 @@
 the warm-up of Vaswani et al. (2017, section 5.3): the learning rate rises linearly for
 ``warmup`` steps, then decays (here along a cosine to 10% of ``lr``). Padding positions are
 left out of the loss. :func:`exact_match` decodes fresh examples greedily and counts the
-sequences that come out exactly right.
+sequences that come out exactly right (for a decoder-only model: the completions of held-out
+prompts).
 
 Taught in: chapters/07_transformer.ipynb
 """
@@ -21,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from .data import BOS_ID, EOS_ID, PAD_ID, Task, make_batch
-from .transformer import EncoderDecoder, greedy_decode
+from .data import BOS_ID, EOS_ID, PAD_ID
+from .transformer import DecoderOnlyLM, EncoderDecoder, generate, greedy_decode
 
 __all__ = ["exact_match", "lr_at", "sequence_loss", "train"]
 
@@ -98,6 +99,7 @@ def train(
     pad_id: int | None = PAD_ID,
     stop_when: Callable[[], bool] | None = None,
     check_every: int = 100,
+    callback: Callable[[int], Any] | None = None,
     progress: bool = True,
 ) -> list[float]:
     """Train ``model`` with Adam on ``steps`` batches; return the loss of every step.
@@ -121,6 +123,9 @@ def train(
             last); training stops early when it returns ``True``, e.g.
             ``lambda: exact_match(model, task, 200) >= 0.99``.
         check_every: how often to call ``stop_when``.
+        callback: optional ``callback(step)`` called before the first step (``step = 0``)
+            and after every step with the number of steps done, in eval mode and without
+            gradients, e.g. to record attention maps while the model learns.
         progress: show a ``tqdm`` progress bar (turn off in tests and scripts).
 
     Returns:
@@ -147,6 +152,7 @@ def train(
     model.train()
     bar = tqdm(total=steps, disable=not progress, desc="training", unit="step")
     try:
+        _call_quietly(model, callback, 0)
         for step, batch in zip(range(steps), batches, strict=False):
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, lr=lr, steps=steps, warmup=warmup, schedule=schedule)
@@ -161,6 +167,7 @@ def train(
             history.append(loss.item())
             bar.update(1)
             bar.set_postfix(loss=f"{history[-1]:.4f}", refresh=False)
+            _call_quietly(model, callback, step + 1)
             last = step + 1 == steps
             if stop_when is not None and ((step + 1) % check_every == 0 or last):
                 model.eval()
@@ -174,6 +181,15 @@ def train(
     return history
 
 
+def _call_quietly(model: nn.Module, callback: Callable[[int], Any] | None, step: int) -> None:
+    if callback is None:
+        return
+    model.eval()
+    with torch.no_grad():
+        callback(step)
+    model.train()
+
+
 def _unpack(batch: Any) -> tuple[torch.Tensor, ...]:
     if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
         raise ValueError(
@@ -185,21 +201,29 @@ def _unpack(batch: Any) -> tuple[torch.Tensor, ...]:
 
 @torch.no_grad()
 def exact_match(
-    model: EncoderDecoder,
-    task: Task,
+    model: EncoderDecoder | DecoderOnlyLM,
+    task: Any,
     n: int = 1000,
     *,
     rng: Any = 12345,
     batch_size: int = 500,
 ) -> float:
-    """Fraction of ``n`` fresh ``task`` examples that greedy decoding gets exactly right.
+    """Fraction of ``n`` examples of ``task`` that greedy decoding gets exactly right.
 
-    A sequence counts only if every token and the EOS are right (and nothing follows
-    the EOS): the decoded ids must equal ``tgt_out`` position by position.
+    - :class:`~attnlab.transformer.EncoderDecoder`: ``n`` fresh examples are drawn with
+      ``task.sample`` (a :class:`~attnlab.data.Task` or :class:`~attnlab.data.DateTask`)
+      and decoded by :func:`~attnlab.transformer.greedy_decode`. A sequence counts only if
+      every token and the EOS are right (and nothing follows the EOS): the decoded ids must
+      equal ``tgt_out`` position by position.
+    - :class:`~attnlab.transformer.DecoderOnlyLM` with an
+      :class:`~attnlab.data.AdditionTask`: the first ``min(n, N)`` problems of the task's
+      split (all 500 held-out ones for ``split="test"`` and the default ``n``) are cut after
+      the prompt, continued by :func:`~attnlab.transformer.generate`, and count if every
+      digit of the sum is right. ``rng`` is not used.
 
     Args:
-        model: a trained :class:`EncoderDecoder` whose vocabularies fit ``task``.
-        task: the :class:`attnlab.data.Task` to draw examples from.
+        model: the trained model; its vocabulary must fit ``task``.
+        task: the task to draw (or take) examples from.
         n: number of examples.
         rng: seed or ``numpy.random.Generator`` for the examples (the default is a fixed
             seed, so repeated calls grade the same examples; training uses other seeds).
@@ -208,20 +232,46 @@ def exact_match(
     Returns:
         A number in ``[0, 1]``.
 
+    Raises:
+        TypeError: a model of another kind, or a decoder-only model with a task that has
+            no prompts.
+        ValueError: ``n`` not a positive integer.
+
     Taught in: chapters/07_transformer.ipynb
     """
-    if not isinstance(model, EncoderDecoder):
-        raise TypeError(f"exact_match needs an EncoderDecoder, got {type(model).__name__}")
+    if not isinstance(model, (EncoderDecoder, DecoderOnlyLM)):
+        raise TypeError(
+            f"exact_match needs an EncoderDecoder or a DecoderOnlyLM, got {type(model).__name__}"
+        )
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+    if isinstance(model, DecoderOnlyLM):
+        return _completion_exact_match(model, task, n, batch_size)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     device = next(model.parameters()).device
     correct = 0
     for start in range(0, n, batch_size):
-        src, _, tgt_out = make_batch(task, min(batch_size, n - start), rng=gen, device=device)
+        src, _, tgt_out = task.sample(min(batch_size, n - start), rng=gen, device=device)
         pred = greedy_decode(model, src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=tgt_out.shape[1])
         width = max(pred.shape[1], tgt_out.shape[1])
         pred = F.pad(pred, (0, width - pred.shape[1]), value=model.pad_id)  # (B, L) -> (B, W)
         want = F.pad(tgt_out, (0, width - tgt_out.shape[1]), value=model.pad_id)  # (B, W)
         correct += int((pred == want).all(dim=1).sum())
     return correct / n
+
+
+def _completion_exact_match(model: DecoderOnlyLM, task: Any, n: int, batch_size: int) -> float:
+    if not all(hasattr(task, a) for a in ("problems", "encode", "prompt_len")):
+        raise TypeError(
+            "a DecoderOnlyLM is graded on prompts and answers: pass an AdditionTask, got "
+            f"{type(task).__name__}"
+        )
+    device = next(model.parameters()).device
+    seqs = task.encode(task.problems()[:n]).to(device)  # (N, L)
+    correct = 0
+    for start in range(0, len(seqs), batch_size):
+        chunk = seqs[start : start + batch_size]  # (b, L)
+        prompt, answer = chunk[:, : task.prompt_len], chunk[:, task.prompt_len :]
+        out = generate(model, prompt, max_new_tokens=answer.shape[1])  # (b, L)
+        correct += int((out[:, task.prompt_len :] == answer).all(dim=1).sum())
+    return correct / len(seqs)
