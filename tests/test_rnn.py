@@ -11,7 +11,9 @@ from torch import nn
 
 from attnlab.rnn import (
     VanillaRNN,
+    attention_cost,
     gradient_norm_vs_distance,
+    input_jacobian_norms,
     path_lengths,
     sequential_vs_parallel_time,
     set_recurrent_radius,
@@ -305,3 +307,45 @@ def test_path_lengths_order_for_long_sequences() -> None:
 def test_path_lengths_bad_arguments(n: object, k: int) -> None:
     with pytest.raises(ValueError, match="must be an integer"):
         path_lengths(n, kernel_size=k)  # type: ignore[arg-type]
+
+
+# --- per-sample Jacobian norms --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "linear"])
+def test_input_jacobian_norms_match_the_full_jacobian(nonlinearity: str) -> None:
+    rnn = _rnn(nonlinearity, 0.9, hidden=5)
+    x = torch.randn(3, 7, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    norms = input_jacobian_norms(rnn, x)
+    assert norms.shape == (3, 7)
+    for b in range(3):
+        jac = torch.autograd.functional.jacobian(lambda xb: rnn(xb[None])[1][0], x[b])
+        expected = jac.pow(2).sum((0, 2)).sqrt()  # (H, T, I) -> (T,)
+        torch.testing.assert_close(norms[b], expected, rtol=1e-10, atol=0)
+    assert all(p.grad is None for p in rnn.parameters())
+
+
+def test_input_jacobian_norms_bad_input() -> None:
+    rnn = VanillaRNN(2, 3)
+    with pytest.raises(TypeError, match="floating"):
+        input_jacobian_norms(rnn, torch.zeros(1, 4, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match="input_size=2"):
+        input_jacobian_norms(rnn, torch.zeros(1, 4, 3))
+    with pytest.raises(TypeError, match="weight_hh"):
+        input_jacobian_norms(nn.Linear(2, 2), torch.zeros(1, 4, 2))
+
+
+# --- attention cost (sizes exact, timings only positive) ------------------------------------------
+
+
+def test_attention_cost_rows() -> None:
+    threads = torch.get_num_threads()
+    rows = attention_cost([4, 32], 8, repeats=1, threads=1)
+    assert torch.get_num_threads() == threads
+    assert [r["length"] for r in rows] == [4, 32]
+    assert [r["scores_bytes"] for r in rows] == [4 * 4 * 4, 32 * 32 * 4]  # T² float32
+    assert all(r["attention_ms"] > 0 for r in rows)
+    with pytest.raises(ValueError, match="lengths"):
+        attention_cost([], 8)
+    with pytest.raises(ValueError, match="d must"):
+        attention_cost([4], 0)

@@ -6,7 +6,7 @@ NumPy arrays or torch tensors and return the same kind; learnable layers are
 
 Modules, in the order the course meets them:
 
-- ``rnn``: the recurrent baseline whose limits chapter 1 measures;
+- ``rnn`` and ``recall``: the recurrent baseline whose limits chapter 1 measures;
 - ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
 - ``attention``: chapters 2-3; ``multihead`` and ``heads``: chapter 4;
   ``positional``: chapter 5;
@@ -17,7 +17,7 @@ Modules, in the order the course meets them:
 """
 
 # data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
-from . import data, heads, train, viz, widgets
+from . import data, heads, recall, train, viz, widgets
 from .attention import SelfAttention, scaled_dot_product_attention
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import (
@@ -51,7 +51,9 @@ from .positional import (
 )
 from .rnn import (
     VanillaRNN,
+    attention_cost,
     gradient_norm_vs_distance,
+    input_jacobian_norms,
     path_lengths,
     sequential_vs_parallel_time,
     set_recurrent_radius,
@@ -106,6 +108,7 @@ __all__ = [
     "Vocab",
     "WordPieceTokenizer",
     "apply_rope",
+    "attention_cost",
     "causal_mask",
     "combine_masks",
     "cosine_similarity",
@@ -122,6 +125,7 @@ __all__ = [
     "grouped_query_attention",
     "heads",
     "index_encoding",
+    "input_jacobian_norms",
     "kv_cache_bytes",
     "merge_heads",
     "mha_flops",
@@ -132,6 +136,7 @@ __all__ = [
     "padding_mask",
     "path_lengths",
     "permutation_gap",
+    "recall",
     "scaled_dot_product_attention",
     "scaled_scores",
     "scores",

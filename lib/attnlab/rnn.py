@@ -17,6 +17,9 @@ from that one line, and this module measures each:
    ``|i - j|`` steps; convolutions need a stack of layers; self-attention connects any two
    positions directly (:func:`path_lengths`, Table 1 of Vaswani et al.).
 
+What attention pays instead, a ``T × T`` score matrix, is measured by
+:func:`attention_cost`; the trained comparison on a recall task is in :mod:`attnlab.recall`.
+
 References: Bengio, Simard & Frasconi, "Learning Long-Term Dependencies with Gradient Descent
 is Difficult", IEEE Trans. Neural Networks 1994; Pascanu, Mikolov & Bengio, "On the
 Difficulty of Training Recurrent Neural Networks", ICML 2013; Vaswani et al., "Attention Is
@@ -42,7 +45,9 @@ from .attention import scaled_dot_product_attention
 
 __all__ = [
     "VanillaRNN",
+    "attention_cost",
     "gradient_norm_vs_distance",
+    "input_jacobian_norms",
     "path_lengths",
     "sequential_vs_parallel_time",
     "set_recurrent_radius",
@@ -203,7 +208,7 @@ def gradient_norm_vs_distance(
     r"""How strongly the last state depends on each input: :math:`\|\partial h_T / \partial x_t\|_F` by distance.
 
     Feeds ``batch`` random sequences (standard normal inputs) through ``rnn`` and, by
-    backpropagation (one backward pass per hidden unit), computes the Jacobian of the last
+    backpropagation (:func:`input_jacobian_norms`), computes the Jacobian of the last
     hidden state ``h_T`` with respect to every input ``x_t``. By the chain rule
 
     .. math:: \frac{\partial h_T}{\partial x_t} = \Big(\prod_{s=t+1}^{T} D_s W_{hh}\Big) D_t W_{ih},
@@ -236,18 +241,57 @@ def gradient_norm_vs_distance(
     if not isinstance(input_size, int):
         raise TypeError(f"{type(rnn).__name__} has no integer input_size attribute")
     x = torch.randn(batch, length, input_size, generator=generator, dtype=weight.dtype)
-    x = x.to(weight.device).requires_grad_()  # (B, T, I)
+    norms = input_jacobian_norms(rnn, x.to(weight.device)).mean(0)  # (B, T) -> (T,), by t
+    return norms.flip(0).cpu().double().numpy()  # indexed by distance T - 1 - t
+
+
+def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    r"""Frobenius norm of :math:`\partial h_T / \partial x_t` for every sample and position.
+
+    .. math:: N_{b,t} = \Big\| \frac{\partial h_T^{(b)}}{\partial x_t^{(b)}} \Big\|_F
+              = \Big(\sum_{j,i} \big(\partial h_{T,j}^{(b)} / \partial x_{t,i}^{(b)}\big)^2
+              \Big)^{1/2}
+
+    One backward pass gives one row of a Jacobian (the gradient of one unit ``h_{T,j}``),
+    so the ``H`` rows would take ``H`` passes. Instead the batch is copied ``H`` times and
+    copy ``j`` backpropagates unit ``j``: one forward and one backward pass in all (the
+    samples do not interact, so the copies do not either).
+
+    Args:
+        rnn: a :class:`VanillaRNN`, or a module returning ``(outputs, ...)`` such as
+            ``torch.nn.RNN`` (outputs ``(B, T, H)`` when batch first, else ``(T, B, H)``).
+        x: ``(B, T, input_size)`` inputs, batch first whatever the module's layout.
+
+    Returns:
+        ``(B, T)`` tensor of norms, indexed by position ``t`` (not by distance), detached.
+        The parameters' ``.grad`` are left untouched.
+
+    Raises:
+        TypeError: ``rnn`` has no recurrent weight, or ``x`` is not a floating tensor.
+        ValueError: ``x`` is not ``(B, T, input_size)``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    weight = _recurrent_weight(rnn)
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point torch.Tensor, got {describe(x)}")
+    input_size = getattr(rnn, "input_size", None)
+    if x.ndim != 3 or x.shape[-1] != input_size or 0 in x.shape:
+        raise ValueError(
+            f"x must have shape (batch, T >= 1, input_size={input_size}), got {describe(x)}"
+        )
+    batch, length, _ = x.shape
+    hidden = weight.shape[0]
+    copies = x.detach().repeat(hidden, 1, 1).requires_grad_()  # (H*B, T, I), copy j first
     if getattr(rnn, "batch_first", True):
-        h_last = rnn(x)[0][:, -1]  # (B, T, H) -> (B, H)
+        h_last = rnn(copies)[0][:, -1]  # (H*B, T, H) -> (H*B, H)
     else:  # torch.nn.RNN's default layout is time first
-        h_last = rnn(x.transpose(0, 1))[0][-1]  # (T, B, I) -> (T, B, H) -> (B, H)
-    squared = torch.zeros(batch, length, dtype=weight.dtype, device=weight.device)  # (B, T)
-    hidden = h_last.shape[-1]
-    for j in range(hidden):  # row j of the Jacobian, for every sample at once
-        (grad,) = torch.autograd.grad(h_last[:, j].sum(), x, retain_graph=j < hidden - 1)
-        squared += grad.pow(2).sum(-1)  # (B, T, I) -> (B, T)
-    norms = squared.sqrt().mean(0)  # (B, T) -> (T,), indexed by position t
-    return norms.flip(0).detach().cpu().double().numpy()  # indexed by distance T - 1 - t
+        h_last = rnn(copies.transpose(0, 1))[0][-1]  # (T, H*B, I) -> ... -> (H*B, H)
+    # unit j of copy j: (H, B, H) -> (B, H), entry [b, j] = h_T[j-th copy of b, j]
+    picked = h_last.reshape(hidden, batch, hidden).diagonal(dim1=0, dim2=2)
+    (grad,) = torch.autograd.grad(picked.sum(), copies)  # (H*B, T, I): row j in copy j
+    squared = grad.reshape(hidden, batch, length, -1).pow(2).sum((0, 3))  # -> (B, T)
+    return squared.sqrt().detach()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,6 +389,62 @@ def _time_one_length(
         "attention_ms": 1e3 * attn_s,
         "ratio": rnn_s / attn_s,
     }
+
+
+def attention_cost(
+    lengths: list[int],
+    d: int,
+    *,
+    repeats: int = 3,
+    threads: int | None = None,
+) -> list[dict[str, float]]:
+    r"""What one self-attention layer costs as the sequence grows: time and score memory.
+
+    For each length ``T``, times :func:`attnlab.attention.scaled_dot_product_attention` on a
+    random ``(1, T, d)`` input with ``q = k = v = x`` (best of ``repeats``), and records the
+    size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4`` in float32.
+    The arithmetic is ``≈ 4 T² d`` (two ``T × T × d`` products), so at large ``T`` both
+    grow like ``T²``.
+
+    Args:
+        lengths: the sequence lengths ``T``.
+        d: the width of queries, keys and values.
+        repeats: timed runs per length (the minimum is kept).
+        threads: if given, the CPU thread count during the runs (restored afterwards).
+
+    Returns:
+        One dict per length: ``{"length": T, "attention_ms": ..., "scores_bytes": ...}``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    for name, n in (("d", d), ("repeats", repeats), ("threads", threads or 1)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    generator = torch.Generator().manual_seed(0)
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    rows = []
+    try:
+        for length in lengths:
+            x = torch.randn(1, length, d, generator=generator)  # (1, T, d)
+            with torch.no_grad():
+                _, weights = scaled_dot_product_attention(x, x, x)  # (1, T, T)
+                seconds = _best_time(
+                    lambda x=x: scaled_dot_product_attention(x, x, x), repeats, x.device
+                )
+            rows.append(
+                {
+                    "length": length,
+                    "attention_ms": 1e3 * seconds,
+                    "scores_bytes": weights.numel() * weights.element_size(),
+                }
+            )
+    finally:
+        torch.set_num_threads(previous_threads)
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,366 @@
+r"""Long-range recall, trained: a recurrent network and one attention layer on the same task.
+
+The task: read ``distance`` random symbols followed by a question mark, and answer with the
+**first** symbol. The answer lies ``distance`` steps behind the question.
+
+- :class:`RecurrentRecaller` reads the sequence one token at a time and answers from its
+  last hidden state: the first symbol must survive ``distance`` updates of that state, and
+  the gradient that teaches it to keep the symbol must travel back through all of them.
+- :class:`AttentionRecaller` lets the last position look at every position directly
+  (one query, learned positions): the path to the answer is one step long at any distance.
+
+:func:`train_recall` trains one model with a seeded, single-threaded loop (the same numbers
+on every run) and records its accuracy on a fixed test set; :func:`compare_recall` does it
+for both models over a list of distances. Chapter 1 plots the result.
+
+Taught in: chapters/01_why_attention.ipynb
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ._array import describe
+from .attention import scaled_dot_product_attention
+
+__all__ = [
+    "AttentionRecaller",
+    "RecallCurve",
+    "RecurrentRecaller",
+    "compare_recall",
+    "question_id",
+    "recall_batch",
+    "train_recall",
+]
+
+_CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
+
+
+def _positive_int(name: str, n: object) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return n
+
+
+def recall_batch(
+    batch_size: int,
+    distance: int,
+    *,
+    n_symbols: int = 8,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Random recall examples: ``d`` symbols, then the question token; the answer is the first.
+
+    .. math:: x = (x_0, x_1, \dots, x_{d-1}, \texttt{?}),\quad
+              x_i \sim \mathcal{U}\{0, \dots, n-1\}, \qquad y = x_0
+
+    The question token ``?`` has id ``n`` (:func:`question_id`), so a model's vocabulary
+    has ``n + 1`` entries. It sits ``d`` positions after the answer.
+
+    Args:
+        batch_size: number of sequences ``B``.
+        distance: ``d >= 1``, how far the question is from the symbol to recall.
+        n_symbols: alphabet size ``n >= 2`` (chance accuracy is ``1 / n``).
+        generator: a CPU ``torch.Generator`` (default: the global one).
+
+    Returns:
+        ``x``: ``(B, d + 1)`` int64 tokens (the last one ``n``), and ``y``: ``(B,)`` int64
+        answers (``x[:, 0]``).
+
+    Raises:
+        ValueError: a size that is not a positive integer, or ``n_symbols < 2``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    _positive_int("batch_size", batch_size)
+    _positive_int("distance", distance)
+    if _positive_int("n_symbols", n_symbols) < 2:
+        raise ValueError(f"n_symbols must be at least 2, got {n_symbols}")
+    symbols = torch.randint(n_symbols, (batch_size, distance), generator=generator)  # (B, d)
+    question = torch.full((batch_size, 1), question_id(n_symbols))  # (B, 1)
+    return torch.cat([symbols, question], dim=1), symbols[:, 0].clone()  # (B, d + 1), (B,)
+
+
+def question_id(n_symbols: int) -> int:
+    """Token id of the question mark in a recall task with ``n_symbols`` symbols: ``n_symbols``."""
+    return n_symbols
+
+
+def _check_tokens(x: object, n_symbols: int, max_len: int | None = None) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.ndim != 2 or not x.numel():
+        raise TypeError(
+            f"expected int64 tokens of shape (batch, length >= 1), got {describe(x)}"
+            + (f", {x.dtype}" if isinstance(x, torch.Tensor) else "")
+        )
+    if x.min() < 0 or x.max() > n_symbols:
+        raise ValueError(
+            f"token ids must lie in [0, {n_symbols}] (the last is the question), "
+            f"got {describe(x)} with ids {int(x.min())}..{int(x.max())}"
+        )
+    if max_len is not None and x.shape[1] > max_len:
+        raise ValueError(f"sequences longer than max_len={max_len}: got {describe(x)}")
+    return x
+
+
+class RecurrentRecaller(nn.Module):
+    r"""Embed, run a recurrent network over the tokens, answer from the last hidden state.
+
+    .. math:: h_t = \mathrm{cell}(E[x_t], h_{t-1}), \qquad
+              \text{logits} = h_T W_{out}^\top + b_{out}
+
+    Args:
+        n_symbols: alphabet size ``n`` (answers; the inputs add the question token ``n``).
+        hidden: size ``H`` of the embedding and of the hidden state.
+        cell: ``"rnn"`` (``torch.nn.RNN``, tanh: the vanilla RNN of chapter 1),
+            ``"gru"`` or ``"lstm"``.
+
+    Shapes:
+        ``x``: ``(B, T)`` int64 tokens -> logits ``(B, n_symbols)``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+
+    def __init__(self, n_symbols: int, hidden: int = 16, cell: str = "rnn") -> None:
+        super().__init__()
+        _positive_int("n_symbols", n_symbols)
+        _positive_int("hidden", hidden)
+        if cell not in _CELLS:
+            raise ValueError(f"cell must be one of {sorted(_CELLS)}, got {cell!r}")
+        self.n_symbols, self.cell = n_symbols, cell
+        self.embed = nn.Embedding(n_symbols + 1, hidden)  # the symbols and the question
+        self.rnn = _CELLS[cell](hidden, hidden, batch_first=True)
+        self.readout = nn.Linear(hidden, n_symbols)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = _check_tokens(x, self.n_symbols)
+        states = self.rnn(self.embed(x))[0]  # (B, T) -> (B, T, H) -> (B, T, H)
+        return self.readout(states[:, -1])  # (B, H) -> (B, n_symbols)
+
+
+class AttentionRecaller(nn.Module):
+    r"""One attention layer: the question (last position) queries every position, then answers.
+
+    .. math:: h_t = E[x_t] + P_t,\quad q = h_T W_q,\ k_t = h_t W_k,\ v_t = h_t W_v,\quad
+              \text{logits} = \Big(\sum_t \mathrm{softmax}_t\big(q k_t^\top/\sqrt{d}\big)\,
+              v_t\Big) W_{out}^\top + b_{out}
+
+    ``P`` is a learned position embedding: without it every position would look alike and
+    "the first token" could not be found. Only the last position (the question token) forms
+    a query, because only its answer is scored.
+
+    Args:
+        n_symbols: alphabet size ``n`` (answers; the inputs add the question token ``n``).
+        hidden: size ``D`` of embeddings, queries, keys and values.
+        max_len: longest sequence the position table covers.
+
+    Shapes:
+        ``x``: ``(B, T)`` int64 tokens, ``T <= max_len`` -> logits ``(B, n_symbols)``.
+        :meth:`weights` returns the attention weights ``(B, T)`` of the last position.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+
+    def __init__(self, n_symbols: int, hidden: int = 16, max_len: int = 128) -> None:
+        super().__init__()
+        _positive_int("n_symbols", n_symbols)
+        _positive_int("hidden", hidden)
+        self.n_symbols, self.max_len = n_symbols, _positive_int("max_len", max_len)
+        self.embed = nn.Embedding(n_symbols + 1, hidden)  # the symbols and the question
+        self.position = nn.Embedding(max_len, hidden)
+        self.W_q = nn.Linear(hidden, hidden, bias=False)
+        self.W_k = nn.Linear(hidden, hidden, bias=False)
+        self.W_v = nn.Linear(hidden, hidden, bias=False)
+        self.readout = nn.Linear(hidden, n_symbols)
+
+    def _attend(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = _check_tokens(x, self.n_symbols, self.max_len)
+        positions = torch.arange(x.shape[1], device=x.device)  # (T,)
+        h = self.embed(x) + self.position(positions)  # (B, T, D) + (T, D) -> (B, T, D)
+        q = self.W_q(h[:, -1:])  # (B, 1, D): one query, from the last position
+        out, weights = scaled_dot_product_attention(q, self.W_k(h), self.W_v(h))
+        return out[:, 0], weights[:, 0]  # (B, 1, D) -> (B, D); (B, 1, T) -> (B, T)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.readout(self._attend(x)[0])  # (B, D) -> (B, n_symbols)
+
+    def weights(self, x: torch.Tensor) -> torch.Tensor:
+        """Attention weights ``(B, T)`` of the last position over all positions."""
+        return self._attend(x)[1]
+
+
+@dataclass(frozen=True)
+class RecallCurve:
+    """Test accuracy of one model during training on one distance.
+
+    Attributes:
+        model: ``"rnn"``, ``"gru"``, ``"lstm"`` or ``"attention"``.
+        distance: the recall distance ``d``.
+        steps: the training steps after which accuracy was measured (step 0 = untrained).
+        accuracy: fraction of the fixed test set answered correctly, at each of ``steps``.
+    """
+
+    model: str
+    distance: int
+    steps: tuple[int, ...]
+    accuracy: tuple[float, ...]
+
+    @property
+    def final(self) -> float:
+        """Accuracy after the last training step."""
+        return self.accuracy[-1]
+
+    def steps_to(self, level: float = 0.9) -> int | None:
+        """First measured step with accuracy ``>= level``; ``None`` if never reached."""
+        if not 0 < level <= 1:
+            raise ValueError(f"level must be in (0, 1], got {level!r}")
+        return next((s for s, a in zip(self.steps, self.accuracy, strict=True) if a >= level), None)
+
+
+def _model_name(model: nn.Module) -> str:
+    if isinstance(model, RecurrentRecaller):
+        return model.cell
+    if isinstance(model, AttentionRecaller):
+        return "attention"
+    raise TypeError(
+        f"expected a RecurrentRecaller or an AttentionRecaller, got {type(model).__name__}"
+    )
+
+
+def train_recall(
+    model: nn.Module,
+    distance: int,
+    *,
+    steps: int = 200,
+    batch_size: int = 32,
+    lr: float = 1e-2,
+    eval_every: int = 10,
+    n_eval: int = 256,
+    seed: int = 0,
+) -> RecallCurve:
+    r"""Train ``model`` on recall at ``distance`` with Adam; measure test accuracy as it learns.
+
+    Minimises the cross-entropy of the answer,
+    :math:`-\log \mathrm{softmax}(\text{logits})_{y}`, on fresh random batches. Accuracy is
+    measured on one fixed test set of ``n_eval`` sequences before training and every
+    ``eval_every`` steps. Everything is seeded from ``seed`` and runs on one CPU thread
+    (restored afterwards), so the same call returns the same curve on every run; the global
+    random state is left untouched.
+
+    Args:
+        model: a :class:`RecurrentRecaller` or :class:`AttentionRecaller` (trained in place).
+        distance: ``d``, tokens between the symbol and the question.
+        steps: number of optimisation steps.
+        batch_size: sequences per step.
+        lr: Adam's learning rate.
+        eval_every: measure accuracy every this many steps.
+        n_eval: size of the test set.
+        seed: seeds the training batches (the test set uses ``seed + 1``).
+
+    Returns:
+        A :class:`RecallCurve` with ``steps // eval_every + 1`` measurements.
+
+    Raises:
+        TypeError: ``model`` is neither recaller.
+        ValueError: a count that is not a positive integer, or ``lr <= 0``.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    name = _model_name(model)
+    for label, n in (
+        ("distance", distance),
+        ("steps", steps),
+        ("batch_size", batch_size),
+        ("eval_every", eval_every),
+        ("n_eval", n_eval),
+    ):
+        _positive_int(label, n)
+    if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not lr > 0:
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    device = next(model.parameters()).device
+    n_symbols = model.n_symbols
+    make = torch.Generator().manual_seed
+    x_test, y_test = recall_batch(n_eval, distance, n_symbols=n_symbols, generator=make(seed + 1))
+    x_test, y_test = x_test.to(device), y_test.to(device)
+    data = make(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+
+    def accuracy() -> float:
+        model.eval()
+        with torch.no_grad():
+            correct = model(x_test).argmax(-1) == y_test  # (n_eval,)
+        model.train()
+        return round(correct.double().mean().item(), 6)
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: the same float sums, hence the same curve
+    try:
+        measured, curve = [0], [accuracy()]
+        for step in range(1, steps + 1):
+            x, y = recall_batch(batch_size, distance, n_symbols=n_symbols, generator=data)
+            loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if step % eval_every == 0:
+                measured.append(step)
+                curve.append(accuracy())
+    finally:
+        torch.set_num_threads(previous_threads)
+    return RecallCurve(name, distance, tuple(measured), tuple(curve))
+
+
+def compare_recall(
+    distances: Sequence[int],
+    *,
+    models: Sequence[str] = ("rnn", "attention"),
+    n_symbols: int = 8,
+    hidden: int = 16,
+    seed: int = 0,
+    **train_kwargs: object,
+) -> dict[str, list[RecallCurve]]:
+    """Train a fresh model of each kind at each distance: the same data, the same budget.
+
+    Each model is initialised from ``torch.manual_seed(seed)`` inside a forked random state
+    (the global one is untouched) and trained by :func:`train_recall` with ``seed`` and
+    ``train_kwargs`` (``steps``, ``batch_size``, ``lr``, ...).
+
+    Args:
+        distances: the recall distances to try.
+        models: kinds to compare: ``"attention"`` and any of ``"rnn"``, ``"gru"``,
+            ``"lstm"``.
+        n_symbols: alphabet size.
+        hidden: width of every model.
+        seed: seeds initial weights, training batches and test set.
+
+    Returns:
+        ``{kind: [RecallCurve per distance, in order]}``.
+
+    Raises:
+        ValueError: no distances, or an unknown model kind.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    distances = list(distances)
+    if not distances:
+        raise ValueError("distances must not be empty")
+    for kind in models:
+        if kind != "attention" and kind not in _CELLS:
+            raise ValueError(f"unknown model {kind!r}: use 'attention' or one of {sorted(_CELLS)}")
+    results: dict[str, list[RecallCurve]] = {kind: [] for kind in models}
+    for kind in models:
+        for distance in distances:
+            _positive_int("distance", distance)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                if kind == "attention":
+                    model: nn.Module = AttentionRecaller(
+                        n_symbols, hidden, max_len=max(128, max(distances) + 1)
+                    )
+                else:
+                    model = RecurrentRecaller(n_symbols, hidden, kind)
+            results[kind].append(train_recall(model, distance, seed=seed, **train_kwargs))
+    return results
