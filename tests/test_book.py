@@ -98,6 +98,20 @@ def test_committed_notebook_keeps_text_outputs_only(nb_path):
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_every_slider_frame_is_legible(nb_path):
+    """explore() warns about a frame whose text collides, is cut off or is too small on a
+    phone (attnlab.widgets.layout_problems); the committed outputs, which nbval keeps equal
+    to a fresh run, must carry no such warning."""
+    nb = nbformat.read(nb_path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") if out.get("output_type") == "stream" else ""
+            assert "FigureLayoutWarning" not in text, (
+                f"{nb_path.name}, cell {index}: a slider frame a reader cannot read:\n{text}"
+            )
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_is_committed_executed_and_clean(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
     nbformat.validate(nb)

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import IPython
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ from attnlab.widgets import MAX_FRAMES, Explorer, Slider, explore
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SMALL = {"figsize": (2.0, 1.5), "dpi": 20}  # fast frames where the pixels do not matter
+# Frames that small are unreadable, and explore says so; here that is expected.
+pytestmark = pytest.mark.filterwarnings("ignore::attnlab.widgets.FigureLayoutWarning")
 
 
 def draw_power(fig: Any, power: int) -> None:
@@ -525,3 +528,81 @@ def test_without_javascript_the_first_frame_shows_and_sliders_are_disabled(
     assert state["src"] == _src(two.frames[0])
     assert state["labels"] == ["the slope = -1.0", "color = red"]
     assert not state["enabled"]
+
+
+# ------------------------------------------------------------------ legible on a phone
+
+
+def _drawn(draw: Any, figsize: tuple[float, float] = (6.4, 3.6)) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, dpi=80, layout="constrained")
+    draw(fig)
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def test_a_clean_figure_has_no_layout_problem() -> None:
+    def draw(fig: Any) -> None:
+        ax = fig.subplots()
+        ax.bar(["a", "b"], [1, 2])
+        ax.set_title("two bars", fontsize=14)
+        ax.tick_params(labelsize=14)
+
+    assert widgets.layout_problems(_drawn(draw)) == []
+
+
+def test_colliding_cut_off_and_tiny_texts_are_named() -> None:
+    def draw(fig: Any) -> None:
+        ax = fig.subplots()
+        ax.bar(["a", "b"], [1, 2])
+        ax.tick_params(labelsize=14)
+        ax.set_title("a title", fontsize=14)
+        ax.text(0.5, 1.0, "on the title", transform=ax.transAxes, fontsize=14, ha="center")
+        fig.text(0.8, 0.5, "far outside the figure", fontsize=14)  # not in the layout
+        ax.text(0.0, 0.5, "tiny", fontsize=5)
+
+    problems = widgets.layout_problems(_drawn(draw))
+    assert "text 'a title' overlaps text 'on the title'" in problems
+    assert "text 'far outside the figure' is cut off by the edge of the figure" in problems
+    assert any(p.startswith("text 'tiny' is ") and "px tall on a phone" in p for p in problems)
+    assert len(problems) == 3, problems
+
+
+def test_ticks_outside_the_view_are_not_counted() -> None:
+    def draw(fig: Any) -> None:
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, 1])
+        ax.set_yticks([0, 0.5, 1, 1.5])  # 1.5 is outside the view: not drawn
+        ax.set_ylim(0, 1.05)
+        ax.tick_params(labelsize=14)
+
+    assert widgets.layout_problems(_drawn(draw)) == []
+
+
+def test_frames_are_drawn_with_text_sized_for_a_phone() -> None:
+    sizes = []
+
+    def draw(fig: Any, w: int) -> None:
+        ax = fig.subplots()
+        sizes.append(ax.title.get_fontsize())
+        ax.plot([0, w])
+
+    explore(draw, figsize=(7.0, 3.0), dpi=40, w=[1])
+    shown = sizes[0] * widgets.PHONE_WIDTH / (72 * 7.0)  # CSS px on a phone
+    assert shown >= widgets.PHONE_TEXT - 1e-9
+    assert widgets.phone_font_size(1.0) == pytest.approx(float(matplotlib.rcParams["font.size"]))
+
+
+def test_explore_warns_about_each_unreadable_frame() -> None:
+    def draw(fig: Any, x: int) -> None:
+        ax = fig.subplots()
+        ax.plot([0, 1])
+        ax.set_title("title")
+        if x == 2:
+            ax.text(0.5, 1.0, "title", transform=ax.transAxes, ha="center", va="bottom")
+
+    with pytest.warns(widgets.FigureLayoutWarning) as caught:
+        explore(draw, figsize=(6.4, 3.6), dpi=80, x=[1, 2])
+    assert [str(w.message) for w in caught] == ["frame x=2: text 'title' overlaps text 'title'"]

@@ -129,7 +129,9 @@ def heatmap(
         annotate = max(n_rows, n_cols) <= ANNOTATE_UP_TO
     if annotate:
         fmt = fmt or ("d" if integral else ".2f")
-        size = 9 if max(n_rows, n_cols) <= 6 else 8 if max(n_rows, n_cols) <= 10 else 7
+        # Relative sizes follow font.size, which slider frames scale for phones.
+        n = max(n_rows, n_cols)
+        size = "medium" if n <= 6 else "small" if n <= 10 else "x-small"
         for (r, c), v in np.ndenumerate(values):
             if np.isfinite(v):
                 text = format(int(v) if integral else v, fmt)
@@ -189,7 +191,7 @@ def vectors_2d(
     for (x, y), label, colour in zip(v, labels, colors, strict=True):
         norm = float(np.hypot(x, y)) or 1.0
         ax.annotate(label, (x, y), xytext=(6 * x / norm, 6 * y / norm),
-                    textcoords="offset points", color=colour, fontsize=10,
+                    textcoords="offset points", color=colour, fontsize="medium",
                     ha="left" if x >= 0 else "right", va="bottom" if y >= 0 else "top")  # fmt: skip
     # The origin and every tip in view, with room for the labels.
     pad = 0.25 * (float(np.abs(v).max()) or 1.0)
@@ -245,7 +247,7 @@ def bar(
     ax.set_xticks(np.arange(v.size), labels)
     _rotate_if_long(ax, labels)
     if annotate:
-        ax.bar_label(bars, labels=[format(x, fmt) for x in v], padding=2, fontsize=9)
+        ax.bar_label(bars, labels=[format(x, fmt) for x in v], padding=2, fontsize="small")
     if ylim is not None:
         ax.set_ylim(*ylim)
     else:

@@ -41,22 +41,57 @@ import itertools
 import json
 import math
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-__all__ = ["MAX_FRAMES", "MAX_SLIDERS", "Explorer", "Slider", "explore"]
+__all__ = [
+    "MAX_FRAMES",
+    "MAX_SLIDERS",
+    "PHONE_WIDTH",
+    "Explorer",
+    "FigureLayoutWarning",
+    "Slider",
+    "explore",
+    "layout_problems",
+]
 
 MAX_SLIDERS = 3
 """At most this many sliders per explorer."""
 
 MAX_FRAMES = 60
 """At most this many frames (the product of the slider lengths) per explorer."""
+
+PHONE_WIDTH = 358
+"""CSS pixels a figure gets on a 390 px phone (the page's column, without its margins)."""
+
+MIN_PHONE_TEXT = 7.0
+"""The smallest text, in CSS pixels at :data:`PHONE_WIDTH`, a frame may hold."""
+
+PHONE_TEXT = 9.0
+"""The size of a frame's ordinary text on a phone, in CSS pixels: ``font.size`` is scaled
+for each figure width so that unsized text lands here."""
+
+
+def phone_font_size(figwidth: float) -> float:
+    """The ``font.size`` (points) that makes ordinary text :data:`PHONE_TEXT` px on a phone.
+
+    A figure ``figwidth`` inches wide is shown :data:`PHONE_WIDTH` px wide on a phone, so a
+    point becomes ``PHONE_WIDTH / (72 * figwidth)`` px. Never below matplotlib's setting.
+    """
+    return max(float(mpl.rcParams["font.size"]), PHONE_TEXT * 72 * figwidth / PHONE_WIDTH)
+
+
+class FigureLayoutWarning(UserWarning):
+    """A slider frame has text that collides, is cut off, or is too small on a phone."""
+
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -457,30 +492,106 @@ def _flat_index(index: Sequence[int], shape: Sequence[int]) -> int:
 def _render(
     draw: Callable[..., Any], values: dict[str, Value], figsize: tuple[float, float], dpi: float
 ) -> bytes:
-    """Draw one frame into a fresh Figure and return it as a PNG."""
+    """Draw one frame into a fresh Figure and return it as a PNG.
+
+    Text is sized for a phone (:func:`phone_font_size`); a frame whose text collides, is cut
+    off or is still too small gets a :class:`FigureLayoutWarning` naming the texts.
+    """
     call = "draw(fig, " + ", ".join(f"{k}={v!r}" for k, v in values.items()) + ")"
     pyplot = sys.modules.get("matplotlib.pyplot")
     before = set(pyplot.get_fignums()) if pyplot is not None else set()
-    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
-    try:
-        draw(fig, **values)
-    except Exception as err:
-        raise RuntimeError(f"{call} raised {type(err).__name__}: {err}") from err
-    finally:
-        pyplot = sys.modules.get("matplotlib.pyplot")
-        leaked = set(pyplot.get_fignums()) - before if pyplot is not None else set()
-        for num in leaked:
-            pyplot.close(num)
-    if leaked:
-        raise ValueError(
-            f"{call} opened a pyplot figure; draw into the fig it receives "
-            "(ax = fig.subplots()) instead of using plt"
+    with mpl.rc_context({"font.size": phone_font_size(figsize[0])}):
+        fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        try:
+            draw(fig, **values)
+        except Exception as err:
+            raise RuntimeError(f"{call} raised {type(err).__name__}: {err}") from err
+        finally:
+            pyplot = sys.modules.get("matplotlib.pyplot")
+            leaked = set(pyplot.get_fignums()) - before if pyplot is not None else set()
+            for num in leaked:
+                pyplot.close(num)
+        if leaked:
+            raise ValueError(
+                f"{call} opened a pyplot figure; draw into the fig it receives "
+                "(ax = fig.subplots()) instead of using plt"
+            )
+        if not fig.axes:
+            raise ValueError(
+                f"{call} drew nothing into fig; draw into the fig it receives (ax = fig.subplots())"
+            )
+        png = _to_png(fig)  # draws the figure: the text positions below are final
+        problems = layout_problems(fig)
+    if problems:
+        where = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        more = f"; and {len(problems) - 8} more" if len(problems) > 8 else ""
+        warnings.warn(
+            f"frame {where}: {'; '.join(problems[:8])}{more}", FigureLayoutWarning, stacklevel=4
         )
-    if not fig.axes:
-        raise ValueError(
-            f"{call} drew nothing into fig; draw into the fig it receives (ax = fig.subplots())"
-        )
-    return _to_png(fig)
+    return png
+
+
+def _texts(fig: Figure) -> list[Any]:
+    """The texts a reader sees: titles, axis and tick labels, annotations, legends."""
+    found: list[Any] = [*fig.texts]
+    if getattr(fig, "_suptitle", None) is not None:
+        found.append(fig._suptitle)
+    for ax in fig.axes:
+        found += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        for axis in (ax.xaxis, ax.yaxis):
+            # The ticks actually drawn: those inside the view limits (matplotlib keeps
+            # labels for the others, invisible on the image but still "visible").
+            for tick in axis._update_ticks():
+                found += [tick.label1, tick.label2]
+            found.append(axis.offsetText)
+        found += ax.texts
+        legend = ax.get_legend()
+        if legend is not None:
+            found += legend.get_texts()
+            found.append(legend.get_title())
+    unique = list({id(t): t for t in found}.values())  # a suptitle is also in fig.texts
+    return [t for t in unique if t.get_visible() and t.get_text().strip()]
+
+
+def layout_problems(fig: Figure) -> list[str]:
+    """What a reader could not read in a drawn figure: texts that overlap, that the figure's
+    edge cuts off, or that are smaller than :data:`MIN_PHONE_TEXT` pixels on a phone.
+
+    Written by hand because matplotlib only *avoids* collisions of the elements its layout
+    engine manages (constrained layout), and reports none of them.
+
+    Args:
+        fig: a figure already drawn (its canvas rendered once).
+
+    Returns:
+        One sentence per problem, naming the texts (empty when the figure is clean).
+    """
+    renderer = fig.canvas.get_renderer()
+    width_px = fig.bbox.width
+    scale = min(1.0, PHONE_WIDTH / width_px)  # on a phone the image shrinks to the column
+    boxes = []
+    problems: list[str] = []
+    for text in _texts(fig):
+        box = text.get_window_extent(renderer)
+        label = repr(text.get_text().strip())
+        size = text.get_fontsize() * fig.dpi / 72 * scale
+        if size < MIN_PHONE_TEXT:
+            problems.append(f"text {label} is {size:.1f} px tall on a phone")
+        if (
+            box.x0 < -1
+            or box.y0 < -1
+            or box.x1 > fig.bbox.width + 1
+            or box.y1 > fig.bbox.height + 1
+        ):
+            problems.append(f"text {label} is cut off by the edge of the figure")
+        boxes.append((label, box))
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1 :]:
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if dx > 1 and dy > 1:
+                problems.append(f"text {a} overlaps text {b}")
+    return list(dict.fromkeys(problems))
 
 
 def _to_png(fig: Figure) -> bytes:
