@@ -97,6 +97,21 @@ def test_committed_notebook_keeps_text_outputs_only(nb_path):
     assert size_kb <= MAX_NOTEBOOK_KB, f"{nb_path.name} is {size_kb:.0f} KB"
 
 
+STATIC_FIGURE = re.compile(r"\bplt\.(?:show|subplots|figure)\(")
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_every_static_figure_has_alt_text(nb_path):
+    """A figure cell says what it shows (``metadata.mystnb.image.alt``, which the website
+    puts in the image's alt attribute); without it a screen reader gets a file name."""
+    nb = nbformat.read(nb_path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not STATIC_FIGURE.search(cell.source):
+            continue
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+        assert len(alt.split()) >= 8, f"{nb_path.name}, cell {index}: a figure without alt text"
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_every_slider_frame_is_legible(nb_path):
     """explore() warns about a frame whose text collides, is cut off or is too small on a
