@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import SelfAttention, scaled_dot_product_attention
+from attnlab.attention import (
+    CrossAttention,
+    OneLayerAttention,
+    SelfAttention,
+    scaled_dot_product_attention,
+)
+from attnlab.data import pronoun_batch, pronoun_batches
 from attnlab.masking import causal_mask
+from attnlab.train import train
 
 TOL = 1e-10
 
@@ -253,3 +260,144 @@ def test_self_attention_rejects_wrong_width() -> None:
 def test_self_attention_rejects_numpy() -> None:
     with pytest.raises(TypeError, match=r"expects a torch.Tensor, got a numpy.ndarray"):
         SelfAttention(8, 4)(np.ones((2, 5, 8)))
+
+
+def test_self_attention_values_may_have_their_own_size() -> None:
+    layer = SelfAttention(12, 4, d_v=6)
+    out, weights = layer(torch.randn(2, 5, 12))
+    assert out.shape == (2, 5, 6) and weights.shape == (2, 5, 5)
+    assert layer.W_v.weight.shape == (6, 12) and layer.W_k.weight.shape == (4, 12)
+    assert sum(p.numel() for p in layer.parameters()) == 12 * 4 + 12 * 4 + 12 * 6
+
+
+# --- CrossAttention -----------------------------------------------------------------------
+
+
+def test_cross_attention_gives_a_non_square_weight_matrix() -> None:
+    torch.manual_seed(2)
+    layer = CrossAttention(d_model=8, d_context=6, d_head=4).double()
+    x, c = torch.randn(2, 3, 8, dtype=torch.float64), torch.randn(2, 7, 6, dtype=torch.float64)
+    out, weights = layer(x, c)
+    assert out.shape == (2, 3, 4) and weights.shape == (2, 3, 7)
+    q = x @ layer.W_q.weight.T  # (B, T, D) @ (D, d) -> (B, T, d)
+    k, v = c @ layer.W_k.weight.T, c @ layer.W_v.weight.T
+    ref_out, ref_weights = naive_attention(*(as_numpy(a) for a in (q, k, v)))
+    np.testing.assert_allclose(as_numpy(out), ref_out, rtol=0, atol=TOL)
+    np.testing.assert_allclose(as_numpy(weights), ref_weights, rtol=0, atol=TOL)
+
+
+def test_cross_attention_on_its_own_input_is_self_attention() -> None:
+    torch.manual_seed(3)
+    cross, self_ = CrossAttention(8, d_head=4), SelfAttention(8, 4)
+    self_.load_state_dict(cross.state_dict())
+    x = torch.randn(2, 5, 8)
+    for a, b in zip(cross(x, x), self_(x), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_cross_attention_mask_hides_context_positions() -> None:
+    torch.manual_seed(4)
+    layer = CrossAttention(8, d_head=4)
+    x, c = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
+    mask = torch.tensor([True, True, False, True, False])  # hide context positions 2 and 4
+    _, weights = layer(x, c, mask)
+    assert torch.all(weights[..., [2, 4]] == 0)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(1, 3), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "c_shape", "message"),
+    [
+        ((2, 3, 7), (2, 5, 6), r"x of shape \(..., length, d_model=8\)"),
+        ((2, 3, 8), (2, 5, 8), r"context of shape \(..., length, d_context=6\)"),
+    ],
+)
+def test_cross_attention_rejects_wrong_widths(x_shape, c_shape, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        CrossAttention(8, d_context=6, d_head=4)(torch.ones(x_shape), torch.ones(c_shape))
+
+
+def test_cross_attention_rejects_numpy_context() -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"torch.Tensor, got a numpy.ndarray of shape \(1, 3, 8\), float64 as context",
+    ):
+        CrossAttention(8)(torch.ones(1, 2, 8), np.ones((1, 3, 8)))
+
+
+# --- OneLayerAttention on the pronouns task -----------------------------------------------
+
+HE, SHE = 0, 1
+
+
+def _embeddings(V=16, D=16, seed=0) -> torch.Tensor:
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal((V, D)))
+
+
+def _pronoun_accuracy(model, ids, targets) -> float:
+    predicted = model(ids).argmax(-1)
+    pronouns = ids < 2
+    return (predicted == targets)[pronouns].double().mean().item()
+
+
+def test_one_layer_attention_shapes_and_readout() -> None:
+    torch.manual_seed(0)
+    E = _embeddings()
+    model = OneLayerAttention(E, d_head=4)
+    ids, _ = pronoun_batch(3, rng=0)
+    out, weights = model.attend(ids)
+    assert out.shape == (3, 6, 16) and weights.shape == (3, 6, 6)
+    torch.testing.assert_close(model(ids), out @ E.T, rtol=0, atol=0)
+    assert sum(p.numel() for p in model.parameters()) == 16 * 4 * 2 + 16 * 16  # E is fixed
+
+
+def test_weightless_attention_is_q_k_v_equal_to_the_embeddings() -> None:
+    E = _embeddings()
+    model = OneLayerAttention(E, learned=False)
+    assert list(model.parameters()) == []
+    ids, targets = pronoun_batch(500, rng=1)
+    x = E[ids]
+    _, weights = scaled_dot_product_attention(x, x, x)
+    torch.testing.assert_close(model.attend(ids)[1], weights, rtol=0, atol=0)
+    # A word's strongest match is itself: the pronouns mostly name themselves.
+    assert (weights.argmax(-1) == torch.arange(6)).double().mean() > 0.9
+    assert _pronoun_accuracy(model, ids, targets) < 0.3
+
+
+@pytest.mark.slow
+def test_learned_projections_resolve_the_pronouns() -> None:
+    """A few seconds on one thread: W_q, W_k learn to look for a key unlike the query."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: one thread is fastest, and not slowed by load
+    try:
+        _train_pronouns()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_pronouns() -> None:
+    torch.manual_seed(0)
+    model = OneLayerAttention(_embeddings(), d_head=4)
+    ids, targets = pronoun_batch(1000, rng=2)
+    before = _pronoun_accuracy(model, ids, targets)
+    train(model, pronoun_batches(32, rng=0), steps=100, lr=1e-2, pad_id=None,
+          schedule="constant", progress=False)  # fmt: skip
+    after = _pronoun_accuracy(model, ids, targets)
+    assert before < 0.4, f"an untrained layer should not already resolve pronouns ({before:.3f})"
+    assert after >= 0.99, f"pronoun accuracy on 1000 fresh sentences after training: {after:.3f}"
+    _, weights = model.attend(ids)  # (B, T, T)
+    he_row = weights[ids == HE]  # (B, T): the row of "he" in each sentence
+    male = (ids >= 2) & (ids < 6)  # the male name of each sentence
+    assert he_row[male].mean() > 0.6, "'he' attends to the male name (uniform: 1/6)"
+
+
+def test_one_layer_attention_rejects_bad_input() -> None:
+    with pytest.raises(TypeError, match="float tensor"):
+        OneLayerAttention(torch.ones(4, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"embeddings must be \(V, D\)"):
+        OneLayerAttention(torch.ones(4))
+    model = OneLayerAttention(_embeddings())
+    with pytest.raises(ValueError, match=r"ids must lie in 0 .. 15, got values 0 .. 16"):
+        model(torch.tensor([[0, 16]]))
+    with pytest.raises(TypeError, match="ids must be an integer tensor"):
+        model(torch.zeros(1, 2))

@@ -12,8 +12,12 @@ import torch
 from attnlab.data import (
     BOS_ID,
     EOS_ID,
+    FEMALE_NAMES,
+    FILLERS,
+    MALE_NAMES,
     N_SPECIAL,
     PAD_ID,
+    PRONOUN_WORDS,
     SEP_ID,
     AdditionTask,
     Batch,
@@ -21,6 +25,9 @@ from attnlab.data import (
     Task,
     batches,
     make_batch,
+    pronoun_accuracy,
+    pronoun_batch,
+    pronoun_batches,
     token_labels,
 )
 
@@ -259,3 +266,58 @@ def test_addition_encode_and_errors() -> None:
         AdditionTask(n_digits=0)
     with pytest.raises(ValueError, match="split"):
         AdditionTask(split="dev")
+
+
+# --- pronouns -----------------------------------------------------------------------------
+
+
+def test_pronoun_batch_sentences_and_answers() -> None:
+    ids, targets = pronoun_batch(300, rng=0)
+    assert ids.shape == targets.shape == (300, 6) and ids.dtype == torch.int64
+    firsts = set()
+    for row, answer in zip(ids.tolist(), targets.tolist(), strict=True):
+        words = [PRONOUN_WORDS[i] for i in row]
+        assert len(set(words)) == 6, words
+        males = [w for w in words if w in MALE_NAMES]
+        females = [w for w in words if w in FEMALE_NAMES]
+        assert len(males) == len(females) == 1 and {"he", "she"} <= set(words)
+        assert sum(w in FILLERS for w in words) == 2
+        for word, target in zip(words, answer, strict=True):
+            expected = {"he": males[0], "she": females[0]}.get(word, word)
+            assert PRONOUN_WORDS[target] == expected
+        firsts.add(words[0])
+    assert {"he", "she"} <= firsts, "the order is shuffled: a pronoun sometimes comes first"
+
+
+def test_pronoun_answers_depend_on_the_sentence_not_on_the_pronoun() -> None:
+    """No fixed map from a word to its answer exists: 'he' must read the context."""
+    ids, targets = pronoun_batch(200, rng=1)
+    answers_of_he = set(targets[ids == PRONOUN_WORDS.index("he")].tolist())
+    assert len(answers_of_he) == len(MALE_NAMES)
+
+
+def test_pronoun_batches_are_deterministic_and_fresh() -> None:
+    a, _ = pronoun_batch(5, rng=3)
+    b, _ = pronoun_batch(5, rng=3)
+    assert torch.equal(a, b)
+    stream = pronoun_batches(4, rng=0)
+    first, second = next(stream), next(stream)
+    assert first[0].shape == (4, 6) and not torch.equal(first[0], second[0])
+
+
+def test_pronoun_batch_rejects_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        pronoun_batch(0)
+
+
+def test_pronoun_accuracy_counts_pronouns_only() -> None:
+    ids, targets = pronoun_batch(50, rng=5)
+    perfect = torch.nn.functional.one_hot(targets, len(PRONOUN_WORDS)).double()  # (B, T, V)
+    assert pronoun_accuracy(perfect, ids, targets) == 1.0
+    itself = torch.nn.functional.one_hot(ids, len(PRONOUN_WORDS)).double()  # names itself
+    assert pronoun_accuracy(itself, ids, targets) == 0.0  # right on every other word
+    with pytest.raises(ValueError, match="logits must be"):
+        pronoun_accuracy(perfect[0], ids, targets)
+    with pytest.raises(ValueError, match="no pronoun"):
+        filler = torch.full((1, 6), PRONOUN_WORDS.index("dog"))
+        pronoun_accuracy(itself[:1], filler, filler)

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from attnlab.similarity import cosine_similarity, dot, scaled_scores, scores, softmax
+from attnlab.similarity import (
+    additive_scores,
+    cosine_similarity,
+    dot,
+    general_scores,
+    scaled_scores,
+    scores,
+    softmax,
+)
 
 TOL = 1e-10
 
@@ -305,3 +314,126 @@ def test_softmax_signature_matches_the_exercise() -> None:
         softmax(x, 0, 0.5), softmax(x, axis=0, temperature=0.5), rtol=0, atol=0
     )
     np.testing.assert_allclose(softmax(x, 0, 0.5).sum(axis=0), 1.0, rtol=1e-12)
+
+
+# --- general (bilinear) and additive scores ----------------------------------------------
+
+
+def _loop_general(q, k, W):
+    """scores[i, j] = Σ_a Σ_b q[i, a] W[a, b] k[j, b], with Python loops."""
+    out = np.zeros((q.shape[0], k.shape[0]))
+    for i, j in itertools.product(range(q.shape[0]), range(k.shape[0])):
+        out[i, j] = sum(
+            q[i, a] * W[a, b] * k[j, b] for a in range(q.shape[1]) for b in range(k.shape[1])
+        )
+    return out
+
+
+def _loop_additive(q, k, W_a, U_a, v_a):
+    """scores[i, j] = v_a · tanh(q_i W_a + k_j U_a), one pair at a time."""
+    out = np.zeros((q.shape[0], k.shape[0]))
+    for i, j in itertools.product(range(q.shape[0]), range(k.shape[0])):
+        out[i, j] = float(v_a @ np.tanh(q[i] @ W_a + k[j] @ U_a))
+    return out
+
+
+def _qkw(T=3, S=5, d_q=4, d_k=6, h=7, seed=0):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(size=(T, d_q)),
+        rng.normal(size=(S, d_k)),
+        rng.normal(size=(d_q, d_k)),
+        rng.normal(size=(d_q, h)),
+        rng.normal(size=(d_k, h)),
+        rng.normal(size=h),
+    )
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_general_scores_match_loops_with_different_sizes(kind) -> None:
+    q, k, W, *_ = _qkw()
+    args = (q, k, W) if kind == "numpy" else tuple(torch.from_numpy(a) for a in (q, k, W))
+    got = general_scores(*args)
+    assert isinstance(got, np.ndarray if kind == "numpy" else torch.Tensor)
+    assert tuple(got.shape) == (3, 5)
+    np.testing.assert_allclose(as_numpy(got), _loop_general(q, k, W), rtol=0, atol=1e-10)
+
+
+def test_general_scores_with_identity_are_dot_products() -> None:
+    q, k, *_ = _qkw(d_k=4)
+    np.testing.assert_allclose(general_scores(q, k, np.eye(4)), scores(q, k), atol=TOL)
+
+
+def test_general_scores_of_a_low_rank_W_are_projected_dot_products() -> None:
+    """W = W_q W_kᵀ gives (q W_q)(k W_k)ᵀ: query/key projections are a general score."""
+    q, k, _, W_q, W_k, _ = _qkw()
+    got = general_scores(q, k, W_q @ W_k.T)
+    np.testing.assert_allclose(got, scores(q @ W_q, k @ W_k), rtol=1e-12, atol=1e-10)
+
+
+def test_general_scores_broadcast_batches() -> None:
+    rng = np.random.default_rng(1)
+    q, k, W = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 6)), rng.normal(size=(4, 6))
+    got = general_scores(q, k, W)
+    assert got.shape == (2, 3, 5)
+    np.testing.assert_allclose(got[1], _loop_general(q[1], k[1], W), atol=1e-10)
+
+
+def test_general_scores_reject_a_W_of_the_wrong_shape() -> None:
+    q, k, *_ = _qkw()
+    with pytest.raises(ValueError, match=r"W must be \(d_q, d_k\) = \(4, 6\).*shape \(6, 4\)"):
+        general_scores(q, k, np.ones((6, 4)))
+
+
+def test_general_scores_reject_vectors_and_mixed_kinds() -> None:
+    with pytest.raises(ValueError, match="must be matrices"):
+        general_scores(np.ones(4), np.ones((2, 4)), np.eye(4))
+    with pytest.raises(TypeError, match="mixed array kinds"):
+        general_scores(np.ones((2, 4)), np.ones((2, 4)), torch.eye(4))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_additive_scores_match_loops(kind) -> None:
+    q, k, _, W_a, U_a, v_a = _qkw()
+    args = (q, k, W_a, U_a, v_a)
+    if kind == "torch":
+        args = tuple(torch.from_numpy(a) for a in args)
+    got = additive_scores(*args)
+    assert isinstance(got, np.ndarray if kind == "numpy" else torch.Tensor)
+    assert tuple(got.shape) == (3, 5)
+    np.testing.assert_allclose(as_numpy(got), _loop_additive(q, k, W_a, U_a, v_a), atol=1e-10)
+
+
+def test_additive_scores_are_bounded_by_the_readout() -> None:
+    """tanh lies in (-1, 1), so |score| <= Σ|v_a| however large q and k get."""
+    q, k, _, W_a, U_a, v_a = _qkw()
+    got = additive_scores(1e6 * q, 1e6 * k, W_a, U_a, v_a)
+    assert np.all(np.isfinite(got))
+    assert np.abs(got).max() <= np.abs(v_a).sum() + 1e-12
+
+
+def test_additive_scores_broadcast_batches_and_give_gradients() -> None:
+    rng = np.random.default_rng(2)
+    q = torch.from_numpy(rng.normal(size=(2, 3, 4))).requires_grad_()
+    k = torch.from_numpy(rng.normal(size=(2, 5, 6)))
+    W_a, U_a, v_a = (torch.from_numpy(rng.normal(size=s)) for s in ((4, 7), (6, 7), (7,)))
+    got = additive_scores(q, k, W_a, U_a, v_a)
+    assert got.shape == (2, 3, 5)
+    ref = _loop_additive(*(a.detach().numpy() for a in (q[1], k[1], W_a, U_a, v_a)))
+    np.testing.assert_allclose(got[1].detach().numpy(), ref, atol=1e-10)
+    got.sum().backward()
+    assert q.grad is not None and torch.isfinite(q.grad).all() and q.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize(
+    ("W_shape", "U_shape", "v_shape", "message"),
+    [
+        ((5, 7), (6, 7), (7,), r"W_a must be \(4, h=7\)"),
+        ((4, 7), (6, 3), (7,), r"U_a must be \(6, h=7\)"),
+        ((4, 7), (6, 7), (7, 1), r"v_a must be a vector"),
+    ],
+)
+def test_additive_scores_reject_weights_that_do_not_fit(W_shape, U_shape, v_shape, message) -> None:
+    q, k, *_ = _qkw()
+    with pytest.raises(ValueError, match=message):
+        additive_scores(q, k, np.ones(W_shape), np.ones(U_shape), np.ones(v_shape))

@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention.bias import causal_lower_right
 
-from attnlab.attention import scaled_dot_product_attention
+from attnlab.attention import CrossAttention, SelfAttention, scaled_dot_product_attention
 from attnlab.masking import causal_mask, from_ignore_mask, padding_mask
 from attnlab.multihead import MultiHeadAttention
-from attnlab.similarity import cosine_similarity, softmax
+from attnlab.similarity import additive_scores, cosine_similarity, general_scores, softmax
 
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
 DTYPES = [torch.float64, torch.float32]
@@ -134,6 +134,88 @@ def test_sdpa_gradients_match_torch() -> None:
     F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
     for mine, theirs in zip(ours, (q.grad, k.grad, v.grad), strict=True):
         close(mine, theirs, torch.float64)
+
+
+# --- single-head layers vs F.scaled_dot_product_attention with the projections applied --
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("d_model", "d_head", "d_v"), [(8, 8, 8), (16, 4, 4), (12, 4, 6)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_self_attention_is_torch_sdpa_of_projections(dtype, d_model, d_head, d_v, masked) -> None:
+    torch.manual_seed(0)
+    layer = SelfAttention(d_model, d_head, d_v=d_v).to(dtype)
+    x = randn(3, 5, d_model, dtype=dtype, seed=20)
+    mask = random_mask(3, 5, 5, seed=5) if masked else None
+    out, weights = layer(x, mask)
+    # nn.Linear stores W transposed: x @ weight.T is x W.
+    q, k, v = (x @ lin.weight.T for lin in (layer.W_q, layer.W_k, layer.W_v))
+    assert out.shape == (3, 5, d_v) and weights.shape == (3, 5, 5)
+    close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), dtype)
+    close(weights, reference_weights(q, k, mask), dtype)
+
+
+def test_self_attention_gradients_match_torch_sdpa() -> None:
+    torch.manual_seed(1)
+    layer = SelfAttention(8, 4).double()
+    x = randn(2, 6, 8, seed=21)
+    layer(x)[0].square().sum().backward()
+    ours = [p.grad.clone() for p in (layer.W_q.weight, layer.W_k.weight, layer.W_v.weight)]
+    layer.zero_grad()
+    q, k, v = (x @ lin.weight.T for lin in (layer.W_q, layer.W_k, layer.W_v))
+    F.scaled_dot_product_attention(q, k, v).square().sum().backward()
+    theirs = [layer.W_q.weight.grad, layer.W_k.weight.grad, layer.W_v.weight.grad]
+    for mine, ref in zip(ours, theirs, strict=True):
+        close(mine, ref, torch.float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("T", "S"), [(3, 7), (6, 2), (4, 4)])
+def test_cross_attention_is_torch_sdpa_of_projections(dtype, T, S) -> None:
+    torch.manual_seed(2)
+    layer = CrossAttention(d_model=8, d_context=10, d_head=4, d_v=5).to(dtype)
+    x, c = randn(2, T, 8, dtype=dtype, seed=22), randn(2, S, 10, dtype=dtype, seed=23)
+    out, weights = layer(x, c)
+    assert out.shape == (2, T, 5) and weights.shape == (2, T, S)
+    q = x @ layer.W_q.weight.T  # (B, T, 8) @ (8, 4) -> (B, T, 4)
+    k, v = c @ layer.W_k.weight.T, c @ layer.W_v.weight.T  # (B, S, 4), (B, S, 5)
+    close(out, F.scaled_dot_product_attention(q, k, v), dtype)
+    close(weights, reference_weights(q, k), dtype)
+
+
+# --- general and additive scores vs torch's bilinear and linear layers --------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_general_scores_match_torch_bilinear(dtype) -> None:
+    """F.bilinear(x1, x2, A) = x1ᵀ A x2 per pair: give it every (query, key) pair."""
+    q, k, W = (
+        randn(2, 3, 4, dtype=dtype, seed=24),
+        randn(2, 5, 6, dtype=dtype, seed=25),
+        randn(4, 6, dtype=dtype, seed=26),
+    )
+    q_pairs = q[:, :, None, :].expand(2, 3, 5, 4)  # (B, T, 1, d_q) -> (B, T, S, d_q)
+    k_pairs = k[:, None, :, :].expand(2, 3, 5, 6)  # (B, 1, S, d_k) -> (B, T, S, d_k)
+    expected = F.bilinear(q_pairs, k_pairs, W[None])[..., 0]  # (B, T, S, 1) -> (B, T, S)
+    close(general_scores(q, k, W), expected, dtype)
+    close(general_scores(q.numpy(), k.numpy(), W.numpy()), expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_additive_scores_match_torch_linear_layers(dtype) -> None:
+    """Bahdanau's score as torch layers: Linear(d_q, h) + Linear(d_k, h), tanh, Linear(h, 1)."""
+    torch.manual_seed(3)
+    W, U, out = (
+        nn.Linear(4, 7, bias=False),
+        nn.Linear(6, 7, bias=False),
+        nn.Linear(7, 1, bias=False),
+    )
+    W, U, out = W.to(dtype), U.to(dtype), out.to(dtype)
+    q, k = randn(2, 3, 4, dtype=dtype, seed=27), randn(2, 5, 6, dtype=dtype, seed=28)
+    with torch.no_grad():
+        expected = out(torch.tanh(W(q)[:, :, None, :] + U(k)[:, None, :, :]))[..., 0]
+        got = additive_scores(q, k, W.weight.T, U.weight.T, out.weight[0])
+    close(got, expected, dtype)
 
 
 # --- softmax and cosine similarity -------------------------------------------------------

@@ -18,7 +18,12 @@ Modules, in the order the course meets them:
 
 # data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
 from . import data, heads, recall, train, viz, widgets
-from .attention import SelfAttention, scaled_dot_product_attention
+from .attention import (
+    CrossAttention,
+    OneLayerAttention,
+    SelfAttention,
+    scaled_dot_product_attention,
+)
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import (
     causal_mask,
@@ -68,7 +73,15 @@ from .scale import (
     tiled_attention,
 )
 from .seed import seed_everything
-from .similarity import cosine_similarity, dot, scaled_scores, scores, softmax
+from .similarity import (
+    additive_scores,
+    cosine_similarity,
+    dot,
+    general_scores,
+    scaled_scores,
+    scores,
+    softmax,
+)
 from .tokenizer import Vocab, WordPieceTokenizer, embed, one_hot, train_bpe, word_tokenize
 from .transformer import (
     Decoder,
@@ -87,6 +100,7 @@ from .widgets import Explorer, Slider, explore
 __version__ = "0.1.0"
 
 __all__ = [
+    "CrossAttention",
     "Decoder",
     "DecoderBlock",
     "DecoderOnlyLM",
@@ -101,12 +115,14 @@ __all__ = [
     "LayerNorm",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
+    "OneLayerAttention",
     "SelfAttention",
     "SinusoidalPositionalEncoding",
     "Slider",
     "VanillaRNN",
     "Vocab",
     "WordPieceTokenizer",
+    "additive_scores",
     "apply_rope",
     "attention_cost",
     "causal_mask",
@@ -119,6 +135,7 @@ __all__ = [
     "from_additive_mask",
     "from_hf_attention_mask",
     "from_ignore_mask",
+    "general_scores",
     "generate",
     "gradient_norm_vs_distance",
     "greedy_decode",

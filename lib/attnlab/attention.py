@@ -22,7 +22,7 @@ from torch import nn
 from ._array import as_array, as_float, check_last_dim, check_mask, describe, namespace
 from .similarity import softmax
 
-__all__ = ["SelfAttention", "scaled_dot_product_attention"]
+__all__ = ["CrossAttention", "OneLayerAttention", "SelfAttention", "scaled_dot_product_attention"]
 
 
 def scaled_dot_product_attention(
@@ -100,41 +100,181 @@ def scaled_dot_product_attention(
 class SelfAttention(nn.Module):
     """Single-head self-attention with learned projections W_q, W_k, W_v.
 
-    ``q = x W_q``, ``k = x W_k``, ``v = x W_v`` (each ``d_model -> d_head``), then
-    :func:`scaled_dot_product_attention`. With ``d_head < d_model`` the projections map to a
-    smaller space (BERT: 768 -> 64). There is no output projection here: that belongs to
-    multi-head attention.
+    ``q = x W_q``, ``k = x W_k``, ``v = x W_v``, then :func:`scaled_dot_product_attention`:
+
+    .. math:: \\mathrm{out} = \\mathrm{softmax}\\!\\left(\\frac{(X W_q)(X W_k)^\\top}{\\sqrt{d}}\\right) X W_v
+
+    ``W_q, W_k`` are ``D x d`` and ``W_v`` is ``D x d_v``. With ``d < D`` the projections
+    map to a smaller space (BERT: 768 -> 64). There is no output projection here: that
+    belongs to multi-head attention. Each projection is an ``nn.Linear``, which stores its
+    matrix transposed: ``W_q = self.W_q.weight.T`` (shape ``(D, d)``).
 
     Args:
         d_model: size ``D`` of each input vector.
-        d_head: size ``d`` of queries, keys and values (default ``d_model``).
-        bias: whether the projections have a bias (the seeds' are plain matrices).
+        d_head: size ``d`` of queries and keys (default ``d_model``).
+        bias: whether the projections have a bias (plain matrices by default).
+        d_v: size of the values and of the output (default ``d_head``).
 
     Shapes:
-        ``x``: ``(B, T, D)``; returns ``out``: ``(B, T, d)`` and ``weights``: ``(B, T, T)``.
+        ``x``: ``(B, T, D)``; returns ``out``: ``(B, T, d_v)`` and ``weights``:
+        ``(B, T, T)``. ``mask``: boolean, broadcastable to ``(B, T, T)``, ``True`` = may
+        attend.
+
+    Raises:
+        ValueError: sizes that are not positive integers, or ``x`` whose last axis is not
+            ``d_model``.
+        TypeError: ``x`` is not a tensor.
 
     Taught in: chapters/03_qkv.ipynb
     """
 
-    def __init__(self, d_model: int, d_head: int | None = None, bias: bool = False) -> None:
+    def __init__(
+        self, d_model: int, d_head: int | None = None, bias: bool = False, *, d_v: int | None = None
+    ) -> None:
         super().__init__()
         d_head = d_model if d_head is None else d_head
-        for name, n in (("d_model", d_model), ("d_head", d_head)):
-            if not isinstance(n, int) or n < 1:
-                raise ValueError(f"{name} must be a positive integer, got {n!r}")
-        self.d_model, self.d_head = d_model, d_head
+        d_v = d_head if d_v is None else d_v
+        _check_sizes(d_model=d_model, d_head=d_head, d_v=d_v)
+        self.d_model, self.d_head, self.d_v = d_model, d_head, d_v
         self.W_q = nn.Linear(d_model, d_head, bias=bias)
         self.W_k = nn.Linear(d_model, d_head, bias=bias)
-        self.W_v = nn.Linear(d_model, d_head, bias=bias)
+        self.W_v = nn.Linear(d_model, d_v, bias=bias)
 
     def forward(self, x: torch.Tensor, mask: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"SelfAttention expects a torch.Tensor, got {describe(x)}")
-        if x.ndim < 2 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"expected x of shape (..., T, d_model={self.d_model}), got {describe(x)}"
-            )
+        _check_input(x, self.d_model, "x", "SelfAttention", "d_model")
         q = self.W_q(x)  # (B, T, D) -> (B, T, d)
         k = self.W_k(x)  # (B, T, D) -> (B, T, d)
-        v = self.W_v(x)  # (B, T, D) -> (B, T, d)
+        v = self.W_v(x)  # (B, T, D) -> (B, T, d_v)
         return scaled_dot_product_attention(q, k, v, mask)
+
+
+class CrossAttention(nn.Module):
+    """Single-head cross-attention: queries from ``x``, keys and values from ``context``.
+
+    The same computation as :class:`SelfAttention`, with two inputs: ``q = x W_q``,
+    ``k = c W_k``, ``v = c W_v``. A decoder uses it to look at the encoder's output. The
+    weights are ``(T, S)``: one row per query position of ``x``, one column per position
+    of ``context``, so the matrix is square only when the two sequences are as long.
+
+    .. math:: \\mathrm{out} = \\mathrm{softmax}\\!\\left(\\frac{(X W_q)(C W_k)^\\top}{\\sqrt{d}}\\right) C W_v
+
+    Args:
+        d_model: size ``D`` of each vector of ``x`` (the queries' side).
+        d_context: size of each vector of ``context`` (default ``d_model``).
+        d_head: size ``d`` of queries and keys (default ``d_model``).
+        bias: whether the projections have a bias.
+        d_v: size of the values and of the output (default ``d_head``).
+
+    Shapes:
+        ``x``: ``(B, T, D)``, ``context``: ``(B, S, D_c)``; returns ``out``: ``(B, T, d_v)``
+        and ``weights``: ``(B, T, S)``. ``mask`` broadcastable to ``(B, T, S)``.
+
+    Raises:
+        ValueError: sizes that are not positive integers, or inputs of the wrong width.
+        TypeError: an input that is not a tensor.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        d_context: int | None = None,
+        d_head: int | None = None,
+        bias: bool = False,
+        *,
+        d_v: int | None = None,
+    ) -> None:
+        super().__init__()
+        d_context = d_model if d_context is None else d_context
+        d_head = d_model if d_head is None else d_head
+        d_v = d_head if d_v is None else d_v
+        _check_sizes(d_model=d_model, d_context=d_context, d_head=d_head, d_v=d_v)
+        self.d_model, self.d_context, self.d_head, self.d_v = d_model, d_context, d_head, d_v
+        self.W_q = nn.Linear(d_model, d_head, bias=bias)
+        self.W_k = nn.Linear(d_context, d_head, bias=bias)
+        self.W_v = nn.Linear(d_context, d_v, bias=bias)
+
+    def forward(
+        self, x: torch.Tensor, context: torch.Tensor, mask: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        _check_input(x, self.d_model, "x", "CrossAttention", "d_model")
+        _check_input(context, self.d_context, "context", "CrossAttention", "d_context")
+        q = self.W_q(x)  # (B, T, D) -> (B, T, d)
+        k = self.W_k(context)  # (B, S, D_c) -> (B, S, d)
+        v = self.W_v(context)  # (B, S, D_c) -> (B, S, d_v)
+        return scaled_dot_product_attention(q, k, v, mask)
+
+
+class OneLayerAttention(nn.Module):
+    """The smallest model with attention: fixed embeddings, one attention layer, a read-out.
+
+    Token ids pick rows of a fixed embedding table ``E`` (``V x D``); one
+    :class:`SelfAttention` (``d_v = D``) mixes them; each output is scored against every
+    embedding, ``logits = out Eᵀ``, so a position "predicts" the token whose embedding
+    its output points to. With ``learned=False`` the layer has no weights at all
+    (``q = k = v = x``, chapter 2's weightless attention) and cannot be trained.
+
+    Args:
+        embeddings: ``(V, D)`` the fixed embedding table (copied; not trained).
+        learned: use learned ``W_q, W_k, W_v`` (``True``) or none (``False``).
+        d_head: size of queries and keys when learned (default ``D``).
+
+    Shapes:
+        ``ids``: ``(B, T)`` integer token ids; ``forward`` returns logits ``(B, T, V)``;
+        :meth:`attend` returns ``out`` ``(B, T, D)`` and ``weights`` ``(B, T, T)``.
+
+    Raises:
+        ValueError: ``embeddings`` not 2-D, or ids out of range.
+        TypeError: ``embeddings`` not a float tensor, or ids not an integer tensor.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+
+    def __init__(
+        self, embeddings: torch.Tensor, learned: bool = True, d_head: int | None = None
+    ) -> None:
+        super().__init__()
+        if not isinstance(embeddings, torch.Tensor) or not embeddings.is_floating_point():
+            raise TypeError(f"embeddings must be a float tensor (V, D), got {describe(embeddings)}")
+        if embeddings.ndim != 2:
+            raise ValueError(f"embeddings must be (V, D), got {describe(embeddings)}")
+        self.register_buffer("E", embeddings.detach().clone())
+        D = embeddings.shape[1]
+        self.learned = bool(learned)
+        self.attention = (
+            SelfAttention(D, d_head, d_v=D).to(embeddings.dtype) if self.learned else None
+        )
+
+    def attend(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The attention layer alone: ``(out (B, T, D), weights (B, T, T))``."""
+        if not isinstance(ids, torch.Tensor) or ids.is_floating_point() or ids.dtype == torch.bool:
+            raise TypeError(f"ids must be an integer tensor (B, T), got {describe(ids)}")
+        V = self.E.shape[0]
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= V):
+            raise ValueError(
+                f"ids must lie in 0 .. {V - 1}, got values {int(ids.min())} .. {int(ids.max())}"
+            )
+        x = self.E[ids]  # (B, T) -> (B, T, D)
+        if self.attention is None:
+            return scaled_dot_product_attention(x, x, x)
+        return self.attention(x)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        out, _ = self.attend(ids)  # (B, T, D)
+        return out @ self.E.T  # (B, T, D) @ (D, V) -> (B, T, V)
+
+
+def _check_sizes(**sizes: Any) -> None:
+    for name, n in sizes.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+
+
+def _check_input(x: Any, width: int, name: str, owner: str, width_name: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{owner} expects a torch.Tensor, got {describe(x)} as {name}")
+    if x.ndim < 2 or x.shape[-1] != width:
+        raise ValueError(
+            f"expected {name} of shape (..., length, {width_name}={width}), got {describe(x)}"
+        )

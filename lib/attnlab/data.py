@@ -37,7 +37,15 @@ Two tasks with readable tokens, for the capstone models:
 Both share the special ids below and hold out a fixed part of their inputs
 (``split="test"``), so a model can be graded on inputs it never trained on.
 
-Taught in: chapters/01_why_attention.ipynb (recall) and chapters/07_transformer.ipynb
+One more task, with no decoder: ``pronouns`` (chapter 3). Each sequence holds a
+male name, a female name, ``he``, ``she`` and two filler words, shuffled; ``he`` must name
+the male name of *its* sequence and ``she`` the female one (every other word names
+itself). The answer is in the context, not in the pronoun, so no per-token map can give
+it: one self-attention layer solves it only if the query of ``he`` looks for a key
+*unlike itself*, the job of learned query and key projections.
+
+Taught in: chapters/01_why_attention.ipynb (recall), chapters/03_qkv.ipynb (pronouns) and
+chapters/07_transformer.ipynb
 """
 
 from __future__ import annotations
@@ -54,9 +62,13 @@ import torch
 __all__ = [
     "BOS_ID",
     "EOS_ID",
+    "FEMALE_NAMES",
+    "FILLERS",
+    "MALE_NAMES",
     "MONTHS",
     "N_SPECIAL",
     "PAD_ID",
+    "PRONOUN_WORDS",
     "SEP_ID",
     "TASKS",
     "AdditionTask",
@@ -65,6 +77,9 @@ __all__ = [
     "Task",
     "batches",
     "make_batch",
+    "pronoun_accuracy",
+    "pronoun_batch",
+    "pronoun_batches",
     "token_labels",
 ]
 
@@ -569,3 +584,100 @@ class AdditionTask(_TextTask):
         targets = seqs[:, 1:].clone()  # (B, L - 1): the next token at every position
         targets[:, : self.prompt_len - 1] = PAD_ID  # predicting the prompt is not graded
         return inputs.to(device), targets.to(device)
+
+
+# -- pronouns: "he" and "she" name the names of their sequence (chapter 3) ------------------
+
+MALE_NAMES = ("Bark", "Rex", "Max", "Leo")
+FEMALE_NAMES = ("Luna", "Bella", "Daisy", "Mia")
+FILLERS = ("is", "a", "very", "cute", "dog", "and")
+PRONOUN_WORDS = ("he", "she", *MALE_NAMES, *FEMALE_NAMES, *FILLERS)
+"""The vocabulary of the pronouns task: id ``i`` is ``PRONOUN_WORDS[i]``."""
+
+_HE, _SHE = 0, 1
+_MALE = np.arange(2, 2 + len(MALE_NAMES))
+_FEMALE = _MALE[-1] + 1 + np.arange(len(FEMALE_NAMES))
+_FILLER = _FEMALE[-1] + 1 + np.arange(len(FILLERS))
+
+
+def pronoun_batch(batch_size: int, *, rng: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sentences of six words; ``he``/``she`` must name the male/female name among them.
+
+    Each sequence holds one male name, one female name, ``he``, ``she`` and two distinct
+    filler words, in random order (there are no positions: order plays no part). The
+    target of ``he`` is the id of the male name of the same sequence, the target of
+    ``she`` the female name; every other word's target is itself. Words are ids into
+    :data:`PRONOUN_WORDS`.
+
+    Args:
+        batch_size: number of sequences ``B``.
+        rng: a ``numpy.random.Generator`` (consumed) or an int seed.
+
+    Returns:
+        ``(ids, targets)``: two ``(B, 6)`` int64 tensors.
+
+    Raises:
+        ValueError: ``batch_size`` is not a positive integer.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    gen = _as_rng(rng)
+    ids, targets = [], []
+    for _ in range(batch_size):
+        male, female = gen.choice(_MALE), gen.choice(_FEMALE)
+        fillers = gen.choice(_FILLER, size=2, replace=False)
+        words = np.array([male, female, _HE, _SHE, *fillers])  # (6,)
+        answer = np.array([male, female, male, female, *fillers])  # he -> male, she -> female
+        order = gen.permutation(len(words))
+        ids.append(words[order])
+        targets.append(answer[order])
+    return (
+        torch.from_numpy(np.stack(ids).astype(np.int64)),  # (B, 6)
+        torch.from_numpy(np.stack(targets).astype(np.int64)),  # (B, 6)
+    )
+
+
+def pronoun_batches(
+    batch_size: int, *, rng: Any = None
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """An endless stream of :func:`pronoun_batch` batches, for :func:`attnlab.train.train`.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+    gen = _as_rng(rng)
+    while True:
+        yield pronoun_batch(batch_size, rng=gen)
+
+
+def pronoun_accuracy(logits: torch.Tensor, ids: torch.Tensor, targets: torch.Tensor) -> float:
+    """Fraction of the pronouns (``he``, ``she``) whose prediction is their answer.
+
+    Args:
+        logits: ``(B, T, V)`` scores of a model on ``ids``.
+        ids: ``(B, T)`` the words (from :func:`pronoun_batch`).
+        targets: ``(B, T)`` the answers.
+
+    Returns:
+        A number in ``[0, 1]``; the other words are not counted.
+
+    Raises:
+        ValueError: shapes that do not fit, or no pronoun in ``ids``.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+    if (
+        logits.ndim != 3
+        or tuple(ids.shape) != tuple(logits.shape[:2])
+        or ids.shape != targets.shape
+    ):
+        raise ValueError(
+            f"logits must be (B, T, V) and ids, targets (B, T), got logits "
+            f"{tuple(logits.shape)}, ids {tuple(ids.shape)}, targets {tuple(targets.shape)}"
+        )
+    pronouns = ids <= _SHE  # (B, T): he and she
+    if not bool(pronouns.any()):
+        raise ValueError("ids hold no pronoun: nothing to score")
+    right = logits.argmax(-1) == targets  # (B, T)
+    return right[pronouns].double().mean().item()

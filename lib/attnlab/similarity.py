@@ -1,10 +1,18 @@
 """How alike are two vectors? Dot product, cosine similarity, scaled scores and softmax.
 
-These are the four small functions every attention layer is built from. Each accepts NumPy
+These are the small functions every attention layer is built from. Each accepts NumPy
 arrays or torch tensors (and returns the same kind), works on any leading batch axes, and
 raises a ``ValueError``/``TypeError`` that names the offending shape or dtype.
 
-Taught in: chapters/02_similarity.ipynb
+Four ways to score a query against keys (chapter 3 compares them):
+
+- ``scores``: the dot product ``q · k``;
+- ``scaled_scores``: ``q · k / sqrt(d)`` (the transformer's);
+- ``general_scores``: the bilinear form ``q W kᵀ`` (Luong et al., 2015, "general");
+- ``additive_scores``: a one-hidden-layer network ``v_a · tanh(q W_a + k U_a)``
+  (Bahdanau et al., 2015).
+
+Taught in: chapters/02_similarity.ipynb and chapters/03_qkv.ipynb
 """
 
 from __future__ import annotations
@@ -26,7 +34,15 @@ from ._array import (
     scalar_like,
 )
 
-__all__ = ["cosine_similarity", "dot", "scaled_scores", "scores", "softmax"]
+__all__ = [
+    "additive_scores",
+    "cosine_similarity",
+    "dot",
+    "general_scores",
+    "scaled_scores",
+    "scores",
+    "softmax",
+]
 
 
 def dot(a: Any, b: Any) -> Any:
@@ -111,6 +127,115 @@ def scaled_scores(q: Any, k: Any, scale: float | None = None) -> Any:
     s = scores(q, k)
     d = as_array(q, "q").shape[-1]
     return s * (1.0 / math.sqrt(d) if scale is None else scale)
+
+
+def general_scores(q: Any, k: Any, W: Any) -> Any:
+    r"""Bilinear ("general") scores of queries with keys: :math:`S = Q W K^\top`.
+
+    ``scores[..., i, j] = q_i W k_jᵀ = Σ_a Σ_b q_i[a] W[a, b] k_j[b]``. With ``W`` the
+    identity it is the plain dot product. ``W`` lets a query match keys that point in a
+    *different* direction, and lets queries and keys have different sizes. Computed as
+    ``(q W) kᵀ``: project the queries once, then take dot products. Writing
+    ``W = W_q W_kᵀ`` gives ``(q W_q)(k W_k)ᵀ``: learned query and key projections are a
+    general score whose ``W`` has rank at most ``d_head``.
+
+    Reference: Luong, Pham & Manning, "Effective Approaches to Attention-based Neural
+    Machine Translation", 2015 (the "general" score).
+
+    Args:
+        q: ``(..., T, d_q)`` queries.
+        k: ``(..., S, d_k)`` keys; leading axes broadcast against ``q``'s.
+        W: ``(d_q, d_k)`` matrix (or ``(..., d_q, d_k)``, broadcasting).
+
+    Returns:
+        ``(..., T, S)`` scores. NumPy in, NumPy out; tensors in, tensors out.
+
+    Raises:
+        ValueError: ``q``/``k`` not matrices, or ``W`` not ``(d_q, d_k)``.
+        TypeError: mixed NumPy/torch input or non-numeric input.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+    q, k, W = as_array(q, "q"), as_array(k, "k"), as_array(W, "W")
+    xp = namespace(q=q, k=k, W=W)
+    q, k, W = as_float(q, "q", xp), as_float(k, "k", xp), as_float(W, "W", xp)
+    if q.ndim < 2 or k.ndim < 2:
+        raise ValueError(
+            "queries and keys must be matrices (..., length, features) with one row per "
+            f"position, got q: {describe(q)} and k: {describe(k)}"
+        )
+    if W.ndim < 2 or tuple(W.shape[-2:]) != (q.shape[-1], k.shape[-1]):
+        raise ValueError(
+            f"W must be (d_q, d_k) = ({q.shape[-1]}, {k.shape[-1]}) to compare q "
+            f"{tuple(q.shape)} with k {tuple(k.shape)}, got {describe(W)}"
+        )
+    try:
+        qW = q @ W  # (..., T, d_q) @ (d_q, d_k) -> (..., T, d_k)
+        return qW @ xp.matrix_transpose(k)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    except (ValueError, RuntimeError):
+        raise ValueError(
+            f"the leading axes of q {tuple(q.shape)}, W {tuple(W.shape)} and k "
+            f"{tuple(k.shape)} do not broadcast"
+        ) from None
+
+
+def additive_scores(q: Any, k: Any, W_a: Any, U_a: Any, v_a: Any) -> Any:
+    r"""Additive (Bahdanau) scores: :math:`s_{ij} = v_a^\top \tanh(q_i W_a + k_j U_a)`.
+
+    A small neural network scores each (query, key) pair: both are projected to a hidden
+    size ``h``, added, squashed by ``tanh`` and read out by the vector ``v_a``. Queries and
+    keys may have different sizes. It costs a ``(..., T, S, h)`` intermediate (every pair
+    gets its own hidden vector), where dot-product scores need one matrix product; that
+    is why transformers use the dot product.
+
+    Reference: Bahdanau, Cho & Bengio, "Neural Machine Translation by Jointly Learning to
+    Align and Translate", 2015 (written there with column vectors, ``W_a s + U_a h``).
+
+    Args:
+        q: ``(..., T, d_q)`` queries.
+        k: ``(..., S, d_k)`` keys; leading axes broadcast against ``q``'s.
+        W_a: ``(d_q, h)`` projection of the queries.
+        U_a: ``(d_k, h)`` projection of the keys.
+        v_a: ``(h,)`` read-out vector.
+
+    Returns:
+        ``(..., T, S)`` scores. NumPy in, NumPy out; tensors in, tensors out.
+
+    Raises:
+        ValueError: ``q``/``k`` not matrices, or a weight whose shape does not fit.
+        TypeError: mixed NumPy/torch input or non-numeric input.
+
+    Taught in: chapters/03_qkv.ipynb
+    """
+    arrays = {"q": q, "k": k, "W_a": W_a, "U_a": U_a, "v_a": v_a}
+    arrays = {n: as_array(a, n) for n, a in arrays.items()}
+    xp = namespace(**arrays)
+    q, k, W_a, U_a, v_a = (as_float(a, n, xp) for n, a in arrays.items())
+    if q.ndim < 2 or k.ndim < 2:
+        raise ValueError(
+            "queries and keys must be matrices (..., length, features) with one row per "
+            f"position, got q: {describe(q)} and k: {describe(k)}"
+        )
+    if v_a.ndim != 1:
+        raise ValueError(f"v_a must be a vector (h,), got {describe(v_a)}")
+    h = v_a.shape[0]
+    for name, w, d in (("W_a", W_a, q.shape[-1]), ("U_a", U_a, k.shape[-1])):
+        if tuple(w.shape) != (d, h):
+            raise ValueError(
+                f"{name} must be ({d}, h={h}) for q {tuple(q.shape)}, k {tuple(k.shape)} "
+                f"and v_a {tuple(v_a.shape)}, got {describe(w)}"
+            )
+    qW = q @ W_a  # (..., T, d_q) @ (d_q, h) -> (..., T, h)
+    kU = k @ U_a  # (..., S, d_k) @ (d_k, h) -> (..., S, h)
+    try:
+        # (..., T, 1, h) + (..., 1, S, h) -> (..., T, S, h): one hidden vector per pair
+        hidden = xp.tanh(qW[..., :, None, :] + kU[..., None, :, :])
+    except (ValueError, RuntimeError):
+        raise ValueError(
+            f"the leading (batch) axes of q {tuple(q.shape)} and k {tuple(k.shape)} "
+            "do not broadcast"
+        ) from None
+    return hidden @ v_a  # (..., T, S, h) @ (h,) -> (..., T, S)
 
 
 def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = None) -> Any:
