@@ -1,0 +1,655 @@
+"""Graders for chapter 4's exercises: heads split and merged, counts, a multi-head module.
+
+Each grader compares the learner's code with the attnlab reference on seeded cases and
+knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). Two
+exercises hand in something other than a plain function, and are graded through an
+adapter that turns it into one:
+
+- ``multihead_attention``: the learner's ``nn.Module`` class. The adapter builds it,
+  loads the weights of a seeded :class:`~attnlab.multihead.MultiHeadAttention` into it
+  (same parameter names), runs it and back-propagates, and returns the output, the
+  per-head weights and the gradients of the input and of ``W_q``.
+- ``load_into_torch``: the learner's function that copies a
+  :class:`~attnlab.multihead.MultiHeadAttention`'s weights into an ``nn.MultiheadAttention``.
+  The adapter calls it on a fresh PyTorch layer, then returns that layer's output and
+  per-head weights.
+
+Taught in: exercises/04_multihead.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult
+from .specs import Case, Mistake
+
+__all__ = [
+    "GRADERS",
+    "check_bert_parameters",
+    "check_blend_weight",
+    "check_load_into_torch",
+    "check_merge_heads",
+    "check_mha_parameter_count",
+    "check_multihead_attention",
+    "check_split_heads",
+    "check_which_key",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 4's exercises, in the order of the notebook."""
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(4)
+
+
+# ---- split_heads -----------------------------------------------------------------------
+
+
+def _split_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    shapes = {
+        "B=1, T=3, D=4 into 2 heads": ((1, 3, 4), 2),
+        "B=2, T=5, D=12 into 3 heads": ((2, 5, 12), 3),
+        "one head (H=1)": ((2, 4, 6), 1),
+        "heads of size 1 (H=D=8)": ((3, 2, 8), 8),
+        "B=2, T=6, D=16 into 4 heads": ((2, 6, 16), 4),
+    }
+    return tuple(
+        Case(label, {"x": rng.standard_normal(shape), "n_heads": h})
+        for label, (shape, h) in shapes.items()
+    )
+
+
+def _split_direct(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, D = x.shape
+    return x.reshape(B, n_heads, T, D // n_heads)
+
+
+def _split_interleaved(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, D = x.shape
+    return x.reshape(B, T, D // n_heads, n_heads).transpose(0, 3, 1, 2)
+
+
+def _split_no_transpose(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, D = x.shape
+    return x.reshape(B, T, n_heads, D // n_heads)
+
+
+def _split_wrong_transpose(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, D = x.shape
+    return x.reshape(B, T, n_heads, D // n_heads).transpose(0, 2, 3, 1)
+
+
+SPLIT_HEADS = GRADERS.add(
+    Grader(
+        name="split_heads",
+        signature="split_heads(x, n_heads) with x: (B, T, D) -> (B, H, T, d)",
+        reference=split_heads,
+        cases=_split_cases(),
+        mistakes=(
+            Mistake(
+                "you reshaped straight to (B, H, T, d): the shape is right but each 'head' "
+                "holds consecutive numbers of the flat array (whole tokens), not the same d "
+                "features of every token; reshape to (B, T, H, d) first, then swap axes 1 and 2",
+                _split_direct,
+            ),
+            Mistake(
+                "your heads take every H-th feature (reshape to (B, T, d, H)): head h must "
+                "own the block of features h*d .. (h+1)*d - 1, so reshape to (B, T, H, d)",
+                _split_interleaved,
+            ),
+            Mistake(
+                "you reshaped to (B, T, H, d) but did not move the head axis in front of T: "
+                "swap axes 1 and 2 (x.transpose(0, 2, 1, 3))",
+                _split_no_transpose,
+            ),
+            Mistake(
+                "you moved the wrong axes: after the reshape to (B, T, H, d), swap only T "
+                "and H, x.transpose(0, 2, 1, 3)",
+                _split_wrong_transpose,
+            ),
+        ),
+        hint="head h, position t must hold x[b, t, h*d:(h+1)*d]: reshape (B, T, D) to "
+        "(B, T, H, d), then swap the T and H axes",
+    )
+)
+
+
+def check_split_heads(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, n_heads)``: ``(B, T, D) -> (B, H, T, d)``, head ``h`` = features ``h·d..``.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return SPLIT_HEADS.check(fn)
+
+
+# ---- merge_heads -----------------------------------------------------------------------
+
+
+def _merge_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    shapes = {
+        "B=1, H=2, T=3, d=2": (1, 2, 3, 2),
+        "B=2, H=3, T=5, d=4": (2, 3, 5, 4),
+        "one head (H=1)": (2, 1, 4, 6),
+        "heads of size 1 (d=1)": (3, 8, 2, 1),
+    }
+    return tuple(Case(label, {"x": rng.standard_normal(s)}) for label, s in shapes.items())
+
+
+def _merge_direct(x: np.ndarray) -> np.ndarray:
+    B, H, T, d = x.shape
+    return x.reshape(B, T, H * d)
+
+
+def _merge_interleaved(x: np.ndarray) -> np.ndarray:
+    B, H, T, d = x.shape
+    return x.transpose(0, 2, 3, 1).reshape(B, T, H * d)
+
+
+MERGE_HEADS = GRADERS.add(
+    Grader(
+        name="merge_heads",
+        signature="merge_heads(x) with x: (B, H, T, d) -> (B, T, D)",
+        reference=merge_heads,
+        cases=_merge_cases(),
+        mistakes=(
+            Mistake(
+                "you reshaped straight to (B, T, D): the shape is right but the rows mix "
+                "tokens; first swap the head and time axes back, (B, H, T, d) -> "
+                "(B, T, H, d), then reshape",
+                _merge_direct,
+            ),
+            Mistake(
+                "your rows interleave the heads (feature i of every head, then feature i+1): "
+                "put the heads side by side, (B, T, H, d) then reshape to (B, T, H*d)",
+                _merge_interleaved,
+            ),
+        ),
+        hint="merge_heads undoes split_heads: swap the H and T axes, then join (H, d) into "
+        "one axis of size D = H*d",
+    )
+)
+
+
+def check_merge_heads(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x)``: ``(B, H, T, d) -> (B, T, D)``, the heads side by side.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return MERGE_HEADS.check(fn)
+
+
+# ---- parameter count -------------------------------------------------------------------
+
+
+def _count_cases() -> tuple[Case, ...]:
+    sizes = [(8, 2, True), (512, 8, True), (512, 8, False), (768, 12, True), (6, 1, False)]
+    return tuple(
+        Case(
+            f"D={D}, H={H}, bias={bias}",
+            {"d_model": D, "n_heads": H},
+            {"bias": bias},
+        )
+        for D, H, bias in sizes
+    )
+
+
+PARAMETER_COUNT = GRADERS.add(
+    Grader(
+        name="mha_parameter_count",
+        signature="mha_parameter_count(d_model, n_heads, bias=True) -> int",
+        reference=lambda d_model, n_heads, bias=True: mha_parameter_count(
+            d_model, n_heads, bias=bias
+        ),
+        cases=_count_cases(),
+        mistakes=(
+            Mistake(
+                "you left out the biases: with bias=True each of the four projections also "
+                "has D bias numbers",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2,
+            ),
+            Mistake(
+                "you counted the biases even with bias=False",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * d_model,
+            ),
+            Mistake(
+                "you forgot W_o: besides W_q, W_k and W_v there is the output projection, "
+                "one more D x D matrix (and bias)",
+                lambda d_model, n_heads, bias=True: 3 * d_model**2 + 3 * d_model * bias,
+            ),
+            Mistake(
+                "you gave every head full D x D matrices: a head projects to d = D/H "
+                "features, so the H heads together hold one D x D matrix per projection",
+                lambda d_model, n_heads, bias=True: (
+                    n_heads * 3 * d_model**2 + d_model**2 + (n_heads * 3 * d_model + d_model) * bias
+                ),
+            ),
+            Mistake(
+                "you divided by the number of heads: H heads of D x d make D x D together; "
+                "the count does not depend on H",
+                lambda d_model, n_heads, bias=True: (
+                    (4 * d_model**2 + 4 * d_model * bias) // n_heads
+                ),
+            ),
+        ),
+        hint="count four matrices, W_q, W_k, W_v and W_o, each D x D, plus a bias of D "
+        "numbers each when bias=True",
+    )
+)
+
+
+def check_mha_parameter_count(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(d_model, n_heads, bias=True)``: the parameters of one multi-head layer.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return PARAMETER_COUNT.check(fn)
+
+
+BERT_PARAMETERS = GRADERS.add(
+    Question(
+        name="bert_parameters",
+        answer=2_362_368,
+        explanation="4·768² + 4·768 = 2,359,296 + 3,072: the twelve heads of size 64 share "
+        "those four 768 x 768 matrices between them.",
+        wrong=(
+            (
+                12 * 2_362_368,
+                "that gives every head its own 768 x 768 matrices; each head projects to "
+                "64 features only, so the twelve together make one 768 x 768 matrix",
+            ),
+            (
+                2_359_296,
+                "that is the four matrices without their biases (4 x 768 more numbers)",
+            ),
+            (
+                1_771_776,
+                "that is W_q, W_k and W_v with their biases; add the output projection W_o",
+            ),
+            (
+                2_362_368 // 12,
+                "that is one twelfth of the layer: the count does not depend on the heads",
+            ),
+        ),
+        hint="the count is 4·D² + 4·D, whatever the number of heads",
+        atol=0.5,
+    )
+)
+
+
+def check_bert_parameters(answer: Any) -> CheckResult:
+    """Check a predicted parameter count of one BERT-base attention layer (D=768, H=12).
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return BERT_PARAMETERS.check(answer)
+
+
+# ---- the nn.Module ---------------------------------------------------------------------
+
+_NAMES = ("W_q", "W_k", "W_v", "W_o")
+
+
+def _seeded_layer(d_model: int, n_heads: int, seed: int) -> MultiHeadAttention:
+    torch.manual_seed(seed)
+    layer = MultiHeadAttention(d_model, n_heads).double()
+    with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
+        for name in _NAMES:
+            getattr(layer, name).bias.normal_()
+    return layer
+
+
+def _module_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(4)
+    specs = {
+        "self-attention, B=2, T=5, D=8, H=2": (2, 5, 5, 8, 2, False),
+        "cross-attention, T=3 queries, S=6 keys, D=12, H=3": (2, 3, 6, 12, 3, False),
+        "one head, D=6": (1, 4, 4, 6, 1, False),
+        "causal mask, B=2, T=5, D=16, H=4": (2, 5, 5, 16, 4, True),
+    }
+    cases = []
+    for i, (label, (B, T, S, D, H, causal)) in enumerate(specs.items()):
+        query = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+        memory = query.clone() if S == T and not label.startswith("cross") else None
+        if memory is None:
+            memory = torch.randn(B, S, D, generator=g, dtype=torch.float64)
+        mask = torch.ones(T, S, dtype=torch.bool).tril() if causal else None
+        inputs = {"query": query, "memory": memory, "n_heads": H, "seed": i, "mask": mask}
+        cases.append(Case(label, inputs))
+    return tuple(cases)
+
+
+def _from_stub(err: NotImplementedError) -> NotImplementedError:
+    """The error to raise from the adapter for a ``NotImplementedError`` of the learner's code.
+
+    The adapter is the function the grader calls. A stub's ``NotImplementedError`` raised by
+    the learner's ``forward``, ``__init__`` or ``load_into_torch`` itself becomes a fresh
+    error raised by the adapter (``raise _from_stub(err) from None``), so that it reads as
+    "not attempted"; one raised deeper (by another unfinished exercise that the method
+    calls) is returned as it is, with its traceback, so the report can name that exercise.
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    if frames and frames[-1].name in ("forward", "__init__", "load_into_torch"):
+        return NotImplementedError(*err.args)
+    return err
+
+
+def _module_runner(cls: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """The learner's class as a function of a case: build, load weights, run, backprop."""
+
+    def run(query, memory, n_heads, seed, mask=None):
+        reference = _seeded_layer(query.shape[-1], n_heads, seed)
+        try:
+            layer = cls(query.shape[-1], n_heads)
+        except NotImplementedError as err:
+            raise _from_stub(err) from None
+        layer = layer.double()
+        layer.load_state_dict(reference.state_dict())
+        query = query.detach().clone().requires_grad_()
+        try:
+            out, weights = layer(query, memory, memory, mask=mask)
+        except NotImplementedError as err:
+            raise _from_stub(err) from None
+        g = torch.Generator().manual_seed(seed)
+        upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
+        (out * upstream).sum().backward()
+        return out.detach(), weights.detach(), query.grad, layer.W_q.weight.grad
+
+    return run
+
+
+def _reference_module_run(query, memory, n_heads, seed, mask=None):
+    return _module_runner(MultiHeadAttention)(query, memory, n_heads, seed, mask=mask)
+
+
+class _PlantedMHA(nn.Module):
+    """A multi-head layer with the parameter names of the reference, and one bug."""
+
+    bug = ""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        B, L, _ = x.shape
+        if self.bug == "direct split":
+            return x.reshape(B, self.n_heads, L, self.d_head)
+        return x.reshape(B, L, self.n_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key)), None
+        v = self._split(self.W_v(value))
+        if self.bug == "k for v":
+            v = self._split(self.W_k(value))
+        scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
+        scores = q @ k.transpose(-2, -1) * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
+        if mask is not None and self.bug != "mask ignored":
+            scores = scores.masked_fill(~mask, -math.inf)
+        weights = torch.softmax(scores, dim=-2 if self.bug == "softmax axis" else -1)
+        heads = weights @ v  # (B, H, T, d)
+        B, H, T, d = heads.shape
+        if self.bug == "direct merge":
+            concat = heads.reshape(B, T, H * d)
+        else:
+            concat = heads.transpose(1, 2).reshape(B, T, H * d)
+        out = concat if self.bug == "no W_o" else self.W_o(concat)
+        return out, weights
+
+
+def _planted(bug: str) -> Callable[..., Any]:
+    return _module_runner(type(f"Planted_{bug.replace(' ', '_')}", (_PlantedMHA,), {"bug": bug}))
+
+
+MULTIHEAD_ATTENTION = GRADERS.add(
+    Grader(
+        name="multihead_attention",
+        signature="MyMultiHeadAttention(d_model, n_heads); forward(query, key, value, "
+        "mask=None) -> (out (B, T, D), weights (B, H, T, S))",
+        reference=_reference_module_run,
+        cases=_module_cases(),
+        outputs=("out", "weights", "query gradient", "W_q gradient"),
+        mistakes=(
+            Mistake(
+                "you split the heads with one reshape to (B, H, T, d): reshape to "
+                "(B, T, H, d), then transpose(1, 2)",
+                _planted("direct split"),
+            ),
+            Mistake(
+                "you merged the heads with one reshape to (B, T, D): transpose(1, 2) back "
+                "to (B, T, H, d) first, then reshape",
+                _planted("direct merge"),
+            ),
+            Mistake(
+                "you did not scale the scores: divide q kᵀ by √d, with d = D/H the size of "
+                "one head",
+                _planted("no scale"),
+            ),
+            Mistake(
+                "you scaled by √D: each head compares vectors of size d = D/H, so divide by √d",
+                _planted("scale by D"),
+            ),
+            Mistake(
+                "the softmax runs over the queries (dim=-2); each query's weights must sum "
+                "to 1 over the keys: dim=-1",
+                _planted("softmax axis"),
+            ),
+            Mistake(
+                "you returned the concatenated heads without the output projection: apply self.W_o",
+                _planted("no W_o"),
+            ),
+            Mistake(
+                "the values come from W_k; project them with W_v",
+                _planted("k for v"),
+            ),
+            Mistake(
+                "you ignored the mask: set the scores where mask is False to -inf before "
+                "the softmax",
+                _planted("mask ignored"),
+            ),
+        ),
+        hint="project, split into (B, H, T, d), softmax(q kᵀ / √d) over the keys, weights "
+        "@ v, merge back to (B, T, D), then W_o",
+        rtol=1e-7,
+        atol=1e-9,
+    )
+)
+
+
+def check_multihead_attention(cls: Any) -> CheckResult:
+    """Check a multi-head attention ``nn.Module`` class against the lib's, with copied weights.
+
+    The class is built as ``cls(d_model, n_heads)``, gets the weights of a seeded
+    :class:`~attnlab.multihead.MultiHeadAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    its outputs, per-head weights and gradients are compared.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return MULTIHEAD_ATTENTION.check(_module_runner(cls) if isinstance(cls, type) else cls)
+
+
+# ---- weights into nn.MultiheadAttention -------------------------------------------------
+
+
+def _torch_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(5)
+    specs = {"D=8, H=2": (2, 5, 8, 2), "D=12, H=3": (1, 4, 12, 3), "D=16, H=4": (2, 3, 16, 4)}
+    return tuple(
+        Case(
+            label,
+            {"x": torch.randn(B, T, D, generator=g, dtype=torch.float64), "n_heads": H, "seed": i},
+        )
+        for i, (label, (B, T, D, H)) in enumerate(specs.items())
+    )
+
+
+def _torch_runner(load: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """A loader as a function of a case: copy into a fresh nn.MultiheadAttention and run it."""
+
+    def run(x, n_heads, seed):
+        ours = _seeded_layer(x.shape[-1], n_heads, seed)
+        torch.manual_seed(1000 + seed)
+        theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
+        try:
+            load(ours, theirs)
+        except NotImplementedError as err:
+            raise _from_stub(err) from None
+        with torch.no_grad():
+            out, weights = theirs(x, x, x, average_attn_weights=False)
+        return out, weights
+
+    return run
+
+
+def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
+    theirs.load_state_dict(ours.to_torch().state_dict())
+
+
+def _loader(order=(0, 1, 2), transpose=False, biases=True, out_proj=True) -> Callable:
+    def load(ours, theirs):
+        lins = [(ours.W_q, ours.W_k, ours.W_v)[i] for i in order]
+        with torch.no_grad():
+            w = [lin.weight.T if transpose else lin.weight for lin in lins]
+            theirs.in_proj_weight.copy_(torch.cat(w))
+            if biases:
+                theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+            if out_proj:
+                o = ours.W_o.weight
+                theirs.out_proj.weight.copy_(o.T if transpose else o)
+                if biases:
+                    theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+    return load
+
+
+LOAD_INTO_TORCH = GRADERS.add(
+    Grader(
+        name="load_into_torch",
+        signature="load_into_torch(ours, theirs): copy ours' weights into theirs, in place",
+        reference=_torch_runner(_reference_load),
+        cases=_torch_cases(),
+        outputs=("out", "weights"),
+        mistakes=(
+            Mistake(
+                "W_q and W_k are swapped: in_proj_weight stacks W_q (rows 0..D-1), then "
+                "W_k, then W_v",
+                _torch_runner(_loader(order=(1, 0, 2))),
+            ),
+            Mistake(
+                "the order of the stacked blocks is wrong: in_proj_weight is "
+                "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
+                _torch_runner(_loader(order=(2, 1, 0))),
+            ),
+            Mistake(
+                "you transposed the weights: both nn.Linear and in_proj_weight store a "
+                "matrix as (out_features, in_features), so copy .weight as it is",
+                _torch_runner(_loader(transpose=True)),
+            ),
+            Mistake(
+                "you left the biases out: copy the three input biases into in_proj_bias "
+                "and W_o's bias into out_proj.bias",
+                _torch_runner(_loader(biases=False)),
+            ),
+            Mistake(
+                "you did not copy W_o: it goes into theirs.out_proj (weight and bias)",
+                _torch_runner(_loader(out_proj=False)),
+            ),
+        ),
+        error_hints=(
+            (
+                "leaf Variable that requires grad",
+                "copying into a parameter is an in-place edit that autograd refuses: do "
+                "the copies inside `with torch.no_grad():`",
+            ),
+            (
+                "must match the size",
+                "in_proj_weight has shape (3D, D): stack W_q, W_k and W_v with torch.cat "
+                "along dim 0",
+            ),
+        ),
+        hint="in_proj_weight = cat([W_q.weight, W_k.weight, W_v.weight]) (3D, D), "
+        "in_proj_bias likewise, out_proj = W_o",
+    )
+)
+
+
+def check_load_into_torch(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(ours, theirs)``: copies a MultiHeadAttention's weights into PyTorch's layer.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return LOAD_INTO_TORCH.check(_torch_runner(fn) if callable(fn) else fn)
+
+
+# ---- prediction questions about the maps -------------------------------------------------
+
+BLEND_WEIGHT = GRADERS.add(
+    Question(
+        name="blend_weight",
+        answer=0.5,
+        atol=0.02,
+        explanation="the one head's score for a key is the sum of the two relations' "
+        "scores: 'dog' (the subject) and 'cat' (the previous word) score the same, every "
+        "other word scores 0, so the row splits almost evenly between them.",
+        wrong=(
+            (1.0, "that is the subject head alone; the one head also wants the previous word"),
+            (0.0, "'dog' is the subject, and the one head still looks for the subject"),
+            (0.25, "only two keys score high, 'dog' and 'cat': they share the row"),
+        ),
+        hint="which keys get a high score from either relation? the softmax shares the "
+        "weight between them",
+    )
+)
+
+
+def check_blend_weight(answer: Any) -> CheckResult:
+    """Check the predicted weight of 'barked' on 'dog' in the one-head-for-both map.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return BLEND_WEIGHT.check(answer)
+
+
+WHICH_KEY = GRADERS.add(
+    Question(
+        name="which_key",
+        answer=0,
+        atol=0.0,
+        explanation="this head is the first-token head: every row puts its weight on key 0.",
+        wrong=(
+            (4, "key 4 is the previous token of query 5: that is the other head's pattern"),
+            (5, "a head that attends to its own position would show the main diagonal"),
+        ),
+        hint="read the printed map: in which column are the large numbers, row after row?",
+    )
+)
+
+
+def check_which_key(answer: Any) -> CheckResult:
+    """Check the predicted key (position) that query 5 attends to most in the printed map.
+
+    Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
+    """
+    return WHICH_KEY.check(answer)
+
+
+summary = GRADERS.summary
