@@ -1,0 +1,724 @@
+"""Graders for chapter 5's exercises: sinusoids, the offset matrix, a permutation test, RoPE.
+
+Each grader compares the learner's function with the attnlab reference on seeded cases and
+knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The module
+exercise (a positional-encoding layer) is checked by :func:`check_positional_encoding`,
+which builds the learner's class for every case. The notebook imports the ``check_*``
+functions and ``summary`` (the chapter's score table).
+
+Taught in: exercises/05_positional.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..attention import scaled_dot_product_attention
+from ..masking import causal_mask
+from ..positional import (
+    SinusoidalPositionalEncoding,
+    apply_rope,
+    offset_matrix,
+    permutation_gap,
+    sinusoidal_encoding,
+)
+from .forensics import where
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult, record
+from .specs import Case, Mistake
+from .status import EXCEPTION, GRADER_ERROR, NOT_ATTEMPTED, WRONG_TYPE
+
+__all__ = [
+    "GRADERS",
+    "check_offset_matrix",
+    "check_permutation_gap",
+    "check_positional_encoding",
+    "check_rope",
+    "check_rope_scores",
+    "check_self_dot",
+    "check_sign_of_offset",
+    "check_sinusoidal_encoding",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 5's exercises, in the order of the notebook."""
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(5)
+
+
+# ---- 5.1 the sinusoidal table ----------------------------------------------------------------
+
+
+def _table(length: int, d_model: int, omega: Callable[[np.ndarray], np.ndarray], start: int = 0,
+           even: Callable[..., Any] = np.sin, odd: Callable[..., Any] = np.cos) -> np.ndarray:  # fmt: skip
+    """A planted table: feature j of position p is even/odd(p · omega(j))."""
+    pos = np.arange(start, start + length, dtype=np.float64)[:, None]  # (T, 1)
+    j = np.arange(d_model)  # (D,)
+    angles = pos * omega(j)[None, :]  # (T, 1) * (1, D) -> (T, D)
+    return np.where(j % 2 == 0, even(angles), odd(angles))
+
+
+def _paired(d_model: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The right frequencies: ω = 10000^(-2i/D), shared by features 2i and 2i + 1."""
+    return lambda j: 10000.0 ** (-(j - j % 2) / d_model)
+
+
+SINUSOIDAL = GRADERS.add(
+    Grader(
+        name="sinusoidal_encoding",
+        signature="sinusoidal_encoding(length, d_model) -> (length, d_model) NumPy table",
+        reference=sinusoidal_encoding,
+        cases=(
+            Case("4 positions, D = 4", {"length": 4, "d_model": 4}),
+            Case("10 positions, D = 16", {"length": 10, "d_model": 16}),
+            Case("50 positions, D = 64", {"length": 50, "d_model": 64}),
+            Case("odd D = 5", {"length": 6, "d_model": 5}),
+            Case("odd D = 3, one position", {"length": 1, "d_model": 3}),
+            Case("odd D = 33", {"length": 20, "d_model": 33}),
+        ),
+        mistakes=(
+            Mistake(
+                "each feature got its own frequency: features 2i and 2i+1 share one, "
+                "ω_i = 10000^(-2i/D) (use the even index 2i for both, e.g. j - j % 2)",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-j / d_model)
+                ),
+            ),
+            Mistake(
+                "the exponent is 2i/D with i the pair number (0, 1, 2, ...); you used twice "
+                "the feature index, 2j/D, so the frequencies fall off twice as fast",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-2 * j / d_model)
+                ),
+            ),
+            Mistake(
+                "the exponent is 2i/D; you used i/D (the pair number without the factor 2), "
+                "so the slowest wavelength is only about 2π·100",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-(j // 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "sine and cosine are swapped: even features (0, 2, ...) hold the sine, odd "
+                "ones the cosine; PE[0] is (0, 1, 0, 1, ...)",
+                lambda length, d_model: _table(
+                    length, d_model, _paired(d_model), even=np.cos, odd=np.sin
+                ),
+            ),
+            Mistake(
+                "your positions start at 1; the first row is position 0, PE[0] = (0, 1, 0, 1, ...)",
+                lambda length, d_model: _table(length, d_model, _paired(d_model), start=1),
+            ),
+            Mistake(
+                "the frequencies grow instead of shrinking: divide the position by "
+                "10000^(2i/D) (ω_i = 10000^(-2i/D)), do not multiply",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** ((j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "every feature is a sine: the odd features (1, 3, ...) are cosines",
+                lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
+            ),
+        ),
+        error_hints=(
+            (
+                "could not broadcast",
+                "with an odd D there is one more sine than cosine: fill pe[:, 0::2] with "
+                "all ceil(D/2) sines and pe[:, 1::2] with the first floor(D/2) cosines",
+            ),
+        ),
+        hint="PE[p, 2i] = sin(p ω_i), PE[p, 2i+1] = cos(p ω_i), ω_i = 10000^(-2i/D), "
+        "positions 0 .. length-1; with an odd D the last feature is a sine",
+        atol=1e-10,
+    )
+)
+
+
+def check_sinusoidal_encoding(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(length, d_model)``: the ``(length, d_model)`` sinusoidal table, even and odd D.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return SINUSOIDAL.check(fn)
+
+
+# ---- 5.2 the offset matrix -------------------------------------------------------------------
+
+
+def _blocks(k: int, d_model: int, block: Callable[[float], np.ndarray],
+            omega: Callable[[int], float] | None = None) -> np.ndarray:  # fmt: skip
+    """A planted block-diagonal matrix: ``block(angle)`` for each pair."""
+    omega = omega or (lambda i: 10000.0 ** (-2 * i / d_model))
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block(k * omega(i))
+    return m
+
+
+def _rotation(b: float) -> np.ndarray:
+    """The right block: (sin a, cos a) -> (sin(a + b), cos(a + b))."""
+    return np.array([[math.cos(b), math.sin(b)], [-math.sin(b), math.cos(b)]])
+
+
+OFFSET = GRADERS.add(
+    Grader(
+        name="offset_matrix",
+        signature="offset_matrix(k, d_model) -> (d_model, d_model) with M @ PE[p] = PE[p + k]",
+        reference=offset_matrix,
+        cases=(
+            Case("k = 1, D = 2", {"k": 1, "d_model": 2}),
+            Case("k = 3, D = 8", {"k": 3, "d_model": 8}),
+            Case("k = 0, D = 4", {"k": 0, "d_model": 4}),
+            Case("k = -2, D = 6", {"k": -2, "d_model": 6}),
+            Case("k = 10, D = 16", {"k": 10, "d_model": 16}),
+        ),
+        mistakes=(
+            Mistake(
+                "your matrix moves positions backwards (it is M_{-k}, the transpose): for the "
+                "pair (sin a, cos a), the new sine is cos(b)·sin a + sin(b)·cos a, so the "
+                "first row of each block is (cos b, sin b)",
+                lambda k, d_model: _blocks(k, d_model, lambda b: _rotation(b).T),
+            ),
+            Mistake(
+                "each block needs the angle k·ω_i of its own pair; you used k for every pair "
+                "(ω_i = 10000^(-2i/D))",
+                lambda k, d_model: _blocks(k, d_model, _rotation, omega=lambda i: 1.0),
+            ),
+            Mistake(
+                "the frequency of pair i is 10000^(-2i/D); you used 10000^(-i/D)",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-i / d_model)
+                ),
+            ),
+            Mistake(
+                "cos and sin are swapped in your blocks: each block is "
+                "[[cos b, sin b], [-sin b, cos b]] with b = k·ω_i",
+                lambda k, d_model: _blocks(
+                    k,
+                    d_model,
+                    lambda b: np.array([[math.sin(b), math.cos(b)], [-math.cos(b), math.sin(b)]]),
+                ),
+            ),
+            Mistake(
+                "you returned the identity: M_k must turn pair i by the angle k·ω_i",
+                lambda k, d_model: np.eye(d_model),
+            ),
+        ),
+        hint="M_k is block diagonal: for pair i, the block [[cos b, sin b], [-sin b, cos b]] "
+        "with b = k·ω_i sits at rows and columns 2i, 2i+1",
+        atol=1e-10,
+    )
+)
+
+
+def check_offset_matrix(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(k, d_model)``: the ``(D, D)`` matrix with ``M_k @ PE[p] = PE[p + k]``.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return OFFSET.check(fn)
+
+
+# ---- 5.3 a permutation-equivariance test -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A function with a readable name in the grader's messages (not a memory address)."""
+
+    name: str
+    fn: Callable[[Any], Any]
+
+    def __call__(self, x: Any) -> Any:
+        return self.fn(x)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __deepcopy__(self, memo: dict) -> _Named:
+        return self
+
+
+def _attention(x: np.ndarray) -> np.ndarray:
+    return scaled_dot_product_attention(x, x, x)[0]
+
+
+def _with_positions(x: np.ndarray) -> np.ndarray:
+    return _attention(x + sinusoidal_encoding(x.shape[-2], x.shape[-1]))
+
+
+def _causal(x: np.ndarray) -> np.ndarray:
+    return scaled_dot_product_attention(x, x, x, causal_mask(x.shape[-2]))[0]
+
+
+ATTENTION = _Named("attention without positions", _attention)
+WITH_POSITIONS = _Named("attention with sinusoids added", _with_positions)
+CAUSAL = _Named("causal attention", _causal)
+TANH = _Named("tanh of every entry", np.tanh)
+CUMSUM = _Named("running sum over the tokens", lambda x: np.cumsum(x, axis=-2))
+
+
+def _gap_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    x5, x6, xb = (
+        rng.standard_normal((5, 4)),
+        rng.standard_normal((6, 8)),
+        rng.standard_normal((2, 4, 6)),
+    )
+    # No permutation below is its own inverse, so a reversed permutation is told apart.
+    return (
+        Case("attention, no positions", {"fn": ATTENTION, "x": x5, "perm": [2, 0, 4, 1, 3]}),
+        Case("attention + sinusoids", {"fn": WITH_POSITIONS, "x": x5, "perm": [2, 0, 4, 1, 3]}),
+        Case("tanh", {"fn": TANH, "x": x6, "perm": [1, 2, 0, 5, 3, 4]}),
+        Case("running sum", {"fn": CUMSUM, "x": x6, "perm": [1, 2, 0, 5, 3, 4]}),
+        Case("causal attention", {"fn": CAUSAL, "x": x6, "perm": [3, 0, 1, 2, 5, 4]}),
+        Case("a batch, no positions", {"fn": ATTENTION, "x": xb, "perm": [3, 2, 0, 1]}),
+    )
+
+
+def _gap_with(fn: Any, x: np.ndarray, shuffled_in: np.ndarray, out_order: Any) -> float:
+    return float(np.max(np.abs(fn(shuffled_in) - fn(x)[..., out_order, :])))
+
+
+PERMUTATION = GRADERS.add(
+    Grader(
+        name="permutation_gap",
+        signature="permutation_gap(fn, x, perm) -> float: max |fn(x[perm]) - fn(x)[perm]|",
+        reference=permutation_gap,
+        cases=_gap_cases(),
+        mistakes=(
+            Mistake(
+                "you compared fn(x[perm]) with fn(x) unshuffled: an equivariant function "
+                "moves its outputs along with its inputs, so reorder fn(x) by perm as well",
+                lambda fn, x, perm: float(np.max(np.abs(fn(x[..., perm, :]) - fn(x)))),
+            ),
+            Mistake(
+                "you reordered the output with the inverse permutation: new row j is old row "
+                "perm[j] on both sides, so index fn(x) with perm itself, not np.argsort(perm)",
+                lambda fn, x, perm: _gap_with(fn, x, x[..., perm, :], np.argsort(perm)),
+            ),
+            Mistake(
+                "you took the largest signed difference; take the largest absolute one "
+                "(np.abs before np.max), or a function off by -1 everywhere looks equivariant",
+                lambda fn, x, perm: float(np.max(fn(x[..., perm, :]) - fn(x)[..., perm, :])),
+            ),
+            Mistake(
+                "you averaged the differences; the gap is the largest one (np.max), so that "
+                "one token out of place is enough to fail the test",
+                lambda fn, x, perm: float(
+                    np.mean(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+        ),
+        error_hints=(
+            (
+                "out of bounds",
+                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): "
+                "index with x[..., perm, :], not x[perm]",
+            ),
+        ),
+        hint="shuffle the input tokens (axis -2), apply fn, and compare with fn applied first "
+        "and its output shuffled the same way: np.max(np.abs(fn(x[..., perm, :]) - "
+        "fn(x)[..., perm, :]))",
+        atol=1e-9,
+    )
+)
+
+
+def check_permutation_gap(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(f, x, perm)``: the largest ``|f(x[perm]) - f(x)[perm]|``, over tokens.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return PERMUTATION.check(fn)
+
+
+# ---- 5.4 RoPE, and 5.5 RoPE on queries and keys ---------------------------------------------
+
+
+def _rope_pairs(x: np.ndarray, positions: np.ndarray, sign: float = 1.0,
+                omega: Callable[[int, int], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
+    """A planted RoPE with neighbouring pairs (2i, 2i+1) and an optional wrong sign/frequency."""
+    d = x.shape[-1]
+    w = (10000.0 ** (-np.arange(0, d, 2) / d)) if omega is None else omega(d, d // 2)
+    angle = sign * np.asarray(positions, dtype=np.float64)[:, None] * w  # (T, d/2)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x0 * np.cos(angle) - x1 * np.sin(angle)
+    out[..., 1::2] = x0 * np.sin(angle) + x1 * np.cos(angle)
+    return out
+
+
+def _rope_halves(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: the "rotate half" layout, feature i paired with i + d/2."""
+    d = x.shape[-1]
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    x0, x1 = x[..., : d // 2], x[..., d // 2 :]
+    return np.concatenate(
+        [x0 * np.cos(angle) - x1 * np.sin(angle), x0 * np.sin(angle) + x1 * np.cos(angle)], -1
+    )
+
+
+def _rope_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    return (
+        Case("4 positions, d = 2", {"x": rng.standard_normal((4, 2)), "positions": np.arange(4)}),
+        Case("6 positions, d = 8", {"x": rng.standard_normal((6, 8)), "positions": np.arange(6)}),
+        Case(
+            "positions 10, 20, 30",
+            {"x": rng.standard_normal((3, 4)), "positions": np.array([10, 20, 30])},
+        ),
+        Case(
+            "heads (2, 5, 6)",
+            {"x": rng.standard_normal((2, 5, 6)), "positions": np.arange(5)},
+        ),
+        Case(
+            "a long sequence, d = 16",
+            {"x": rng.standard_normal((40, 16)), "positions": np.arange(40)},
+        ),
+    )
+
+
+ROPE = GRADERS.add(
+    Grader(
+        name="rope",
+        signature="rope(x, positions) with x: (..., T, d), positions: (T,) -> (..., T, d)",
+        reference=lambda x, positions: apply_rope(x, positions),
+        cases=_rope_cases(),
+        mistakes=(
+            Mistake(
+                "you turned each pair the wrong way (by -p·ω_i): as a complex number the pair "
+                "is multiplied by e^{+i p ω}, so x_{2i} cos θ - x_{2i+1} sin θ comes first",
+                lambda x, positions: _rope_pairs(x, positions, sign=-1.0),
+            ),
+            Mistake(
+                "you paired feature i with feature i + d/2 (the 'rotate half' layout of some "
+                "libraries); here pairs are neighbours, (2i, 2i+1), as in the sinusoids",
+                _rope_halves,
+            ),
+            Mistake(
+                "the frequency of pair i is 10000^(-2i/d); you used 10000^(-i/d)",
+                lambda x, positions: _rope_pairs(
+                    x, positions, omega=lambda d, h: 10000.0 ** (-np.arange(h) / d)
+                ),
+            ),
+            Mistake(
+                "every pair turned by its position alone (angle p); pair i turns by p·ω_i",
+                lambda x, positions: _rope_pairs(x, positions, omega=lambda d, h: np.ones(h)),
+            ),
+            Mistake(
+                "you returned x unchanged: rotate each pair (x_{2i}, x_{2i+1}) of row t by the "
+                "angle positions[t]·ω_i",
+                lambda x, positions: x.copy(),
+            ),
+        ),
+        hint="θ = positions[:, None] * ω with ω_i = 10000^(-2i/d) is (T, d/2); then "
+        "x_even cos θ - x_odd sin θ and x_even sin θ + x_odd cos θ, put back in place",
+        atol=1e-10,
+    )
+)
+
+
+def check_rope(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, positions)``: rotary position embedding of ``x``, pairs ``(2i, 2i+1)``.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return ROPE.check(fn)
+
+
+def _rope_scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    pos = np.arange(q.shape[-2])
+    q_rot, k_rot = apply_rope(q, pos), apply_rope(k, pos)  # (T, d) each
+    return q_rot @ k_rot.T / math.sqrt(q.shape[-1])  # (T, d) @ (d, T) -> (T, T)
+
+
+def _scores_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    return tuple(
+        Case(
+            f"T = {t}, d = {d}",
+            {"q": rng.standard_normal((t, d)), "k": rng.standard_normal((t, d))},
+        )
+        for t, d in ((3, 2), (5, 8), (8, 4), (12, 16))
+    )
+
+
+ROPE_SCORES = GRADERS.add(
+    Grader(
+        name="rope_scores",
+        signature="rope_scores(q, k) with q, k: (T, d) -> (T, T) scaled scores",
+        reference=_rope_scores,
+        cases=_scores_cases(),
+        mistakes=(
+            Mistake(
+                "you rotated the queries only: rotate the keys too, each by its own position",
+                lambda q, k: _rope_pairs(q, np.arange(len(q))) @ k.T / math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "you rotated the keys only: rotate the queries too, each by its own position",
+                lambda q, k: q @ _rope_pairs(k, np.arange(len(k))).T / math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "you forgot the scale: divide the scores by sqrt(d)",
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "you rotated after the dot product (or not at all): rotate q and k first, "
+                "then compute q_rot @ k_rot.T / sqrt(d)",
+                lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "you returned the transposed scores: row t is query t, so q_rot @ k_rot.T",
+                lambda q, k: _rope_scores(q, k).T,
+            ),
+        ),
+        hint="q_rot = rope(q, positions) and k_rot = rope(k, positions) with positions "
+        "0 .. T-1, then q_rot @ k_rot.T / sqrt(d)",
+        atol=1e-10,
+    )
+)
+
+
+def check_rope_scores(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k)``: scaled scores of RoPE-rotated queries and keys, ``(T, T)``.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return ROPE_SCORES.check(fn)
+
+
+# ---- 5.6 a positional-encoding layer (nn.Module) ---------------------------------------------
+
+MAX_LEN = 16
+"""The ``max_len`` the learner's layer is built with in every case."""
+
+
+def _layer_reference(x: torch.Tensor) -> torch.Tensor:
+    return SinusoidalPositionalEncoding(x.shape[-1], MAX_LEN)(x)
+
+
+def _pe_like(x: torch.Tensor, start: int = 0) -> torch.Tensor:
+    T, D = x.shape[-2], x.shape[-1]
+    return torch.from_numpy(sinusoidal_encoding(start + T, D)[start:]).to(x.dtype)  # (T, D)
+
+
+def _layer_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(5)
+    return (
+        Case("a batch (2, 5, 8), float32", {"x": torch.randn(2, 5, 8, generator=g)}),
+        Case(
+            "one sentence (1, 7, 6), float64",
+            {"x": torch.randn(1, 7, 6, generator=g, dtype=torch.float64)},
+        ),
+        Case("odd d_model (3, 4, 5)", {"x": torch.randn(3, 4, 5, generator=g)}),
+        Case("T = max_len (2, 16, 4)", {"x": torch.randn(2, MAX_LEN, 4, generator=g)}),
+    )
+
+
+_LAYER_MISTAKES = (
+    Mistake(
+        "you returned the table alone: the layer adds it to the token vectors, x + PE[:T]",
+        lambda x: _pe_like(x),
+    ),
+    Mistake(
+        "you multiplied the token vectors by the table; add it: x + PE[:T]",
+        lambda x: x * _pe_like(x),
+    ),
+    Mistake(
+        "your table starts at position 1; the first token is at position 0 (PE[0] = 0, 1, 0, 1, ...)",
+        lambda x: x + _pe_like(x, start=1),
+    ),
+)
+
+_LAYER_VALUES = Grader(
+    name="positional_encoding",
+    signature="PositionalEncoding(d_model, max_len)(x) with x: (B, T, D) -> (B, T, D)",
+    reference=_layer_reference,
+    cases=_layer_cases(),
+    mistakes=_LAYER_MISTAKES,
+    error_hints=(
+        (
+            "must match the size",
+            "slice the table to the input's length before adding: self.pe[:T] with "
+            "T = x.shape[1] (the table has max_len rows)",
+        ),
+    ),
+    hint="build the (max_len, D) sinusoidal table once in __init__ (register_buffer), then "
+    "forward returns x + table[:T], in x's dtype",
+    atol=1e-6,
+)
+
+
+@dataclass(frozen=True)
+class LayerExercise:
+    """Checks a learner's ``nn.Module`` class: built for every case, compared with the lib's.
+
+    It first builds the layer (a ``NotImplementedError`` from the stub is "not attempted"),
+    checks that the table is a buffer (moved by ``.to(device)``, never trained), then grades
+    ``layer(x)`` on every case like a function exercise.
+    """
+
+    name: str
+    values: Grader
+
+    def check(self, cls: Any) -> CheckResult:
+        """Grade the class ``cls``, record the result, and return it. Never raises."""
+        try:
+            return self._check(cls)
+        except Exception as err:  # a grader bug must not crash the learner's notebook
+            return record(self._result(GRADER_ERROR, f"the grader itself failed ({err!r})"))
+
+    def _result(self, status: str, message: str, diagnosis: str | None = None) -> CheckResult:
+        return CheckResult(
+            name=self.name,
+            status=status,
+            passed=False,
+            message=message,
+            diagnosis=diagnosis,
+            diagnosed=diagnosis is not None,
+        )
+
+    def _check(self, cls: Any) -> CheckResult:
+        if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+            return record(
+                self._result(
+                    WRONG_TYPE,
+                    f"expected your layer's class, got {type(cls).__name__}",
+                    "pass the class itself, a subclass of nn.Module: "
+                    "check_positional_encoding(PositionalEncoding), without building it",
+                )
+            )
+        x = torch.zeros(1, 3, 4)
+        try:
+            layer = cls(4, MAX_LEN)
+            layer(x)
+        except NotImplementedError:
+            return record(
+                self._result(
+                    NOT_ATTEMPTED,
+                    "not attempted yet: replace each `raise NotImplementedError(...)` (in "
+                    "__init__ and forward) with your code, then run this cell again",
+                )
+            )
+        except Exception as err:
+            at = where(err)
+            return record(
+                self._result(
+                    EXCEPTION,
+                    f"raised {type(err).__name__}: {err} when building the layer with "
+                    f"d_model=4, max_len={MAX_LEN} and calling it on x of shape (1, 3, 4)"
+                    + (f"\n  at {at}" if at else ""),
+                    "keep the signature: PositionalEncoding(d_model, max_len), then layer(x)",
+                )
+            )
+        if any(p.requires_grad for p in layer.parameters()):
+            return record(
+                self._result(
+                    WRONG_TYPE,
+                    "your layer has trainable parameters",
+                    "the sinusoidal table is fixed: store it with self.register_buffer(...), "
+                    "not nn.Parameter, so that the optimizer never changes it",
+                )
+            )
+        if not list(layer.buffers()):
+            return record(
+                self._result(
+                    WRONG_TYPE,
+                    "your table is not a buffer of the layer",
+                    "store it with self.register_buffer('pe', table): a plain tensor "
+                    "attribute stays on the CPU when the layer is moved with .to('cuda')",
+                )
+            )
+        return self.values.check(lambda x: cls(x.shape[-1], MAX_LEN)(x))
+
+
+POSITIONAL_ENCODING = GRADERS.add(LayerExercise("positional_encoding", _LAYER_VALUES))
+
+
+def check_positional_encoding(cls: type) -> CheckResult:
+    """Check the class ``cls``: ``cls(d_model, max_len)(x) == x + PE[:T]``, table a buffer.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return POSITIONAL_ENCODING.check(cls)
+
+
+# ---- prediction questions --------------------------------------------------------------------
+
+SELF_DOT = GRADERS.add(
+    Question(
+        name="self_dot",
+        answer=32.0,
+        atol=1e-6,
+        explanation="each of the D/2 = 32 pairs contributes sin² + cos² = 1, whatever the "
+        "position: PE(p)·PE(p) = D/2 for every p",
+        wrong=(
+            (
+                64.0,
+                "there are D = 64 features but only 32 (sin, cos) pairs, and it is each pair "
+                "that has length 1",
+            ),
+            (1.0, "a position vector is not of length 1: each of its pairs is"),
+            (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
+            (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
+        ),
+        hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
+    )
+)
+
+
+def check_self_dot(answer: Any) -> CheckResult:
+    """Check the prediction of ``PE(5)·PE(5)`` for ``D = 64``.
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return SELF_DOT.check(answer)
+
+
+SIGN_OF_OFFSET = GRADERS.add(
+    Question(
+        name="sign_of_offset",
+        answer="equal",
+        choices=("first", "second", "equal"),
+        explanation="PE(p)·PE(q) = Σ_i cos((p - q) ω_i) and cos is even: offsets +3 and -3 "
+        "give the same dot product, so the raw dot product cannot tell after from before",
+        wrong=(
+            (
+                "first",
+                "'later' gets no bonus: the dot product is Σ_i cos((p - q) ω_i), and cos(-x) "
+                "= cos(x)",
+            ),
+            (
+                "second",
+                "'earlier' gets no bonus: the dot product is Σ_i cos((p - q) ω_i), and "
+                "cos(-x) = cos(x)",
+            ),
+        ),
+    )
+)
+
+
+def check_sign_of_offset(answer: Any) -> CheckResult:
+    """Check the prediction: which is larger, ``PE(10)·PE(13)`` (first) or ``PE(10)·PE(7)``?
+
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
+    """
+    return SIGN_OF_OFFSET.check(answer)
+
+
+summary = GRADERS.summary
+"""``summary()``: the score table of every chapter 5 exercise, checked or not."""
