@@ -201,6 +201,20 @@ def test_date_encode_decode_and_labels() -> None:
         task.labels([28])
 
 
+def test_date_batch_of_chosen_dates() -> None:
+    task = DateTask()
+    src, tgt_in, tgt_out = task.batch([(2021, 3, 5, "dmy"), (1999, 11, 17, "mdy")])
+    assert task.decode(src[0]) == "5 march 2021" and task.decode(src[1]) == "november 17, 1999"
+    assert src.shape == (2, 8) and (src[0, 6:] == PAD_ID).all(), "padded to the longer source"
+    assert task.decode(tgt_out[1]) == "1999-11-17" and task.labels(tgt_in[0])[0] == "<bos>"
+    with pytest.raises(ValueError, match="day is out of range"):
+        task.batch([(2021, 2, 30, "mdy")])
+    with pytest.raises(ValueError, match="fmt"):
+        task.batch([(2021, 2, 3, "ymd")])
+    with pytest.raises(ValueError, match="empty"):
+        task.batch([])
+
+
 def test_date_same_seed_same_batch() -> None:
     a, b = DateTask().sample(8, rng=5), DateTask().sample(8, rng=5)
     assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))

@@ -474,14 +474,35 @@ class DateTask(_TextTask):
         gen = _as_rng(rng)
         ords = self._ordinals(batch_size, gen)
         fmts = gen.integers(0, len(self.formats), size=batch_size)
-        srcs, tgt_ins, tgt_outs = [], [], []
+        dates = []
         for o, f in zip(ords.tolist(), fmts.tolist(), strict=True):
             d = datetime.date.fromordinal(int(o))
-            src = self.source_tokens(d.year, d.month, d.day, self.formats[f])
-            y = [self.token_id(t) for t in self.target_tokens(d.year, d.month, d.day)]
+            dates.append((d.year, d.month, d.day, self.formats[f]))
+        return self.batch(dates, device=device)
+
+    def batch(self, dates: Sequence[tuple[int, int, int, str]], *, device: Any = None) -> Batch:
+        """The :class:`Batch` of chosen dates, e.g. ``task.batch([(2021, 3, 5, "mdy")])``.
+
+        Args:
+            dates: ``(year, month, day, fmt)`` tuples, ``fmt`` ``"mdy"`` or ``"dmy"``.
+            device: where to put the tensors.
+
+        Returns:
+            ``(src (B, S), tgt_in (B, 11), tgt_out (B, 11))`` as :meth:`sample` gives.
+
+        Raises:
+            ValueError: a date that does not exist, or an unknown ``fmt``.
+        """
+        srcs, tgt_ins, tgt_outs = [], [], []
+        for year, month, day, fmt in dates:
+            datetime.date(year, month, day)  # raises ValueError for e.g. February 30
+            src = self.source_tokens(year, month, day, fmt)
+            y = [self.token_id(t) for t in self.target_tokens(year, month, day)]
             srcs.append(np.array([self.token_id(t) for t in src]))
             tgt_ins.append(np.array([BOS_ID, *y]))
             tgt_outs.append(np.array([*y, EOS_ID]))
+        if not srcs:
+            raise ValueError("dates is empty: give at least one (year, month, day, fmt)")
         S = max(len(s) for s in srcs)
         return Batch(
             *(
