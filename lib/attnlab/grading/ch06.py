@@ -1,0 +1,546 @@
+"""Graders for chapter 6's exercises: masks, a masked softmax, conventions, a causality test.
+
+Each grader compares the learner's function with the attnlab reference on seeded cases and
+knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The
+converters' references, :func:`attnlab.masking.to_key_padding_mask` and
+:func:`attnlab.masking.from_hf_attention_mask`, are themselves tested against
+``nn.MultiheadAttention`` and Hugging Face's documented ``attention_mask`` meaning.
+
+Taught in: exercises/06_masking.ipynb
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..attention import scaled_dot_product_attention
+from ..masking import causal_mask, from_hf_attention_mask, padding_mask, to_key_padding_mask
+from ..similarity import softmax
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult
+from .specs import Case, Mistake
+
+__all__ = [
+    "GRADERS",
+    "check_blind_row",
+    "check_causal_mask",
+    "check_fill_leak",
+    "check_from_hf_attention_mask",
+    "check_future_change",
+    "check_masked_softmax",
+    "check_padding_mask",
+    "check_to_key_padding_mask",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 6's exercises, in the order of the notebook."""
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(6)
+
+
+# --- causal_mask ----------------------------------------------------------------------------
+
+CAUSAL_MASK = GRADERS.add(
+    Grader(
+        name="causal_mask",
+        signature="causal_mask(T) -> (T, T) boolean, True = may attend",
+        reference=lambda T: causal_mask(T),
+        cases=tuple(Case(f"T = {T}", {"T": T}) for T in (1, 2, 4, 7)),
+        mistakes=(
+            Mistake(
+                "your mask is upper-triangular: query i sees the keys AFTER it (the future). "
+                "Query i may see keys 0 .. i: np.tril, not np.triu",
+                lambda T: np.triu(np.ones((T, T), dtype=bool)),
+            ),
+            Mistake(
+                "off by one: the diagonal is False, so a query cannot see its own token. "
+                "Query i sees keys 0 .. i inclusive (np.tril with k=0)",
+                lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
+            ),
+            Mistake(
+                "off by one: query i also sees key i + 1, the next token (the answer it must "
+                "predict). Use np.tril with k=0",
+                lambda T: np.tril(np.ones((T, T), dtype=bool), k=1),
+            ),
+            Mistake(
+                "the mask is inverted: True must mean 'may attend' (the past and the "
+                "token itself), False the future",
+                lambda T: ~np.tril(np.ones((T, T), dtype=bool)),
+            ),
+            Mistake(
+                "every entry is True: that is no mask at all; hide the keys after the query",
+                lambda T: np.ones((T, T), dtype=bool),
+            ),
+        ),
+        hint="mask[i, j] is True exactly when j <= i: a lower triangle with its diagonal",
+    )
+)
+
+
+def check_causal_mask(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(T)``: the ``(T, T)`` boolean causal mask, ``mask[i, j] = j <= i``.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return CAUSAL_MASK.check(fn)
+
+
+# --- padding_mask ---------------------------------------------------------------------------
+
+
+def _pad_reference(lengths: Any, max_len: int) -> Any:
+    return padding_mask(lengths=lengths, max_len=max_len)
+
+
+def _positions_below(lengths: np.ndarray, max_len: int, *, inclusive: bool = False) -> Any:
+    pos = np.arange(max_len)[None, :]  # (1, S)
+    lens = lengths[:, None]  # (B, 1)
+    return (pos <= lens) if inclusive else (pos < lens)  # (B, S)
+
+
+PADDING_MASK = GRADERS.add(
+    Grader(
+        name="padding_mask",
+        signature="padding_mask(lengths, max_len) with lengths: (B,) ints -> (B, 1, max_len) "
+        "boolean, True = real token",
+        reference=_pad_reference,
+        cases=(
+            Case("one sequence", {"lengths": np.array([3]), "max_len": 5}),
+            Case("three sequences", {"lengths": np.array([4, 2, 1]), "max_len": 4}),
+            Case("padding beyond the longest", {"lengths": np.array([2, 3]), "max_len": 6}),
+            Case("an empty sequence", {"lengths": np.array([0, 2]), "max_len": 3}),
+        ),
+        mistakes=(
+            Mistake(
+                "you returned (B, max_len): add the query axis of size 1, "
+                "mask[:, None, :], so it broadcasts over the queries of (B, T, S) scores",
+                lambda lengths, max_len: _positions_below(lengths, max_len),
+            ),
+            Mistake(
+                "off by one: position j is a real token when j < length (positions start at "
+                "0), not j <= length",
+                lambda lengths, max_len: _positions_below(lengths, max_len, inclusive=True)[
+                    :, None, :
+                ],
+            ),
+            Mistake(
+                "the mask is inverted: True must mark the real tokens (may attend), False "
+                "the padding",
+                lambda lengths, max_len: ~_positions_below(lengths, max_len)[:, None, :],
+            ),
+            Mistake(
+                "you padded to the longest length, not to max_len: the batch may be padded "
+                "further (np.arange(max_len))",
+                lambda lengths, max_len: _positions_below(lengths, int(lengths.max()))[:, None],
+            ),
+        ),
+        hint="mask[b, 0, j] is True when j < lengths[b]: compare np.arange(max_len) with "
+        "the lengths, broadcasting (1, S) against (B, 1)",
+    )
+)
+
+
+def check_padding_mask(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(lengths, max_len)``: the ``(B, 1, max_len)`` key mask of a padded batch.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return PADDING_MASK.check(fn)
+
+
+# --- masked_softmax -------------------------------------------------------------------------
+
+
+def _softmax_rows(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _zero_after(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return _softmax_rows(scores) * mask
+
+
+def _renormalised_after(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    w = _softmax_rows(scores) * mask
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return w / np.sum(w, axis=-1, keepdims=True)
+
+
+def _fill(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return _softmax_rows(np.where(mask, scores, fill))
+
+
+def _added(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
+    return _softmax_rows(scores + np.where(mask, 0.0, fill))
+
+
+def _masked_softmax_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    causal = causal_mask(4)
+    blind = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    big = np.array([[0.0, 1.0, 1e4, 2.0], [1.5, 1e4, 0.0, -1.0]])  # masked keys score 1e4
+    return (
+        Case(
+            "one row", {"scores": rng.normal(size=(1, 5)), "mask": np.array([[1, 1, 0, 1, 0]]) > 0}
+        ),
+        Case("a causal mask", {"scores": 2 * rng.normal(size=(4, 4)), "mask": causal}),
+        Case(
+            "a batch with a padding mask",
+            {"scores": rng.normal(size=(2, 3, 4)), "mask": padding_mask(lengths=[4, 2], max_len=4)},
+        ),
+        Case(
+            "masked scores of 10000",
+            {"scores": big, "mask": np.array([[1, 1, 0, 1], [1, 0, 1, 1]]) > 0},
+        ),
+        Case("a row with no visible key", {"scores": rng.normal(size=(3, 3)), "mask": blind}),
+    )
+
+
+MASKED_SOFTMAX = GRADERS.add(
+    Grader(
+        name="masked_softmax",
+        signature="masked_softmax(scores, mask) with scores: (..., T, S), mask: boolean "
+        "broadcastable to it -> weights (..., T, S)",
+        reference=lambda scores, mask: softmax(scores, mask=mask),
+        cases=_masked_softmax_cases(),
+        mistakes=(
+            Mistake(
+                "a row with no visible key gave NaN: every score there is -inf and the "
+                "softmax computes 0/0. Such rows must be all zeros: find them with "
+                "mask.any(axis=-1, keepdims=True) and set their weights to 0",
+                lambda scores, mask: _fill(scores, mask, -np.inf),
+            ),
+            Mistake(
+                "a row with no visible key got uniform weights: a finite fill (-1e9) makes "
+                "all its scores equal. The rule is all-zero weights there; fill with -inf "
+                "and zero the rows where mask.any(axis=-1) is False",
+                lambda scores, mask: _fill(scores, mask, -1e9),
+            ),
+            Mistake(
+                "you added -1e4 to the masked scores: a masked score of 10000 becomes 0 and "
+                "competes again. Replace masked scores by -inf (np.where(mask, scores, -inf))",
+                lambda scores, mask: _added(scores, mask, -1e4),
+            ),
+            Mistake(
+                "you took the softmax first and zeroed the masked weights afterwards: the "
+                "rows no longer sum to 1 and the masked scores still sit in the denominator. "
+                "Mask the scores (with -inf) BEFORE the softmax",
+                _zero_after,
+            ),
+            Mistake(
+                "you masked after the softmax and renormalised: right on paper, but when a "
+                "masked score is huge the visible weights underflow to 0 and you divide 0 by "
+                "0. Mask the scores (with -inf) BEFORE the softmax",
+                _renormalised_after,
+            ),
+            Mistake(
+                "you multiplied the scores by the mask: a masked score becomes 0, not -inf, "
+                "and e^0 = 1 still gets weight. Replace masked scores by -inf",
+                lambda scores, mask: _softmax_rows(scores * mask),
+            ),
+            Mistake(
+                "the mask is inverted: True means 'may attend'; hide the keys where the mask "
+                "is False",
+                lambda scores, mask: softmax(scores, mask=~mask),
+            ),
+        ),
+        hint="replace the masked scores by -inf (np.where), take a stable softmax along the "
+        "last axis, then set the rows with no visible key to 0",
+    )
+)
+
+
+def check_masked_softmax(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(scores, mask)``: softmax over the last axis with masked keys at weight 0.
+
+    A row with no visible key must come out as all zeros, never NaN or uniform.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return MASKED_SOFTMAX.check(fn)
+
+
+# --- conventions ----------------------------------------------------------------------------
+
+
+def _kpm_cases() -> tuple[Case, ...]:
+    return (
+        Case("one padded sequence", {"mask": padding_mask(lengths=torch.tensor([2]), max_len=4)}),
+        Case(
+            "three sequences",
+            {"mask": padding_mask(lengths=torch.tensor([5, 3, 1]), max_len=5)},
+        ),
+        Case("no padding", {"mask": padding_mask(lengths=torch.tensor([3, 3]), max_len=3)}),
+    )
+
+
+TO_KEY_PADDING_MASK = GRADERS.add(
+    Grader(
+        name="to_key_padding_mask",
+        signature="to_key_padding_mask(mask) with mask: (B, 1, S) boolean tensor, True = real "
+        "token -> (B, S) boolean tensor, True = padding",
+        reference=to_key_padding_mask,
+        cases=_kpm_cases(),
+        mistakes=(
+            Mistake(
+                "you kept our convention: nn.MultiheadAttention IGNORES the keys marked True "
+                "in key_padding_mask, so True must mark the padding; invert the mask (~mask)",
+                lambda mask: mask[:, 0, :],
+            ),
+            Mistake(
+                "you kept the query axis: key_padding_mask is (B, S), one row per sequence; "
+                "drop the axis of size 1 (mask[:, 0, :])",
+                lambda mask: ~mask,
+            ),
+        ),
+        hint="key_padding_mask[b, j] is True when key j of sequence b is padding: invert our "
+        "mask and drop its middle axis",
+    )
+)
+
+
+def check_to_key_padding_mask(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(mask)``: our ``(B, 1, S)`` padding mask as ``nn.MultiheadAttention``'s
+    ``key_padding_mask`` (``(B, S)``, ``True`` = ignore).
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return TO_KEY_PADDING_MASK.check(fn)
+
+
+def _hf_cases() -> tuple[Case, ...]:
+    return (
+        Case("one sequence", {"attention_mask": torch.tensor([[1, 1, 1, 0]])}),
+        Case(
+            "a padded batch",
+            {"attention_mask": torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])},
+        ),
+        Case("no padding", {"attention_mask": torch.ones(2, 3, dtype=torch.long)}),
+    )
+
+
+FROM_HF_ATTENTION_MASK = GRADERS.add(
+    Grader(
+        name="from_hf_attention_mask",
+        signature="from_hf_attention_mask(attention_mask) with attention_mask: (B, S) integer "
+        "tensor, 1 = real token -> (B, 1, S) boolean tensor, True = may attend",
+        reference=from_hf_attention_mask,
+        cases=_hf_cases(),
+        mistakes=(
+            Mistake(
+                "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
+                "(attend) and 0 the padding; compare with 1, not 0",
+                lambda attention_mask: (attention_mask == 0)[:, None, :],
+            ),
+            Mistake(
+                "you returned (B, S): add the query axis of size 1 ([:, None, :]) so that the "
+                "mask broadcasts over the queries",
+                lambda attention_mask: attention_mask == 1,
+            ),
+            Mistake(
+                "you put the new axis last, (B, S, 1): that would mask queries, not keys; "
+                "the key axis must stay last ([:, None, :])",
+                lambda attention_mask: (attention_mask == 1)[:, :, None],
+            ),
+        ),
+        hint="compare the attention_mask with 1 to get booleans, then insert the query axis: "
+        "(B, S) -> (B, 1, S)",
+    )
+)
+
+
+def check_from_hf_attention_mask(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(attention_mask)``: Hugging Face's 0/1 ``attention_mask`` as our key mask.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return FROM_HF_ATTENTION_MASK.check(fn)
+
+
+# --- a test of causality: edit the future, measure the past --------------------------------
+
+
+@dataclass(frozen=True, repr=False)
+class Attend:
+    """Weightless self-attention ``x: (T, D) -> (T, D)`` with a mask chosen by ``kind``.
+
+    ``"causal"`` (lower triangle), ``"full"`` (no mask), ``"one ahead"`` (each query also
+    sees the next token), ``"global first"`` (causal, except that query 0 sees everything).
+    The grader's cases pass these to the learner's test; equal kinds compare equal.
+    """
+
+    kind: str
+
+    def mask(self, T: int) -> np.ndarray:
+        if self.kind == "full":
+            return np.ones((T, T), dtype=bool)
+        if self.kind == "one ahead":
+            return np.tril(np.ones((T, T), dtype=bool), k=1)
+        mask = causal_mask(T)
+        if self.kind == "global first":
+            mask = mask.copy()
+            mask[0] = True
+        return mask
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        out, _ = scaled_dot_product_attention(x, x, x, self.mask(x.shape[0]))
+        return out
+
+    def __repr__(self) -> str:
+        return f"{self.kind} attention"
+
+
+def _change(attend: Callable[..., Any], x: np.ndarray, t: int, *, edit_from: int, upto: int):
+    edited = x.copy()
+    edited[edit_from:] = 0.0
+    diff = np.abs(attend(edited) - attend(x))  # (T, D)
+    return float(np.max(diff[:upto], initial=0.0))
+
+
+def _future_change(attend: Callable[..., Any], x: np.ndarray, t: int) -> float:
+    return _change(attend, x, t, edit_from=t + 1, upto=t + 1)
+
+
+def _future_change_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    x = rng.normal(size=(5, 3))
+    return (
+        Case("causal, t = 1", {"attend": Attend("causal"), "x": x, "t": 1}),
+        Case("no mask, t = 2", {"attend": Attend("full"), "x": x, "t": 2}),
+        Case("causal, t = 3", {"attend": Attend("causal"), "x": x, "t": 3}),
+        Case("sees one token ahead, t = 1", {"attend": Attend("one ahead"), "x": x, "t": 1}),
+        Case("token 0 sees everything, t = 2", {"attend": Attend("global first"), "x": x, "t": 2}),
+        Case("causal, last position", {"attend": Attend("causal"), "x": x, "t": 4}),
+    )
+
+
+FUTURE_CHANGE = GRADERS.add(
+    Grader(
+        name="future_change",
+        signature="future_change(attend, x, t) with attend: (T, D) -> (T, D), x: (T, D), "
+        "t: int -> float",
+        reference=_future_change,
+        cases=_future_change_cases(),
+        mistakes=(
+            Mistake(
+                "you also edited token t itself: the future starts at t + 1 "
+                "(edited[t + 1:] = 0). Output t may depend on token t",
+                lambda attend, x, t: _change(attend, x, t, edit_from=t, upto=t + 1),
+            ),
+            Mistake(
+                "you compared every output, including the edited positions after t, which "
+                "may change; compare the outputs 0 .. t only (out[: t + 1])",
+                lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=x.shape[0]),
+            ),
+            Mistake(
+                "you compared the outputs before t only; output t itself must not change "
+                "either: out[: t + 1]",
+                lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=t),
+            ),
+            Mistake(
+                "you compared only output t; an earlier output can leak too (here token 0 "
+                "sees everything): compare all of out[: t + 1]",
+                lambda attend, x, t: float(
+                    np.max(
+                        np.abs(
+                            attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]]))[t] - attend(x)[t]
+                        )
+                    )
+                ),
+            ),
+        ),
+        hint="copy x, set the tokens after t to 0, run attend on both, and return the largest "
+        "absolute difference among the outputs 0 .. t",
+    )
+)
+
+
+def check_future_change(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(attend, x, t)``: the largest change of outputs ``0 .. t`` when the tokens
+    after ``t`` are set to zero (0.0 for every ``t`` proves a layer causal on ``x``).
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return FUTURE_CHANGE.check(fn)
+
+
+# --- prediction questions -------------------------------------------------------------------
+
+FILL_LEAK = GRADERS.add(
+    Question(
+        name="fill_leak",
+        answer=0.5,
+        atol=0.02,
+        explanation="10000 + (-10000) = 0, exactly the visible key's score: the two keys tie "
+        "and share the weight equally. A finite fill masks only when it dwarfs every score; "
+        "-inf always does",
+        wrong=(
+            (
+                0.0,
+                "a fill of -1e4 is only 'very negative' next to small scores: added to a "
+                "masked score of 10000 it gives 0, the same as the visible key's score",
+            ),
+            (
+                1.0,
+                "after the fill the masked key's score is 10000 - 10000 = 0, not 10000: it "
+                "no longer dominates, it ties with the visible key",
+            ),
+        ),
+        hint="compute the masked key's score after adding the fill, then the softmax of two scores",
+    )
+)
+
+
+def check_fill_leak(answer: Any) -> CheckResult:
+    """Check the predicted weight of a masked key of score 1e4 after adding a -1e4 fill.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return FILL_LEAK.check(answer)
+
+
+BLIND_ROW = GRADERS.add(
+    Question(
+        name="blind_row",
+        answer=0.25,
+        atol=0.01,
+        explanation="every score of the row becomes -1e9, so all four are equal and the "
+        "softmax spreads the weight evenly: 1/4 each. The output is the plain average of the "
+        "(padding) values: silently wrong, which is why the course returns zeros there",
+        wrong=(
+            (
+                0.0,
+                "that is the course's rule for such a row, but a plain -1e9 fill does not "
+                "implement it: four equal scores give equal weights",
+            ),
+            (
+                1.0,
+                "the weights of a row still sum to 1 and are shared by four equal scores",
+            ),
+        ),
+        hint="after the fill, what do the four scores of the row have in common?",
+    )
+)
+
+
+def check_blind_row(answer: Any) -> CheckResult:
+    """Check the predicted weight of each key in a fully masked row filled with -1e9.
+
+    Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
+    """
+    return BLIND_ROW.check(answer)
+
+
+summary = GRADERS.summary
+"""``summary()``: the score table of every chapter 6 exercise, checked or not."""
