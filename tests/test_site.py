@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.site
 
 SCRUBBER = 'class="attnlab-explorer"'
-MIN_SCRUBBERS = {"02_similarity": 3}
+MIN_SCRUBBERS = {"02_similarity": 3, "03_qkv": 4}
 """Chapters that must have at least this many scrubbers (any other page: at least 1)."""
 
 
