@@ -1,0 +1,753 @@
+"""Graders for chapter 3's exercises: queries, keys and values.
+
+Five functions and a module, each compared with the attnlab reference on seeded cases with
+the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`), and three
+prediction questions. The module exercise is graded by building the learner's class,
+copying the same weights into it and into :class:`attnlab.SelfAttention`, and comparing
+outputs, weights and the gradients of every projection.
+
+Taught in: exercises/03_qkv.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..attention import SelfAttention, scaled_dot_product_attention
+from ..similarity import additive_scores
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult, record
+from .specs import Case, Mistake
+from .status import WRONG_TYPE
+
+__all__ = [
+    "GRADERS",
+    "check_additive_scores",
+    "check_attention",
+    "check_attention_torch",
+    "check_cross_columns",
+    "check_raw_spread",
+    "check_self_attention_module",
+    "check_slide_keys",
+    "check_unscaled_weight",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 3's exercises, in the order of the notebook."""
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(3)
+
+
+# ---------------------------------------------------------------- 3.1 slide the keys
+
+
+def _slide_keys_reference(q: np.ndarray, k: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``k_j + (t_j - q·k_j) / |q|² · q``: each key moved along ``q`` to score ``t_j``."""
+    shift = (targets - k @ q) / (q @ q)  # (S, d) @ (d,) -> (S,)
+    return k + shift[:, None] * q  # (S, 1) * (d,) -> (S, d)
+
+
+def _slide_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    return (
+        Case(
+            "two keys of size 4",
+            {
+                "q": rng.standard_normal(4),
+                "k": rng.standard_normal((2, 4)),
+                "targets": np.array([3.0, -1.0]),
+            },
+        ),
+        Case(
+            "the worked example (d = 64)",
+            {
+                "q": rng.standard_normal(64),
+                "k": rng.standard_normal((2, 64)),
+                "targets": np.array([112.0, 96.0]),
+            },
+        ),
+        Case(
+            "five keys, a long query",
+            {
+                "q": 5.0 * rng.standard_normal(8),
+                "k": rng.standard_normal((5, 8)),
+                "targets": rng.standard_normal(5),
+            },
+        ),
+    )
+
+
+SLIDE_KEYS = GRADERS.add(
+    Grader(
+        name="slide_keys",
+        signature="slide_keys(q, k, targets) with q: (d,), k: (S, d), targets: (S,) -> (S, d)",
+        reference=_slide_keys_reference,
+        cases=_slide_cases(),
+        mistakes=(
+            Mistake(
+                "you divided by the length |q|; adding c·q changes the score by c·|q|², so "
+                "divide by q·q",
+                lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q))[:, None] * q,
+            ),
+            Mistake(
+                "you did not subtract the keys' current scores: the shift is "
+                "(target - q·k_j) / (q·q), not target / (q·q)",
+                lambda q, k, targets: k + (targets / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "you replaced the keys by multiples of q; keep the random part and only "
+                "add a multiple of q to each key",
+                lambda q, k, targets: (targets / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "the shift has the wrong sign: (target - q·k_j), not (q·k_j - target)",
+                lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
+            ),
+        ),
+        hint="new k_j = k_j + c_j q with c_j = (target_j - q·k_j) / (q·q); then "
+        "q·(new k_j) = q·k_j + c_j (q·q) = target_j",
+    )
+)
+
+
+def check_slide_keys(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, targets)``: keys moved along ``q`` so that ``q · k_j = targets[j]``.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return SLIDE_KEYS.check(fn)
+
+
+# ---------------------------------------------------------------- 3.2 attention, NumPy
+
+
+def _attention_reference(q: Any, k: Any, v: Any, mask: Any = None) -> tuple[Any, Any]:
+    return scaled_dot_product_attention(q, k, v, mask)
+
+
+def _np_attend(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    divide_by: float | None = None,
+    axis: int = -1,
+    fill: float = -np.inf,
+    invert: bool = False,
+    after: bool = False,
+    zero_empty: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention in NumPy, with one planted change at a time."""
+    d = q.shape[-1]
+    scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
+    visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and not after:
+        scores = np.where(visible, scores, fill)  # (..., T, S)
+    with np.errstate(all="ignore"):
+        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True))
+        weights = e / np.sum(e, axis=axis, keepdims=True)
+    if visible is not None and after:
+        weights = weights * visible
+    if visible is not None and zero_empty and not after and fill == -np.inf:
+        weights = np.where(np.any(visible, axis=-1, keepdims=True), weights, 0.0)
+    return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+
+
+def _attention_cases(kind: str) -> tuple[Case, ...]:
+    rng = _rng()
+
+    def arr(*shape: int, scale: float = 1.0) -> Any:
+        x = scale * rng.standard_normal(shape)
+        return x if kind == "numpy" else torch.from_numpy(x)
+
+    def mask(m: np.ndarray) -> Any:
+        return m if kind == "numpy" else torch.from_numpy(m)
+
+    causal = np.tril(np.ones((4, 4), dtype=bool))  # (T, S): True = may attend
+    padding = np.ones((2, 1, 5), dtype=bool)  # (B, 1, S): sequence 1 has 2 padded keys
+    padding[1, 0, 3:] = False
+    empty = np.ones((3, 4), dtype=bool)
+    empty[1] = False  # query 1 sees no key at all
+    return (
+        Case("3 queries, 4 keys", {"q": arr(3, 5), "k": arr(4, 5), "v": arr(4, 2)}),
+        Case("a batch", {"q": arr(2, 3, 8), "k": arr(2, 6, 8), "v": arr(2, 6, 4)}),
+        Case(
+            "a causal mask",
+            {"q": arr(4, 6), "k": arr(4, 6), "v": arr(4, 3), "mask": mask(causal)},
+        ),
+        Case(
+            "padded keys (mask of shape (B, 1, S))",
+            {"q": arr(2, 3, 4), "k": arr(2, 5, 4), "v": arr(2, 5, 2), "mask": mask(padding)},
+        ),
+        Case(
+            "large scores",
+            {"q": arr(3, 4, scale=30.0), "k": arr(3, 4, scale=30.0), "v": arr(3, 2)},
+        ),
+        Case(
+            "a query with no visible key",
+            {"q": arr(3, 4), "k": arr(4, 4), "v": arr(4, 2), "mask": mask(empty)},
+        ),
+    )
+
+
+_MASK_HINT = (
+    "the mask is boolean with True = may attend, broadcastable to the scores (..., T, S): "
+    "set the hidden scores to -inf before the softmax (np.where(mask, scores, -np.inf))"
+)
+
+
+def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake, ...]:
+    return (
+        Mistake(
+            "you forgot to scale: divide the scores q kᵀ by sqrt(d), d = q.shape[-1]",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=1.0),
+        ),
+        Mistake(
+            "you divided the scores by d; divide by sqrt(d)",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=q.shape[-1]),
+        ),
+        Mistake(
+            "you divided by sqrt of the number of keys; the scale is sqrt(d), the size of "
+            "each query and key (q.shape[-1])",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=math.sqrt(k.shape[-2])),
+        ),
+        Mistake(
+            "softmax over the wrong axis: each query's row (the last axis, the keys) must sum to 1",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, axis=-2),
+        ),
+        Mistake(
+            "the mask had no effect: hidden keys must get weight 0 (" + _MASK_HINT + ")",
+            lambda q, k, v, mask=None: attend(q, k, v, None),
+        ),
+        Mistake(
+            "your mask is inverted: here True means *may attend* (as in "
+            "F.scaled_dot_product_attention); hide the keys where the mask is False",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, invert=True),
+        ),
+        Mistake(
+            "you masked after the softmax: the remaining weights no longer sum to 1. Mask "
+            "the scores (-inf) before the softmax",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, after=True),
+        ),
+        Mistake(
+            "you set hidden scores to 0; exp(0) = 1 still gives them weight. Use -inf",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=0.0),
+        ),
+        Mistake(
+            "a query with no visible key got uniform weights (from a large negative fill "
+            "such as -1e9): its weights and output must be all zeros; set such rows to 0",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e9),
+        ),
+        Mistake(
+            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. Set "
+            "the weights of rows with no visible key to 0 (e.g. np.where(mask.any(-1, "
+            "keepdims=True), weights, 0))",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
+        ),
+        Mistake(
+            "you returned (weights, out); the order is (out, weights)",
+            lambda q, k, v, mask=None: attend(q, k, v, mask)[::-1],
+        ),
+    )
+
+
+ATTENTION = GRADERS.add(
+    Grader(
+        name="attention",
+        signature="attention(q, k, v, mask=None) with q: (..., T, d), k: (..., S, d), "
+        "v: (..., S, d_v) -> (out (..., T, d_v), weights (..., T, S))",
+        reference=_attention_reference,
+        cases=_attention_cases("numpy"),
+        outputs=("out", "weights"),
+        mistakes=_attention_mistakes(_np_attend),
+        hint="scores = q @ swapaxes(k, -1, -2) / sqrt(d); hidden scores -> -inf; softmax "
+        "along the last axis; rows with no visible key -> 0; out = weights @ v",
+        error_hints=(
+            (
+                "mismatch in its core dimension",
+                "q @ k needs k transposed on its LAST two axes: np.swapaxes(k, -1, -2) "
+                "(k.T reverses every axis of a batch)",
+            ),
+        ),
+    )
+)
+
+
+def check_attention(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, v, mask=None)``: scaled dot-product attention in NumPy.
+
+    Returns ``(out, weights)``; the mask is boolean, True = may attend, and a query with
+    no visible key gets zero weights and a zero output.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return ATTENTION.check(fn)
+
+
+# ---------------------------------------------------------------- 3.3 attention, torch
+
+
+def _torch_attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    divide_by: float | None = None,
+    axis: int = -1,
+    fill: float = -math.inf,
+    invert: bool = False,
+    after: bool = False,
+    zero_empty: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The torch twin of :func:`_np_attend`, with the same planted changes."""
+    d = q.shape[-1]
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(d) if divide_by is None else divide_by)
+    visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and not after:
+        scores = scores.masked_fill(~visible, fill)
+    weights = torch.softmax(scores, dim=axis)
+    if visible is not None and after:
+        weights = weights * visible
+    if visible is not None and zero_empty and not after and fill == -math.inf:
+        weights = torch.where(visible.any(-1, keepdim=True), weights, 0.0)
+    return weights @ v, weights
+
+
+ATTENTION_TORCH = GRADERS.add(
+    Grader(
+        name="attention_torch",
+        signature="attention_torch(q, k, v, mask=None) with torch tensors -> (out, weights)",
+        reference=_attention_reference,
+        cases=_attention_cases("torch"),
+        outputs=("out", "weights"),
+        mistakes=_attention_mistakes(_torch_attend),
+        hint="scores = q @ k.transpose(-2, -1) / sqrt(d); scores.masked_fill(~mask, "
+        "-inf); torch.softmax(dim=-1); rows with no visible key -> 0; out = weights @ v",
+    )
+)
+
+
+def check_attention_torch(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, v, mask=None)``: scaled dot-product attention with torch tensors.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return ATTENTION_TORCH.check(fn)
+
+
+# ---------------------------------------------------------------- 3.4 additive scores
+
+
+def _additive_cases() -> tuple[Case, ...]:
+    rng = _rng()
+
+    def weights(d_q: int, d_k: int, h: int) -> dict[str, np.ndarray]:
+        return {
+            "W_a": rng.standard_normal((d_q, h)) / math.sqrt(d_q),
+            "U_a": rng.standard_normal((d_k, h)) / math.sqrt(d_k),
+            "v_a": rng.standard_normal(h),
+        }
+
+    return (
+        Case(
+            "3 queries of size 4, 5 keys of size 6",
+            {
+                "q": rng.standard_normal((3, 4)),
+                "k": rng.standard_normal((5, 6)),
+                **weights(4, 6, 7),
+            },
+        ),
+        Case(
+            "as many queries as keys, same sizes",
+            {
+                "q": rng.standard_normal((4, 5)),
+                "k": rng.standard_normal((4, 5)),
+                **weights(5, 5, 3),
+            },
+        ),
+        Case(
+            "a batch",
+            {
+                "q": rng.standard_normal((2, 3, 4)),
+                "k": rng.standard_normal((2, 2, 4)),
+                **weights(4, 4, 6),
+            },
+        ),
+        Case(
+            "large inputs (tanh saturates)",
+            {
+                "q": 10.0 * rng.standard_normal((2, 3)),
+                "k": 10.0 * rng.standard_normal((3, 3)),
+                **weights(3, 3, 4),
+            },
+        ),
+    )
+
+
+def _pairwise(q: np.ndarray, k: np.ndarray, W_a: np.ndarray, U_a: np.ndarray) -> np.ndarray:
+    """``q W_a + k U_a`` for every (query, key) pair: ``(..., T, S, h)``."""
+    return (q @ W_a)[..., :, None, :] + (k @ U_a)[..., None, :, :]
+
+
+ADDITIVE = GRADERS.add(
+    Grader(
+        name="additive_scores",
+        signature="additive_scores(q, k, W_a, U_a, v_a) with q: (..., T, d_q), "
+        "k: (..., S, d_k), W_a: (d_q, h), U_a: (d_k, h), v_a: (h,) -> (..., T, S)",
+        reference=additive_scores,
+        cases=_additive_cases(),
+        mistakes=(
+            Mistake(
+                "you left out the tanh: score = v_a · tanh(q W_a + k U_a)",
+                lambda q, k, W_a, U_a, v_a: _pairwise(q, k, W_a, U_a) @ v_a,
+            ),
+            Mistake(
+                "you applied tanh after the read-out; it goes inside: v_a · tanh(q W_a + k U_a)",
+                lambda q, k, W_a, U_a, v_a: np.tanh(_pairwise(q, k, W_a, U_a) @ v_a),
+            ),
+            Mistake(
+                "you summed the hidden units instead of weighting them by v_a: end with `@ v_a`",
+                lambda q, k, W_a, U_a, v_a: np.tanh(_pairwise(q, k, W_a, U_a)).sum(-1),
+            ),
+            Mistake(
+                "you multiplied the projections; additive attention adds them: tanh(q W_a + k U_a)",
+                lambda q, k, W_a, U_a, v_a: (
+                    np.tanh((q @ W_a)[..., :, None, :] * (k @ U_a)[..., None, :, :]) @ v_a
+                ),
+            ),
+            Mistake(
+                "your scores are transposed: (..., T, S), one row per query",
+                lambda q, k, W_a, U_a, v_a: np.swapaxes(
+                    np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a, -1, -2
+                ),
+            ),
+        ),
+        hint="project (q W_a: (..., T, h), k U_a: (..., S, h)), add every pair with "
+        "broadcasting to (..., T, S, h), take tanh, then @ v_a -> (..., T, S)",
+        error_hints=(
+            (
+                "mismatch in its core dimension",
+                "W_a (d_q, h) projects the queries and U_a (d_k, h) the keys: q @ W_a and "
+                "k @ U_a (queries and keys may have different sizes)",
+            ),
+            (
+                "could not be broadcast",
+                "every query meets every key: add (q @ W_a)[..., :, None, :] and "
+                "(k @ U_a)[..., None, :, :], which broadcast to (..., T, S, h)",
+            ),
+        ),
+    )
+)
+
+
+def check_additive_scores(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, W_a, U_a, v_a)``: Bahdanau's additive scores, ``(..., T, S)``.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return ADDITIVE.check(fn)
+
+
+# ---------------------------------------------------------------- 3.5 the module
+
+_MODULE_OUTPUTS = ("out", "weights", "W_q.weight.grad", "W_k.weight.grad", "W_v.weight.grad")
+
+
+def _module_runner(cls: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """A function of the case's inputs that builds ``cls``, copies the weights, runs it.
+
+    Returns ``(out, weights)`` and the gradients of ``(out ** 2).sum()`` with respect to the
+    three projection matrices (in ``nn.Linear``'s ``(d_head, d_model)`` layout). A stub's
+    ``NotImplementedError`` is raised again from here, so the check reports "not attempted".
+    """
+
+    def run(x, W_q, W_k, W_v, mask=None):
+        d_head, d_model = W_q.shape
+        try:
+            layer = cls(d_model, d_head)
+        except NotImplementedError as err:
+            if _raised_by(err, cls):
+                raise NotImplementedError(str(err)) from None
+            raise
+        layer = layer.to(torch.float64)
+        for name in ("W_q", "W_k", "W_v"):
+            getattr(layer, name)  # AttributeError: "... has no attribute 'W_k'"
+        names = sorted(n for n, _ in layer.named_parameters())
+        if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
+            raise ValueError(
+                f"the layer's parameters are {names}; expected exactly W_q.weight, "
+                "W_k.weight and W_v.weight (three nn.Linear(d_model, d_head, bias=False))"
+            )
+        with torch.no_grad():
+            for name, w in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+                getattr(layer, name).weight.copy_(w)
+        try:
+            result = layer(x) if mask is None else layer(x, mask)
+        except NotImplementedError as err:
+            if _raised_by(err, cls):
+                raise NotImplementedError(str(err)) from None
+            raise
+        out, weights = result
+        (out**2).sum().backward()
+        # A projection that forward never uses gets no gradient: zeros, compared as such.
+        grads = tuple(_grad(getattr(layer, n).weight) for n in ("W_q", "W_k", "W_v"))
+        return (out.detach(), weights.detach(), *grads)
+
+    return run
+
+
+def _grad(w: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(w) if w.grad is None else w.grad
+
+
+def _raised_by(err: BaseException, cls: Any) -> bool:
+    """Was ``err`` raised directly in ``cls.__init__`` or ``cls.forward`` (a stub)?"""
+    tb = err.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code
+        tb = tb.tb_next
+    codes = {getattr(getattr(cls, m, None), "__code__", None) for m in ("__init__", "forward")}
+    return last in codes
+
+
+def _planted_module(forward: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> Callable:
+    """A planted mistake: ``forward(x, Q, K, V, mask)`` from the projected tensors."""
+
+    def run(x, W_q, W_k, W_v, mask=None):
+        params = [w.detach().clone().requires_grad_() for w in (W_q, W_k, W_v)]
+        q, k, v = (x @ w.T for w in params)  # (B, T, D) @ (D, d) -> (B, T, d)
+        out, weights = forward(x, q, k, v, mask)
+        (out**2).sum().backward()
+        return (out.detach(), weights.detach(), *(_grad(p) for p in params))
+
+    return run
+
+
+def _module_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(3)
+
+    def inputs(B: int, T: int, D: int, d: int) -> dict[str, torch.Tensor]:
+        def randn(*shape: int) -> torch.Tensor:
+            return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+        return {
+            "x": randn(B, T, D),
+            "W_q": randn(d, D) / math.sqrt(D),
+            "W_k": randn(d, D) / math.sqrt(D),
+            "W_v": randn(d, D) / math.sqrt(D),
+        }
+
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    return (
+        Case("d_model 8, d_head 4", inputs(2, 5, 8, 4)),
+        Case("d_model 6, d_head 6", inputs(1, 3, 6, 6)),
+        Case("d_model 16, d_head 2, one token", inputs(3, 1, 16, 2)),
+        Case("a causal mask", {**inputs(2, 5, 8, 4), "mask": causal}),
+    )
+
+
+def _sdpa(divide_by: Callable[[int], float] = math.sqrt, dim: int = -1) -> Callable:
+    def forward(x, q, k, v, mask):
+        scores = q @ k.transpose(-2, -1) / divide_by(q.shape[-1])  # (B, T, T)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, -math.inf)
+        weights = torch.softmax(scores, dim=dim)
+        return weights @ v, weights
+
+    return forward
+
+
+SELF_ATTENTION_MODULE = GRADERS.add(
+    Grader(
+        name="self_attention_module",
+        signature="SelfAttention(d_model, d_head) with W_q, W_k, W_v = nn.Linear(d_model, "
+        "d_head, bias=False); forward(x, mask=None): x (B, T, D) -> (out (B, T, d), "
+        "weights (B, T, T))",
+        reference=_module_runner(SelfAttention),
+        cases=_module_cases(),
+        outputs=_MODULE_OUTPUTS,
+        mistakes=(
+            Mistake(
+                "you forgot to scale: divide q kᵀ by sqrt(d_head)",
+                _planted_module(_sdpa(divide_by=lambda d: 1.0)),
+            ),
+            Mistake(
+                "you divided by d_head; divide by sqrt(d_head)",
+                _planted_module(_sdpa(divide_by=float)),
+            ),
+            Mistake(
+                "softmax over the wrong dim: each query's row (dim=-1) sums to 1",
+                _planted_module(_sdpa(dim=-2)),
+            ),
+            Mistake(
+                "the values are the input x: project them too, v = self.W_v(x)",
+                _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, x, mask)),
+            ),
+            Mistake(
+                "you used W_q for the keys too: k = self.W_k(x)",
+                _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, q, v, mask)),
+            ),
+            Mistake(
+                "the mask had no effect: scores.masked_fill(~mask, -inf) before the softmax",
+                _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, None)),
+            ),
+            Mistake(
+                "you returned (weights, out); the order is (out, weights)",
+                _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, mask)[::-1]),
+            ),
+        ),
+        hint="q, k, v = self.W_q(x), self.W_k(x), self.W_v(x); scores = q @ k.transpose(-2, "
+        "-1) / sqrt(d_head); masked_fill(~mask, -inf); softmax(dim=-1); return weights @ v, "
+        "weights",
+        error_hints=(
+            (
+                "has no attribute 'W_",
+                "name the projections self.W_q, self.W_k and self.W_v (nn.Linear(d_model, "
+                "d_head, bias=False)), created in __init__ after super().__init__()",
+            ),
+            (
+                "expected exactly W_q.weight",
+                "make the projections plain matrices: nn.Linear(d_model, d_head, bias=False)",
+            ),
+            (
+                "must match the size",
+                "nn.Linear(d_model, d_head) stores a (d_head, d_model) weight: check the "
+                "order of the sizes",
+            ),
+            (
+                "before Module.__init__() call",
+                "call super().__init__() first in __init__",
+            ),
+        ),
+        rtol=1e-6,
+        atol=1e-9,
+    )
+)
+
+
+def check_self_attention_module(cls: Any) -> CheckResult:
+    """Check the class ``cls``: single-head self-attention with learned W_q, W_k, W_v.
+
+    The grader builds ``cls(d_model, d_head)``, copies the same weights into it and into
+    :class:`attnlab.SelfAttention`, and compares ``out``, ``weights`` and the gradients of
+    the three projections (of ``(out ** 2).sum()``), with and without a mask.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
+        shown = type(cls).__name__ if not isinstance(cls, type) else cls.__name__
+        return record(
+            CheckResult(
+                name=SELF_ATTENTION_MODULE.name,
+                status=WRONG_TYPE,
+                passed=False,
+                message=f"expected your class (a subclass of torch.nn.Module), got {shown}",
+                diagnosis="pass the class itself, not an instance: "
+                "check_self_attention_module(SelfAttention)",
+                diagnosed=True,
+            )
+        )
+    return SELF_ATTENTION_MODULE.check(_module_runner(cls))
+
+
+# ---------------------------------------------------------------- prediction questions
+
+UNSCALED_WEIGHT = GRADERS.add(
+    Question(
+        name="unscaled_weight",
+        answer=1.0,
+        atol=1e-3,
+        explanation="softmax(112, 96) gives the first key 1 / (1 + e^-16) = 0.9999999: a "
+        "difference of 16 is 9 million to one. Dividing by sqrt(d_k) = 8 shrinks the "
+        "difference to 2 and the weights to 0.88 and 0.12: scaling keeps the softmax out "
+        "of saturation, where its gradient vanishes.",
+        wrong=(
+            (
+                0.88,
+                "0.88 is the weight *with* the division by 8; without it the scores "
+                "differ by 16, not 2",
+            ),
+            (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
+            (
+                112 / (112 + 96),
+                "softmax is not a plain ratio of the scores: it compares e^112 with e^96",
+            ),
+        ),
+        hint="only the difference of the scores matters: weight 1 = 1 / (1 + e^-(s1 - s2))",
+    )
+)
+
+
+def check_unscaled_weight(answer: Any) -> CheckResult:
+    """Check a prediction: the weight of key 1 for the scores 112 and 96, not divided by 8.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return UNSCALED_WEIGHT.check(answer)
+
+
+RAW_SPREAD = GRADERS.add(
+    Question(
+        name="raw_spread",
+        answer=8.0,
+        atol=0.05,
+        explanation="q·k is a sum of 64 products, each of variance 1, so its variance is 64 "
+        "and its standard deviation sqrt(64) = 8: exactly the factor attention divides by.",
+        wrong=(
+            (64.0, "64 is the variance of q·k; the standard deviation is its square root"),
+            (1.0, "1 is the spread *after* dividing by sqrt(d_k); before, it is larger"),
+            (0.0, "0 is the mean of q·k; the question asks for its spread"),
+        ),
+        hint="the variances of independent terms add up",
+    )
+)
+
+
+def check_raw_spread(answer: Any) -> CheckResult:
+    """Check a prediction: the standard deviation of ``q · k`` for random vectors, d_k = 64.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return RAW_SPREAD.check(answer)
+
+
+CROSS_COLUMNS = GRADERS.add(
+    Question(
+        name="cross_columns",
+        answer=12,
+        explanation="one column per key, and in cross-attention the keys are the encoder's "
+        "12 positions; the 7 decoder positions are the rows (queries). The weights are "
+        "7 x 12, and the output 7 x d_v.",
+        wrong=(
+            (7, "7 is the number of queries, the rows; the columns are the keys"),
+            (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
+            (512, "512 is d_model; the weight matrix is queries x keys"),
+        ),
+        hint="rows are queries, columns are keys: where do the keys come from?",
+    )
+)
+
+
+def check_cross_columns(answer: Any) -> CheckResult:
+    """Check a prediction: the number of columns of a cross-attention weight matrix.
+
+    Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
+    """
+    return CROSS_COLUMNS.check(answer)
+
+
+summary = GRADERS.summary
+"""``summary()``: the score table of every chapter 3 exercise, checked or not."""
