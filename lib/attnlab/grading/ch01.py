@@ -1,0 +1,499 @@
+"""Graders for chapter 1's exercises: the RNN step and loop, gradient norms, path lengths,
+and three predictions.
+
+Each grader compares the learner's function with the attnlab reference (or with PyTorch's
+``nn.RNN``, weights copied) on seeded cases and knows the planted mistakes beginners make
+(see :mod:`attnlab.grading.pipeline`). The notebook imports the ``check_*`` functions and
+``summary`` (the chapter's score table).
+
+Taught in: exercises/01_why_attention.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..rnn import VanillaRNN, input_jacobian_norms, path_lengths
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult
+from .specs import Case, Mistake
+
+__all__ = [
+    "GRADERS",
+    "check_bytenet_path",
+    "check_gradient_norms",
+    "check_loop_time",
+    "check_path_length",
+    "check_rnn_forward",
+    "check_rnn_step",
+    "check_survives_20",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 1's exercises, in the order of the notebook."""
+
+_TRANSPOSE_HINTS = (
+    (
+        "cannot be multiplied",
+        "W_ih has shape (hidden, input): multiply by its transpose, x_t @ W_ih.T "
+        "(and h_prev @ W_hh.T)",
+    ),
+)
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _weights(batch: int, inp: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
+    g = _gen(seed)
+    return {
+        "W_ih": torch.randn(hidden, inp, generator=g, dtype=torch.float64) / inp**0.5,
+        "W_hh": torch.randn(hidden, hidden, generator=g, dtype=torch.float64) / hidden**0.5,
+        "b": 0.5 * torch.randn(hidden, generator=g, dtype=torch.float64),
+    }
+
+
+# ------------------------------------------------------------------ 1.1 one step
+
+
+def _rnn_step(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)  # (B, I)@(I, H) + (B, H)@(H, H)
+
+
+def _step_cases() -> tuple[Case, ...]:
+    cases = []
+    for label, (batch, inp, hidden, seed) in {
+        "one sequence": (1, 3, 4, 0),
+        "a batch of 5": (5, 6, 4, 1),
+        "large inputs": (2, 3, 5, 2),
+    }.items():
+        g = _gen(10 + seed)
+        scale = 4.0 if label == "large inputs" else 1.0
+        x_t = scale * torch.randn(batch, inp, generator=g, dtype=torch.float64)
+        h_prev = torch.randn(batch, hidden, generator=g, dtype=torch.float64).tanh()
+        cases.append(
+            Case(label, {"x_t": x_t, "h_prev": h_prev, **_weights(batch, inp, hidden, seed)})
+        )
+    return tuple(cases)
+
+
+RNN_STEP = GRADERS.add(
+    Grader(
+        name="rnn_step",
+        signature="rnn_step(x_t, h_prev, W_ih, W_hh, b) with x_t: (B, I), h_prev: (B, H), "
+        "W_ih: (H, I), W_hh: (H, H), b: (H,) -> h_t: (B, H)",
+        reference=_rnn_step,
+        cases=_step_cases(),
+        mistakes=(
+            Mistake(
+                "you forgot the tanh: the new state is tanh(x_t W_ihᵀ + h_prev W_hhᵀ + b)",
+                lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + h_prev @ W_hh.T + b,
+            ),
+            Mistake(
+                "you multiplied h_prev by W_hh without transposing it; PyTorch's layout is "
+                "h_prev @ W_hh.T (W_hh is square, so the shapes did not warn you)",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh + b),
+            ),
+            Mistake(
+                "you left out the bias b",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T),
+            ),
+            Mistake(
+                "you left out the previous state: the recurrence is the h_prev @ W_hh.T term",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + b),
+            ),
+            Mistake(
+                "you used a sigmoid; the vanilla RNN squashes with tanh (values in (-1, 1))",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.sigmoid(
+                    x_t @ W_ih.T + h_prev @ W_hh.T + b
+                ),
+            ),
+        ),
+        outputs=("h_t",),
+        hint="h_t = tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b), all in torch",
+        error_hints=_TRANSPOSE_HINTS,
+    )
+)
+
+
+def check_rnn_step(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x_t, h_prev, W_ih, W_hh, b)``: one step of a tanh RNN, ``(B, H)``.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return RNN_STEP.check(fn)
+
+
+# ------------------------------------------------------------------ 1.2 the loop
+
+
+def _torch_rnn(W_ih, W_hh, b) -> nn.RNN:
+    """``nn.RNN`` with our weights copied in (the bias as ``b_ih``, ``b_hh = 0``)."""
+    hidden, inp = W_ih.shape
+    ref = nn.RNN(inp, hidden, batch_first=True).to(W_ih.dtype)
+    with torch.no_grad():
+        ref.weight_ih_l0.copy_(W_ih)
+        ref.weight_hh_l0.copy_(W_hh)
+        ref.bias_ih_l0.copy_(b)
+        ref.bias_hh_l0.zero_()
+    return ref
+
+
+def _rnn_forward(x, W_ih, W_hh, b):
+    with torch.no_grad():
+        outputs, h_n = _torch_rnn(W_ih, W_hh, b)(x)  # (B, T, H), (1, B, H)
+    return outputs, h_n[0]
+
+
+def _forward_cases() -> tuple[Case, ...]:
+    cases = []
+    for label, (batch, length, inp, hidden, seed) in {
+        "one token": (1, 1, 3, 4, 3),
+        "one sentence": (1, 6, 3, 4, 4),
+        "a batch": (4, 9, 5, 3, 5),
+    }.items():
+        x = torch.randn(batch, length, inp, generator=_gen(20 + seed), dtype=torch.float64)
+        cases.append(Case(label, {"x": x, **_weights(batch, inp, hidden, seed)}))
+    return tuple(cases)
+
+
+def _loop(x, W_ih, W_hh, b, *, carry=True, shift=False):
+    h = x.new_zeros(x.shape[0], W_hh.shape[0])
+    states = []
+    for t in range(x.shape[1]):
+        if shift:
+            states.append(h)
+        h = _rnn_step(x[:, t], h if carry else torch.zeros_like(h), W_ih, W_hh, b)
+        if not shift:
+            states.append(h)
+    return torch.stack(states, dim=1), h
+
+
+RNN_FORWARD = GRADERS.add(
+    Grader(
+        name="rnn_forward",
+        signature="rnn_forward(x, W_ih, W_hh, b) with x: (B, T, I) -> "
+        "(outputs: (B, T, H), h_last: (B, H))",
+        reference=_rnn_forward,
+        cases=_forward_cases(),
+        mistakes=(
+            Mistake(
+                "each step starts again from zeros: pass the state you just computed to the "
+                "next step (h = rnn_step(x[:, t], h, ...))",
+                lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, carry=False),
+            ),
+            Mistake(
+                "your outputs are one step late: you stored h before updating it (starting "
+                "with h_0 = 0). Store each state after computing it",
+                lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, shift=True),
+            ),
+            Mistake(
+                "you stacked the states along the first axis (T, B, H); stack along dim=1 to "
+                "get (B, T, H)",
+                lambda x, W_ih, W_hh, b: (
+                    _loop(x, W_ih, W_hh, b)[0].transpose(0, 1),
+                    _loop(x, W_ih, W_hh, b)[1],
+                ),
+            ),
+        ),
+        outputs=("outputs", "h_last"),
+        hint="start from h = zeros(B, H); for t in range(T): h = rnn_step(x[:, t], h, ...), "
+        "keep every h, then torch.stack(states, dim=1)",
+        error_hints=_TRANSPOSE_HINTS,
+    )
+)
+
+
+def check_rnn_forward(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, W_ih, W_hh, b)`` against ``torch.nn.RNN`` with the same weights.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return RNN_FORWARD.check(fn)
+
+
+# ------------------------------------------------------------------ 1.3 gradient norms
+
+
+def _as_rnn(W_ih, W_hh, b) -> VanillaRNN:
+    """A :class:`VanillaRNN` holding these weights (the bias as ``b_ih``, ``b_hh = 0``)."""
+    hidden, inp = W_ih.shape
+    rnn = VanillaRNN(inp, hidden).to(W_ih.dtype)
+    with torch.no_grad():
+        rnn.weight_ih.copy_(W_ih)
+        rnn.weight_hh.copy_(W_hh)
+        rnn.bias_ih.copy_(b)
+        rnn.bias_hh.zero_()
+    return rnn
+
+
+def _gradient_norms(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    return input_jacobian_norms(rnn, x[None])[0].flip(0)  # (1, T, I) -> (T,), by distance
+
+
+def _gradient_cases() -> tuple[Case, ...]:
+    cases = []
+    for label, (rho, length, seed) in {
+        "radius 0.9": (0.9, 8, 0),
+        "radius 1.5": (1.5, 12, 1),
+        "one token": (0.5, 1, 2),
+    }.items():
+        w = _weights(1, 3, 4, 40 + seed)
+        w["W_hh"] = w["W_hh"] * (rho / torch.linalg.eigvals(w["W_hh"]).abs().max())
+        x = torch.randn(length, 3, generator=_gen(30 + seed), dtype=torch.float64)
+        cases.append(Case(label, {"x": x, **w}))
+    return tuple(cases)
+
+
+def _sum_gradient(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    x = x.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(rnn(x[None])[1].sum(), x)  # (T, I)
+    return grad.norm(dim=-1).flip(0)
+
+
+def _by_position(x, W_ih, W_hh, b):
+    return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
+
+
+GRADIENT_NORMS = GRADERS.add(
+    Grader(
+        name="gradient_norms",
+        signature="gradient_norms(rnn, x) with x: (T, I) -> (T,), entry d = ‖∂h_T/∂x_(T-1-d)‖_F",
+        reference=_gradient_norms,
+        cases=_gradient_cases(),
+        mistakes=(
+            Mistake(
+                "your norms are in order of position t, not of distance: entry 0 must be the "
+                "last input (distance 0). Reverse them (.flip(0))",
+                _by_position,
+            ),
+            Mistake(
+                "you took the gradient of h_T.sum(), a single number: that adds the rows of "
+                "the Jacobian before taking the norm. Take the gradient of each unit h_T[j] "
+                "separately and sum the squares",
+                _sum_gradient,
+            ),
+            Mistake(
+                "you returned the squared norm; take the square root",
+                lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b) ** 2,
+            ),
+        ),
+        hint="for each hidden unit j, torch.autograd.grad(h_last[j], x, retain_graph=True) "
+        "gives row j of the Jacobian, shape (T, I); add up the squares over j and over I",
+        rtol=1e-6,
+        atol=1e-10,
+    )
+)
+
+
+def check_gradient_norms(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, W_ih, W_hh, b)``: the Frobenius norm of ``∂h_T/∂x_t`` by distance, ``(T,)``.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return GRADIENT_NORMS.check(fn)
+
+
+# ------------------------------------------------------------------ 1.4 path lengths
+
+
+def _path_length(n, kind, k):
+    return path_lengths(n, k)[kind]
+
+
+def _path_cases() -> tuple[Case, ...]:
+    rows = [
+        ("RNN", 1000, "recurrent", 3),
+        ("RNN, two tokens", 2, "recurrent", 3),
+        ("convolution, exact fit", 9, "convolution", 3),
+        ("convolution, rounds up", 10, "convolution", 3),
+        ("convolution, wide kernel", 1000, "convolution", 9),
+        ("dilated, exact power", 125, "dilated_convolution", 5),
+        ("dilated, rounds up", 126, "dilated_convolution", 5),
+        ("dilated", 1000, "dilated_convolution", 10),
+        ("attention", 1000, "self_attention", 3),
+    ]
+    return tuple(Case(label, {"n": n, "kind": kind, "k": k}) for label, n, kind, k in rows)
+
+
+def _per_kind(recurrent, conv, dilated):
+    def fn(n, kind, k):
+        return {
+            "recurrent": recurrent(n),
+            "convolution": conv(n, k),
+            "dilated_convolution": dilated(n, k),
+            "self_attention": 1,
+        }[kind]
+
+    return fn
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+def _dilated(n, k):
+    layers = 0
+    while k**layers < n:
+        layers += 1
+    return layers
+
+
+PATH_LENGTH = GRADERS.add(
+    Grader(
+        name="path_length",
+        signature='path_length(n, kind, k) with kind in "recurrent", "convolution", '
+        '"dilated_convolution", "self_attention" -> int',
+        reference=_path_length,
+        cases=_path_cases(),
+        mistakes=(
+            Mistake(
+                "an RNN needs n - 1 steps between the first and the n-th position, not n",
+                _per_kind(lambda n: n, lambda n, k: _ceil_div(n - 1, k - 1), _dilated),
+            ),
+            Mistake(
+                "you rounded the number of convolution layers down; a partial layer is still "
+                "a layer: round up, ceil((n - 1) / (k - 1))",
+                _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1), _dilated),
+            ),
+            Mistake(
+                "each convolution layer widens the view by k - 1 positions, not k: "
+                "ceil((n - 1) / (k - 1))",
+                _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k), _dilated),
+            ),
+            Mistake(
+                "math.log(n, k) is a float and can land just above a whole number "
+                "(log(125) / log(5) = 3.0000000000000004), so ceil gives one layer too many; "
+                "count in integers: the smallest L with k ** L >= n",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: math.ceil(math.log(n) / math.log(k)),
+                ),
+            ),
+            Mistake(
+                "you rounded the number of dilated layers down; k ** L must reach n: the "
+                "smallest L with k ** L >= n",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: math.floor(math.log(n) / math.log(k) + 1e-9),
+                ),
+            ),
+        ),
+        outputs=("length",),
+        hint="RNN: n - 1; convolution: ceil((n - 1) / (k - 1)); dilated: smallest L with "
+        "k ** L >= n; attention: 1",
+    )
+)
+
+
+def check_path_length(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(n, kind, k)``: the longest path between ``n`` positions, per layer type.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return PATH_LENGTH.check(fn)
+
+
+# ------------------------------------------------------------------ predictions
+
+SURVIVES_20 = GRADERS.add(
+    Question(
+        name="survives_20",
+        answer=0.9**20,
+        atol=0.03,
+        explanation="each step multiplies the gradient by W_hh = 0.9 I, so 20 steps give "
+        "0.9 ** 20 ≈ 0.12: about an eighth survives (and 0.9 ** 60 ≈ 0.002)",
+        wrong=(
+            (0.9, "0.9 is what survives one step; over 20 steps the factor is applied 20 times"),
+            (18.0, "the factors multiply, they do not add up: 0.9 ** 20, not 0.9 × 20"),
+            (0.0, "it shrinks geometrically but does not reach zero in 20 steps: 0.9 ** 20"),
+            (0.5, "halving would take about 6.6 steps at 0.9 per step; 20 steps is three halvings"),
+        ),
+        hint="one step multiplies by 0.9; what do 20 steps multiply by?",
+    )
+)
+
+
+def check_survives_20(answer: Any) -> CheckResult:
+    """Check the predicted fraction of the gradient left after 20 steps at ``W_hh = 0.9 I``.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return SURVIVES_20.check(answer)
+
+
+BYTENET_PATH = GRADERS.add(
+    Question(
+        name="bytenet_path",
+        answer=3,
+        explanation="dilations 1, 10, 100 reach 10 ** 3 = 1000 positions: 3 layers, where an "
+        "RNN needs 999 steps and attention 1",
+        wrong=(
+            (
+                111,
+                "that is a plain convolution (ceil(999 / 9)); dilations grow the view "
+                "geometrically",
+            ),
+            (999, "that is the RNN's path; dilated layers multiply the view by k each time"),
+            (1, "that is self-attention; a convolution stack needs several layers"),
+            (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
+        ),
+        hint="after L dilated layers of width k the view covers k ** L positions",
+    )
+)
+
+
+def check_bytenet_path(answer: Any) -> CheckResult:
+    """Check the predicted number of dilated layers (k = 10) to connect 1000 positions.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return BYTENET_PATH.check(answer)
+
+
+LOOP_TIME = GRADERS.add(
+    Question(
+        name="loop_time",
+        answer="doubles",
+        choices=("stays the same", "doubles", "quadruples"),
+        explanation="the loop runs T steps of the same small size, one after another: twice "
+        "the steps, twice the time (slope 1 on log-log axes)",
+        wrong=(
+            (
+                "stays the same",
+                "that is the hope for one parallel product on a big machine; "
+                "the loop cannot overlap its steps",
+            ),
+            (
+                "quadruples",
+                "that is attention's T × T score matrix at long lengths; each RNN "
+                "step costs the same whatever T is",
+            ),
+        ),
+        hint="how many steps does the loop run, and does one step get dearer when T grows?",
+    )
+)
+
+
+def check_loop_time(answer: Any) -> CheckResult:
+    """Check the prediction of how the RNN loop's time changes when ``T`` doubles.
+
+    Taught in: chapters/01_why_attention.ipynb (exercise in exercises/01_why_attention.ipynb)
+    """
+    return LOOP_TIME.check(answer)
+
+
+summary = GRADERS.summary
