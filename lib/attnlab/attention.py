@@ -19,7 +19,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._array import as_array, as_float, check_last_dim, check_mask, describe, namespace
+from ._validate import (
+    as_array,
+    as_float,
+    check_input,
+    check_last_dim,
+    check_mask,
+    check_real,
+    describe,
+    namespace,
+    positive_int,
+)
 from .similarity import softmax
 
 __all__ = ["CrossAttention", "OneLayerAttention", "SelfAttention", "scaled_dot_product_attention"]
@@ -72,7 +82,10 @@ def scaled_dot_product_attention(
         )
     if q.dtype != k.dtype or k.dtype != v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    else:
+        scale = check_real(scale, "scale")
     # (q * scale) kᵀ equals (q kᵀ) * scale, and scaling the T x d queries is cheaper than
     # scaling the T x S scores whenever d < S.
     q_scaled = q * scale if scale != 1 else q  # (..., T, d)
@@ -134,14 +147,14 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        _check_sizes(d_model=d_model, d_head=d_head, d_v=d_v)
+        d_model, d_head, d_v = _check_sizes(d_model=d_model, d_head=d_head, d_v=d_v)
         self.d_model, self.d_head, self.d_v = d_model, d_head, d_v
         self.W_q = nn.Linear(d_model, d_head, bias=bias)
         self.W_k = nn.Linear(d_model, d_head, bias=bias)
         self.W_v = nn.Linear(d_model, d_v, bias=bias)
 
     def forward(self, x: torch.Tensor, mask: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        _check_input(x, self.d_model, "x", "SelfAttention", "d_model")
+        _check_input(x, self.d_model, "x", "SelfAttention", "d_model", self)
         q = self.W_q(x)  # (B, T, D) -> (B, T, d)
         k = self.W_k(x)  # (B, T, D) -> (B, T, d)
         v = self.W_v(x)  # (B, T, D) -> (B, T, d_v)
@@ -189,7 +202,9 @@ class CrossAttention(nn.Module):
         d_context = d_model if d_context is None else d_context
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        _check_sizes(d_model=d_model, d_context=d_context, d_head=d_head, d_v=d_v)
+        d_model, d_context, d_head, d_v = _check_sizes(
+            d_model=d_model, d_context=d_context, d_head=d_head, d_v=d_v
+        )
         self.d_model, self.d_context, self.d_head, self.d_v = d_model, d_context, d_head, d_v
         self.W_q = nn.Linear(d_model, d_head, bias=bias)
         self.W_k = nn.Linear(d_context, d_head, bias=bias)
@@ -198,8 +213,8 @@ class CrossAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, context: torch.Tensor, mask: Any = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        _check_input(x, self.d_model, "x", "CrossAttention", "d_model")
-        _check_input(context, self.d_context, "context", "CrossAttention", "d_context")
+        _check_input(x, self.d_model, "x", "CrossAttention", "d_model", self)
+        _check_input(context, self.d_context, "context", "CrossAttention", "d_context", self)
         q = self.W_q(x)  # (B, T, D) -> (B, T, d)
         k = self.W_k(context)  # (B, S, D_c) -> (B, S, d)
         v = self.W_v(context)  # (B, S, D_c) -> (B, S, d_v)
@@ -265,16 +280,17 @@ class OneLayerAttention(nn.Module):
         return out @ self.E.T  # (B, T, D) @ (D, V) -> (B, T, V)
 
 
-def _check_sizes(**sizes: Any) -> None:
-    for name, n in sizes.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+def _check_sizes(**sizes: Any) -> list[int]:
+    return [positive_int(n, name) for name, n in sizes.items()]
 
 
-def _check_input(x: Any, width: int, name: str, owner: str, width_name: str) -> None:
+def _check_input(
+    x: Any, width: int, name: str, owner: str, width_name: str, module: Any = None
+) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{owner} expects a torch.Tensor, got {describe(x)} as {name}")
+    shape = f"(..., length, {width_name}={width})"
     if x.ndim < 2 or x.shape[-1] != width:
-        raise ValueError(
-            f"expected {name} of shape (..., length, {width_name}={width}), got {describe(x)}"
-        )
+        raise ValueError(f"{owner}: expected {name} of shape {shape}, got {describe(x)}")
+    # dtype (floating, the weights') and device: the library's one check
+    check_input(x, width, who=owner, name=name, shape=shape, min_ndim=2, module=module)

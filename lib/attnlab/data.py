@@ -59,6 +59,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from ._validate import check_int, positive_int
+
 __all__ = [
     "BOS_ID",
     "EOS_ID",
@@ -125,9 +127,8 @@ class Task:
         if self.name not in TASKS:
             raise ValueError(f"unknown task {self.name!r}: choose one of {TASKS}")
         for field in ("n_symbols", "min_len", "max_len", "n_pairs"):
-            n = getattr(self, field)
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"{field} must be a positive integer, got {n!r}")
+            # Frozen: the checked plain int (np.int64 accepted) is set once, here.
+            object.__setattr__(self, field, positive_int(getattr(self, field), field))
         if self.min_len > self.max_len:
             raise ValueError(f"min_len={self.min_len} is larger than max_len={self.max_len}")
         if self.name == "recall":
@@ -165,8 +166,12 @@ class Task:
 def _as_rng(rng: Any) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or (isinstance(rng, int) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
+    if rng is None:
+        return np.random.default_rng()
+    try:
+        return np.random.default_rng(check_int(rng, "rng", low=0))
+    except ValueError:
+        pass
     raise TypeError(
         f"rng must be a numpy.random.Generator or an int seed, got {type(rng).__name__}"
     )
@@ -216,8 +221,7 @@ def make_batch(task: Task, batch_size: int, *, rng: Any = None, device: Any = No
     """
     if not isinstance(task, Task):
         raise TypeError(f"task must be a Task, got {type(task).__name__}")
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    batch_size = positive_int(batch_size, "batch_size")
     gen = _as_rng(rng)
     lengths = gen.integers(task.min_len, task.max_len + 1, size=batch_size)  # (B,)
     pairs = [_source_and_target(task, int(n), gen) for n in lengths]

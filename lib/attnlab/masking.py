@@ -29,7 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from ._array import NEG_INF, as_array, describe, device, namespace
+from ._validate import (
+    NEG_INF,
+    as_array,
+    check_int,
+    check_real,
+    describe,
+    device,
+    match_kind,
+    namespace,
+    positive_int,
+)
 
 __all__ = [
     "causal_mask",
@@ -67,10 +77,8 @@ def causal_mask(q_len: int, k_len: int | None = None, *, like: Any = None) -> An
 
     Taught in: chapters/06_masking.ipynb
     """
-    k_len = q_len if k_len is None else k_len
-    for name, n in (("q_len", q_len), ("k_len", k_len)):
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    q_len = positive_int(q_len, "q_len")
+    k_len = q_len if k_len is None else positive_int(k_len, "k_len")
     if q_len > k_len:
         raise ValueError(
             f"causal_mask needs at least as many keys as queries, got q_len={q_len} > "
@@ -78,7 +86,7 @@ def causal_mask(q_len: int, k_len: int | None = None, *, like: Any = None) -> An
             f"first {q_len - k_len} would see no key at all"
         )
     mask = np.tril(np.ones((q_len, k_len), dtype=bool), k=k_len - q_len)  # (T, S)
-    return _like(mask, like)
+    return match_kind(mask, like)
 
 
 def padding_mask(
@@ -103,6 +111,7 @@ def padding_mask(
         ``(B, 1, S)`` boolean mask of the same kind as ``lengths``/``tokens``. The middle
         axis of size 1 broadcasts over query positions, so it combines directly with a
         ``(T, S)`` causal mask; add a head axis with ``mask[:, None]`` for ``(B, H, T, S)``.
+        An empty batch (``B = 0``) gives an empty ``(0, 1, S)`` mask, for NumPy and torch.
 
     Raises:
         ValueError: both or neither of ``lengths`` and ``tokens``; ``tokens`` without
@@ -124,9 +133,10 @@ def padding_mask(
     xp = namespace(lengths=lengths)
     if lengths.ndim != 1 or not xp.isdtype(lengths.dtype, "integral"):
         raise ValueError(f"lengths must be a 1-D array of integers, got {describe(lengths)}")
-    longest = int(xp.max(lengths)) if lengths.shape[0] else 0
-    max_len = longest if max_len is None else max_len
-    if int(xp.min(lengths)) < 0 or longest > max_len:
+    empty = lengths.shape[0] == 0  # an empty batch: a (0, 1, max_len) mask
+    longest = 0 if empty else int(xp.max(lengths))
+    max_len = longest if max_len is None else check_int(max_len, "max_len", low=0)
+    if not empty and (int(xp.min(lengths)) < 0 or longest > max_len):
         raise ValueError(f"every length must lie in 0..{max_len}, got {lengths.tolist()}")
     positions = xp.arange(max_len, device=device(lengths))  # (S,)
     return (positions[None, :] < lengths[:, None])[:, None, :]  # (B, S) -> (B, 1, S)
@@ -275,8 +285,7 @@ def to_additive_mask(mask: Any, *, dtype: Any = None, fill: float = NEG_INF) -> 
         floating = False
     if not floating:
         raise TypeError(f"dtype must be a real floating dtype of the mask's library, got {dtype!r}")
-    if not (isinstance(fill, (int, float)) and not isinstance(fill, bool)) or not fill < 0:
-        raise ValueError(f"fill must be a negative number (or -inf), got {fill!r}")
+    fill = check_real(fill, "fill", expected="a negative number (or -inf)", ok=lambda f: f < 0)
     lowest = float(xp.finfo(dtype).min)
     if math.isfinite(fill) and fill < lowest:
         raise ValueError(
@@ -408,14 +417,3 @@ def _default_float(x: Any) -> Any:
     import torch
 
     return torch.get_default_dtype()
-
-
-def _like(mask: np.ndarray, like: Any) -> Any:
-    if like is None:
-        return mask
-    like = as_array(like, "like")
-    if isinstance(like, np.ndarray):
-        return mask
-    import torch
-
-    return torch.from_numpy(mask).to(like.device)

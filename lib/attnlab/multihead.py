@@ -24,8 +24,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._array import as_array, describe, namespace
+from ._validate import as_array, check_input, describe, namespace, positive_int
 from .attention import scaled_dot_product_attention
+from .config import TransformerConfig
 
 __all__ = [
     "MultiHeadAttention",
@@ -58,8 +59,7 @@ def split_heads(x: Any, n_heads: int) -> Any:
     """
     x = as_array(x, "x")
     xp = namespace(x=x)
-    if not isinstance(n_heads, int) or isinstance(n_heads, bool) or n_heads < 1:
-        raise ValueError(f"n_heads must be a positive integer, got {n_heads!r}")
+    n_heads = positive_int(n_heads, "n_heads")
     if x.ndim < 2:
         raise ValueError(f"split_heads expects x of shape (B, T, D), got {describe(x)}")
     *lead, T, D = x.shape
@@ -111,12 +111,14 @@ class MultiHeadAttention(nn.Module):
     count (it packs ``W_q, W_k, W_v`` into one ``in_proj_weight`` of shape ``(3D, D)``).
 
     Args:
-        d_model: size ``D`` of each token vector.
+        d_model: size ``D`` of each token vector, or a
+            :class:`~attnlab.config.TransformerConfig` (its ``d_model``, ``n_heads``,
+            ``bias`` and ``dropout``; chapter 7's blocks build their attention this way).
         n_heads: number of heads ``H``; must divide ``d_model``.
-        bias: whether the four projections have a bias.
+        bias: whether the four projections have a bias (default ``True``).
         dropout: probability of zeroing an attention weight during training (applied to the
             weights that average the values, as ``nn.MultiheadAttention`` does; the returned
-            weights are the ones before dropout).
+            weights are the ones before dropout). Default 0.
 
     Shapes:
         ``query``: ``(B, T, D)``; ``key``, ``value``: ``(B, S, D)``; ``mask``: boolean,
@@ -129,25 +131,33 @@ class MultiHeadAttention(nn.Module):
     Raises:
         ValueError: ``d_model`` not divisible by ``n_heads``, inputs of the wrong shape, or a
             3-D mask (ambiguous: is the first axis the batch or the heads?).
-        TypeError: non-tensor inputs.
+        TypeError: non-tensor inputs, or inputs whose dtype is not the weights'.
 
     Taught in: chapters/04_multihead.ipynb
     """
 
     def __init__(
-        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0
+        self,
+        d_model: int | TransformerConfig | None = None,
+        n_heads: int | None = None,
+        *,
+        bias: bool | None = None,
+        dropout: float | None = None,
+        config: TransformerConfig | None = None,
     ) -> None:
         super().__init__()
-        for name, n in (("d_model", d_model), ("n_heads", n_heads)):
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"{name} must be a positive integer, got {n!r}")
-        if d_model % n_heads:
-            raise ValueError(
-                f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
-                "d_model / n_heads features"
-            )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        config = TransformerConfig.resolve(
+            d_model,
+            config,
+            "MultiHeadAttention",
+            {},
+            n_heads=n_heads,
+            bias=bias,
+            dropout=dropout,
+        )
+        self.config = config
+        d_model, n_heads, bias = config.d_model, config.n_heads, config.bias
+        dropout = config.dropout
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
@@ -279,15 +289,17 @@ class MultiHeadAttention(nn.Module):
         return theirs
 
     def _check_inputs(self, query: Any, key: Any, value: Any, mask: Any) -> None:
+        D = self.d_model
         for name, x in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(x, torch.Tensor):
-                raise TypeError(
-                    f"MultiHeadAttention expects torch tensors, got {name}: {describe(x)}"
-                )
-            if x.ndim != 3 or x.shape[-1] != self.d_model:
-                raise ValueError(
-                    f"{name} must have shape (B, length, d_model={self.d_model}), got {describe(x)}"
-                )
+            check_input(
+                x,
+                D,
+                who="MultiHeadAttention",
+                name=name,
+                shape=f"(B, length, d_model={D})",
+                ndim=3,
+                module=self,
+            )
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
                 "key and value must have the same batch size and length (one value per key), "

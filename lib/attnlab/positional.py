@@ -36,7 +36,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._array import as_array, as_float, describe, namespace
+from ._validate import (
+    as_array,
+    as_float,
+    check_input,
+    check_int,
+    check_real,
+    describe,
+    match_kind,
+    namespace,
+    positive_int,
+    to_numpy,
+)
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -49,14 +60,8 @@ __all__ = [
 ]
 
 
-def _check_positive_int(name: str, n: Any) -> None:
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-
-
-def _check_base(base: Any) -> None:
-    if not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1:
-        raise ValueError(f"base must be a number greater than 1, got {base!r}")
+def _check_base(base: Any) -> float:
+    return check_real(base, "base", expected="a number greater than 1", ok=lambda b: b > 1)
 
 
 def _frequencies(d_model: int, base: float) -> np.ndarray:
@@ -90,15 +95,15 @@ def sinusoidal_encoding(
 
     Taught in: chapters/05_positional.ipynb
     """
-    _check_positive_int("length", length)
-    _check_positive_int("d_model", d_model)
-    _check_base(base)
+    length = positive_int(length, "length")
+    d_model = positive_int(d_model, "d_model")
+    base = _check_base(base)
     pos = np.arange(length, dtype=np.float64)[:, None]  # (T, 1)
     angles = pos * _frequencies(d_model, base)[None, :]  # (T, 1) * (1, ceil(D/2)) -> (T, ceil(D/2))
     pe = np.empty((length, d_model), dtype=np.float64)  # (T, D)
     pe[:, 0::2] = np.sin(angles)  # even features: ceil(D/2) of them
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # odd features: floor(D/2) of them
-    return _like(pe, like)
+    return match_kind(pe, like)
 
 
 def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = None) -> Any:
@@ -133,10 +138,12 @@ def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = No
 
     Taught in: chapters/05_positional.ipynb
     """
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-        raise ValueError(f"k must be an integer offset, got {k!r}")
-    _check_positive_int("d_model", d_model)
-    _check_base(base)
+    try:
+        k = check_int(k, "k")
+    except ValueError:
+        raise ValueError(f"k must be an integer offset, got {k!r}") from None
+    d_model = positive_int(d_model, "d_model")
+    base = _check_base(base)
     if d_model % 2:
         raise ValueError(
             f"offset_matrix needs an even d_model, got {d_model}: the last feature of an "
@@ -150,7 +157,7 @@ def offset_matrix(k: int, d_model: int, base: float = 10000.0, *, like: Any = No
     m[even, odd] = sin  # new sin <- sin b · old cos
     m[odd, even] = -sin  # new cos <- -sin b · old sin
     m[odd, odd] = cos  # new cos <- cos b · old cos
-    return _like(m, like)
+    return match_kind(m, like)
 
 
 def index_encoding(
@@ -178,12 +185,12 @@ def index_encoding(
 
     Taught in: chapters/05_positional.ipynb
     """
-    _check_positive_int("length", length)
-    _check_positive_int("d_model", d_model)
+    length = positive_int(length, "length")
+    d_model = positive_int(d_model, "d_model")
     pos = np.arange(length, dtype=np.float64)  # (T,)
     if divide_by_length:
         pos = pos / length
-    return _like(np.repeat(pos[:, None], d_model, axis=1), like)  # (T, D)
+    return match_kind(np.repeat(pos[:, None], d_model, axis=1), like)  # (T, D)
 
 
 def apply_rope(x: Any, positions: Any = None, *, base: float = 10000.0) -> Any:
@@ -232,13 +239,13 @@ def apply_rope(x: Any, positions: Any = None, *, base: float = 10000.0) -> Any:
     if positions is None:
         pos = np.arange(T, dtype=np.float64)  # (T,)
     else:
-        pos = np.asarray(_to_numpy(positions), dtype=np.float64)
+        pos = np.asarray(to_numpy(positions), dtype=np.float64)
         if pos.shape != (T,):
             raise ValueError(
                 f"positions must hold one number per row of x (T={T}), got shape {pos.shape}"
             )
     angles = pos[:, None] * _frequencies(d, base)[None, :]  # (T, 1) * (1, d/2) -> (T, d/2)
-    cos, sin = _like(np.cos(angles), x), _like(np.sin(angles), x)  # (T, d/2) each
+    cos, sin = match_kind(np.cos(angles), x), match_kind(np.sin(angles), x)  # (T, d/2) each
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     rot_even = x_even * cos - x_odd * sin  # real part of z·e^{iθ}
     rot_odd = x_even * sin + x_odd * cos  # imaginary part
@@ -272,7 +279,7 @@ def permutation_gap(fn: Callable[[Any], Any], x: Any, perm: Sequence[int]) -> fl
     if x.ndim < 2:
         raise ValueError(f"x must be (..., T, D) with tokens along axis -2, got {describe(x)}")
     T = x.shape[-2]
-    order = [int(i) for i in _to_numpy(perm).reshape(-1)]
+    order = [int(i) for i in to_numpy(perm).reshape(-1)]
     if sorted(order) != list(range(T)):
         raise ValueError(f"perm must be a permutation of 0..{T - 1}, got {order}")
     idx = order if isinstance(x, np.ndarray) else torch.tensor(order, device=x.device)
@@ -280,7 +287,7 @@ def permutation_gap(fn: Callable[[Any], Any], x: Any, perm: Sequence[int]) -> fl
     if out.shape[-2] != T or out_shuffled.shape != out.shape:
         raise ValueError(f"fn must return one row per token: got {describe(out)} for {describe(x)}")
     gap = abs(out_shuffled - out[..., idx, :]).max()  # |fn(x[π]) - fn(x)[π]|
-    return float(_to_numpy(gap))  # detached: a gap is a measurement, not a loss
+    return float(to_numpy(gap))  # detached: a gap is a measurement, not a loss
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -309,8 +316,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int, *, base: float = 10000.0) -> None:
         super().__init__()
-        _check_positive_int("d_model", d_model)
-        _check_positive_int("max_len", max_len)
+        d_model = positive_int(d_model, "d_model")
+        max_len = positive_int(max_len, "max_len")
         self.d_model, self.max_len = d_model, max_len
         pe = torch.from_numpy(sinusoidal_encoding(max_len, d_model, base=base))  # (max_len, D)
         # Kept in float64 (cast to the input's dtype when added), so `.double()` loses nothing.
@@ -348,8 +355,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
-        _check_positive_int("max_len", max_len)
-        _check_positive_int("d_model", d_model)
+        max_len = positive_int(max_len, "max_len")
+        d_model = positive_int(d_model, "d_model")
         self.d_model, self.max_len = d_model, max_len
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
@@ -364,16 +371,10 @@ class LearnedPositionalEmbedding(nn.Module):
 
 
 def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{who} expects a torch.Tensor, got {describe(x)}")
-    if not x.is_floating_point():
-        # Cast to an integer dtype, the sin/cos (or learned) table would truncate to 0/1/-1.
-        raise TypeError(
-            f"{who} expects floating-point token vectors, got {describe(x)}: embed the "
-            "token ids first (e.g. nn.Embedding), then add the positions"
-        )
-    if x.ndim < 2 or x.shape[-1] != d_model:
-        raise ValueError(f"{who} expects x of shape (B, T, d_model={d_model}), got {describe(x)}")
+    # Cast to an integer dtype, the sin/cos (or learned) table would truncate to 0/1/-1.
+    hint = ": embed the token ids first (e.g. nn.Embedding), then add the positions"
+    shape = f"(B, T, d_model={d_model})"
+    check_input(x, d_model, who=who, shape=shape, min_ndim=2, hint=hint)
     T = x.shape[-2]
     if T > max_len:
         raise ValueError(
@@ -381,21 +382,3 @@ def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:
             "max_len or shorten the input"
         )
     return T
-
-
-def _like(table: np.ndarray, like: Any) -> Any:
-    """Return the float64 NumPy ``table`` as the kind, device and float dtype of ``like``."""
-    if like is None:
-        return table
-    like = as_array(like, "like")
-    if isinstance(like, np.ndarray):
-        return table.astype(like.dtype) if like.dtype.kind == "f" else table
-    dtype = like.dtype if like.is_floating_point() else torch.get_default_dtype()
-    return torch.from_numpy(table).to(device=like.device, dtype=dtype)
-
-
-def _to_numpy(a: Any) -> np.ndarray:
-    """A NumPy copy of a list, array or tensor (tensors detached and moved to the CPU)."""
-    if isinstance(a, torch.Tensor):
-        return a.detach().cpu().numpy()
-    return np.asarray(a)

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._array import describe
+from ._validate import check_input, describe, positive_int
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -85,9 +85,8 @@ class VanillaRNN(nn.Module):
         self, input_size: int, hidden_size: int, nonlinearity: str = "tanh", bias: bool = True
     ) -> None:
         super().__init__()
-        for name, n in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"{name} must be a positive integer, got {n!r}")
+        input_size = positive_int(input_size, "input_size")
+        hidden_size = positive_int(hidden_size, "hidden_size")
         if nonlinearity not in _NONLINEARITIES:
             raise ValueError(
                 f"nonlinearity must be one of {sorted(_NONLINEARITIES)}, got {nonlinearity!r}"
@@ -116,13 +115,10 @@ class VanillaRNN(nn.Module):
     def forward(
         self, x: torch.Tensor, h0: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"VanillaRNN expects a torch.Tensor, got {describe(x)}")
-        if x.ndim != 3 or x.shape[-1] != self.input_size or x.shape[1] == 0:
-            raise ValueError(
-                f"expected x of shape (batch, T >= 1, input_size={self.input_size}), "
-                f"got {describe(x)}"
-            )
+        shape = f"(batch, T >= 1, input_size={self.input_size})"
+        check_input(x, self.input_size, who="VanillaRNN", shape=shape, ndim=3, module=self)
+        if x.shape[1] == 0:
+            raise ValueError(f"VanillaRNN: x must have shape {shape}, got {describe(x)}")
         batch, length, _ = x.shape
         if h0 is None:
             h = x.new_zeros(batch, self.hidden_size)  # (B, H), on x's device
@@ -233,9 +229,7 @@ def gradient_norm_vs_distance(
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    for name, n in (("length", length), ("batch", batch)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    length, batch = positive_int(length, "length"), positive_int(batch, "batch")
     weight = _recurrent_weight(rnn)
     input_size = getattr(rnn, "input_size", None)
     if not isinstance(input_size, int):
@@ -348,16 +342,17 @@ def sequential_vs_parallel_time(
 
     Taught in: chapters/01_why_attention.ipynb (and bench/)
     """
-    for name, n in (
-        ("d", d),
-        ("repeats", repeats),
-        ("batch", batch),
-        ("threads", 1 if threads is None else threads),
-    ):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
+    d, repeats, batch = (
+        positive_int(n, name) for n, name in ((d, "d"), (repeats, "repeats"), (batch, "batch"))
+    )
+    threads = None if threads is None else positive_int(threads, "threads")
+    try:
+        checked = [positive_int(n, "length") for n in lengths]
+    except (ValueError, TypeError):
+        checked = []
+    if not checked:
         raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    lengths = checked
     device = torch.empty(0).device if device is None else torch.device(device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)

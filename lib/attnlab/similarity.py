@@ -22,15 +22,18 @@ from typing import Any
 
 from array_api_compat import is_torch_array
 
-from ._array import (
+from ._validate import (
     NEG_INF,
     as_array,
     as_float,
     broadcast_shape,
+    check_int,
     check_last_dim,
     check_mask,
+    check_real,
     describe,
     namespace,
+    positive_number,
     scalar_like,
 )
 
@@ -85,6 +88,7 @@ def cosine_similarity(a: Any, b: Any, eps: float = 1e-8) -> Any:
     xp = namespace(a=a, b=b)
     a, b = as_float(a, "a", xp), as_float(b, "b", xp)
     _check_vector_pairs(a, b)
+    eps = positive_number(eps, "eps")
     norm_a = xp.clip(xp.linalg.vector_norm(a, axis=-1), min=eps)  # (...)
     norm_b = xp.clip(xp.linalg.vector_norm(b, axis=-1), min=eps)  # (...)
     cos = xp.sum(a * b, axis=-1) / (norm_a * norm_b)
@@ -126,7 +130,9 @@ def scaled_scores(q: Any, k: Any, scale: float | None = None) -> Any:
     """
     s = scores(q, k)
     d = as_array(q, "q").shape[-1]
-    return s * (1.0 / math.sqrt(d) if scale is None else scale)
+    if scale is None:
+        return s * (1.0 / math.sqrt(d) if d else 1.0)
+    return s * check_real(scale, "scale")
 
 
 def general_scores(q: Any, k: Any, W: Any) -> Any:
@@ -247,7 +253,7 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
     Args:
         x: logits of any shape.
         axis: the axis that sums to 1.
-        temperature: ``τ > 0``. Small ``τ`` sharpens towards the argmax; large ``τ``
+        temperature: ``τ > 0`` (a Python or NumPy number). Small ``τ`` sharpens towards the argmax; large ``τ``
             flattens towards uniform.
         mask: optional boolean array broadcastable to ``x``; ``True`` = keep. Masked entries
             get weight exactly 0. If every entry along ``axis`` is masked, the whole slice
@@ -255,7 +261,8 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
 
     Returns:
         Weights of the same shape and kind as ``x``, non-negative, summing to 1 along
-        ``axis`` (or 0 where everything is masked).
+        ``axis`` (or 0 where everything is masked). An empty ``axis`` (zero keys) gives an
+        empty result, for NumPy as for torch.
 
     Raises:
         ValueError: non-positive temperature, an axis out of range, or a mask that does not
@@ -265,10 +272,13 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
     x = as_array(x, "x")
     xp = namespace(x=x)
     x = as_float(x, "x", xp)
-    if not (isinstance(temperature, (int, float)) and temperature > 0):
-        raise ValueError(f"temperature must be a positive number, got {temperature!r}")
+    temperature = positive_number(temperature, "temperature")
     if x.ndim == 0:
         raise ValueError(f"softmax needs at least one axis, got {describe(x)}")
+    try:
+        axis = check_int(axis, "axis")
+    except ValueError:
+        raise ValueError(f"axis must be an integer, got {axis!r}") from None
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for {describe(x)}")
     z = x / temperature if temperature != 1 else x  # skip a pass over x when τ = 1
@@ -294,6 +304,8 @@ def _normalized_exp(z: Any, axis: int, xp: Any) -> Any:
     """
     if is_torch_array(z):
         return z.softmax(dim=axis)
+    if z.shape[axis] == 0:  # nothing to normalise (zero keys): an empty result, as torch
+        return xp.zeros_like(z)
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
 

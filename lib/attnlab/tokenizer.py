@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
-from ._array import as_array, as_float, describe, device, namespace
+from ._validate import as_array, as_float, check_int, describe, device, namespace, positive_int
 
 __all__ = [
     "DEFAULT_CORPUS",
@@ -439,8 +439,7 @@ def train_bpe(corpus: str | Iterable[str], n_merges: int) -> list[tuple[str, str
 
     Reference: Sennrich, Haddow & Birch, ACL 2016, Algorithm 1.
     """
-    if not isinstance(n_merges, int) or n_merges < 0:
-        raise ValueError(f"n_merges must be a non-negative integer, got {n_merges!r}")
+    n_merges = check_int(n_merges, "n_merges", low=0)
     texts = [corpus] if isinstance(corpus, str) else list(corpus)
     counts = Counter(w for text in texts for w in word_tokenize(text))
     splits = {w: _spell(w) for w in counts}
@@ -519,14 +518,9 @@ def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
     """
     ids = as_array(ids, "ids")
     xp = namespace(ids=ids)
-    if (
-        not isinstance(vocab_size, (int, np.integer))
-        or isinstance(vocab_size, bool)
-        or vocab_size < 1
-    ):
-        raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}")
-    _check_index_array(ids, xp, int(vocab_size), "a vocabulary")
-    classes = xp.arange(int(vocab_size), device=device(ids))  # (V,)
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    _check_index_array(ids, xp, vocab_size, "a vocabulary")
+    classes = xp.arange(vocab_size, device=device(ids))  # (V,)
     hot = ids[..., None] == classes  # (...) -> (..., V) booleans
     if like is None:
         return as_float(hot, "one_hot", xp)

@@ -16,13 +16,13 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from .data import BOS_ID, EOS_ID, PAD_ID
+from ._validate import check_int, positive_int, positive_number
+from .data import BOS_ID, EOS_ID, PAD_ID, _as_rng
 from .transformer import DecoderOnlyLM, EncoderDecoder, generate, greedy_decode
 
 __all__ = ["exact_match", "lr_at", "sequence_loss", "train"]
@@ -136,14 +136,10 @@ def train(
 
     Taught in: chapters/07_transformer.ipynb
     """
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
-    if not isinstance(check_every, int) or check_every < 1:
-        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    steps = positive_int(steps, "steps")
+    lr = positive_number(lr, "lr")
+    warmup = check_int(warmup, "warmup", low=0)
+    check_every = positive_int(check_every, "check_every")
     lr_at(0, lr=lr, steps=steps, warmup=warmup, schedule=schedule)  # validates `schedule`
     device = next(model.parameters()).device
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
@@ -243,11 +239,11 @@ def exact_match(
         raise TypeError(
             f"exact_match needs an EncoderDecoder or a DecoderOnlyLM, got {type(model).__name__}"
         )
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    n = positive_int(n, "n")
+    batch_size = positive_int(batch_size, "batch_size")
     if isinstance(model, DecoderOnlyLM):
         return _completion_exact_match(model, task, n, batch_size)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = _as_rng(rng)
     device = next(model.parameters()).device
     correct = 0
     for start in range(0, n, batch_size):

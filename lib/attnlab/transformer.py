@@ -36,7 +36,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._array import describe
+from ._validate import check_input, check_int, describe, positive_int, positive_number
+from .config import TransformerConfig
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
@@ -50,19 +51,15 @@ __all__ = [
     "EncoderDecoder",
     "FeedForward",
     "LayerNorm",
+    "TransformerConfig",
     "generate",
     "greedy_decode",
 ]
 
-
-def _check_positive_int(name: str, n: Any) -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-
-
-def _check_dropout(p: Any) -> None:
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {p!r}")
+# The keyword form's defaults: the layers and stacks default to post-LN (as PyTorch's
+# layers), the models to pre-LN (as TransformerConfig).
+_LAYER_DEFAULTS = {"n_layers": 1, "dropout": 0.0, "norm_first": False}
+_MODEL_DEFAULTS = {"dropout": 0.0, "norm_first": True}
 
 
 class LayerNorm(nn.Module):
@@ -77,21 +74,30 @@ class LayerNorm(nn.Module):
     ``γ`` starts at 1 and ``β`` at 0, so a fresh layer is a pure normalisation.
 
     Args:
-        d_model: number of features ``D``.
-        eps: added to the variance so a constant vector does not divide by zero.
+        d_model: number of features ``D``, or a :class:`TransformerConfig` (its
+            ``d_model`` and ``eps``).
+        eps: added to the variance so a constant vector does not divide by zero
+            (default ``1e-5``).
 
     Shapes:
         ``x``: ``(..., D)``; returns ``(..., D)``.
 
+    Raises:
+        ValueError: ``x`` whose last axis is not ``D``.
+        TypeError: ``x`` not a floating-point tensor.
+
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
+    def __init__(self, d_model: int | TransformerConfig, eps: float | None = None) -> None:
         super().__init__()
-        _check_positive_int("d_model", d_model)
-        if not isinstance(eps, (int, float)) or not eps > 0:
-            raise ValueError(f"eps must be a positive number, got {eps!r}")
-        self.d_model, self.eps = d_model, float(eps)
+        if isinstance(d_model, TransformerConfig):
+            if eps is not None:
+                raise TypeError("LayerNorm: pass either a TransformerConfig or eps, not both")
+            d_model, eps = d_model.d_model, d_model.eps
+        d_model = positive_int(d_model, "d_model")
+        eps = positive_number(1e-5 if eps is None else eps, "eps")
+        self.d_model, self.eps = d_model, eps
         self.gamma = nn.Parameter(torch.ones(d_model))
         self.beta = nn.Parameter(torch.zeros(d_model))
 
@@ -99,12 +105,10 @@ class LayerNorm(nn.Module):
         return f"d_model={self.d_model}, eps={self.eps}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"LayerNorm expects a torch.Tensor, got {describe(x)}")
-        if x.ndim == 0 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"LayerNorm expects x of shape (..., {self.d_model}), got {describe(x)}"
-            )
+        # No dtype match required: the arithmetic below promotes (float64 x, float32 γ).
+        check_input(x, self.d_model, who="LayerNorm")
+        if x.numel() == 0:  # an empty batch: nothing to normalise (and no variance warning)
+            return self.gamma * x + self.beta
         mu = x.mean(dim=-1, keepdim=True)  # (..., D) -> (..., 1)
         var = x.var(dim=-1, keepdim=True, correction=0)  # (..., D) -> (..., 1), biased
         x_hat = (x - mu) / torch.sqrt(var + self.eps)  # (..., D)
@@ -120,31 +124,72 @@ class FeedForward(nn.Module):
     sees another here; mixing across positions is attention's job.
 
     Args:
-        d_model: number of features ``D``.
-        d_ff: hidden width.
+        d_model: number of features ``D``, or a :class:`TransformerConfig` (its
+            ``d_model``, ``d_ff``, ``dropout`` and ``bias``).
+        d_ff: hidden width (required with an integer ``d_model``).
         dropout: dropout on the hidden activations (as ``nn.TransformerEncoderLayer``).
 
     Shapes:
         ``x``: ``(B, T, D)`` (any leading axes); returns ``(B, T, D)``.
 
+    Raises:
+        ValueError: ``x`` whose last axis is not ``D``.
+        TypeError: ``x`` not a tensor of the layer's floating dtype.
+
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        d_model: int | TransformerConfig,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+    ) -> None:
         super().__init__()
-        _check_positive_int("d_model", d_model)
-        _check_positive_int("d_ff", d_ff)
-        _check_dropout(dropout)
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(d_ff, d_model)
+        if not isinstance(d_model, TransformerConfig) and d_ff is None:
+            raise TypeError("FeedForward needs a TransformerConfig, or d_model and d_ff")
+        defaults = {"n_heads": 1, "dropout": 0.0}
+        config = TransformerConfig.resolve(
+            d_model, None, "FeedForward", defaults, d_ff=d_ff, dropout=dropout
+        )
+        self.d_model = config.d_model
+        self.linear1 = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+        self.linear2 = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input(x, self.d_model, who="FeedForward", module=self)
         h = torch.relu(self.linear1(x))  # (B, T, D) -> (B, T, d_ff)
         return self.linear2(self.dropout(h))  # (B, T, d_ff) -> (B, T, D)
 
 
-class EncoderBlock(nn.Module):
+class _Block(nn.Module):
+    """What the encoder and decoder blocks share: the self-attention sub-layer, the checks."""
+
+    config: TransformerConfig
+    self_attn: MultiHeadAttention
+    dropout1: nn.Dropout
+    self_attn_weights: torch.Tensor | None
+
+    def _check(self, x: Any, name: str = "x") -> None:
+        D = self.config.d_model
+        check_input(
+            x,
+            D,
+            who=type(self).__name__,
+            name=name,
+            shape=f"(B, T, d_model={D})",
+            ndim=3,
+            module=self,
+        )
+
+    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        out, weights = self.self_attn(x, mask=mask)  # (B, T, D), (B, H, T, T)
+        self.self_attn_weights = weights.detach()
+        return self.dropout1(out)
+
+
+class EncoderBlock(_Block):
     """One encoder layer: self-attention, then the feed-forward network, each with residual + LN.
 
     Post-LN (``norm_first=False``, the paper and PyTorch's default)::
@@ -160,43 +205,58 @@ class EncoderBlock(nn.Module):
     After a forward pass, ``self_attn_weights`` holds the (detached) ``(B, H, T, T)`` weights.
 
     Args:
-        d_model: number of features ``D``.
-        n_heads: attention heads ``H`` (must divide ``D``).
-        d_ff: feed-forward hidden width.
-        dropout: one rate for the attention weights, the FFN hidden layer and both residual
-            branches (PyTorch's layers use one rate for all four too).
-        norm_first: pre-LN if ``True``, post-LN if ``False``.
+        config: a :class:`TransformerConfig` (``d_model``, ``n_heads``, ``d_ff``,
+            ``dropout``, ``norm_first``, ``bias``, ``eps``). The keyword form
+            ``EncoderBlock(d_model, n_heads, d_ff, dropout=0.0, norm_first=False)`` builds
+            one: note its post-LN default.
 
     Shapes:
         ``x``: ``(B, T, D)``; ``mask``: boolean, ``True`` = may attend, ``(T, T)`` or
         broadcastable 4-D ``(B, 1, 1, T)`` / ``(B, H, T, T)``. Returns ``(B, T, D)``.
+
+    Raises:
+        ValueError: ``x`` not of shape ``(B, T, D)``.
+        TypeError: ``x`` not a tensor of the block's floating dtype.
 
     Taught in: chapters/07_transformer.ipynb
     """
 
     def __init__(
         self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        norm_first: bool = False,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
+        *,
+        d_model: int | None = None,
     ) -> None:
         super().__init__()
-        _check_dropout(dropout)
-        self.norm_first = bool(norm_first)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout)
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "EncoderBlock",
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
+        )
+        self.config, self.norm_first = config, config.norm_first
+        self.self_attn = MultiHeadAttention(config)
+        self.ffn = FeedForward(config)
+        self.norm1 = LayerNorm(config)
+        self.norm2 = LayerNorm(config)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.dropout2 = nn.Dropout(config.dropout)
         self.self_attn_weights: torch.Tensor | None = None
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        self._check(x)
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), mask)
             x = x + self.dropout2(self.ffn(self.norm2(x)))
@@ -205,13 +265,8 @@ class EncoderBlock(nn.Module):
             x = self.norm2(x + self.dropout2(self.ffn(x)))
         return x  # (B, T, D)
 
-    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        out, weights = self.self_attn(x, mask=mask)  # (B, T, D), (B, H, T, T)
-        self.self_attn_weights = weights.detach()
-        return self.dropout1(out)
 
-
-class DecoderBlock(nn.Module):
+class DecoderBlock(_Block):
     """One decoder layer: masked self-attention, cross-attention over the encoder, then the FFN.
 
     Post-LN (``norm_first=False``)::
@@ -232,7 +287,7 @@ class DecoderBlock(nn.Module):
     ``cross_attn_weights`` ``(B, H, T, S)`` (detached).
 
     Args:
-        d_model, n_heads, d_ff, dropout, norm_first: as in :class:`EncoderBlock`.
+        config: a :class:`TransformerConfig`, or the keyword form of :class:`EncoderBlock`.
         cross_attention: whether the block attends to an encoder output.
 
     Shapes:
@@ -242,35 +297,46 @@ class DecoderBlock(nn.Module):
         Returns ``(B, T, D)``.
 
     Raises:
-        ValueError: ``memory`` missing with cross-attention, or given without it.
+        ValueError: ``memory`` missing with cross-attention, or given without it; ``x`` or
+            ``memory`` not of shape ``(B, length, D)``.
+        TypeError: ``x`` or ``memory`` not a tensor of the block's floating dtype.
 
     Taught in: chapters/07_transformer.ipynb
     """
 
     def __init__(
         self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        norm_first: bool = False,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
         *,
         cross_attention: bool = True,
+        d_model: int | None = None,
     ) -> None:
         super().__init__()
-        _check_dropout(dropout)
-        self.norm_first = bool(norm_first)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.cross_attn = (
-            MultiHeadAttention(d_model, n_heads, dropout=dropout) if cross_attention else None
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "DecoderBlock",
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
         )
-        self.ffn = FeedForward(d_model, d_ff, dropout)
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model) if cross_attention else None
-        self.norm3 = LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
+        self.config, self.norm_first = config, config.norm_first
+        self.self_attn = MultiHeadAttention(config)
+        self.cross_attn = MultiHeadAttention(config) if cross_attention else None
+        self.ffn = FeedForward(config)
+        self.norm1 = LayerNorm(config)
+        self.norm2 = LayerNorm(config) if cross_attention else None
+        self.norm3 = LayerNorm(config)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.dropout2 = nn.Dropout(config.dropout)
+        self.dropout3 = nn.Dropout(config.dropout)
         self.self_attn_weights: torch.Tensor | None = None
         self.cross_attn_weights: torch.Tensor | None = None
 
@@ -290,6 +356,9 @@ class DecoderBlock(nn.Module):
             raise ValueError(
                 "this DecoderBlock was built with cross_attention=False: it takes no memory"
             )
+        self._check(x)
+        if memory is not None:
+            self._check(memory, "memory")
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), self_mask)
             if self.cross_attn is not None:
@@ -302,11 +371,6 @@ class DecoderBlock(nn.Module):
             x = self.norm3(x + self.dropout3(self.ffn(x)))
         return x  # (B, T, D)
 
-    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        out, weights = self.self_attn(x, mask=mask)  # (B, T, D), (B, H, T, T)
-        self.self_attn_weights = weights.detach()
-        return self.dropout1(out)
-
     def _cross_attention(
         self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
     ) -> torch.Tensor:
@@ -315,7 +379,20 @@ class DecoderBlock(nn.Module):
         return self.dropout2(out)
 
 
-class Encoder(nn.Module):
+class _Stack(nn.Module):
+    """``n_layers`` blocks, and a final LayerNorm for a pre-LN stack (see :class:`Encoder`)."""
+
+    def __init__(self, config: TransformerConfig, make_block: Any) -> None:
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList(make_block() for _ in range(config.n_layers))
+        self.norm = LayerNorm(config) if config.norm_first else None
+
+    def _finish(self, x: torch.Tensor) -> torch.Tensor:
+        return x if self.norm is None else self.norm(x)
+
+
+class Encoder(_Stack):
     """A stack of ``n_layers`` :class:`EncoderBlock`; pre-LN stacks end with a final LayerNorm.
 
     Why the final norm: in a pre-LN block nothing normalises the residual stream on its way
@@ -325,8 +402,8 @@ class Encoder(nn.Module):
     A post-LN stack already ends with a norm, so it gets none (``self.norm`` is ``None``).
 
     Args:
-        d_model, n_heads, d_ff, dropout, norm_first: as in :class:`EncoderBlock`.
-        n_layers: number of blocks.
+        config: a :class:`TransformerConfig` (with ``n_layers``), or the keyword form
+            ``Encoder(d_model, n_heads, n_layers, d_ff, dropout=0.0, norm_first=False)``.
 
     Shapes:
         ``x``: ``(B, S, D)``; ``mask`` as in :class:`EncoderBlock`. Returns ``(B, S, D)``.
@@ -336,35 +413,43 @@ class Encoder(nn.Module):
 
     def __init__(
         self,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        norm_first: bool = False,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        n_layers: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
+        *,
+        d_model: int | None = None,
     ) -> None:
-        super().__init__()
-        _check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(
-            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first) for _ in range(n_layers)
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "Encoder",
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
         )
-        self.norm = LayerNorm(d_model) if norm_first else None
+        super().__init__(config, lambda: EncoderBlock(config))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         for layer in self.layers:
             x = layer(x, mask)  # (B, S, D) -> (B, S, D)
-        return x if self.norm is None else self.norm(x)
+        return self._finish(x)
 
 
-class Decoder(nn.Module):
+class Decoder(_Stack):
     """A stack of ``n_layers`` :class:`DecoderBlock`; pre-LN stacks end with a final LayerNorm.
 
     (See :class:`Encoder` for why.) Every block attends to the same encoder ``memory`` (the
     *last* encoder layer's output), as in the paper.
 
     Args:
-        d_model, n_heads, d_ff, dropout, norm_first: as in :class:`EncoderBlock`.
-        n_layers: number of blocks.
+        config: a :class:`TransformerConfig`, or the keyword form of :class:`Encoder`.
         cross_attention: ``False`` for a decoder-only model.
 
     Shapes:
@@ -376,24 +461,29 @@ class Decoder(nn.Module):
 
     def __init__(
         self,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        norm_first: bool = False,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        n_layers: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
         *,
         cross_attention: bool = True,
+        d_model: int | None = None,
     ) -> None:
-        super().__init__()
-        _check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(
-            DecoderBlock(
-                d_model, n_heads, d_ff, dropout, norm_first, cross_attention=cross_attention
-            )
-            for _ in range(n_layers)
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "Decoder",
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
         )
-        self.norm = LayerNorm(d_model) if norm_first else None
+        super().__init__(config, lambda: DecoderBlock(config, cross_attention=cross_attention))
 
     def forward(
         self,
@@ -404,7 +494,7 @@ class Decoder(nn.Module):
     ) -> torch.Tensor:
         for layer in self.layers:
             x = layer(x, memory, self_mask, memory_mask)  # (B, T, D) -> (B, T, D)
-        return x if self.norm is None else self.norm(x)
+        return self._finish(x)
 
 
 class _TokenModel(nn.Module):
@@ -443,6 +533,17 @@ class _TokenModel(nn.Module):
                 embedding.weight[embedding.padding_idx].zero_()
 
 
+def _token_id(i: Any, name: str, size: int, where: str = "") -> int:
+    """``i`` as an ``int`` in ``0 .. size - 1`` (NumPy integers accepted, bools not)."""
+    try:
+        n = check_int(i, name)
+    except ValueError:
+        n = -1
+    if not 0 <= n < size:
+        raise ValueError(f"{name} must be an id in {where}0..{size - 1}, got {i!r}")
+    return n
+
+
 def _make_positional(kind: str, d_model: int, max_len: int) -> nn.Module:
     if kind == "sinusoidal":
         return SinusoidalPositionalEncoding(d_model, max_len)
@@ -470,13 +571,11 @@ class EncoderDecoder(_TokenModel):
     Args:
         src_vocab: number of source token ids.
         tgt_vocab: number of target token ids.
-        d_model: width ``D`` of every token vector.
-        n_heads: attention heads ``H`` per attention layer.
-        n_layers: blocks in the encoder and in the decoder.
-        d_ff: feed-forward hidden width.
-        max_len: the longest source or target sequence accepted.
-        dropout: dropout rate (embeddings, attention weights, FFN, residual branches).
-        norm_first: pre-LN (``True``) or post-LN (``False``) blocks.
+        config: a :class:`TransformerConfig` with ``max_len`` set (the longest source or
+            target sequence accepted); its ``n_layers`` blocks go in the encoder and in
+            the decoder, its ``dropout`` also on the embeddings. The keyword form
+            ``EncoderDecoder(src_vocab, tgt_vocab, d_model, n_heads, n_layers, d_ff,
+            max_len, dropout=0.0, norm_first=True)`` builds one.
         pad_id: the padding token id (in both vocabularies); its embedding is zero and
             receives no gradient.
         positional: ``"sinusoidal"`` (the paper) or ``"learned"``.
@@ -496,36 +595,49 @@ class EncoderDecoder(_TokenModel):
         self,
         src_vocab: int,
         tgt_vocab: int,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        max_len: int,
-        dropout: float = 0.0,
-        norm_first: bool = True,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        n_layers: int | None = None,
+        d_ff: int | None = None,
+        max_len: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
         pad_id: int = 0,
         positional: str = "sinusoidal",
+        *,
+        d_model: int | None = None,
     ) -> None:
         super().__init__()
-        for name, n in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("max_len", max_len)):
-            _check_positive_int(name, n)
-        if not isinstance(pad_id, int) or not 0 <= pad_id < min(src_vocab, tgt_vocab):
-            raise ValueError(
-                f"pad_id must be an id in both vocabularies (0..{min(src_vocab, tgt_vocab) - 1}), "
-                f"got {pad_id!r}"
-            )
-        _check_dropout(dropout)
-        self.src_vocab, self.tgt_vocab, self.d_model = src_vocab, tgt_vocab, d_model
+        src_vocab = positive_int(src_vocab, "src_vocab")
+        tgt_vocab = positive_int(tgt_vocab, "tgt_vocab")
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "EncoderDecoder",
+            _MODEL_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            d_ff=d_ff,
+            max_len=max_len,
+            dropout=dropout,
+            norm_first=norm_first,
+        )
+        max_len = config.require_max_len("EncoderDecoder")
+        pad_id = _token_id(pad_id, "pad_id", min(src_vocab, tgt_vocab), "both vocabularies: ")
+        D = config.d_model
+        self.config = config
+        self.src_vocab, self.tgt_vocab, self.d_model = src_vocab, tgt_vocab, D
         self.max_len, self.pad_id = max_len, pad_id
-        self.src_embed = nn.Embedding(src_vocab, d_model, padding_idx=pad_id)
-        self.tgt_embed = nn.Embedding(tgt_vocab, d_model, padding_idx=pad_id)
-        self._init_embedding(self.src_embed, d_model)
-        self._init_embedding(self.tgt_embed, d_model)
-        self.positional = _make_positional(positional, d_model, max_len)
-        self.dropout = nn.Dropout(dropout)
-        self.encoder = Encoder(d_model, n_heads, n_layers, d_ff, dropout, norm_first)
-        self.decoder = Decoder(d_model, n_heads, n_layers, d_ff, dropout, norm_first)
-        self.to_logits = nn.Linear(d_model, tgt_vocab)
+        self.src_embed = nn.Embedding(src_vocab, D, padding_idx=pad_id)
+        self.tgt_embed = nn.Embedding(tgt_vocab, D, padding_idx=pad_id)
+        self._init_embedding(self.src_embed, D)
+        self._init_embedding(self.tgt_embed, D)
+        self.positional = _make_positional(positional, D, max_len)
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder = Encoder(config)
+        self.decoder = Decoder(config)
+        self.to_logits = nn.Linear(D, tgt_vocab)
 
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Run the encoder: returns ``memory`` ``(B, S, D)`` and the source mask ``(B, 1, 1, S)``."""
@@ -589,8 +701,9 @@ class DecoderOnlyLM(_TokenModel):
 
     Args:
         vocab: number of token ids.
-        d_model, n_heads, n_layers, d_ff, max_len, dropout, norm_first: as in
-            :class:`EncoderDecoder`.
+        config: a :class:`TransformerConfig` with ``max_len`` set, as in
+            :class:`EncoderDecoder`; or the keyword form ``DecoderOnlyLM(vocab, d_model,
+            n_heads, n_layers, d_ff, max_len, dropout=0.0, norm_first=True)``.
         positional: ``"learned"`` (GPT's choice, the default) or ``"sinusoidal"``.
         pad_id: optional padding id; if given, padded keys are hidden too and its embedding
             is zero.
@@ -607,31 +720,44 @@ class DecoderOnlyLM(_TokenModel):
     def __init__(
         self,
         vocab: int,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        max_len: int,
-        dropout: float = 0.0,
-        norm_first: bool = True,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        n_layers: int | None = None,
+        d_ff: int | None = None,
+        max_len: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
         positional: str = "learned",
         pad_id: int | None = None,
+        *,
+        d_model: int | None = None,
     ) -> None:
         super().__init__()
-        _check_positive_int("vocab", vocab)
-        _check_positive_int("max_len", max_len)
-        if pad_id is not None and (not isinstance(pad_id, int) or not 0 <= pad_id < vocab):
-            raise ValueError(f"pad_id must be None or an id in 0..{vocab - 1}, got {pad_id!r}")
-        _check_dropout(dropout)
-        self.vocab, self.d_model, self.max_len, self.pad_id = vocab, d_model, max_len, pad_id
-        self.embed = nn.Embedding(vocab, d_model, padding_idx=pad_id)
-        self._init_embedding(self.embed, d_model)
-        self.positional = _make_positional(positional, d_model, max_len)
-        self.dropout = nn.Dropout(dropout)
-        self.decoder = Decoder(
-            d_model, n_heads, n_layers, d_ff, dropout, norm_first, cross_attention=False
+        vocab = positive_int(vocab, "vocab")
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            "DecoderOnlyLM",
+            _MODEL_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            d_ff=d_ff,
+            max_len=max_len,
+            dropout=dropout,
+            norm_first=norm_first,
         )
-        self.to_logits = nn.Linear(d_model, vocab)
+        max_len = config.require_max_len("DecoderOnlyLM")
+        pad_id = None if pad_id is None else _token_id(pad_id, "pad_id", vocab)
+        D = config.d_model
+        self.config = config
+        self.vocab, self.d_model, self.max_len, self.pad_id = vocab, D, max_len, pad_id
+        self.embed = nn.Embedding(vocab, D, padding_idx=pad_id)
+        self._init_embedding(self.embed, D)
+        self.positional = _make_positional(positional, D, max_len)
+        self.dropout = nn.Dropout(config.dropout)
+        self.decoder = Decoder(config, cross_attention=False)
+        self.to_logits = nn.Linear(D, vocab)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         self._check_tokens(tokens, "tokens", self.vocab)
@@ -686,12 +812,11 @@ def greedy_decode(
     """
     if not isinstance(model, EncoderDecoder):
         raise TypeError(f"greedy_decode needs an EncoderDecoder, got {type(model).__name__}")
-    _check_positive_int("max_len", max_len)
+    max_len = positive_int(max_len, "max_len")
     if max_len > model.max_len:
         raise ValueError(f"max_len={max_len} exceeds the model's max_len={model.max_len}")
-    for name, i in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if not isinstance(i, int) or not 0 <= i < model.tgt_vocab:
-            raise ValueError(f"{name} must be an id in 0..{model.tgt_vocab - 1}, got {i!r}")
+    bos_id = _token_id(bos_id, "bos_id", model.tgt_vocab)
+    eos_id = _token_id(eos_id, "eos_id", model.tgt_vocab)
     was_training = model.training
     model.eval()
     try:
@@ -740,7 +865,8 @@ def generate(
     """
     if not isinstance(model, DecoderOnlyLM):
         raise TypeError(f"generate needs a DecoderOnlyLM, got {type(model).__name__}")
-    _check_positive_int("max_new_tokens", max_new_tokens)
+    max_new_tokens = positive_int(max_new_tokens, "max_new_tokens")
+    eos_id = None if eos_id is None else _token_id(eos_id, "eos_id", model.vocab)
     if not isinstance(prompt, torch.Tensor):
         raise TypeError(f"prompt must be a torch.Tensor of token ids, got {describe(prompt)}")
     model._check_tokens(prompt[:, -model.max_len :], "prompt", model.vocab)

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.quiver import Quiver
 from matplotlib.ticker import MaxNLocator
 
-from ._array import describe
+from ._validate import describe, to_numpy
 
 __all__ = ["bar", "curves", "heatmap", "to_numpy", "vectors_2d"]
 
@@ -34,23 +34,6 @@ ANNOTATE_UP_TO = 12
 
 ROTATE_OVER = 24
 """x labels are rotated when (number of labels) x (longest label) exceeds this many characters."""
-
-
-def to_numpy(x: Any, name: str = "x") -> np.ndarray:
-    """``x`` as a NumPy array: tensors are detached and copied to the CPU, lists converted.
-
-    Raises:
-        TypeError: ``x`` is not numeric (strings, objects, complex numbers).
-    """
-    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor, on any device
-        x = x.detach().cpu().numpy()
-    try:
-        arr = np.asarray(x)
-    except ValueError as err:  # ragged nested lists
-        raise ValueError(f"{name} is ragged: {err}") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got {describe(arr)}")
-    return arr
 
 
 def heatmap(

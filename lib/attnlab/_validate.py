@@ -1,0 +1,365 @@
+"""One place for input checks: arrays, numbers, and the inputs of modules.
+
+The pure functions of attnlab (softmax, cosine similarity, attention, ...) are written once
+against the Python array API standard. ``array-api-compat`` gives us a namespace ``xp`` with
+the same functions for NumPy and torch, so a function called with NumPy arrays returns a
+NumPy array and one called with tensors returns a tensor on the same device. This module
+adds what that library does not do: turning bad input into an error message a learner can
+act on (which argument, which shape, which dtype), the same way everywhere.
+
+One behaviour for every check here:
+
+- **Numbers.** A hyper-parameter that must be an integer accepts Python ``int``, NumPy
+  integers (``np.int64(2)``) and 0-d integer arrays or tensors; a real-valued one also
+  accepts floats and NumPy floats (``np.float32(0.5)``, what ``x.std()`` returns).
+  Booleans are never numbers here (``True`` is a flag, not a size). The checks return a
+  plain Python ``int``/``float``, so the rest of the library never sees a NumPy scalar.
+  A value of the wrong kind or out of range raises ``ValueError`` naming the parameter.
+- **Arrays.** :func:`as_array`, :func:`namespace`, :func:`as_float`, :func:`check_mask`:
+  NumPy or torch in, the same kind out; mixing the two is a ``TypeError``.
+- **Module inputs.** :func:`check_input` checks that a module's input is a tensor of a
+  floating dtype matching the module's weights, on their device, with the feature size the
+  module was built for, so the error names the shapes and dtypes instead of torch's
+  ``mat1 and mat2 shapes cannot be multiplied``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from array_api_compat import array_namespace, device, is_numpy_array, is_torch_array
+
+__all__ = [
+    "NEG_INF",
+    "as_array",
+    "as_float",
+    "broadcast_shape",
+    "check_input",
+    "check_int",
+    "check_last_dim",
+    "check_mask",
+    "check_real",
+    "describe",
+    "device",
+    "match_kind",
+    "namespace",
+    "positive_int",
+    "positive_number",
+    "probability",
+    "scalar_like",
+    "to_numpy",
+]
+
+NEG_INF = -math.inf
+
+# -- numbers -----------------------------------------------------------------------------------
+
+
+def _scalar(value: Any, integral: bool) -> int | float | None:
+    """``value`` as a Python ``int`` (or ``float`` when not ``integral``), else ``None``.
+
+    Accepted: Python and NumPy numbers (``numbers.Integral``/``numbers.Real``) and 0-d
+    NumPy arrays or torch tensors of such a dtype. Never booleans, never complex.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if (is_numpy_array(value) or is_torch_array(value)) and value.ndim == 0:
+        kind = np.asarray(value.detach().cpu() if is_torch_array(value) else value).dtype.kind
+        if kind not in ("iu" if integral else "iuf"):
+            return None
+        value = value.item()
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not integral and isinstance(value, numbers.Real):
+        return float(value)
+    return None
+
+
+def check_int(value: Any, name: str, *, low: int | None = None) -> int:
+    """``value`` as a Python ``int``, checked to be an integer ``>= low``.
+
+    Raises:
+        ValueError: ``value`` is not an integer (a float, a bool, a string...) or is below
+            ``low``; the message names ``name``: "n_heads must be a positive integer,
+            got 2.0".
+    """
+    n = _scalar(value, integral=True)
+    if n is None or (low is not None and n < low):
+        what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}
+        expected = what.get(low, f"an integer >= {low}")
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return n
+
+
+def positive_int(value: Any, name: str) -> int:
+    """``check_int(value, name, low=1)``: a size, a length, a count of steps."""
+    return check_int(value, name, low=1)
+
+
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    expected: str = "a real number",
+    ok: Any = None,
+) -> float:
+    """``value`` as a Python ``float``, checked to be a real number for which ``ok`` holds.
+
+    Args:
+        value: the number (Python, NumPy scalar, or a 0-d array/tensor).
+        name: the parameter's name, for the message.
+        expected: what it must be, for the message ("a positive number").
+        ok: optional predicate on the float (``lambda t: t > 0``); NaN never passes.
+
+    Raises:
+        ValueError: "temperature must be a positive number, got 0".
+    """
+    x = _scalar(value, integral=False)
+    if x is None or math.isnan(x) or (ok is not None and not ok(x)):
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return x
+
+
+def positive_number(value: Any, name: str) -> float:
+    """A real number ``> 0`` (a temperature, an epsilon, a learning rate)."""
+    return check_real(value, name, expected="a positive number", ok=lambda x: x > 0)
+
+
+def probability(value: Any, name: str = "dropout") -> float:
+    """A dropout rate: a real number in ``[0, 1)``."""
+    return check_real(value, name, expected="a probability in [0, 1)", ok=lambda p: 0.0 <= p < 1.0)
+
+
+# -- arrays ------------------------------------------------------------------------------------
+
+
+def describe(x: Any) -> str:
+    """A short human description of an array: ``'a torch.Tensor of shape (2, 3), float32'``."""
+    if is_torch_array(x):
+        return f"a torch.Tensor of shape {tuple(x.shape)}, {str(x.dtype).removeprefix('torch.')}"
+    if is_numpy_array(x):
+        return f"a numpy.ndarray of shape {tuple(x.shape)}, {x.dtype}"
+    return f"a {type(x).__name__}"
+
+
+def as_array(x: Any, name: str) -> Any:
+    """Return ``x`` as an array: NumPy arrays and torch tensors pass through unchanged.
+
+    Python numbers and (nested) lists/tuples of numbers become NumPy arrays, so a learner can
+    write ``softmax([1.0, 2.0, 3.0])``. Anything else raises a ``TypeError`` naming ``name``.
+    """
+    if is_numpy_array(x) or is_torch_array(x):
+        return x
+    if isinstance(x, (bool, int, float, list, tuple)):
+        try:
+            arr = np.asarray(x)
+        except ValueError as err:  # ragged nested lists
+            raise ValueError(f"{name} is a ragged nested list: {err}") from None
+        if arr.dtype.kind in "biuf":
+            return arr
+    raise TypeError(
+        f"{name} must be a NumPy array or a torch tensor (or a list of numbers), got {describe(x)}"
+    )
+
+
+def namespace(**arrays: Any) -> Any:
+    """The array namespace shared by all ``arrays`` (given by name, for the error message).
+
+    Raises ``TypeError`` when NumPy arrays and torch tensors are mixed: silently converting
+    one into the other would hide a device transfer or a dtype change.
+    """
+    kinds = {name: ("torch" if is_torch_array(a) else "numpy") for name, a in arrays.items()}
+    if len(set(kinds.values())) > 1:
+        listing = ", ".join(f"{n} is {describe(a)}" for n, a in arrays.items())
+        raise TypeError(f"mixed array kinds ({listing}): pass all NumPy arrays or all tensors")
+    return array_namespace(*arrays.values())
+
+
+def as_float(x: Any, name: str, xp: Any) -> Any:
+    """Return ``x`` with a real floating dtype.
+
+    Booleans and integers are promoted to the library's default float (NumPy: float64;
+    torch: ``torch.get_default_dtype()``), as ``np.exp`` and ``torch.exp`` would do.
+    Complex input raises ``TypeError``.
+    """
+    if xp.isdtype(x.dtype, "real floating"):
+        return x
+    if xp.isdtype(x.dtype, ("bool", "integral")):
+        if is_torch_array(x):
+            import torch
+
+            return x.to(torch.get_default_dtype())
+        return xp.astype(x, xp.float64)
+    raise TypeError(f"{name} must hold real numbers, got {describe(x)}")
+
+
+def check_last_dim(a: Any, b: Any, a_name: str, b_name: str) -> None:
+    """Raise ``ValueError`` unless ``a`` and ``b`` have the same size along the last axis."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            f"{a_name} and {b_name} must be vectors (at least 1-D), got "
+            f"{a_name}: {describe(a)} and {b_name}: {describe(b)}"
+        )
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"{a_name} and {b_name} must have the same size in their last axis, got "
+            f"{a_name}: shape {tuple(a.shape)} and {b_name}: shape {tuple(b.shape)}"
+        )
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NumPy broadcasting of ``shapes``, or ``None`` when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def check_mask(mask: Any, target_shape: tuple[int, ...], xp: Any, what: str = "scores") -> Any:
+    """Validate a boolean attention mask (``True`` = may attend) against ``target_shape``.
+
+    The mask must be boolean (a float "additive" mask is a different convention, see
+    chapter 6) and must broadcast to ``target_shape`` without changing it.
+    """
+    mask = as_array(mask, "mask")
+    if is_torch_array(mask) != (xp.__name__.endswith("torch")):
+        raise TypeError(f"mask is {describe(mask)}, but the {what} are the other kind of array")
+    if not xp.isdtype(mask.dtype, "bool"):
+        raise TypeError(
+            f"mask must be boolean (True = may attend), got {describe(mask)}; "
+            "for a 0/1 mask use mask.astype(bool) or mask.bool()"
+        )
+    if broadcast_shape(tuple(mask.shape), tuple(target_shape)) != tuple(target_shape):
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the {what} shape "
+            f"{tuple(target_shape)}"
+        )
+    return mask
+
+
+def scalar_like(value: float, like: Any, xp: Any) -> Any:
+    """A 0-d array holding ``value`` with the dtype and device of ``like``."""
+    return xp.asarray(value, dtype=like.dtype, device=device(like))
+
+
+def to_numpy(x: Any, name: str = "x", *, numeric: bool = True) -> np.ndarray:
+    """``x`` as a NumPy array: tensors are detached and copied to the CPU, lists converted.
+
+    The one conversion used to draw (:mod:`attnlab.viz`) and to compare answers
+    (:mod:`attnlab.grading`).
+
+    Args:
+        x: a NumPy array, a torch tensor (any device, with or without grad), a number or
+            a (nested) list.
+        name: the argument's name, for the messages.
+        numeric: require real numbers (booleans and integers included).
+
+    Raises:
+        ValueError: a ragged nested list.
+        TypeError: with ``numeric``, values that are not real numbers (strings, objects,
+            complex numbers).
+    """
+    if is_torch_array(x):
+        x = x.detach().cpu().numpy()
+    try:
+        arr = np.asarray(x)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name} is ragged: {err}") from None
+    if numeric and arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got {describe(arr)}")
+    return arr
+
+
+# -- the inputs of modules ---------------------------------------------------------------------
+
+
+def check_input(
+    x: Any,
+    features: int,
+    *,
+    who: str,
+    name: str = "x",
+    shape: str | None = None,
+    ndim: int | None = None,
+    min_ndim: int = 1,
+    module: Any = None,
+    hint: str = "",
+) -> None:
+    """Check a module's input tensor: kind, dtype, device and feature size, with clear errors.
+
+    Args:
+        x: the input.
+        features: the size its last axis must have (the module's ``d_model``).
+        who: the module's name, for the messages (``"FeedForward"``).
+        name: the argument's name (``"x"``, ``"query"``, ``"memory"``).
+        shape: the expected shape as the message writes it (default ``(..., features)``).
+        ndim: the exact number of axes required (default: any, at least ``min_ndim``).
+        min_ndim: the fewest axes accepted.
+        module: an ``nn.Module`` whose weights ``x`` must match in dtype and device.
+        hint: appended to the floating-dtype error (e.g. "embed the token ids first").
+
+    Raises:
+        TypeError: ``x`` is not a tensor, not floating-point, or not of the weights' dtype.
+        ValueError: the wrong number of axes, the wrong feature size, or another device.
+    """
+    if not is_torch_array(x):
+        if name == "x":
+            raise TypeError(f"{who} expects a torch.Tensor, got {describe(x)}")
+        raise TypeError(f"{who} expects torch tensors, got {name}: {describe(x)}")
+    shape = f"(..., {features})" if shape is None else shape
+    if (ndim is not None and x.ndim != ndim) or x.ndim < min_ndim or x.shape[-1] != features:
+        raise ValueError(f"{who}: {name} must have shape {shape}, got {describe(x)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{who} expects floating-point {name}, got {describe(x)}{hint}")
+    weight = _first_tensor(module)
+    if weight is None:
+        return
+    if x.dtype != weight.dtype:
+        w = str(weight.dtype).removeprefix("torch.")
+        raise TypeError(
+            f"{who} has {w} weights but {name} is {describe(x)}: convert one to the other, "
+            f"e.g. {name}.to(torch.{w}) or module.to({x.dtype})"
+        )
+    if x.device != weight.device:
+        raise ValueError(
+            f"{who} has its weights on {weight.device} but {name} is on {x.device}: "
+            f"move one, e.g. {name}.to('{weight.device}')"
+        )
+
+
+def _first_tensor(module: Any) -> Any:
+    """The first parameter (else buffer) of ``module``, or ``None``."""
+    if module is None:
+        return None
+    for tensor in module.parameters():
+        return tensor
+    for tensor in module.buffers():
+        return tensor
+    return None
+
+
+def match_kind(table: np.ndarray, like: Any) -> Any:
+    """Return the NumPy ``table`` as the kind of array ``like`` is, on its device.
+
+    ``like=None`` keeps ``table``. A floating ``table`` takes ``like``'s floating dtype, or
+    the default float when ``like`` holds integers or booleans (NumPy: float64; torch:
+    ``torch.get_default_dtype()``); any other ``table`` (a boolean mask) keeps its dtype.
+    Used by the functions with a ``like=`` argument (``causal_mask``,
+    ``sinusoidal_encoding``, ...).
+    """
+    if like is None:
+        return table
+    like = as_array(like, "like")
+    floating = table.dtype.kind == "f"
+    if is_numpy_array(like):
+        return table.astype(like.dtype) if floating and like.dtype.kind == "f" else table
+    import torch
+
+    out = torch.from_numpy(table)
+    if not floating:
+        return out.to(like.device)
+    dtype = like.dtype if like.is_floating_point() else torch.get_default_dtype()
+    return out.to(device=like.device, dtype=dtype)
