@@ -46,7 +46,7 @@ import torch
 from array_api_compat import is_torch_array
 from torch import nn
 
-from ._array import as_array, as_float, check_last_dim, check_mask, describe, namespace
+from ._validate import as_array, as_float, check_last_dim, check_mask, describe, namespace
 from .attention import scaled_dot_product_attention
 from .multihead import merge_heads, split_heads
 
