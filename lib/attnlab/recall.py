@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._array import describe
+from ._validate import describe
 from .attention import scaled_dot_product_attention
 
 __all__ = [
