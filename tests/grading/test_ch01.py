@@ -12,7 +12,6 @@ import math
 import pytest
 import torch
 
-from attnlab import grading
 from attnlab.grading.ch01 import (
     GRADERS,
     check_bytenet_path,
@@ -24,14 +23,6 @@ from attnlab.grading.ch01 import (
     check_survives_20,
     summary,
 )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
 
 # ------------------------------------------------------------------ correct answers
 

@@ -27,14 +27,6 @@ from attnlab.grading.ch02 import (
     summary,
 )
 
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
-
 # ------------------------------------------------------------------ correct answers
 
 

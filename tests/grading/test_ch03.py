@@ -14,7 +14,6 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab import grading
 from attnlab.grading.ch03 import (
     ADDITIVE,
     ATTENTION,
@@ -46,14 +45,6 @@ from attnlab.grading.status import (
     WRONG_TYPE,
     WRONG_VALUES,
 )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
 
 # ------------------------------------------------------------------ correct answers
 

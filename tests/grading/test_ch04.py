@@ -13,7 +13,6 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab import grading
 from attnlab.grading.ch04 import (
     BERT_PARAMETERS,
     BLEND_WEIGHT,
@@ -30,14 +29,6 @@ from attnlab.grading.ch04 import (
     summary,
 )
 from attnlab.multihead import MultiHeadAttention
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
 
 # ------------------------------------------------------------------ learners' answers
 

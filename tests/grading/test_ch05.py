@@ -16,7 +16,6 @@ import torch
 from torch import nn
 
 import attnlab
-from attnlab import grading
 from attnlab.grading.ch05 import (
     GRADERS,
     OFFSET,
@@ -37,14 +36,6 @@ from attnlab.grading.ch05 import (
     check_sinusoidal_encoding,
     summary,
 )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
 
 # ------------------------------------------------------------------ correct answers
 

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import attnlab
-from attnlab import grading
 from attnlab.grading.ch06 import (
     BLIND_ROW,
     FILL_LEAK,
@@ -31,14 +30,6 @@ from attnlab.grading.ch06 import (
     check_to_key_padding_mask,
     summary,
 )
-
-
-@pytest.fixture(autouse=True)
-def _fresh_registry():
-    grading.reset()
-    yield
-    grading.reset()
-
 
 CHECKS = {
     "causal_mask": check_causal_mask,

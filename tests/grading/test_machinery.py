@@ -14,14 +14,6 @@ import torch
 from attnlab import grading
 from attnlab.grading import Case, Grader, Mistake
 
-
-@pytest.fixture(autouse=True)
-def _fresh_results():
-    grading.reset()
-    yield
-    grading.reset()
-
-
 # ------------------------------------------------------------------ the machinery is generic
 
 
