@@ -6,6 +6,8 @@ check_softmax, summary``. The machinery, each job in its module:
 - :mod:`.specs`: :class:`Case` (an input) and :class:`Mistake` (a planted wrong answer);
 - :mod:`.pipeline`: :class:`Grader`, the ordered checks of a learner's function;
 - :mod:`.questions`: :class:`Question`, a prediction checked against the right value;
+- :mod:`.modules`: a learner's ``nn.Module`` class graded by a :class:`Grader` (the
+  adapter every module exercise uses: :func:`~.modules.adapt`, :func:`~.modules.check_class`);
 - :mod:`.forensics`: running the learner's code and reading its tracebacks;
 - :mod:`.results` and :mod:`.display`: :class:`CheckResult`, the score :class:`Summary`
   (the only state: the latest result per exercise) and how both look;

@@ -20,12 +20,12 @@ import torch
 
 from ..attention import SelfAttention, scaled_dot_product_attention
 from ..similarity import additive_scores
+from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
-from .results import CheckResult, record
+from .results import CheckResult
 from .specs import Case, Mistake
-from .status import WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -465,62 +465,34 @@ def check_additive_scores(fn: Callable[..., Any]) -> CheckResult:
 _MODULE_OUTPUTS = ("out", "weights", "W_q.weight.grad", "W_k.weight.grad", "W_v.weight.grad")
 
 
-def _module_runner(cls: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
-    """A function of the case's inputs that builds ``cls``, copies the weights, runs it.
+def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ...]:
+    """Build ``cls``, copy the weights in, run it (see :func:`.modules.adapt`).
 
     Returns ``(out, weights)`` and the gradients of ``(out ** 2).sum()`` with respect to the
-    three projection matrices (in ``nn.Linear``'s ``(d_head, d_model)`` layout). A stub's
-    ``NotImplementedError`` is raised again from here, so the check reports "not attempted".
+    three projection matrices (in ``nn.Linear``'s ``(d_head, d_model)`` layout).
     """
-
-    def run(x, W_q, W_k, W_v, mask=None):
-        d_head, d_model = W_q.shape
-        try:
-            layer = cls(d_model, d_head)
-        except NotImplementedError as err:
-            if _raised_by(err, cls):
-                raise NotImplementedError(str(err)) from None
-            raise
-        layer = layer.to(torch.float64)
-        for name in ("W_q", "W_k", "W_v"):
-            getattr(layer, name)  # AttributeError: "... has no attribute 'W_k'"
-        names = sorted(n for n, _ in layer.named_parameters())
-        if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
-            raise ValueError(
-                f"the layer's parameters are {names}; expected exactly W_q.weight, "
-                "W_k.weight and W_v.weight (three nn.Linear(d_model, d_head, bias=False))"
-            )
-        with torch.no_grad():
-            for name, w in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-                getattr(layer, name).weight.copy_(w)
-        try:
-            result = layer(x) if mask is None else layer(x, mask)
-        except NotImplementedError as err:
-            if _raised_by(err, cls):
-                raise NotImplementedError(str(err)) from None
-            raise
-        out, weights = result
-        (out**2).sum().backward()
-        # A projection that forward never uses gets no gradient: zeros, compared as such.
-        grads = tuple(_grad(getattr(layer, n).weight) for n in ("W_q", "W_k", "W_v"))
-        return (out.detach(), weights.detach(), *grads)
-
-    return run
+    d_head, d_model = W_q.shape
+    layer = cls(d_model, d_head).to(torch.float64)
+    for name in ("W_q", "W_k", "W_v"):
+        getattr(layer, name)  # AttributeError: "... has no attribute 'W_k'"
+    names = sorted(n for n, _ in layer.named_parameters())
+    if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
+        raise ValueError(
+            f"the layer's parameters are {names}; expected exactly W_q.weight, "
+            "W_k.weight and W_v.weight (three nn.Linear(d_model, d_head, bias=False))"
+        )
+    with torch.no_grad():
+        for name, w in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+            getattr(layer, name).weight.copy_(w)
+    out, weights = layer(x) if mask is None else layer(x, mask)
+    (out**2).sum().backward()
+    # A projection that forward never uses gets no gradient: zeros, compared as such.
+    grads = tuple(_grad(getattr(layer, n).weight) for n in ("W_q", "W_k", "W_v"))
+    return (out.detach(), weights.detach(), *grads)
 
 
 def _grad(w: torch.Tensor) -> torch.Tensor:
     return torch.zeros_like(w) if w.grad is None else w.grad
-
-
-def _raised_by(err: BaseException, cls: Any) -> bool:
-    """Was ``err`` raised directly in ``cls.__init__`` or ``cls.forward`` (a stub)?"""
-    tb = err.__traceback__
-    last = None
-    while tb is not None:
-        last = tb.tb_frame.f_code
-        tb = tb.tb_next
-    codes = {getattr(getattr(cls, m, None), "__code__", None) for m in ("__init__", "forward")}
-    return last in codes
 
 
 def _planted_module(forward: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> Callable:
@@ -576,7 +548,7 @@ SELF_ATTENTION_MODULE = GRADERS.add(
         signature="SelfAttention(d_model, d_head) with W_q, W_k, W_v = nn.Linear(d_model, "
         "d_head, bias=False); forward(x, mask=None): x (B, T, D) -> (out (B, T, d), "
         "weights (B, T, T))",
-        reference=_module_runner(SelfAttention),
+        reference=adapt(_run_module, SelfAttention),
         cases=_module_cases(),
         outputs=_MODULE_OUTPUTS,
         mistakes=(
@@ -647,20 +619,12 @@ def check_self_attention_module(cls: Any) -> CheckResult:
 
     Taught in: chapters/03_qkv.ipynb (exercise in exercises/03_qkv.ipynb)
     """
-    if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
-        shown = type(cls).__name__ if not isinstance(cls, type) else cls.__name__
-        return record(
-            CheckResult(
-                name=SELF_ATTENTION_MODULE.name,
-                status=WRONG_TYPE,
-                passed=False,
-                message=f"expected your class (a subclass of torch.nn.Module), got {shown}",
-                diagnosis="pass the class itself, not an instance: "
-                "check_self_attention_module(SelfAttention)",
-                diagnosed=True,
-            )
-        )
-    return SELF_ATTENTION_MODULE.check(_module_runner(cls))
+    return check_class(
+        SELF_ATTENTION_MODULE,
+        cls,
+        _run_module,
+        example="check_self_attention_module(SelfAttention)",
+    )
 
 
 # ---------------------------------------------------------------- prediction questions

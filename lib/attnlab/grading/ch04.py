@@ -20,7 +20,6 @@ Taught in: exercises/04_multihead.ipynb
 from __future__ import annotations
 
 import math
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +28,7 @@ import torch
 from torch import nn
 
 from ..multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
+from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -334,47 +334,17 @@ def _module_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
-def _from_stub(err: NotImplementedError) -> NotImplementedError:
-    """The error to raise from the adapter for a ``NotImplementedError`` of the learner's code.
-
-    The adapter is the function the grader calls. A stub's ``NotImplementedError`` raised by
-    the learner's ``forward``, ``__init__`` or ``load_into_torch`` itself becomes a fresh
-    error raised by the adapter (``raise _from_stub(err) from None``), so that it reads as
-    "not attempted"; one raised deeper (by another unfinished exercise that the method
-    calls) is returned as it is, with its traceback, so the report can name that exercise.
-    """
-    frames = traceback.extract_tb(err.__traceback__)
-    if frames and frames[-1].name in ("forward", "__init__", "load_into_torch"):
-        return NotImplementedError(*err.args)
-    return err
-
-
-def _module_runner(cls: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
-    """The learner's class as a function of a case: build, load weights, run, backprop."""
-
-    def run(query, memory, n_heads, seed, mask=None):
-        reference = _seeded_layer(query.shape[-1], n_heads, seed)
-        try:
-            layer = cls(query.shape[-1], n_heads)
-        except NotImplementedError as err:
-            raise _from_stub(err) from None
-        layer = layer.double()
-        layer.load_state_dict(reference.state_dict())
-        query = query.detach().clone().requires_grad_()
-        try:
-            out, weights = layer(query, memory, memory, mask=mask)
-        except NotImplementedError as err:
-            raise _from_stub(err) from None
-        g = torch.Generator().manual_seed(seed)
-        upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
-        (out * upstream).sum().backward()
-        return out.detach(), weights.detach(), query.grad, layer.W_q.weight.grad
-
-    return run
-
-
-def _reference_module_run(query, memory, n_heads, seed, mask=None):
-    return _module_runner(MultiHeadAttention)(query, memory, n_heads, seed, mask=mask)
+def _run_module(cls: Any, query, memory, n_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
+    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
+    reference = _seeded_layer(query.shape[-1], n_heads, seed)
+    layer = cls(query.shape[-1], n_heads).double()
+    layer.load_state_dict(reference.state_dict())
+    query = query.detach().clone().requires_grad_()
+    out, weights = layer(query, memory, memory, mask=mask)
+    g = torch.Generator().manual_seed(seed)
+    upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
+    (out * upstream).sum().backward()
+    return out.detach(), weights.detach(), query.grad, layer.W_q.weight.grad
 
 
 class _PlantedMHA(nn.Module):
@@ -417,7 +387,8 @@ class _PlantedMHA(nn.Module):
 
 
 def _planted(bug: str) -> Callable[..., Any]:
-    return _module_runner(type(f"Planted_{bug.replace(' ', '_')}", (_PlantedMHA,), {"bug": bug}))
+    planted = type(f"Planted_{bug.replace(' ', '_')}", (_PlantedMHA,), {"bug": bug})
+    return adapt(_run_module, planted)
 
 
 MULTIHEAD_ATTENTION = GRADERS.add(
@@ -425,7 +396,7 @@ MULTIHEAD_ATTENTION = GRADERS.add(
         name="multihead_attention",
         signature="MyMultiHeadAttention(d_model, n_heads); forward(query, key, value, "
         "mask=None) -> (out (B, T, D), weights (B, H, T, S))",
-        reference=_reference_module_run,
+        reference=adapt(_run_module, MultiHeadAttention),
         cases=_module_cases(),
         outputs=("out", "weights", "query gradient", "W_q gradient"),
         mistakes=(
@@ -484,7 +455,12 @@ def check_multihead_attention(cls: Any) -> CheckResult:
 
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
     """
-    return MULTIHEAD_ATTENTION.check(_module_runner(cls) if isinstance(cls, type) else cls)
+    return check_class(
+        MULTIHEAD_ATTENTION,
+        cls,
+        _run_module,
+        example="check_multihead_attention(MyMultiHeadAttention)",
+    )
 
 
 # ---- weights into nn.MultiheadAttention -------------------------------------------------
@@ -502,22 +478,15 @@ def _torch_cases() -> tuple[Case, ...]:
     )
 
 
-def _torch_runner(load: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
-    """A loader as a function of a case: copy into a fresh nn.MultiheadAttention and run it."""
-
-    def run(x, n_heads, seed):
-        ours = _seeded_layer(x.shape[-1], n_heads, seed)
-        torch.manual_seed(1000 + seed)
-        theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
-        try:
-            load(ours, theirs)
-        except NotImplementedError as err:
-            raise _from_stub(err) from None
-        with torch.no_grad():
-            out, weights = theirs(x, x, x, average_attn_weights=False)
-        return out, weights
-
-    return run
+def _run_load(load: Callable[..., Any], x, n_heads, seed) -> tuple[torch.Tensor, ...]:
+    """One case for a loader (see :func:`.modules.adapt`): copy into nn.MultiheadAttention, run."""
+    ours = _seeded_layer(x.shape[-1], n_heads, seed)
+    torch.manual_seed(1000 + seed)
+    theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
+    load(ours, theirs)
+    with torch.no_grad():
+        out, weights = theirs(x, x, x, average_attn_weights=False)
+    return out, weights
 
 
 def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
@@ -545,33 +514,33 @@ LOAD_INTO_TORCH = GRADERS.add(
     Grader(
         name="load_into_torch",
         signature="load_into_torch(ours, theirs): copy ours' weights into theirs, in place",
-        reference=_torch_runner(_reference_load),
+        reference=adapt(_run_load, _reference_load),
         cases=_torch_cases(),
         outputs=("out", "weights"),
         mistakes=(
             Mistake(
                 "W_q and W_k are swapped: in_proj_weight stacks W_q (rows 0..D-1), then "
                 "W_k, then W_v",
-                _torch_runner(_loader(order=(1, 0, 2))),
+                adapt(_run_load, _loader(order=(1, 0, 2))),
             ),
             Mistake(
                 "the order of the stacked blocks is wrong: in_proj_weight is "
                 "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
-                _torch_runner(_loader(order=(2, 1, 0))),
+                adapt(_run_load, _loader(order=(2, 1, 0))),
             ),
             Mistake(
                 "you transposed the weights: both nn.Linear and in_proj_weight store a "
                 "matrix as (out_features, in_features), so copy .weight as it is",
-                _torch_runner(_loader(transpose=True)),
+                adapt(_run_load, _loader(transpose=True)),
             ),
             Mistake(
                 "you left the biases out: copy the three input biases into in_proj_bias "
                 "and W_o's bias into out_proj.bias",
-                _torch_runner(_loader(biases=False)),
+                adapt(_run_load, _loader(biases=False)),
             ),
             Mistake(
                 "you did not copy W_o: it goes into theirs.out_proj (weight and bias)",
-                _torch_runner(_loader(out_proj=False)),
+                adapt(_run_load, _loader(out_proj=False)),
             ),
         ),
         error_hints=(
@@ -597,7 +566,7 @@ def check_load_into_torch(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
     """
-    return LOAD_INTO_TORCH.check(_torch_runner(fn) if callable(fn) else fn)
+    return LOAD_INTO_TORCH.check(adapt(_run_load, fn) if callable(fn) else fn)
 
 
 # ---- prediction questions about the maps -------------------------------------------------

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from ..attention import scaled_dot_product_attention
 from ..masking import causal_mask
@@ -29,13 +28,13 @@ from ..positional import (
     permutation_gap,
     sinusoidal_encoding,
 )
-from .forensics import where
+from .modules import Finding, ModuleExercise, adapt, building_error
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
-from .results import CheckResult, record
+from .results import CheckResult
 from .specs import Case, Mistake
-from .status import EXCEPTION, GRADER_ERROR, NOT_ATTEMPTED, WRONG_TYPE
+from .status import WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -572,8 +571,9 @@ MAX_LEN = 16
 """The ``max_len`` the learner's layer is built with in every case."""
 
 
-def _layer_reference(x: torch.Tensor) -> torch.Tensor:
-    return SinusoidalPositionalEncoding(x.shape[-1], MAX_LEN)(x)
+def _run_layer(cls: Any, x: torch.Tensor) -> torch.Tensor:
+    """One case for a class (see :func:`.modules.adapt`): ``cls(D, MAX_LEN)(x)``."""
+    return cls(x.shape[-1], MAX_LEN)(x)
 
 
 def _pe_like(x: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -612,7 +612,7 @@ _LAYER_MISTAKES = (
 _LAYER_VALUES = Grader(
     name="positional_encoding",
     signature="PositionalEncoding(d_model, max_len)(x) with x: (B, T, D) -> (B, T, D)",
-    reference=_layer_reference,
+    reference=adapt(_run_layer, SinusoidalPositionalEncoding),
     cases=_layer_cases(),
     mistakes=_LAYER_MISTAKES,
     error_hints=(
@@ -628,91 +628,49 @@ _LAYER_VALUES = Grader(
 )
 
 
-@dataclass(frozen=True)
-class LayerExercise:
-    """Checks a learner's ``nn.Module`` class: built for every case, compared with the lib's.
-
-    It first builds the layer (a ``NotImplementedError`` from the stub is "not attempted"),
-    checks that the table is a buffer (moved by ``.to(device)``, never trained), then grades
-    ``layer(x)`` on every case like a function exercise.
-    """
-
-    name: str
-    values: Grader
-    _not_attempted = (
-        "not attempted yet: replace each `raise NotImplementedError(...)` (in __init__ and "
-        "forward) with your code, then run this cell again"
-    )
-
-    def check(self, cls: Any) -> CheckResult:
-        """Grade the class ``cls``, record the result, and return it. Never raises."""
-        try:
-            return self._check(cls)
-        except Exception as err:  # a grader bug must not crash the learner's notebook
-            return record(self._result(GRADER_ERROR, f"the grader itself failed ({err!r})"))
-
-    def _result(self, status: str, message: str, diagnosis: str | None = None) -> CheckResult:
-        return CheckResult(
-            name=self.name,
-            status=status,
-            passed=False,
-            message=message,
-            diagnosis=diagnosis,
-            diagnosed=diagnosis is not None,
+def _inspect_layer(cls: type) -> Finding | None:
+    """Build the layer and run it once; its table must be a buffer, not a parameter."""
+    try:
+        layer = cls(4, MAX_LEN)
+    except NotImplementedError:
+        raise
+    except Exception as err:
+        return building_error(
+            err, f"PositionalEncoding(4, {MAX_LEN})", "PositionalEncoding(d_model, max_len)"
         )
-
-    def _check(self, cls: Any) -> CheckResult:
-        if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-            return record(
-                self._result(
-                    WRONG_TYPE,
-                    f"expected your layer's class, got {type(cls).__name__}",
-                    "pass the class itself, a subclass of nn.Module: "
-                    "check_positional_encoding(PositionalEncoding), without building it",
-                )
-            )
-        try:
-            layer = cls(4, MAX_LEN)
-        except NotImplementedError:
-            return record(self._result(NOT_ATTEMPTED, self._not_attempted))
-        except Exception as err:
-            at = where(err)
-            return record(
-                self._result(
-                    EXCEPTION,
-                    f"raised {type(err).__name__}: {err} when building the layer with "
-                    f"PositionalEncoding(4, {MAX_LEN})" + (f"\n  at {at}" if at else ""),
-                    "keep the signature: PositionalEncoding(d_model, max_len)",
-                )
-            )
-        try:
-            layer(torch.zeros(1, 3, 4))
-        except NotImplementedError:
-            return record(self._result(NOT_ATTEMPTED, self._not_attempted))
-        except Exception:
-            pass  # reported, with its case and hints, by the value checks below
-        if any(p.requires_grad for p in layer.parameters()):
-            return record(
-                self._result(
-                    WRONG_TYPE,
-                    "your layer has trainable parameters",
-                    "the sinusoidal table is fixed: store it with self.register_buffer(...), "
-                    "not nn.Parameter, so that the optimizer never changes it",
-                )
-            )
-        if not list(layer.buffers()):
-            return record(
-                self._result(
-                    WRONG_TYPE,
-                    "your table is not a buffer of the layer",
-                    "store it with self.register_buffer('pe', table): a plain tensor "
-                    "attribute stays on the CPU when the layer is moved with .to('cuda')",
-                )
-            )
-        return self.values.check(lambda x: cls(x.shape[-1], MAX_LEN)(x))
+    try:
+        layer(torch.zeros(1, 3, 4))
+    except NotImplementedError:
+        raise
+    except Exception:
+        pass  # reported, with its case and hints, by the value checks
+    if any(p.requires_grad for p in layer.parameters()):
+        return Finding(
+            WRONG_TYPE,
+            "your layer has trainable parameters",
+            "the sinusoidal table is fixed: store it with self.register_buffer(...), "
+            "not nn.Parameter, so that the optimizer never changes it",
+        )
+    if not list(layer.buffers()):
+        return Finding(
+            WRONG_TYPE,
+            "your table is not a buffer of the layer",
+            "store it with self.register_buffer('pe', table): a plain tensor "
+            "attribute stays on the CPU when the layer is moved with .to('cuda')",
+        )
+    return None
 
 
-POSITIONAL_ENCODING = GRADERS.add(LayerExercise("positional_encoding", _LAYER_VALUES))
+POSITIONAL_ENCODING = GRADERS.add(
+    ModuleExercise(
+        _LAYER_VALUES,
+        _run_layer,
+        example="check_positional_encoding(PositionalEncoding)",
+        inspect=_inspect_layer,
+        not_attempted="not attempted yet: replace each `raise NotImplementedError(...)` (in "
+        "__init__ and forward) with your code, then run this cell again",
+    )
+)
 
 
 def check_positional_encoding(cls: type) -> CheckResult:

@@ -40,11 +40,10 @@ import numpy as np
 from array_api_compat import is_torch_array
 
 from .forensics import call_quietly, error_hints, raised_directly, unfinished_callee, where
-from .results import CheckResult, record
+from .results import CheckResult, graded, make_result
 from .specs import Case, Mistake
 from .status import (
     EXCEPTION,
-    GRADER_ERROR,
     IN_PLACE,
     NOT_ATTEMPTED,
     NOT_FINITE,
@@ -101,14 +100,7 @@ class Grader:
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises."""
-        try:
-            result = self._grade(fn)
-        except Exception as err:  # a grader bug must not crash the learner's notebook either
-            result = self._result(
-                GRADER_ERROR,
-                f"the grader itself failed ({type(err).__name__}: {err}); please report this",
-            )
-        return record(result)
+        return graded(self.name, self._grade, fn)
 
     # The order of the checks is the order of this method.
     def _grade(self, fn: Any) -> CheckResult:
@@ -214,14 +206,8 @@ class Grader:
         max_error: float | None = None,
         diagnosed: bool = False,
     ) -> CheckResult:
-        return CheckResult(
-            name=self.name,
-            status=status,
-            passed=status == PASSED,
-            message=message,
-            diagnosis=diagnosis,
-            max_error=max_error,
-            diagnosed=diagnosed,
+        return make_result(
+            self.name, status, message, diagnosis, max_error=max_error, diagnosed=diagnosed
         )
 
     def _of(self, name: str) -> str:

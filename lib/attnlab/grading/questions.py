@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
-from .results import CheckResult, record
-from .status import GRADER_ERROR, NOT_ATTEMPTED, PASSED, WRONG_ANSWER, WRONG_TYPE
+from .results import CheckResult, graded, make_result
+from .status import NOT_ATTEMPTED, PASSED, WRONG_ANSWER, WRONG_TYPE
 
 __all__ = ["Question"]
 
@@ -118,25 +118,11 @@ class Question:
         return self._normal(given) == self._normal(target)
 
     def _result(self, status: str, message: str, diagnosis: str | None = None, **kw: Any):
-        return CheckResult(
-            name=self.name,
-            status=status,
-            passed=status == PASSED,
-            message=message,
-            diagnosis=diagnosis,
-            **kw,
-        )
+        return make_result(self.name, status, message, diagnosis, **kw)
 
     def check(self, answer: Any) -> CheckResult:
         """Check ``answer``, record the result for the score, and return it. Never raises."""
-        try:
-            result = self._check(answer)
-        except Exception as err:  # a grader bug must not crash the learner's notebook
-            result = self._result(
-                GRADER_ERROR,
-                f"the grader itself failed ({type(err).__name__}: {err}); please report this",
-            )
-        return record(result)
+        return graded(self.name, self._check, answer)
 
     def _as_value(self, given: Any) -> tuple[Any, str | None, str | None]:
         """``given`` as a value of the question's kind, or ``(None, problem, hint)``."""

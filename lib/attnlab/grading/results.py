@@ -9,13 +9,14 @@ Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from . import display
-from .status import NOT_CHECKED, PASSED
+from .status import GRADER_ERROR, NOT_CHECKED, PASSED
 
-__all__ = ["CheckResult", "Summary", "record", "reset", "summary"]
+__all__ = ["CheckResult", "Summary", "graded", "make_result", "record", "reset", "summary"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,40 @@ def record(result: CheckResult) -> CheckResult:
     """Remember ``result`` as the latest of its exercise, and return it."""
     _LATEST[result.name] = result
     return result
+
+
+def make_result(
+    name: str, status: str, message: str, diagnosis: str | None = None, **details: Any
+) -> CheckResult:
+    """A :class:`CheckResult` of exercise ``name``: passed exactly when ``status`` is passed.
+
+    ``details``: the other fields (``max_error``, ``diagnosed``, ``explanation``).
+    """
+    return CheckResult(
+        name=name,
+        status=status,
+        passed=status == PASSED,
+        message=message,
+        diagnosis=diagnosis,
+        **details,
+    )
+
+
+def graded(name: str, grade: Callable[[Any], CheckResult], answer: Any) -> CheckResult:
+    """``grade(answer)``, recorded for the score and returned. Never raises.
+
+    Every exercise's ``check`` goes through here: a bug of the grader itself becomes a
+    ``"grader error"`` result instead of crashing the learner's notebook.
+    """
+    try:
+        result = grade(answer)
+    except Exception as err:
+        result = make_result(
+            name,
+            GRADER_ERROR,
+            f"the grader itself failed ({type(err).__name__}: {err}); please report this",
+        )
+    return record(result)
 
 
 def summary(title: str = "Exercises", exercises: Iterable[str] | None = None) -> Summary:
