@@ -460,3 +460,77 @@ def test_median_seconds_and_peak_memory() -> None:
         median_seconds(lambda: None, repeats=0)
     size = peak_memory(lambda: torch.ones(1024, 1024))
     assert 4 * 2**20 <= size < 5 * 2**20  # one float32 megamatrix, counted once
+
+
+# --- the KV cache in the decoder-only model ----------------------------------------------
+
+
+def small_lm(seed: int, **kwargs):
+    from attnlab.transformer import DecoderOnlyLM
+
+    torch.manual_seed(seed)
+    options = {"d_model": 32, "n_heads": 4, "n_layers": 2, "d_ff": 64, "max_len": 40}
+    return DecoderOnlyLM(vocab=23, **{**options, **kwargs}).eval()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"norm_first": False},
+        {"positional": "sinusoidal"},
+        {"pad_id": 0},
+        {"n_layers": 3, "n_heads": 2},
+    ],
+    ids=["pre-LN", "post-LN", "sinusoidal", "padding", "3 layers"],
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_generate_with_cache_gives_the_same_tokens(options, seed) -> None:
+    from attnlab.transformer import generate
+
+    model = small_lm(seed, **options)
+    g = torch.Generator().manual_seed(seed)
+    prompt = torch.randint(1, 23, (3, 5), generator=g)
+    if "pad_id" in options:
+        prompt[1, :2] = 0  # left padding in one row: padded keys stay hidden in the cache
+    slow = generate(model, prompt, max_new_tokens=25)
+    fast = generate(model, prompt, max_new_tokens=25, use_cache=True)
+    torch.testing.assert_close(fast, slow, rtol=0, atol=0)
+
+
+def test_cached_logits_equal_full_logits() -> None:
+    model = small_lm(3)
+    tokens = torch.randint(0, 23, (2, 12), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        full = model(tokens)  # (B, T, V)
+        cache = KVCache(len(model.decoder.layers))
+        parts = [model(tokens[:, :7], cache)]  # the prompt at once
+        parts += [model(tokens[:, t : t + 1], cache) for t in range(7, 12)]  # then one by one
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
+    assert cache.length == 12
+    assert cache.nbytes() == kv_cache_bytes(
+        n_layers=2, n_kv_heads=4, d_head=8, seq_len=12, batch=2, bytes_per_value=4
+    )
+
+
+def test_generate_with_cache_past_max_len_and_eos() -> None:
+    from attnlab.transformer import generate
+
+    model = small_lm(4, max_len=10)
+    prompt = torch.tensor([[5, 6, 7], [8, 9, 10]])
+    slow = generate(model, prompt, max_new_tokens=20)  # the window slides after 7 steps
+    fast = generate(model, prompt, max_new_tokens=20, use_cache=True)
+    torch.testing.assert_close(fast, slow, rtol=0, atol=0)
+    eos = int(slow[0, 4])  # a token the first row produces: it finishes early
+    slow = generate(model, prompt, max_new_tokens=20, eos_id=eos)
+    fast = generate(model, prompt, max_new_tokens=20, eos_id=eos, use_cache=True)
+    torch.testing.assert_close(fast, slow, rtol=0, atol=0)
+
+
+def test_model_rejects_a_cache_beyond_max_len() -> None:
+    model = small_lm(5, max_len=6)
+    cache = KVCache(2)
+    with torch.no_grad():
+        model(torch.ones(1, 5, dtype=torch.long), cache)
+        with pytest.raises(ValueError, match="exceed the model's max_len=6"):
+            model(torch.ones(1, 2, dtype=torch.long), cache)

@@ -126,7 +126,9 @@ class MultiHeadAttention(nn.Module):
         4-D broadcastable to ``(B, H, T, S)`` (a ``(B, 1, S)`` padding mask becomes
         ``mask[:, None]``). Returns ``out``: ``(B, T, D)`` and per-head ``weights``:
         ``(B, H, T, S)``. A query with no visible key gets zero attention output (so ``out``
-        is just ``W_o``'s bias there), never NaN.
+        is just ``W_o``'s bias there), never NaN. ``cache``: an optional
+        :class:`~attnlab.scale.LayerKV`; the new keys and values are appended to it and
+        the queries attend to all of them (``S`` = cached + new; the mask must cover them).
 
     Raises:
         ValueError: ``d_model`` not divisible by ``n_heads``, inputs of the wrong shape, or a
@@ -175,6 +177,8 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor | None = None,
         value: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        *,
+        cache: Any = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         key = query if key is None else key
         value = key if value is None else value
@@ -191,6 +195,8 @@ class MultiHeadAttention(nn.Module):
         record("split_heads(q): transpose", q, "(B, H, T, d)")
         record("split_heads(k)", k, "(B, H, S, d)")
         record("split_heads(v)", v, "(B, H, S, d)")
+        if cache is not None:  # a KV cache (chapter 8): attend to the cached keys too
+            k, v = cache.update(k, v)  # -> (B, H, S_cached + S, d) each
         dropout = self.dropout if self.training and self.dropout.p > 0 else None
         heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
         record("scores = q @ k^T / sqrt(d)", weights, "(B, H, T, S)")

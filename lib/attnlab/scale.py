@@ -35,10 +35,13 @@ Taught in: chapters/08_scale.ipynb
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -661,8 +664,8 @@ class KVCache:
 
     Attributes:
         layers: the per-layer caches, ``layers[i]`` for layer ``i``.
-        key_visible: optional ``(B, t)`` boolean, ``False`` for cached padding keys (kept
-            by models that mask padding).
+        key_visible: optional ``(B, 1, 1, t)`` boolean, ``False`` for cached padding keys
+            (kept by models that mask padding).
 
     Taught in: chapters/08_scale.ipynb
     """
@@ -781,10 +784,30 @@ def peak_memory(run: Callable[[], Any]) -> int:
     """
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        run()
+    with _silent_stderr():  # the profiler's C++ side logs "profiler_start/stop" lines
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            run()
     current = peak = 0
     for event in sorted(prof.events(), key=lambda e: e.time_range.start):
         current += event.self_cpu_memory_usage  # > 0 allocation, < 0 free
         peak = max(peak, current)
     return int(peak)
+
+
+@contextlib.contextmanager
+def _silent_stderr() -> Iterator[None]:
+    """Send what is written to file descriptor 2 (C and C++ code too) to /dev/null."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 (an embedded interpreter): nothing to silence
+        yield
+        return
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)

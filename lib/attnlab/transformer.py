@@ -41,6 +41,7 @@ from .config import TransformerConfig
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .scale import KVCache, LayerKV
 
 __all__ = [
     "Decoder",
@@ -183,8 +184,10 @@ class _Block(nn.Module):
             module=self,
         )
 
-    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        out, weights = self.self_attn(x, mask=mask)  # (B, T, D), (B, H, T, T)
+    def _self_attention(
+        self, x: torch.Tensor, mask: torch.Tensor | None, cache: LayerKV | None = None
+    ) -> torch.Tensor:
+        out, weights = self.self_attn(x, mask=mask, cache=cache)  # (B, T, D), (B, H, T, S)
         self.self_attn_weights = weights.detach()
         return self.dropout1(out)
 
@@ -349,6 +352,8 @@ class DecoderBlock(_Block):
         memory: torch.Tensor | None = None,
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
+        *,
+        cache: LayerKV | None = None,
     ) -> torch.Tensor:
         if self.cross_attn is not None and memory is None:
             raise ValueError("this DecoderBlock has cross-attention: pass the encoder memory")
@@ -360,12 +365,12 @@ class DecoderBlock(_Block):
         if memory is not None:
             self._check(memory, "memory")
         if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), self_mask)
+            x = x + self._self_attention(self.norm1(x), self_mask, cache)
             if self.cross_attn is not None:
                 x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
             x = x + self.dropout3(self.ffn(self.norm3(x)))
         else:
-            x = self.norm1(x + self._self_attention(x, self_mask))
+            x = self.norm1(x + self._self_attention(x, self_mask, cache))
             if self.cross_attn is not None:
                 x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
             x = self.norm3(x + self.dropout3(self.ffn(x)))
@@ -491,9 +496,12 @@ class Decoder(_Stack):
         memory: torch.Tensor | None = None,
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
     ) -> torch.Tensor:
-        for layer in self.layers:
-            x = layer(x, memory, self_mask, memory_mask)  # (B, T, D) -> (B, T, D)
+        for i, layer in enumerate(self.layers):
+            layer_cache = None if cache is None else cache[i]
+            x = layer(x, memory, self_mask, memory_mask, cache=layer_cache)  # (B, T, D)
         return self._finish(x)
 
 
@@ -709,7 +717,10 @@ class DecoderOnlyLM(_TokenModel):
             is zero.
 
     Shapes:
-        ``forward(tokens (B, T))`` -> logits ``(B, T, vocab)``.
+        ``forward(tokens (B, T))`` -> logits ``(B, T, vocab)``. With a
+        :class:`~attnlab.scale.KVCache`, ``forward(tokens, cache)`` processes only the
+        new tokens: they take positions ``cache.length ..``, attend to the cached keys and
+        values as well as their own, and append theirs to the cache (chapter 8).
 
     Raises:
         ValueError / TypeError: as :class:`EncoderDecoder`.
@@ -759,16 +770,29 @@ class DecoderOnlyLM(_TokenModel):
         self.decoder = Decoder(config, cross_attention=False)
         self.to_logits = nn.Linear(D, vocab)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         self._check_tokens(tokens, "tokens", self.vocab)
         T = tokens.shape[1]
-        mask = causal_mask(T, like=tokens)  # (T, T)
+        past = 0 if cache is None else cache.length  # positions already in the cache
+        if past + T > self.max_len:
+            raise ValueError(
+                f"{past} cached + {T} new tokens exceed the model's max_len={self.max_len}"
+            )
+        mask = causal_mask(T, past + T, like=tokens)  # (T, S): the new queries are last
         if self.pad_id is not None:
             keys = padding_mask(tokens=tokens, pad_id=self.pad_id)[:, None]  # (B, 1, 1, T)
-            mask = combine_masks(mask, keys)  # -> (B, 1, T, T)
+            if cache is not None:  # padding among the cached keys stays hidden
+                if cache.key_visible is not None:
+                    keys = torch.cat([cache.key_visible, keys], dim=-1)  # (B, 1, 1, S)
+                cache.key_visible = keys
+            mask = combine_masks(mask, keys)  # -> (B, 1, T, S)
         x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
-        x = self.dropout(self.positional(x))  # (B, T, D)
-        x = self.decoder(x, None, mask)  # (B, T, D)
+        if past:  # positions past..past+T-1: the code of a zero input, cut after `past`
+            zeros = x.new_zeros(1, past + T, self.d_model)  # (1, S, D)
+            x = self.dropout(x + self.positional(zeros)[:, past:])  # (B, T, D)
+        else:
+            x = self.dropout(self.positional(x))  # (B, T, D)
+        x = self.decoder(x, None, mask, cache=cache)  # (B, T, D)
         return self.to_logits(x)  # (B, T, D) -> (B, T, vocab)
 
     def attention_maps(self) -> dict[str, list[torch.Tensor]]:
@@ -844,6 +868,7 @@ def generate(
     *,
     max_new_tokens: int,
     eos_id: int | None = None,
+    use_cache: bool = False,
 ) -> torch.Tensor:
     """Greedy continuation of ``prompt`` by a :class:`DecoderOnlyLM`.
 
@@ -852,16 +877,23 @@ def generate(
     nanoGPT does). With ``eos_id``, a row that produced it is continued with ``eos_id``
     and generation stops early once every row has. Runs in eval mode (restored after).
 
+    With ``use_cache=True`` the prompt runs once and every later step feeds only the new
+    token, whose query attends to the keys and values kept in a
+    :class:`~attnlab.scale.KVCache`: the same tokens as recomputation, with one token's
+    work per step instead of the whole prefix's. Once the window slides (the positions of
+    every kept token shift), the cache is rebuilt from the window at each step.
+
     Args:
         model: a :class:`DecoderOnlyLM`.
         prompt: ``(B, T0)`` token ids, ``T0 >= 1``.
         max_new_tokens: how many tokens to append.
         eos_id: optional end-of-sequence id.
+        use_cache: keep the keys and values of past tokens (chapter 8).
 
     Returns:
         ``(B, T0 + n)`` ids: the prompt followed by ``n <= max_new_tokens`` new tokens.
 
-    Taught in: chapters/07_transformer.ipynb
+    Taught in: chapters/07_transformer.ipynb and chapters/08_scale.ipynb (the cache)
     """
     if not isinstance(model, DecoderOnlyLM):
         raise TypeError(f"generate needs a DecoderOnlyLM, got {type(model).__name__}")
@@ -875,8 +907,15 @@ def generate(
     try:
         out = prompt.long()
         finished = torch.zeros(out.shape[0], dtype=torch.bool, device=out.device)  # (B,)
+        cache = None
         for _ in range(max_new_tokens):
-            logits = model(out[:, -model.max_len :])[:, -1]  # (B, t, V) -> (B, V)
+            if not use_cache:
+                logits = model(out[:, -model.max_len :])[:, -1]  # (B, t, V) -> (B, V)
+            elif cache is None or cache.length >= model.max_len:  # prefill (again)
+                cache = KVCache(len(model.decoder.layers))
+                logits = model(out[:, -model.max_len :], cache)[:, -1]  # (B, V)
+            else:  # one new token: (B, 1) -> (B, 1, V) -> (B, V)
+                logits = model(out[:, -1:], cache)[:, -1]
             nxt = logits.argmax(dim=-1)  # (B,)
             if eos_id is not None:
                 nxt = torch.where(finished, torch.full_like(nxt, eos_id), nxt)
