@@ -1,0 +1,639 @@
+"""Graders for chapter 8's exercises: online softmax, a tile step, a KV-cache step, GQA.
+
+Each grader compares the learner's function with the attnlab reference on seeded cases and
+knows the planted mistakes of each exercise (see :mod:`attnlab.grading.pipeline`); the two
+prediction questions are :class:`~attnlab.grading.questions.Question` s.
+
+Taught in: exercises/08_scale.ipynb
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..scale import (
+    attention_tile_update,
+    grouped_query_attention,
+    online_softmax,
+    online_softmax_update,
+    repeat_kv,
+)
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult
+from .specs import Case, Mistake
+
+__all__ = [
+    "GRADERS",
+    "check_cache_memory",
+    "check_causal_tiles",
+    "check_gqa",
+    "check_kv_step",
+    "check_online_softmax",
+    "check_online_update",
+    "check_tile_update",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 8's exercises, in the order of the notebook."""
+
+INF = np.inf
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(8)
+
+
+# --- 8.1 one online-softmax update ---------------------------------------------------------
+
+
+def _update_cases() -> tuple[Case, ...]:
+    rng = _rng()
+
+    def block(*shape: int, scale: float = 2.0) -> np.ndarray:
+        return scale * rng.standard_normal(shape)
+
+    masked = block(3, 4)
+    masked[1] = -INF  # a row whose whole block is masked (its max is already finite)
+    masked[2, :2] = -INF
+    return (
+        Case("the first block", {"m": np.full(3, -INF), "l": np.zeros(3), "block": block(3, 4)}),
+        Case(
+            "the max rises",
+            {
+                "m": np.array([-1.0, 0.0, 0.5]),
+                "l": np.array([1.5, 2.0, 1.0]),
+                "block": np.array([[3.0, 0.0], [4.0, 1.0], [2.0, 5.0]]),
+            },
+        ),
+        Case(
+            "the max stays",
+            {"m": np.array([6.0, 5.0]), "l": np.array([1.2, 3.0]), "block": block(2, 5)},
+        ),
+        Case(
+            "masked scores",
+            {"m": np.array([1.0, 2.0, 0.0]), "l": np.array([2.0, 1.5, 1.0]), "block": masked},
+        ),
+        Case(
+            "scores of 1000",
+            {
+                "m": np.array([998.0, 1001.0]),
+                "l": np.array([1.0, 2.0]),
+                "block": 1000.0 + block(2, 3),
+            },
+        ),
+        Case(
+            "one score per block",
+            {"m": np.array([0.5]), "l": np.array([1.0]), "block": np.array([[2.0]])},
+        ),
+    )
+
+
+def _update_with(rescale: Callable[[Any, Any], Any], new: str = "new") -> Callable:
+    """A planted update: ``l`` rescaled by ``rescale(m, m_new)``, new terms against ``new``."""
+
+    def update(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+        m_new = np.maximum(m, np.max(block, axis=-1))
+        ref = {"new": m_new, "old": m, "block": np.max(block, axis=-1)}[new]
+        if new == "new":  # the right reference, guarded; the wrong ones as a learner writes them
+            ref = np.where(np.isfinite(ref), ref, 0.0)
+        return m_new, rescale(m, m_new) * l + np.sum(np.exp(block - ref[..., None]), axis=-1)
+
+    return update
+
+
+ONLINE_UPDATE = GRADERS.add(
+    Grader(
+        name="online_update",
+        signature="online_update(m, l, block) with m, l: (...), block: (..., n) -> (m, l)",
+        reference=online_softmax_update,
+        cases=_update_cases(),
+        outputs=("m", "l"),
+        mistakes=(
+            Mistake(
+                "you did not rescale the old sum: when the max rises from m to m', every "
+                "term already in l must be multiplied by exp(m - m')",
+                _update_with(lambda m, m_new: 1.0),
+            ),
+            Mistake(
+                "you rescaled the old sum by exp(m' - m), the wrong way round: the old "
+                "terms shrink when the max rises, so the factor is exp(m - m') <= 1",
+                _update_with(lambda m, m_new: np.exp(np.where(np.isfinite(m), m_new - m, -INF))),
+            ),
+            Mistake(
+                "you exponentiated the new block against the old max m; use the new max "
+                "m' = max(m, max(block)) for the new terms too",
+                _update_with(lambda m, m_new: np.exp(m - m_new), new="old"),
+            ),
+            Mistake(
+                "you exponentiated the new block against its own max; every term of l must "
+                "be relative to the same number, the new running max m'",
+                _update_with(lambda m, m_new: np.exp(m - m_new), new="block"),
+            ),
+            Mistake(
+                "your m is the block's max alone; the running max is max(m, max(block)): "
+                "it never goes down",
+                lambda m, l, block: (  # noqa: E741
+                    np.max(block, axis=-1),
+                    online_softmax_update(m, l, block)[1],
+                ),
+            ),
+        ),
+        hint="m' = max(m, max_j x_j); l' = l·exp(m - m') + Σ_j exp(x_j - m'), with the "
+        "maximum and the sum along the last axis of the block",
+    )
+)
+
+
+def check_online_update(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(m, l, block)``: one online-softmax update of the running max and sum.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return ONLINE_UPDATE.check(fn)
+
+
+# --- 8.2 the online softmax over blocks ----------------------------------------------------
+
+
+def _softmax_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    masked = 2.0 * rng.standard_normal((4, 10))
+    masked[0, :6] = -INF  # its first blocks see only masked scores
+    masked[2] = -INF  # a row with no visible score
+    masked[3, ::3] = -INF
+    return (
+        Case("blocks of 3", {"x": 2.0 * rng.standard_normal((3, 9)), "block_size": 3}),
+        Case("a short last block", {"x": 2.0 * rng.standard_normal((2, 7)), "block_size": 3}),
+        Case("blocks of 1", {"x": rng.standard_normal((2, 5)), "block_size": 1}),
+        Case("one block", {"x": rng.standard_normal((2, 6)), "block_size": 6}),
+        Case("a block larger than the row", {"x": rng.standard_normal((3, 4)), "block_size": 10}),
+        Case("scores of 1000", {"x": 1000.0 + 3.0 * rng.standard_normal((2, 8)), "block_size": 3}),
+        Case("a batch", {"x": rng.standard_normal((2, 3, 8)), "block_size": 4}),
+        Case("masked scores (-inf)", {"x": masked, "block_size": 3}),
+    )
+
+
+def _softmax_planted(update: Callable, normalise: bool = True) -> Callable:
+    def softmax(x: Any, block_size: int) -> Any:
+        m, l = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])  # noqa: E741
+        for start in range(0, x.shape[-1], block_size):
+            m, l = update(m, l, x[..., start : start + block_size])  # noqa: E741
+        e = np.exp(x - np.where(np.isfinite(m), m, 0.0)[..., None])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return e / l[..., None] if normalise else e
+
+    return softmax
+
+
+def _update_unguarded(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: no guard for a running max of -inf (-inf - (-inf) = NaN)."""
+    m_new = np.maximum(m, np.max(block, axis=-1))
+    with np.errstate(invalid="ignore"):
+        alpha = np.exp(m - m_new)
+        return m_new, alpha * l + np.sum(np.exp(block - m_new[..., None]), axis=-1)
+
+
+def _softmax_last_block_max(x: Any, block_size: int) -> Any:
+    """Planted: the weights use the last block's max, not the running max."""
+    m, l = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        m, l = online_softmax_update(m, l, x[..., start : start + block_size])  # noqa: E741
+    last = np.max(x[..., -(x.shape[-1] % block_size or block_size) :], axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.exp(x - last[..., None]) / l[..., None]
+
+
+def _softmax_per_block(x: Any, block_size: int) -> Any:
+    """Planted: each block normalised on its own (a softmax per block)."""
+    out = np.zeros_like(x)
+    for start in range(0, x.shape[-1], block_size):
+        b = x[..., start : start + block_size]
+        m = np.max(b, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        e = np.exp(b - m)
+        s = np.sum(e, axis=-1, keepdims=True)
+        out[..., start : start + block_size] = np.where(s > 0, e / np.where(s > 0, s, 1), 0)
+    return out
+
+
+ONLINE_SOFTMAX = GRADERS.add(
+    Grader(
+        name="online_softmax",
+        signature="online_softmax(x, block_size) with x: (..., n) -> weights (..., n)",
+        reference=online_softmax,
+        cases=_softmax_cases(),
+        mistakes=(
+            Mistake(
+                "NaN in a row that starts with masked blocks: while nothing is visible the "
+                "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN; subtract 0 "
+                "instead of m' while m' is -inf",
+                _softmax_planted(_update_unguarded),
+            ),
+            Mistake(
+                "a row with no visible score gives 0/0 = NaN: such a row ends with l = 0; "
+                "give it all-zero weights (np.where(l > 0, ..., 0))",
+                _softmax_planted(online_softmax_update),
+            ),
+            Mistake(
+                "you forgot to normalise: divide exp(x - m) by the final running sum l",
+                _softmax_planted(online_softmax_update, normalise=False),
+            ),
+            Mistake(
+                "you used the last block's max for the weights; use the final running max m "
+                "(the max of the whole row)",
+                _softmax_last_block_max,
+            ),
+            Mistake(
+                "you normalised each block on its own: the running sum must gather every "
+                "block before any weight is divided by it",
+                _softmax_per_block,
+            ),
+        ),
+        hint="start from m = -inf, l = 0; fold each block of block_size scores with your "
+        "update; the weights are exp(x - m) / l with the final m and l (0 where l = 0)",
+    )
+)
+
+
+def check_online_softmax(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, block_size)``: the softmax over the last axis, gathered block by block.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return ONLINE_SOFTMAX.check(fn)
+
+
+# --- 8.3 one tile step ---------------------------------------------------------------------
+
+
+def _tile_cases() -> tuple[Case, ...]:
+    rng = _rng()
+
+    def state(rows: int, d_v: int, first: bool = False) -> dict[str, np.ndarray]:
+        if first:
+            return {"m": np.full(rows, -INF), "l": np.zeros(rows), "acc": np.zeros((rows, d_v))}
+        return {
+            "m": rng.standard_normal(rows),
+            "l": 1.0 + rng.random(rows),
+            "acc": rng.standard_normal((rows, d_v)),
+        }
+
+    masked = 2.0 * rng.standard_normal((3, 4))
+    masked[0] = -INF  # a query whose keys in this tile are all masked
+    masked[1, 1:] = -INF
+    return (
+        Case(
+            "the first tile",
+            {
+                **state(3, 2, True),
+                "scores": rng.standard_normal((3, 4)),
+                "v": rng.standard_normal((4, 2)),
+            },
+        ),
+        Case(
+            "a later tile",
+            {
+                **state(3, 2),
+                "scores": 2.0 * rng.standard_normal((3, 5)),
+                "v": rng.standard_normal((5, 2)),
+            },
+        ),
+        Case(
+            "the max rises",
+            {
+                "m": np.array([-2.0, 0.0]),
+                "l": np.array([1.0, 2.0]),
+                "acc": rng.standard_normal((2, 3)),
+                "scores": np.array([[3.0, 1.0], [2.0, 4.0]]),
+                "v": rng.standard_normal((2, 3)),
+            },
+        ),
+        Case("masked scores", {**state(3, 2), "scores": masked, "v": rng.standard_normal((4, 2))}),
+        Case(
+            "a batch of heads",
+            {
+                "m": rng.standard_normal((2, 3)),
+                "l": 1 + rng.random((2, 3)),
+                "acc": rng.standard_normal((2, 3, 4)),
+                "scores": rng.standard_normal((2, 3, 5)),
+                "v": rng.standard_normal((2, 5, 4)),
+            },
+        ),
+    )
+
+
+def _tile_with(
+    alpha_l: bool = True, alpha_acc: bool = True, against: str = "new", values: str = "v"
+) -> Callable:
+    def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+        m_new = np.maximum(m, np.max(scores, axis=-1))
+        safe = np.where(np.isfinite(m_new), m_new, 0.0)
+        ref = safe if against == "new" else np.where(np.isfinite(m), m, 0.0)
+        alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
+        p = np.exp(scores - ref[..., None])
+        l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
+        mixed = p @ v if values == "v" else scores @ v
+        acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
+        return m_new, l_new, acc_new
+
+    return step
+
+
+TILE_UPDATE = GRADERS.add(
+    Grader(
+        name="tile_update",
+        signature="tile_update(m, l, acc, scores, v) with m, l: (..., Tb), acc: "
+        "(..., Tb, d_v), scores: (..., Tb, Sb), v: (..., Sb, d_v) -> (m, l, acc)",
+        reference=attention_tile_update,
+        cases=_tile_cases(),
+        outputs=("m", "l", "acc"),
+        mistakes=(
+            Mistake(
+                "you rescaled l but not acc: the accumulator is a sum of exp(s - m) v, so "
+                "it needs the same factor exp(m - m') as l when the max rises",
+                _tile_with(alpha_acc=False),
+            ),
+            Mistake(
+                "you rescaled acc but not l: the running sum needs the factor exp(m - m') too",
+                _tile_with(alpha_l=False),
+            ),
+            Mistake(
+                "you rescaled neither l nor acc: both were computed against the old max m; "
+                "multiply both by exp(m - m')",
+                _tile_with(alpha_l=False, alpha_acc=False),
+            ),
+            Mistake(
+                "you exponentiated this tile against the old max m; use the new max "
+                "m' = max(m, max(scores)), the same one the rescaled state refers to",
+                _tile_with(against="old"),
+            ),
+            Mistake(
+                "you added scores @ v; the values are weighted by p = exp(scores - m'), not "
+                "by the raw scores",
+                _tile_with(values="scores"),
+            ),
+        ),
+        hint="m' = max(m, max(scores)); α = exp(m - m'); p = exp(scores - m'); "
+        "l' = α·l + Σ p; acc' = α·acc + p @ v (α and the maxima per query row)",
+    )
+)
+
+
+def check_tile_update(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(m, l, acc, scores, v)``: one tile step of tiled attention.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return TILE_UPDATE.check(fn)
+
+
+# --- 8.4 a KV-cache decoding step -----------------------------------------------------------
+
+
+def _kv_step_reference(q: Any, k: Any, v: Any, k_cache: Any, v_cache: Any) -> tuple:
+    k_all = torch.cat([k_cache, k], dim=-2)  # (B, H, t, d) -> (B, H, t + 1, d)
+    v_all = torch.cat([v_cache, v], dim=-2)
+    weights = torch.softmax(q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v_all, k_all, v_all  # (B, H, 1, t + 1) @ (B, H, t + 1, d)
+
+
+def _kv_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(8)
+
+    def t(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    def case(label: str, B: int, H: int, past: int, d: int) -> Case:
+        names = ("q", "k", "v", "k_cache", "v_cache")
+        shapes = ((B, H, 1, d),) * 3 + ((B, H, past, d),) * 2
+        return Case(label, {n: t(*s) for n, s in zip(names, shapes, strict=True)})
+
+    return (
+        case("one cached token", 1, 1, 1, 4),
+        case("five cached tokens, 2 heads", 1, 2, 5, 8),
+        case("a batch of 3", 3, 2, 4, 4),
+        case("a long cache", 2, 4, 20, 16),
+    )
+
+
+def _attend(q: Any, k: Any, v: Any, scale: float | None = None) -> Any:
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
+
+
+KV_STEP = GRADERS.add(
+    Grader(
+        name="kv_step",
+        signature="kv_step(q, k, v, k_cache, v_cache) with q, k, v: (B, H, 1, d), caches: "
+        "(B, H, t, d) -> (out (B, H, 1, d), k_cache (B, H, t+1, d), v_cache (B, H, t+1, d))",
+        reference=_kv_step_reference,
+        cases=_kv_cases(),
+        outputs=("out", "k_cache", "v_cache"),
+        mistakes=(
+            Mistake(
+                "your query attended to the cache only: append the new key and value first, "
+                "then attend (a token may attend to itself)",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, kc, vc),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
+                "your query attended to the new token only: out must average the values of "
+                "every cached token plus the new one",
+                lambda q, k, v, kc, vc: (v.clone(), torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
+            ),
+            Mistake(
+                "you put the new key and value first; append them at the end of the cache "
+                "(dim=-2), so that cache position i is token i",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([k, kc], -2), torch.cat([v, vc], -2)),
+                    torch.cat([k, kc], -2),
+                    torch.cat([v, vc], -2),
+                ),
+            ),
+            Mistake(
+                "you forgot to scale: divide the scores by sqrt(d)",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2), scale=1.0),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
+                "you returned the old caches: return the caches with the new key and value "
+                "appended, for the next step",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
+                    kc.clone(),
+                    vc.clone(),
+                ),
+            ),
+        ),
+        hint="k_all = torch.cat([k_cache, k], dim=-2) (the same for v); out = "
+        "softmax(q k_allᵀ / √d) v_all; return out, k_all, v_all",
+    )
+)
+
+
+def check_kv_step(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, v, k_cache, v_cache)``: one decoding step with a KV cache.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return KV_STEP.check(fn)
+
+
+# --- 8.5 grouped-query attention ------------------------------------------------------------
+
+
+def _gqa_reference(q: Any, k: Any, v: Any) -> Any:
+    return grouped_query_attention(q, k, v)[0]
+
+
+def _gqa_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(8)
+
+    def case(label: str, B: int, H: int, G: int, T: int, S: int, d: int) -> Case:
+        return Case(
+            label,
+            {
+                "q": torch.randn(B, H, T, d, generator=g, dtype=torch.float64),
+                "k": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
+                "v": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
+            },
+        )
+
+    return (
+        case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 3, 4),
+        case("6 query heads, 3 key-value heads", 2, 6, 3, 4, 5, 8),
+        case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 4),
+        case("8 heads in 4 groups", 2, 8, 4, 5, 5, 4),
+        case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 4),
+    )
+
+
+GQA = GRADERS.add(
+    Grader(
+        name="gqa",
+        signature="gqa(q, k, v) with q: (B, H, T, d), k, v: (B, G, S, d) -> out (B, H, T, d)",
+        reference=_gqa_reference,
+        cases=_gqa_cases(),
+        mistakes=(
+            Mistake(
+                "query head h used key-value head h % G (k.repeat tiles the heads: 0, 1, 0, "
+                "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
+                "H/G times in place (repeat_interleave)",
+                lambda q, k, v: _attend(
+                    q,
+                    k.repeat(1, q.shape[1] // k.shape[1], 1, 1),
+                    v.repeat(1, q.shape[1] // k.shape[1], 1, 1),
+                ),
+            ),
+            Mistake(
+                "you forgot to scale: divide the scores by sqrt(d)",
+                lambda q, k, v: _attend(
+                    q, *(repeat_kv(x, q.shape[1] // k.shape[1]) for x in (k, v)), scale=1.0
+                ),
+            ),
+            Mistake(
+                "softmax over the wrong axis: each query's weights over the keys (the last "
+                "axis of the scores) must sum to 1",
+                lambda q, k, v: (
+                    torch.softmax(
+                        q
+                        @ repeat_kv(k, q.shape[1] // k.shape[1]).transpose(-2, -1)
+                        / math.sqrt(q.shape[-1]),
+                        dim=-2,
+                    )
+                    @ repeat_kv(v, q.shape[1] // k.shape[1])
+                ),
+            ),
+        ),
+        hint="repeat each of the G key-value heads H/G times along the head axis "
+        "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
+    )
+)
+
+
+def check_gqa(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(q, k, v)``: grouped-query attention, ``G`` key-value heads for ``H`` queries.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return GQA.check(fn)
+
+
+# --- prediction questions -------------------------------------------------------------------
+
+CACHE_MEMORY = GRADERS.add(
+    Question(
+        name="cache_memory",
+        answer=48.0,
+        atol=0.5,
+        explanation="2 (key and value) x 24 layers x 4 key-value heads x 2048 tokens x 64 "
+        "x 2 bytes = 50,331,648 bytes = 48 MiB. The 16 query heads do not count: the cache "
+        "holds keys and values only.",
+        wrong=(
+            (
+                192.0,
+                "that is the cache with 16 key-value heads: only the 4 key-value heads "
+                "are cached, the query heads are not",
+            ),
+            (24.0, "you counted the keys or the values, not both: the factor 2"),
+            (96.0, "float16 is 2 bytes per number, not 4"),
+            (384.0, "only the 4 key-value heads are cached, and float16 is 2 bytes"),
+        ),
+        hint="bytes = 2 · layers · kv_heads · tokens · d_head · bytes per number; "
+        "1 MiB = 2**20 bytes",
+    )
+)
+
+
+def check_cache_memory(answer: Any) -> CheckResult:
+    """Check the predicted KV-cache size (MiB) of the model in exercise 8.6.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return CACHE_MEMORY.check(answer)
+
+
+CAUSAL_TILES = GRADERS.add(
+    Question(
+        name="causal_tiles",
+        answer=36,
+        explanation="8 diagonal tiles (partly masked) + 28 below the diagonal (fully "
+        "visible) = 36 = 8·9/2; the 28 above the diagonal see only future keys and are "
+        "skipped.",
+        wrong=(
+            (
+                28,
+                "you counted the tiles below the diagonal; the 8 diagonal tiles are partly "
+                "visible and must be computed too",
+            ),
+            (64, "tiles above the diagonal see only future keys: they are skipped"),
+            (32, "half of 64 misses the diagonal: 8 tiles on it are computed, 28 below it"),
+        ),
+    )
+)
+
+
+def check_causal_tiles(answer: Any) -> CheckResult:
+    """Check the predicted number of tiles a causal 8 x 8 tile grid computes.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return CAUSAL_TILES.check(answer)
+
+
+summary = GRADERS.summary
+"""``summary()``: the score table of every chapter 8 exercise, checked or not."""

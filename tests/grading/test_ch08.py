@@ -1,0 +1,385 @@
+"""Chapter 8's graders: right answers pass, stubs and planted bugs get the expected report.
+
+The "learner" functions below are written here, independently of the planted mistakes in
+``attnlab.grading.ch08``, the way a learner would write them (loops, torch, einsum, ...).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab import grading
+from attnlab.grading.ch08 import (
+    CACHE_MEMORY,
+    CAUSAL_TILES,
+    GRADERS,
+    check_cache_memory,
+    check_causal_tiles,
+    check_gqa,
+    check_kv_step,
+    check_online_softmax,
+    check_online_update,
+    check_tile_update,
+    summary,
+)
+from attnlab.scale import repeat_kv
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry():
+    grading.reset()
+    yield
+    grading.reset()
+
+
+# ------------------------------------------------------------------ correct answers
+
+
+def update_numpy(m, l, block):  # noqa: E741
+    m_new = np.maximum(m, block.max(axis=-1))
+    return m_new, l * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)
+
+
+def update_loop(m, l, block):  # noqa: E741
+    """One row and one score at a time, in plain Python."""
+    m_out, l_out = np.array(m, dtype=float), np.array(l, dtype=float)
+    for idx in np.ndindex(block.shape[:-1]):
+        mi, li = float(m[idx]), float(l[idx])
+        for x in block[idx]:
+            new = max(mi, float(x))
+            if new == -math.inf:
+                continue
+            li = li * math.exp(mi - new) + math.exp(float(x) - new)
+            mi = new
+        m_out[idx], l_out[idx] = mi, li
+    return m_out, l_out
+
+
+def update_torch(m, l, block):  # noqa: E741
+    m, l, block = (torch.from_numpy(np.asarray(a)) for a in (m, l, block))  # noqa: E741
+    m_new = torch.maximum(m, block.amax(dim=-1))
+    l_new = l * torch.exp(m - m_new) + torch.exp(block - m_new[..., None]).sum(dim=-1)
+    return m_new.numpy(), l_new.numpy()
+
+
+def online_softmax_numpy(x, block_size):
+    m, l = np.full(x.shape[:-1], -np.inf), np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = np.maximum(m, block.max(axis=-1))
+        safe = np.where(np.isneginf(m_new), 0.0, m_new)
+        l = l * np.exp(m - safe) + np.exp(block - safe[..., None]).sum(-1)  # noqa: E741
+        m = m_new
+    out = np.zeros_like(x)
+    seen = l > 0
+    out[seen] = np.exp(x[seen] - m[seen][:, None]) / l[seen][:, None]
+    return out
+
+
+def online_softmax_two_maxima(x, block_size):
+    """Keeps the running statistics in a list of per-block pairs, then merges them."""
+    stats = []
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        bm = block.max(axis=-1)
+        finite = np.isfinite(bm)
+        bl = np.where(finite, np.exp(block - np.where(finite, bm, 0)[..., None]).sum(-1), 0)
+        stats.append((bm, bl))
+    m = np.max([s[0] for s in stats], axis=0)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    l = sum(np.where(np.isfinite(bm), bl * np.exp(bm - safe), 0) for bm, bl in stats)  # noqa: E741
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.exp(x - safe[..., None]) / l[..., None]
+    return np.nan_to_num(w, nan=0.0)
+
+
+def tile_numpy(m, l, acc, scores, v):  # noqa: E741
+    m_new = np.maximum(m, scores.max(-1))
+    alpha = np.exp(m - m_new)
+    p = np.exp(scores - m_new[..., None])
+    return m_new, alpha * l + p.sum(-1), alpha[..., None] * acc + p @ v
+
+
+def tile_einsum(m, l, acc, scores, v):  # noqa: E741
+    m_new = np.fmax(m, np.max(scores, axis=-1))
+    alpha = np.exp(m - m_new)
+    p = np.exp(scores - np.expand_dims(m_new, -1))
+    acc_new = np.einsum("...t,...td->...td", alpha, acc) + np.einsum("...ts,...sd->...td", p, v)
+    return m_new, alpha * l + p.sum(-1), acc_new
+
+
+def kv_step_torch(q, k, v, k_cache, v_cache):
+    k_cache, v_cache = torch.cat([k_cache, k], -2), torch.cat([v_cache, v], -2)
+    weights = torch.softmax(q @ k_cache.transpose(-1, -2) / q.shape[-1] ** 0.5, -1)
+    return weights @ v_cache, k_cache, v_cache
+
+
+def kv_step_sdpa(q, k, v, k_cache, v_cache):
+    k_all, v_all = torch.concat((k_cache, k), dim=2), torch.concat((v_cache, v), dim=2)
+    return torch.nn.functional.scaled_dot_product_attention(q, k_all, v_all), k_all, v_all
+
+
+def gqa_interleave(q, k, v):
+    n = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(n, 1), v.repeat_interleave(n, 1)
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v
+
+
+def gqa_grouped_einsum(q, k, v):
+    B, H, T, d = q.shape
+    G = k.shape[1]
+    qg = q.reshape(B, G, H // G, T, d)
+    scores = torch.einsum("bgjtd,bgsd->bgjts", qg, k) / math.sqrt(d)
+    out = torch.einsum("bgjts,bgsd->bgjtd", scores.softmax(-1), v)
+    return out.reshape(B, H, T, d)
+
+
+def gqa_loop(q, k, v):
+    H, G = q.shape[1], k.shape[1]
+    heads = []
+    for h in range(H):
+        g = h // (H // G)
+        s = q[:, h] @ k[:, g].transpose(-2, -1) / math.sqrt(q.shape[-1])
+        heads.append(torch.softmax(s, dim=-1) @ v[:, g])
+    return torch.stack(heads, dim=1)
+
+
+def gqa_sdpa(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+CORRECT = [
+    ("online_update", check_online_update, update_numpy),
+    ("online_update", check_online_update, update_loop),
+    ("online_update", check_online_update, update_torch),
+    ("online_softmax", check_online_softmax, online_softmax_numpy),
+    ("online_softmax", check_online_softmax, online_softmax_two_maxima),
+    ("tile_update", check_tile_update, tile_numpy),
+    ("tile_update", check_tile_update, tile_einsum),
+    ("kv_step", check_kv_step, kv_step_torch),
+    ("kv_step", check_kv_step, kv_step_sdpa),
+    ("gqa", check_gqa, gqa_interleave),
+    ("gqa", check_gqa, gqa_grouped_einsum),
+    ("gqa", check_gqa, gqa_loop),
+    ("gqa", check_gqa, gqa_sdpa),
+]
+
+
+@pytest.mark.parametrize(("name", "check", "fn"), CORRECT, ids=lambda x: getattr(x, "__name__", x))
+def test_correct_answers_pass(name, check, fn):
+    result = check(fn)
+    assert result.passed, result.text
+    assert result.diagnosis is None
+    assert len(GRADERS[name].cases) >= 4
+
+
+def test_the_references_pass():
+    for grader in GRADERS:
+        if hasattr(grader, "reference"):
+            assert grader.check(grader.reference).passed, grader.name
+
+
+def test_the_graders_are_in_notebook_order():
+    assert GRADERS.names == (
+        "online_update",
+        "online_softmax",
+        "tile_update",
+        "kv_step",
+        "gqa",
+        "cache_memory",
+        "causal_tiles",
+    )
+    assert GRADERS.chapter == 8
+
+
+# ------------------------------------------------------------------ stubs
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError("Exercise 8.1")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [check_online_update, check_online_softmax, check_tile_update, check_kv_step, check_gqa],
+)
+def test_stub_is_not_attempted(check):
+    result = check(stub)
+    assert result.status == "not attempted"
+    assert not result.passed
+
+
+@pytest.mark.parametrize("check", [check_cache_memory, check_causal_tiles])
+def test_unanswered_prediction_is_not_attempted(check):
+    assert check(...).status == "not attempted"
+
+
+# ------------------------------------------------------------------ planted mistakes
+
+
+def update_no_rescale(m, l, block):  # noqa: E741
+    m_new = np.maximum(m, block.max(-1))
+    return m_new, l + np.exp(block - m_new[..., None]).sum(-1)
+
+
+def update_old_max(m, l, block):  # noqa: E741
+    m_new = np.maximum(m, block.max(-1))
+    return m_new, l * np.exp(m - m_new) + np.exp(block - m[..., None]).sum(-1)
+
+
+def softmax_unguarded(x, block_size):
+    m, l = np.full(x.shape[:-1], -np.inf), np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = np.maximum(m, block.max(-1))
+        l = l * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(-1)  # noqa: E741
+        m = m_new
+    return np.exp(x - m[..., None]) / l[..., None]
+
+
+def softmax_no_zero_rows(x, block_size):
+    m, l = np.full(x.shape[:-1], -np.inf), np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = np.maximum(m, block.max(-1))
+        safe = np.where(np.isneginf(m_new), 0.0, m_new)
+        l = l * np.exp(m - safe) + np.exp(block - safe[..., None]).sum(-1)  # noqa: E741
+        m = m_new
+    return np.exp(x - np.where(np.isneginf(m), 0.0, m)[..., None]) / l[..., None]
+
+
+def softmax_unnormalised(x, block_size):
+    m = np.max(x, axis=-1, keepdims=True)
+    return np.exp(x - np.where(np.isneginf(m), 0.0, m))
+
+
+def tile_no_acc_rescale(m, l, acc, scores, v):  # noqa: E741
+    m_new = np.maximum(m, scores.max(-1))
+    p = np.exp(scores - m_new[..., None])
+    return m_new, np.exp(m - m_new) * l + p.sum(-1), acc + p @ v
+
+
+def tile_no_l_rescale(m, l, acc, scores, v):  # noqa: E741
+    m_new = np.maximum(m, scores.max(-1))
+    alpha, p = np.exp(m - m_new), np.exp(scores - m_new[..., None])
+    return m_new, l + p.sum(-1), alpha[..., None] * acc + p @ v
+
+
+def tile_no_rescale(m, l, acc, scores, v):  # noqa: E741
+    m_new = np.maximum(m, scores.max(-1))
+    p = np.exp(scores - m_new[..., None])
+    return m_new, l + p.sum(-1), acc + p @ v
+
+
+def kv_cache_only(q, k, v, k_cache, v_cache):
+    out = kv_step_torch(q, k_cache[..., :0, :], v_cache[..., :0, :], k_cache, v_cache)[0]
+    return out, torch.cat([k_cache, k], -2), torch.cat([v_cache, v], -2)
+
+
+def kv_prepend(q, k, v, k_cache, v_cache):
+    return kv_step_torch(q, k_cache, v_cache, k, v)
+
+
+def kv_unscaled(q, k, v, k_cache, v_cache):
+    k_all, v_all = torch.cat([k_cache, k], -2), torch.cat([v_cache, v], -2)
+    return torch.softmax(q @ k_all.transpose(-1, -2), -1) @ v_all, k_all, v_all
+
+
+def kv_old_caches(q, k, v, k_cache, v_cache):
+    out = kv_step_torch(q, k, v, k_cache, v_cache)[0]
+    return out, k_cache, v_cache
+
+
+def gqa_tiled_heads(q, k, v):
+    n = q.shape[1] // k.shape[1]
+    k, v = k.repeat(1, n, 1, 1), v.repeat(1, n, 1, 1)  # heads 0, 1, 0, 1, ...
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v
+
+
+def gqa_unscaled(q, k, v):
+    k, v = repeat_kv(k, q.shape[1] // k.shape[1]), repeat_kv(v, q.shape[1] // k.shape[1])
+    return torch.softmax(q @ k.transpose(-2, -1), -1) @ v
+
+
+def gqa_wrong_axis(q, k, v):
+    k, v = repeat_kv(k, q.shape[1] // k.shape[1]), repeat_kv(v, q.shape[1] // k.shape[1])
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -2) @ v
+
+
+PLANTED = [
+    # (check, learner's bug, status, words expected in the diagnosis)
+    (check_online_update, update_no_rescale, "wrong values", "did not rescale the old sum"),
+    (check_online_update, update_old_max, "NaN or inf", "against the old max m"),
+    (check_online_update, lambda m, s, b: (b.max(-1), update_numpy(m, s, b)[1]), "NaN or inf", "block's max alone"),
+    (check_online_softmax, softmax_unguarded, "NaN or inf", "starts with masked blocks"),
+    (check_online_softmax, softmax_no_zero_rows, "NaN or inf", "no visible score gives 0/0"),
+    (check_online_softmax, softmax_unnormalised, "wrong values", "forgot to normalise"),
+    (check_tile_update, tile_no_acc_rescale, "wrong values", "rescaled l but not acc"),
+    (check_tile_update, tile_no_l_rescale, "wrong values", "rescaled acc but not l"),
+    (check_tile_update, tile_no_rescale, "wrong values", "rescaled neither"),
+    (check_kv_step, kv_cache_only, "wrong values", "attended to the cache only"),
+    (check_kv_step, kv_prepend, "wrong values", "put the new key and value first"),
+    (check_kv_step, kv_unscaled, "wrong values", "forgot to scale"),
+    (check_kv_step, kv_old_caches, "wrong shape", "returned the old caches"),
+    (check_gqa, gqa_tiled_heads, "wrong values", "h % G"),
+    (check_gqa, gqa_unscaled, "wrong values", "forgot to scale"),
+    (check_gqa, gqa_wrong_axis, "wrong values", "wrong axis"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("check", "bug", "status", "words"), PLANTED)
+def test_planted_bugs_get_the_expected_diagnosis(check, bug, status, words):
+    result = check(bug)
+    assert result.status == status, result.text
+    assert result.diagnosed, result.text
+    assert words in result.diagnosis, result.text
+
+
+@pytest.mark.parametrize(
+    ("name", "index"),
+    [(g.name, i) for g in GRADERS if hasattr(g, "mistakes") for i in range(len(g.mistakes))],
+)
+def test_each_planted_mistake_is_told_apart_from_the_others(name, index):
+    mistake = GRADERS[name].mistakes[index]
+    result = GRADERS[name].check(mistake.fn)
+    assert not result.passed
+    assert result.diagnosis == mistake.diagnosis, result.text
+
+
+# ------------------------------------------------------------------ prediction questions
+
+
+@pytest.mark.parametrize(
+    ("question", "check"), [(CACHE_MEMORY, check_cache_memory), (CAUSAL_TILES, check_causal_tiles)]
+)
+def test_questions_right_and_wrong_answers(question, check):
+    assert check(question.answer).passed
+    for wrong, diagnosis in question.wrong:
+        result = check(wrong)
+        assert not result.passed
+        assert result.diagnosis == diagnosis
+
+
+def test_cache_memory_answer_is_the_formula():
+    from attnlab.scale import kv_cache_bytes
+
+    size = kv_cache_bytes(n_layers=24, n_kv_heads=4, d_head=64, seq_len=2048)
+    assert size / 2**20 == CACHE_MEMORY.answer
+    assert check_cache_memory(np.float64(48)).passed
+    assert check_cache_memory("48").status == "wrong type"
+
+
+def test_causal_tiles_answer_is_counted():
+    i, j = np.indices((8, 8))
+    assert int((j <= i).sum()) == CAUSAL_TILES.answer
+
+
+def test_summary_lists_every_exercise():
+    check_gqa(gqa_interleave)
+    table = summary()
+    assert table.title == "Chapter 8 exercises"
+    assert [name for name, _ in table.rows] == list(GRADERS.names)
