@@ -7,31 +7,53 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
-STAMP  := $(VENV)/.installed
+STAMP  := $(VENV)/.installed-dev
+LAB_STAMP := $(VENV)/.installed-lab
 NOTEBOOKS := chapters solutions exercises
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help venv book test lint format toc exercises notebooks lab bench lock clean
+# Local installs take torch from PyTorch's CPU-only wheel index, as binder/postBuild does:
+# on Linux, PyPI's torch brings ~4 GB of CUDA libraries that a laptop without an NVIDIA GPU
+# never uses. Under CI (CI set) pip uses the indexes the machine is configured with.
+# `make lab TORCH_INDEX=` keeps PyPI's build (CUDA on Linux); another URL is used instead.
+ifdef CI
+TORCH_INDEX ?=
+else
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+endif
+PIP_INSTALL = $(PY) -m pip install --quiet -c constraints.txt $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+
+.PHONY: help venv book test test-matrix lint format toc exercises notebooks lab bench lock clean
 
 help:
 	@echo "make book       build the website into _build/html"
 	@echo "make test       run every check (lint, exercise drift, book build, pytest + nbval, browser)"
-	@echo "make lab        open JupyterLab on the course"
+	@echo "make lab        open JupyterLab on the course (installs the package, JupyterLab, widgets)"
 	@echo "make exercises  regenerate exercises/ (and _toc.yml) from solutions/, then execute them"
 	@echo "make notebooks  execute every changed notebook; commit text outputs only"
 	@echo "make toc        regenerate _toc.yml from the chapter files"
+	@echo "make test-matrix  library, grader and two notebooks on the oldest and newest Python and"
+	@echo "                  on the lowest versions pyproject.toml allows (tools/test_matrix.py)"
 	@echo "make bench      print the speed/memory tables in bench/"
 	@echo "make format     ruff format + autofix"
-	@echo "make lock       re-resolve the pins in constraints.txt"
+	@echo "make lock       re-resolve the pins in constraints.txt (every Python >= 3.10)"
 	@echo "make clean      remove _build and caches"
 
-# The virtual environment, rebuilt whenever the dependency list or the pins change.
-$(STAMP): pyproject.toml constraints.txt
+$(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "attnlab needs Python >= 3.10, found " + sys.version.split()[0]'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
-	touch $(STAMP)
+
+# A learner's environment: the package, JupyterLab and the widgets (the `lab` extra).
+$(LAB_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -e ".[lab]"
+	touch $@
+
+# The maintainer's environment (the `dev` extra, which includes `lab`): the book builder and
+# the test and lint tools. Rebuilt whenever the dependency list or the pins change.
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -e ".[dev]"
+	touch $@ $(LAB_STAMP)
 
 venv: $(STAMP)
 
@@ -70,21 +92,31 @@ test: $(STAMP)
 	$(MAKE) book
 	$(PY) -m pytest tests $(NOTEBOOKS) $(NBVAL_FLAGS)
 
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --notebook-dir=.
 
 bench: $(STAMP)
 	$(PY) bench/run_all.py
 
-# Re-resolve every pin from the ranges in pyproject.toml (torch stays at the pinned minor).
-lock:
-	rm -rf _build/lockenv && $(PYTHON) -m venv _build/lockenv
-	_build/lockenv/bin/pip install --quiet --upgrade pip
-	_build/lockenv/bin/pip install --quiet "torch==$$(sed -n 's/^torch==//p' constraints.txt)" -e ".[dev]"
-	@{ sed -n '1,/^torch==/p' constraints.txt; \
-	   _build/lockenv/bin/pip freeze --exclude-editable | grep -v '^torch=='; } > constraints.new
-	mv constraints.new constraints.txt && rm -rf _build/lockenv
+# Re-resolve the pins from the ranges in pyproject.toml, for every Python >= 3.10 at once: uv's
+# universal resolution gives a package whose versions differ between Pythons one line per
+# range, with an environment marker. The current pins are kept where they still fit;
+# `make lock UPGRADE=1` moves every package to its newest release (torch stays pinned).
+lock: $(STAMP)
+	mkdir -p _build
+	grep '^torch==' constraints.txt > _build/lock-torch.txt
+	cp constraints.txt _build/lock.txt
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
+	    $(if $(UPGRADE),--upgrade) -c _build/lock-torch.txt \
+	    --no-header --no-annotate --quiet -o _build/lock.txt
+	{ sed '/^[^#]/,$$d' constraints.txt; cat _build/lock.txt; } > _build/constraints.new
+	mv _build/constraints.new constraints.txt
 	@git diff --stat constraints.txt || true
+
+# The version matrix (tools/test_matrix.py): library, graders and chapter 2 on the oldest and
+# newest Python with the pins, and on the lowest versions pyproject.toml allows.
+test-matrix: $(STAMP)
+	$(PY) tools/test_matrix.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,246 @@
+"""The version matrix: the library, the graders and two notebooks in other environments.
+
+`make test` runs everything in `.venv` (one Python, the pinned versions). This script adds
+the environments learners and Colab have that `.venv` is not:
+
+* ``py3.10``: the oldest Python the README promises, with the pins of ``constraints.txt``
+  (its lines for Python 3.10);
+* ``py3.13``: the newest Python the README promises, with the same pins;
+* ``lowest``: Python 3.10 with the *lowest* version of every dependency that
+  ``pyproject.toml`` allows (``uv pip install --resolution lowest-direct``): numpy 1.24,
+  torch 2.1, ipywidgets 7, ... Each lower bound there is one that this environment tested.
+
+Each environment is made by ``uv`` in ``_build/matrix/NAME`` (packages hard-linked from uv's
+cache, so a second run installs in seconds), then runs the tests that do not need the built
+website (``tests/`` minus ``test_site*.py`` and ``test_book*.py``; the widget tests start a
+real kernel, so the live slider is tested on ipywidgets 7 and 8) and nbval over
+``chapters/02_similarity.ipynb`` and ``solutions/02_similarity.ipynb``. It prints one
+table: environment, Python, key versions, install time and size, pass counts, test time.
+
+Usage: ``python tools/test_matrix.py [NAME ...]`` (default: all three). Under CI
+(``$CI`` set) a missing Python is a failure; locally that environment is skipped.
+Exit status: 0 when every environment that ran passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MATRIX = ROOT / "_build" / "matrix"
+NOTEBOOKS = ("chapters/02_similarity.ipynb", "solutions/02_similarity.ipynb")
+NBVAL = (
+    "--nbval",
+    "--nbval-current-env",
+    "--nbval-sanitize-with",
+    "tests/nbval_sanitize.cfg",
+)
+# Tests that need the built website (`make book`) or build it: the main run covers them.
+NEEDS_SITE = ("test_site.py", "test_site_readers.py", "test_book.py", "test_book_offline.py")
+# The models that train for tens of seconds each (marked slow, and test_train.py): the main
+# run trains them; here they would triple the matrix's time and test no version boundary.
+SELECT = ("-m", "not slow", "--durations=10")
+SHOWN = ("numpy", "torch", "matplotlib", "ipywidgets", "ipykernel", "array-api-compat")
+
+
+@dataclass(frozen=True)
+class Env:
+    name: str
+    python: str  # "3.10"
+    lowest: bool = False  # lowest allowed versions instead of the pins
+
+
+ENVS = (Env("py3.10", "3.10"), Env("py3.13", "3.13"), Env("lowest", "3.10", lowest=True))
+
+
+@dataclass
+class Row:
+    env: Env
+    status: str = "skipped"
+    python: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    install_s: float = 0.0
+    install_cpu: float = 0.0
+    size_mb: float = 0.0
+    counts: dict[str, str] = field(default_factory=dict)
+    test_s: float = 0.0
+    test_cpu: float = 0.0
+
+
+def cpu_s() -> float:
+    """CPU seconds used so far by the finished child processes (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def find_python(version: str) -> str | None:
+    """An interpreter for ``version``: ``pythonX.Y`` on the PATH, else a pyenv install."""
+    candidates = [shutil.which(f"python{version}")]
+    pyenv_root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates += sorted(
+        (str(p) for p in Path(pyenv_root).glob(f"versions/{version}.*/bin/python{version}")),
+        reverse=True,
+    )
+    for path in filter(None, candidates):
+        try:
+            out = subprocess.run(
+                [path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            continue  # e.g. a pyenv shim for a version that is not selected here
+        if out == version:
+            return path
+    return None
+
+
+def uv() -> str:
+    """The ``uv`` of the running environment (the ``dev`` extra installs it)."""
+    here = Path(sys.executable).parent / "uv"
+    found = str(here) if here.exists() else shutil.which("uv")
+    if not found:
+        sys.exit("test_matrix: uv is not installed: pip install -c constraints.txt uv")
+    return found
+
+
+def run(cmd: list[str], log: Path, **kw) -> subprocess.CompletedProcess:
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(cmd)}\n")
+        out.flush()
+        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, **kw)
+
+
+def size_mb(path: Path) -> float:
+    total = 0
+    for p in path.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            total += p.stat().st_size
+    return total / 1e6
+
+
+def build(env: Env, row: Row, log: Path) -> bool:
+    python = find_python(env.python)
+    if python is None:
+        row.status = f"no Python {env.python}"
+        return False
+    venv = MATRIX / env.name
+    shutil.rmtree(venv, ignore_errors=True)
+    uv_env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "VIRTUAL_ENV": str(venv)}
+    start, cpu = time.perf_counter(), cpu_s()
+    if run([uv(), "venv", "--quiet", "--python", python, str(venv)], log, env=uv_env).returncode:
+        row.status = "venv failed"
+        return False
+    install = [uv(), "pip", "install", "--python", str(venv / "bin" / "python")]
+    if env.lowest:
+        install += ["--resolution", "lowest-direct"]
+    else:
+        install += ["-c", "constraints.txt"]
+    if run([*install, "-e", ".[dev]"], log, env=uv_env).returncode:
+        row.status = "install failed"
+        return False
+    row.install_s = time.perf_counter() - start
+    row.install_cpu = cpu_s() - cpu
+    row.size_mb = size_mb(venv)
+    probe = (
+        "import sys, importlib.metadata as m; print('%d.%d.%d' % sys.version_info[:3]); "
+        f"print(*(m.version(n) for n in {SHOWN!r}))"
+    )
+    out = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    row.python = out[0]
+    row.versions = dict(zip(SHOWN, out[1].split(), strict=True))
+    return True
+
+
+def test(env: Env, row: Row, log: Path) -> bool:
+    python = str(MATRIX / env.name / "bin" / "python")
+    ignore = [f"--ignore=tests/{name}" for name in NEEDS_SITE]
+    runs = {
+        "tests": [
+            python,
+            "-m",
+            "pytest",
+            "tests",
+            *ignore,
+            *SELECT,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        "nbval": [python, "-m", "pytest", *NOTEBOOKS, *NBVAL, "-q", "-p", "no:cacheprovider"],
+    }
+    env_vars = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    ok = True
+    start, cpu = time.perf_counter(), cpu_s()
+    for what, cmd in runs.items():
+        done = run(cmd, log, env=env_vars)
+        tail = log.read_text().rstrip().rsplit("\n", 1)[-1]
+        counts = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", tail)
+        row.counts[what] = ", ".join(f"{n} {word}" for n, word in counts) or "no result"
+        ok &= done.returncode == 0
+    row.test_s = time.perf_counter() - start
+    row.test_cpu = cpu_s() - cpu
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("names", nargs="*", help="environments (default: all)")
+    known = [e.name for e in ENVS]
+    names = parser.parse_args().names or known
+    if unknown := sorted(set(names) - set(known)):
+        parser.error(f"unknown environments {unknown}; known: {known}")
+    MATRIX.mkdir(parents=True, exist_ok=True)
+    rows = []
+    failed = False
+    for env in (e for e in ENVS if e.name in names):
+        row = Row(env)
+        log = MATRIX / f"{env.name}.log"
+        log.write_text("")
+        print(f"test_matrix: {env.name}: installing (log: {log.relative_to(ROOT)})", flush=True)
+        if build(env, row, log):
+            print(f"test_matrix: {env.name}: testing", flush=True)
+            row.status = "passed" if test(env, row, log) else "FAILED"
+            failed |= row.status == "FAILED"
+        elif row.status.startswith("no Python") and not os.environ.get("CI"):
+            pass  # skipped locally; under CI a missing Python fails
+        else:
+            failed = True
+            print(log.read_text()[-3000:])
+        rows.append(row)
+
+    print("\nenvironment  python   " + "  ".join(SHOWN))
+    for r in rows:
+        versions = "  ".join(r.versions.get(n, "-") for n in SHOWN)
+        print(f"{r.env.name:<12} {r.python or '-':<8} {versions}")
+    print("\nenvironment  status   install (cpu)      size    tests / nbval    time (cpu)")
+    for r in rows:
+        print(
+            f"{r.env.name:<12} {r.status:<8} {r.install_s:4.0f} s ({r.install_cpu:3.0f} s) "
+            f"{r.size_mb:6.0f} MB   {r.counts.get('tests', '-')} / {r.counts.get('nbval', '-')}"
+            f"   {r.test_s:4.0f} s ({r.test_cpu:3.0f} s)"
+        )
+    passed = failed_n = 0
+    for r in rows:
+        for counts in r.counts.values():
+            passed += sum(int(n) for n in re.findall(r"(\d+) passed", counts))
+            failed_n += sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)", counts))
+    # One closing line with the totals of every environment, as a test runner prints it.
+    print(f"\nmatrix: {passed} passed, {failed_n} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
