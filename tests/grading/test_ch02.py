@@ -17,13 +17,20 @@ import torch
 
 import attnlab
 from attnlab import grading
+from attnlab.grading import Grader
 from attnlab.grading.ch02 import (
     GRADERS,
     SOFTMAX,
+    check_cosine_flip,
     check_cosine_similarity,
     check_dot,
+    check_embed,
+    check_equal_rows,
+    check_score_spread,
     check_self_attention,
+    check_shifted_softmax,
     check_softmax,
+    check_wordpiece,
     summary,
 )
 
@@ -222,7 +229,8 @@ def test_a_different_signature_gets_the_expected_one():
 def test_matrix_product_of_vector_batches_gets_a_hint():
     result = check_dot(lambda a, b: a @ b)
     assert result.status == "raised an exception"
-    assert "np.sum(a * b, axis=-1)" in result.diagnosis
+    assert result.diagnosis.startswith("you used a matrix product (@, np.dot or np.matmul)")
+    assert "np.sum" not in result.diagnosis  # says what is wrong, not the fix
 
 
 def test_keyboard_interrupt_is_not_swallowed():
@@ -423,11 +431,11 @@ PLANTED = [
     ("cosine_similarity", lambda a, b: np_dot(a, b) / (np_dot(a, a) * np_dot(b, b)), "wrong values", "squared lengths"),
     ("cosine_similarity", np_dot, "wrong values", "returned the dot product"),
     ("cosine_similarity", lambda a, b: np_dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)), "wrong values", "norm of the whole array"),
-    ("softmax", softmax_no_max, "NaN or inf", "overflowed at logits of 1000: subtract the max before exp"),
+    ("softmax", softmax_no_max, "NaN or inf", "overflowed at logits of 1000: e^1000 = inf"),
     ("softmax", softmax_global_max, "NaN or inf", "one max for the whole array"),
     ("softmax", softmax_minus_min, "NaN or inf", "you subtracted the min instead of the max"),
     ("softmax", softmax_minus_mean, "NaN or inf", "you subtracted the mean instead of the max"),
-    ("softmax", softmax_max_before_temperature, "NaN or inf", "subtracted the max of x, but exponentiated x/τ: take the max of the values you exponentiate"),
+    ("softmax", softmax_max_before_temperature, "NaN or inf", "subtracted the max of x, but exponentiated x/τ"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, 0, temperature), "wrong values", "wrong axis"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x, -1, temperature), "wrong values", "ignored the `axis` argument"),
     ("softmax", lambda x, axis=-1, temperature=1.0: np_softmax(x * temperature, axis), "wrong values", "multiplied the logits by the temperature"),
@@ -442,7 +450,7 @@ PLANTED = [
     ("self_attention", self_attention_with(returns="transposed"), "wrong values", "transposed weights"),
     ("self_attention", self_attention_with(returns="swapped"), "wrong shape", "the order is (out, weights)"),
     ("self_attention", lambda x: (x, np_self_attention(x)[1]), "wrong values", "returned x unchanged"),
-    ("self_attention", self_attention_overflowing, "NaN or inf", "subtract the row max"),
+    ("self_attention", self_attention_overflowing, "NaN or inf", "without subtracting each row's max"),
 ]  # fmt: skip
 
 
@@ -462,7 +470,7 @@ def test_every_exercise_has_at_least_three_planted_bugs_tested():
 
 @pytest.mark.parametrize(
     ("name", "index"),
-    [(name, i) for name, g in ((g.name, g) for g in GRADERS) for i in range(len(g.mistakes))],
+    [(g.name, i) for g in GRADERS if isinstance(g, Grader) for i in range(len(g.mistakes))],
 )
 def test_each_planted_mistake_is_told_apart_from_the_others(name, index):
     # Submitted as an answer, a planted mistake must fail and be diagnosed as itself: two
@@ -481,7 +489,7 @@ def test_overflow_diagnosis_shows_the_case_and_no_warning_escapes():
     assert (
         repr(result)
         .splitlines()[1]
-        .startswith("  Diagnosis: overflowed at logits of 1000: subtract the max before exp")
+        .startswith("  Diagnosis: overflowed at logits of 1000: e^1000 = inf and inf/inf = NaN")
     )
 
 
@@ -544,16 +552,27 @@ def test_summary_table_cells_are_padded():
     check_softmax(stub)
     html_table = summary()._repr_html_()
     cells = re.findall(r"<td[^>]*>", html_table)
-    assert len(cells) == 3 * 4
+    assert len(cells) == 3 * len(GRADERS)
     assert all("padding" in cell for cell in cells), cells
 
 
 def test_chapter_list_gives_an_honest_score_before_any_check():
-    assert GRADERS.names == ("dot", "cosine_similarity", "softmax", "self_attention")
+    assert GRADERS.names == (
+        "wordpiece",
+        "embed",
+        "dot",
+        "cosine_similarity",
+        "cosine_flip",
+        "softmax",
+        "shifted_softmax",
+        "score_spread",
+        "self_attention",
+        "equal_rows",
+    )
     assert GRADERS.chapter == 2
     table = summary()
-    assert (table.score, table.total) == (0, 4)
-    assert table.text.endswith("Score: 0/4")
+    assert (table.score, table.total) == (0, 10)
+    assert table.text.endswith("Score: 0/10")
     assert [name for name, _ in table.rows] == list(GRADERS.names)
 
 
@@ -580,3 +599,163 @@ def test_summary_counts_the_latest_result_per_exercise():
     assert table.rows[1] == ("cosine_similarity", "passed")
     assert table.rows[3] == ("self_attention", "not checked")
     assert table.text.endswith("Score: 3/4")
+
+
+# ------------------------------------------------------------------ the newer exercises
+
+
+def wordpiece_loop(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start:
+            piece = ("##" if start else "") + word[start:end]
+            if piece in vocab:
+                break
+            end -= 1
+        if end == start:
+            return [vocab["<unk>"]]
+        ids.append(vocab[piece])
+        start = end
+    return ids
+
+
+def wordpiece_recursive(word, vocab, first=True):
+    if not word:
+        return []
+    for end in range(len(word), 0, -1):
+        piece = word[:end] if first else "##" + word[:end]
+        if piece in vocab:
+            rest = wordpiece_recursive(word[end:], vocab, first=False)
+            if rest == [vocab["<unk>"]]:
+                return rest
+            return [vocab[piece], *rest]
+    return [vocab["<unk>"]]
+
+
+def wordpiece_array(word, vocab):
+    return np.array(wordpiece_loop(word, vocab))
+
+
+def embed_one_hot(ids, E):
+    one_hot = (ids[..., None] == np.arange(E.shape[0])).astype(E.dtype)  # (..., n_vocab)
+    return one_hot @ E  # (..., n_vocab) @ (n_vocab, D) -> (..., D)
+
+
+def embed_eye(ids, E):
+    return np.eye(len(E))[ids] @ E
+
+
+def embed_take(ids, E):
+    return np.take(E, ids, axis=0)
+
+
+def embed_torch(ids, E):
+    one_hot = torch.nn.functional.one_hot(torch.from_numpy(ids), len(E)).double()
+    return (one_hot @ torch.from_numpy(E)).numpy()
+
+
+def spread_canonical(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = np.sum(q * k, axis=-1)
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def spread_einsum_other_order(d, n, seed):
+    rng = np.random.default_rng(seed)
+    k, q = rng.normal(size=(d, n)), rng.normal(size=(d, n))  # other shapes, other order
+    s = np.einsum("dn,dn->n", q, k)
+    return float(np.std(s)), float(np.std(s) / d**0.5)
+
+
+def spread_torch(d, n, seed):
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(n, d, generator=g), torch.randn(n, d, generator=g)
+    s = (q * k).sum(-1).double()
+    return s.std().item(), (s / d**0.5).std().item()
+
+
+NEW_CORRECT = {
+    "wordpiece": (check_wordpiece, [wordpiece_loop, wordpiece_recursive, wordpiece_array]),
+    "embed": (check_embed, [embed_one_hot, embed_eye, embed_take, embed_torch]),
+    "score_spread": (
+        check_score_spread,
+        [spread_canonical, spread_einsum_other_order, spread_torch],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "index"), [(n, i) for n, (_, fns) in NEW_CORRECT.items() for i in range(len(fns))]
+)
+def test_differently_written_correct_answers_pass(name, index):
+    check, answers = NEW_CORRECT[name]
+    result = check(answers[index])
+    assert result.passed, result.text
+
+
+@pytest.mark.parametrize("name", NEW_CORRECT)
+def test_new_stubs_are_not_attempted(name):
+    check, _ = NEW_CORRECT[name]
+    assert check(stub).status == "not attempted"
+
+
+def test_wordpiece_tokens_instead_of_ids_are_told_so():
+    def pieces(word, vocab):
+        return ["<unk>"] if word == "quiz" else [word]
+
+    result = check_wordpiece(pieces)
+    assert result.status == "wrong type"
+    assert result.diagnosis == "the items are strings; the exercise asks for numbers"
+
+
+def test_wordpiece_messages_do_not_print_the_whole_vocabulary():
+    result = check_wordpiece(lambda word, vocab: [0, 0, 0, 0, 0, 0, 0, 0])
+    assert "vocab: a dict of" in result.message
+    assert "'##ing'" not in result.message
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "words"),
+    [
+        (check_cosine_flip, -1.0, "opposite"),
+        (check_cosine_flip, -1, "opposite"),
+        (check_shifted_softmax, 0.665, "cancels"),
+        (check_shifted_softmax, 0.6652, "cancels"),
+        (check_equal_rows, 0.25, "evenly"),
+        (check_equal_rows, 1 / 4, "evenly"),
+    ],
+)
+def test_prediction_right_answers_pass_with_their_explanation(check, answer, words):
+    result = check(answer)
+    assert result.passed, result.text
+    assert words in result.explanation
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "words"),
+    [
+        (check_cosine_flip, -3.0, "divides out lengths"),
+        (check_cosine_flip, 1.0, "opposite directions"),
+        (check_cosine_flip, 0.0, "perpendicular"),
+        (check_shifted_softmax, 1.0, "differences matter"),
+        (check_shifted_softmax, 1 / 3, "equal weights"),
+        (check_equal_rows, 1.0, "all four scores of a row are equal"),
+        (check_equal_rows, 0.5, "all four keys tie"),
+    ],
+)
+def test_prediction_wrong_answers_get_their_diagnosis(check, answer, words):
+    result = check(answer)
+    assert result.status == "wrong answer", result.text
+    assert result.diagnosed and words in result.diagnosis
+
+
+def test_prediction_answers_match_the_library():
+    a = np.array([0.3, -1.2, 2.0])
+    assert check_cosine_flip(float(attnlab.cosine_similarity(a, -3 * a))).passed
+    assert check_shifted_softmax(float(attnlab.softmax(np.array([101.0, 102, 103])).max())).passed
+    x = np.tile(np.array([[1.0, 2.0, -0.5]]), (4, 1))
+    _, weights = attnlab.scaled_dot_product_attention(x, x, x)
+    assert check_equal_rows(float(weights[0, 0])).passed

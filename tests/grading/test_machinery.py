@@ -6,6 +6,7 @@ Chapter graders and their planted bugs are tested next to each other (``test_chN
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -274,3 +275,93 @@ def test_questions_are_recorded_for_the_score():
 def test_an_inconsistent_question_is_refused_when_written(kwargs, words):
     with pytest.raises(ValueError, match=words):
         grading.Question(name="q", **kwargs)
+
+
+# ------------------------------------------------------------------ general diagnoses
+
+
+def test_a_near_miss_shows_the_digits_that_differ_and_is_told_precision():
+    grader = dataclasses.replace(
+        _square_grader(), cases=(Case("a vector", {"x": np.array([0.123456, -0.987654])}),)
+    )
+    result = grader.check(lambda x: np.round(x * x, 4))
+    assert result.status == "wrong values"
+    assert result.diagnosed and result.diagnosis.startswith("a precision problem")
+    expected, got = re.search(r"expected (\S+), got (\S+)", result.message).groups()
+    assert expected != got  # enough digits to see the difference
+    assert float(got) == pytest.approx(float(expected), abs=1e-4)
+    # A far miss is not a precision problem.
+    assert not grader.check(lambda x: x * x + 0.5).diagnosed
+
+
+def test_a_value_passed_instead_of_a_function_says_so_and_keeps_an_earlier_pass():
+    grader = _square_grader()
+    first = grader.check(np.ones(3))
+    assert first.status == "wrong type" and "you passed a value, not a function" in first.message
+    assert "NumPy array of shape (3,)" in first.message
+    assert "check_square(square)" in first.diagnosis
+    assert grader.check(lambda x: x * x).passed
+    again = grader.check(np.float64(4.0))
+    assert "earlier result, passed, still counts" in again.message
+    assert grading.summary().rows == (("square", "passed"),)
+
+
+def test_a_number_where_an_array_is_expected_is_a_shape_problem():
+    grader = _square_grader(Mistake("you summed the squares", lambda x: np.sum(x * x)))
+    result = grader.check(lambda x: float(np.sum(x * x)))
+    assert result.status == "wrong shape", result.text
+    assert result.diagnosis == "you summed the squares"
+
+
+def test_a_broken_property_gives_the_diagnosis_when_no_mistake_does():
+    def positive(outputs, case):
+        return "a square is never negative" if np.any(outputs["output"] < 0) else None
+
+    grader = dataclasses.replace(_square_grader(), properties=(grading.Property(positive),))
+    result = grader.check(lambda x: -x * x)
+    assert (result.diagnosed, result.diagnosis) == (True, "a square is never negative")
+    assert not grader.check(lambda x: x * x + 1).diagnosed  # positive, wrong: generic hint
+
+
+def test_error_hints_may_read_the_message_and_name_the_exception_type():
+    def hint(message):
+        return "read: " + message if "(2,) (3,)" in message else None
+
+    grader = dataclasses.replace(
+        _square_grader(), error_hints=(("broadcast", hint), ("KeyError", "a missing key"))
+    )
+    result = grader.check(lambda x: x * np.ones(2) * np.ones(3))
+    assert result.diagnosis.startswith("read: ValueError: operands could not be broadcast")
+    result = grader.check(lambda x: {}["k"])
+    assert result.diagnosis == "a missing key"
+
+
+@pytest.mark.parametrize(
+    ("fn", "words"),
+    [
+        (lambda x: np.einsum("ij,ij->i", x, x), "einsum subscripts"),
+        (lambda x: np.sum(x, axis=3), "axis 3 does not exist in an array with 1 axes"),
+        (lambda x: x[:, None, None, 0][0, 0, 0, 0], "indexed more axes"),
+        (lambda x: np.dot(np.ones((2, 3)), np.ones((2, 3))), "np.dot of the shapes (2,3)"),
+        (lambda x: np.ones((2, 3)) @ np.ones((2, 3)), "@ is a matrix product"),
+        (lambda x: np.array([a @ a for a in x]), "single numbers"),
+    ],
+)
+def test_numpy_errors_get_a_general_explanation(fn, words):
+    result = _square_grader().check(fn)
+    assert result.status == "raised an exception"
+    assert words in result.diagnosis, result.text
+    assert "np.sum(a * b" not in result.diagnosis  # explains, does not hand over a fix
+
+
+def test_adapt_turns_a_natural_answer_into_an_array():
+    ids = Grader(
+        name="ids",
+        signature="ids(n) -> list of ints",
+        reference=lambda n: np.arange(n),
+        cases=(Case("three", {"n": 3}),),
+        adapt=lambda v: np.array(v) if isinstance(v, list) else v,
+    )
+    assert ids.check(lambda n: list(range(n))).passed
+    result = ids.check(lambda n: ["a", "b", "c"])
+    assert result.status == "wrong type"

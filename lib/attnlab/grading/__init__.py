@@ -3,7 +3,8 @@
 A chapter's notebook imports from its own module: ``from attnlab.grading.ch02 import
 check_softmax, summary``. The machinery, each job in its module:
 
-- :mod:`.specs`: :class:`Case` (an input) and :class:`Mistake` (a planted wrong answer);
+- :mod:`.specs`: :class:`Case` (an input), :class:`Mistake` (a planted wrong answer) and
+  :class:`Property` (what every right output has);
 - :mod:`.pipeline`: :class:`Grader`, the ordered checks of a learner's function;
 - :mod:`.questions`: :class:`Question`, a prediction checked against the right value;
 - :mod:`.modules`: a learner's ``nn.Module`` class graded by a :class:`Grader` (the
@@ -21,7 +22,7 @@ from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult, Summary, record, reset, summary
-from .specs import Case, Mistake
+from .specs import Case, Mistake, Property
 
 __all__ = [
     "Case",
@@ -29,6 +30,7 @@ __all__ = [
     "CheckResult",
     "Grader",
     "Mistake",
+    "Property",
     "Question",
     "Summary",
     "record",

@@ -1,4 +1,9 @@
-"""Graders for chapter 2's exercises: dot product, cosine similarity, softmax, self-attention.
+"""Graders for chapter 2's exercises: tokens, embeddings, similarity, softmax, attention.
+
+In the notebook's order: WordPiece ids of a word, the embedding lookup as one-hot times a
+matrix, the dot product, cosine similarity (and a prediction), a stable softmax with
+temperature (and a prediction), the measured spread of ``q · k``, weightless
+self-attention (and a prediction).
 
 Each grader compares the learner's function with the attnlab reference on seeded cases and
 knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The
@@ -10,6 +15,7 @@ Taught in: exercises/02_similarity.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,42 +24,303 @@ import numpy as np
 from ..attention import scaled_dot_product_attention
 from ..similarity import cosine_similarity, dot, softmax
 from .pipeline import Grader
+from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import Case, Mistake, Property
 
 __all__ = [
     "GRADERS",
+    "check_cosine_flip",
     "check_cosine_similarity",
     "check_dot",
+    "check_embed",
+    "check_equal_rows",
+    "check_score_spread",
     "check_self_attention",
+    "check_shifted_softmax",
     "check_softmax",
+    "check_wordpiece",
     "summary",
 ]
 
 GRADERS = ChapterGraders(__name__)
-"""Chapter 2's exercises, in the order of the notebook."""
 
-_KEPT_AXIS = (
-    "you kept the summed axis (keepdims=True): the result should have shape (...), one "
-    "number per pair; drop keepdims"
-)
+GRADERS = ChapterGraders(__name__)
+"""Chapter 2's exercises, in the order of the notebook."""
 
 
 def _rng() -> np.random.Generator:
     return np.random.default_rng(2)
 
 
+# ------------------------------------------------------------------ 2.1 WordPiece ids
+
+_UNK = "<unk>"
+_PIECES = (
+    _UNK, "walk", "play", "un", "happy", "token", "p", "w", "t", "c", "a", "##a", "##e",
+    "##d", "##h", "##i", "##k", "##l", "##n", "##o", "##p", "##s", "##t", "##y", "##ing",
+    "##ed", "##er", "##ful", "##ness", "##ize", "##izer", "##al", "##ly", "ing", "er", "s",
+    "pla", "##ying",
+)  # fmt: skip
+_WORDPIECE_VOCAB = {piece: i for i, piece in enumerate(_PIECES)}
+"""A small WordPiece vocabulary, piece -> id (id 0 is ``<unk>``)."""
+
+
+def _wordpiece_reference(word: str, vocab: dict[str, int]) -> list[int]:
+    """Greedy longest match first, continuation pieces marked ``##``; ``[<unk>]`` if stuck."""
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
+
+
+def _wordpiece_with(
+    *, shortest: bool = False, mark: str = "rest", on_unknown: str = "word"
+) -> Callable[[str, dict[str, int]], list[int]]:
+    """A planted WordPiece: shortest match, other ``##`` marking, other unknown handling."""
+
+    def wordpiece(word: str, vocab: dict[str, int]) -> list[int]:
+        pieces, start = [], 0
+        while start < len(word):
+            ends = range(start + 1, len(word) + 1) if shortest else range(len(word), start, -1)
+            for end in ends:
+                marked = {"rest": start > 0, "none": False, "all": True}[mark]
+                piece = ("##" if marked else "") + word[start:end]
+                if piece in vocab:
+                    pieces.append(vocab[piece])
+                    start = end
+                    break
+            else:
+                if on_unknown == "word":
+                    return [vocab[_UNK]]
+                if on_unknown == "piece":
+                    pieces.append(vocab[_UNK])
+                start += 1  # "skip": drop the character
+        return pieces
+
+    return wordpiece
+
+
+def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: the longest known piece taken from the end of the word, backwards."""
+    pieces, end = [], len(word)
+    while end > 0:
+        for start in range(end):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                pieces.insert(0, vocab[piece])
+                end = start
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
+
+
+def _as_ids(value: Any) -> Any:
+    """A list or tuple of token ids as an int64 array; anything else unchanged."""
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in value
+    ):
+        return np.array(value, dtype=np.int64).reshape(len(value))
+    return value
+
+
+def _wordpiece_cases() -> tuple[Case, ...]:
+    words = {
+        "a whole word": "walk",
+        "a suffix": "walking",
+        "two suffixes": "playfulness",
+        "two ways to cut": "playing",
+        "a longer piece wins": "tokenizer",
+        "spelled out after a prefix": "unhappy",
+        "an unknown letter": "quiz",
+        "one letter": "a",
+    }
+    return tuple(
+        Case(label, {"word": word, "vocab": dict(_WORDPIECE_VOCAB)})
+        for label, word in words.items()
+    )
+
+
+WORDPIECE = GRADERS.add(
+    Grader(
+        name="wordpiece",
+        signature="wordpiece(word, vocab) with vocab: piece -> id; returns the list of ids",
+        reference=lambda word, vocab: _as_ids(_wordpiece_reference(word, vocab)),
+        cases=_wordpiece_cases(),
+        adapt=_as_ids,
+        mistakes=(
+            Mistake(
+                "you took the shortest known piece at each step: WordPiece is greedy for the "
+                "longest one, so that common pieces such as `##izer` win over single letters",
+                _wordpiece_with(shortest=True),
+            ),
+            Mistake(
+                "you looked the continuation pieces up without their `##` mark: inside a word "
+                "a piece is stored as `##ing`, and the bare `ing` is the word-initial piece",
+                _wordpiece_with(mark="none"),
+            ),
+            Mistake(
+                "you marked the first piece with `##` too: only the pieces that continue a "
+                "word carry the mark, the first one is stored bare (`walk`, not `##walk`)",
+                _wordpiece_with(mark="all"),
+            ),
+            Mistake(
+                "you dropped the letter that no piece matches and went on: a word that cannot "
+                "be cut completely becomes the single `<unk>` id",
+                _wordpiece_with(on_unknown="skip"),
+            ),
+            Mistake(
+                "you put `<unk>` for the unmatched letter only and kept the other pieces: "
+                "WordPiece gives up on the whole word, which becomes one `<unk>` id",
+                _wordpiece_with(on_unknown="piece"),
+            ),
+            Mistake(
+                "you cut from the end of the word backwards: WordPiece starts at the left and "
+                "takes the longest known piece from there",
+                _wordpiece_from_the_right,
+            ),
+        ),
+        error_hints=(
+            (
+                "KeyError",
+                "a lookup vocab[piece] of a piece that is not in the vocabulary raised; "
+                "pieces that are not there have to be tested first (`in`)",
+            ),
+        ),
+        hint="from the current position, the longest piece in the vocabulary wins (with "
+        "`##` in front unless it starts the word); a word that cannot be cut completely "
+        "becomes [vocab['<unk>']]",
+    )
+)
+
+
+def check_wordpiece(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(word, vocab)``: the WordPiece ids of one word (greedy longest match first).
+
+    ``vocab`` maps each piece (``"walk"``, ``"##ing"``, ``"<unk>"``) to its id; the answer is
+    a list (or array) of ids, ``[vocab["<unk>"]]`` for a word that cannot be cut.
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return WORDPIECE.check(fn)
+
+
+# ------------------------------------------------------------------ 2.2 embedding lookup
+
+
+def _embed_cases() -> tuple[Case, ...]:
+    rng = _rng()
+    return (
+        Case("five ids", {"ids": np.array([3, 0, 7, 3, 11]), "E": rng.standard_normal((12, 4))}),
+        Case("one id", {"ids": np.array([2]), "E": rng.standard_normal((6, 5))}),
+        Case(
+            "a batch of 2 sentences",
+            {"ids": np.array([[1, 4, 4], [0, 6, 2]]), "E": rng.standard_normal((7, 3))},
+        ),
+    )
+
+
+def _one_hot(ids: np.ndarray, n: int) -> np.ndarray:
+    return (ids[..., None] == np.arange(n)).astype(float)  # (...) -> (..., n)
+
+
+def _index_hint(message: str) -> str | None:
+    """NumPy's "index 11 is out of bounds for axis 0 with size 4", read for this exercise."""
+    found = re.search(r"out of bounds for axis (\d+) with size (\d+)", message)
+    if found is None:
+        return None
+    if found[1] == "0":
+        return (
+            f"an id indexed an axis of size {found[2]}, smaller than the vocabulary: the ids "
+            "number the rows of E (its first axis, one row per token), and E.T or a "
+            "transposed table has the embedding size D there instead"
+        )
+    return (
+        f"an id fell outside a one-hot vector of size {found[2]}: each one-hot vector needs "
+        "one entry per row of E (the vocabulary size), not one per token of the input"
+    )
+
+
+EMBED = GRADERS.add(
+    Grader(
+        name="embed",
+        signature="embed(ids, E) with ids: (...) integers, E: (n_vocab, D) -> (..., D)",
+        reference=lambda ids, E: E[ids],
+        cases=_embed_cases(),
+        mistakes=(
+            Mistake(
+                "you returned the one-hot vectors themselves (one entry per vocabulary row): "
+                "the embedding is what they pick out of E",
+                lambda ids, E: _one_hot(ids, E.shape[0]),
+            ),
+            Mistake(
+                "you read the row before each id (ids counted from 1): ids count from 0, "
+                "so id i is row i of E",
+                lambda ids, E: E[ids - 1],
+            ),
+            Mistake(
+                "you added up the rows of all tokens (one vector for the whole input): each "
+                "token keeps its own row, so the result has one row per id",
+                lambda ids, E: E[ids].sum(axis=-2),
+            ),
+            Mistake(
+                "you flattened the batch: the result keeps the shape of `ids`, with an axis "
+                "of size D added at the end",
+                lambda ids, E: E[ids].reshape(-1, E.shape[-1]),
+            ),
+        ),
+        error_hints=(
+            ("out of bounds for axis", _index_hint),
+            (
+                "arrays used as indices must be of integer",
+                "a float array was used as an index: the arguments come in the order "
+                "embed(ids, E), so the float table E cannot be the one that indexes",
+            ),
+        ),
+        hint="the one-hot vector of id i is 1 at position i and 0 elsewhere, one entry per "
+        "row of E; its product with E is row i",
+    )
+)
+
+
+def check_embed(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(ids, E)``: embeddings as one-hot vectors times ``E``, ``(...) -> (..., D)``.
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return EMBED.check(fn)
+
+
+# ------------------------------------------------------------------ 2.3 dot product
+
+_KEPT_AXIS = (
+    "you kept the summed axis (keepdims=True): the result should have shape (...), one "
+    "number per pair, without a trailing axis of size 1"
+)
+
+_MATRIX_PRODUCT = (
+    "you used a matrix product (@, np.dot or np.matmul): it combines every row of `a` with "
+    "every column of `b`, so on a batch of vector pairs the sizes don't line up; the "
+    "exercise wants one number per pair of vectors"
+)
+
 _BATCHED_VECTOR_HINTS = (
+    ("mismatch in its core dimension", _MATRIX_PRODUCT),
+    ("not aligned", _MATRIX_PRODUCT),
     (
-        "mismatch in its core dimension",
-        "@ and np.dot multiply matrices; for vectors stored along the last axis, multiply "
-        "elementwise and sum over that axis: np.sum(a * b, axis=-1)",
-    ),
-    (
-        "not aligned",
-        "@ and np.dot multiply matrices; for vectors stored along the last axis, multiply "
-        "elementwise and sum over that axis: np.sum(a * b, axis=-1)",
+        "Input must be 1- or 2-d",
+        "np.diag of a matrix product needs a matrix, but a single pair of vectors gives "
+        "one number and a batch with more axes gives no matrix at all; the exercise wants "
+        "one number per pair of vectors, for any number of leading axes",
     ),
 )
 
@@ -80,6 +347,11 @@ def _dot_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
+def _per_first_axis(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Planted: a loop over the first axis, summing everything inside."""
+    return np.array([np.sum(x * y) for x, y in zip(a, b, strict=True)])
+
+
 DOT = GRADERS.add(
     Grader(
         name="dot",
@@ -88,24 +360,37 @@ DOT = GRADERS.add(
         cases=_dot_cases(),
         mistakes=(
             Mistake(
-                "you multiplied elementwise but did not sum: add up a * b over the last axis "
-                "(np.sum(a * b, axis=-1))",
+                "you multiplied elementwise but did not sum: a * b still has the vector axis, "
+                "one product per entry, where the dot product adds them up",
                 lambda a, b: a * b,
             ),
             Mistake(
-                "you summed over the first axis; the vector entries are on the last axis: axis=-1",
+                "you summed over the first axis: the entries of each vector are on the last "
+                "axis, and the first one runs over the pairs (or, for one pair, over entries)",
                 lambda a, b: np.sum(a * b, axis=0),
             ),
             Mistake(
-                "you summed over every axis (one number for the whole batch); sum over the "
-                "last axis only: axis=-1",
+                "you summed over every axis: one number for the whole batch, where each pair "
+                "of vectors needs its own",
                 lambda a, b: np.sum(a * b),
             ),
             Mistake(
-                "you summed a + b; the dot product sums the products a * b",
+                "you summed a + b; the dot product sums the products a_i b_i",
                 lambda a, b: np.sum(a + b, axis=-1),
             ),
             Mistake(_KEPT_AXIS, lambda a, b: np.sum(a * b, axis=-1, keepdims=True)),
+            Mistake(
+                "you computed every pair's dot product (np.inner or a @ b.T): that is a "
+                "table of all rows of `a` against all rows of `b`, where the exercise pairs "
+                "row i of `a` with row i of `b` only",
+                lambda a, b: np.inner(a, b),
+            ),
+            Mistake(
+                "you looped over the first axis and summed everything inside each item: right "
+                "for a matrix of row vectors, but a single pair (d,) or a batch with more "
+                "axes needs the sum over the last axis only",
+                _per_first_axis,
+            ),
         ),
         hint="the dot product multiplies matching entries and sums them: Σ_i a_i b_i, "
         "over the last axis",
@@ -122,8 +407,15 @@ def check_dot(fn: Callable[..., Any]) -> CheckResult:
     return DOT.check(fn)
 
 
+# ------------------------------------------------------------------ 2.4 cosine similarity
+
+
 def _norm(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     return np.sqrt(np.sum(x * x, axis=-1, keepdims=keepdims))
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=-1) / (_norm(a) * _norm(b))
 
 
 def _cosine_cases() -> tuple[Case, ...]:
@@ -141,6 +433,18 @@ def _cosine_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
+def _in_range(outputs: dict[str, np.ndarray], case: Case) -> str | None:
+    """A cosine lies in [-1, 1], whatever the lengths of the vectors."""
+    out = outputs["output"]
+    if out.dtype.kind == "f" and np.any(np.abs(out) > 1 + 1e-9):
+        return (
+            f"your result reaches {float(np.max(np.abs(out))):.3g} on case "
+            f"{case.describe()}, but a cosine lies between -1 and 1: the division does not "
+            "remove both vectors' lengths"
+        )
+    return None
+
+
 COSINE = GRADERS.add(
     Grader(
         name="cosine_similarity",
@@ -149,25 +453,28 @@ COSINE = GRADERS.add(
         cases=_cosine_cases(),
         mistakes=(
             Mistake(
-                "you divided by the length of `a` only; normalise both sides: a·b / (|a| |b|)",
+                "you divided by the length of `a` only, so the result still grows with the "
+                "length of `b`",
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(a),
             ),
             Mistake(
-                "you divided by the length of `b` only; normalise both sides: a·b / (|a| |b|)",
+                "you divided by the length of `b` only, so the result still grows with the "
+                "length of `a`",
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(b),
             ),
             Mistake(
-                "you returned the dot product: divide it by both lengths, |a| |b|",
+                "you returned the dot product: it still depends on both lengths, which the "
+                "cosine removes",
                 lambda a, b: np.sum(a * b, axis=-1),
             ),
             Mistake(
-                "you divided by the squared lengths: the length is the square root of the "
-                "sum of squares, |a| = sqrt(Σ a_i²)",
+                "you divided by the squared lengths: a length is the square root of the sum "
+                "of squares, |a| = sqrt(Σ a_i²)",
                 lambda a, b: np.sum(a * b, axis=-1) / (np.sum(a * a, -1) * np.sum(b * b, -1)),
             ),
             Mistake(
-                "you took the norm of the whole array; each vector needs its own length: "
-                "np.linalg.norm(a, axis=-1)",
+                "you took the norm of the whole array: one length for the whole batch, where "
+                "each vector needs its own",
                 lambda a, b: np.sum(a * b, axis=-1) / (np.linalg.norm(a) * np.linalg.norm(b)),
             ),
             Mistake(
@@ -175,7 +482,7 @@ COSINE = GRADERS.add(
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(a) ** 2,
             ),
             Mistake(
-                "you added the lengths; multiply them: a·b / (|a| |b|)",
+                "you added the lengths; the denominator is their product, |a| |b|",
                 lambda a, b: np.sum(a * b, axis=-1) / (_norm(a) + _norm(b)),
             ),
             Mistake(
@@ -184,7 +491,18 @@ COSINE = GRADERS.add(
                     np.sum(a * b, axis=-1, keepdims=True) / (_norm(a, True) * _norm(b, True))
                 ),
             ),
+            Mistake(
+                "you returned the cosine distance, 1 - cos θ (as in scipy's `cosine`): the "
+                "exercise asks for the similarity itself",
+                lambda a, b: 1.0 - _cos(a, b),
+            ),
+            Mistake(
+                "you returned the angle θ (arccos): the exercise asks for its cosine, which "
+                "is 1 for parallel vectors",
+                lambda a, b: np.arccos(np.clip(_cos(a, b), -1.0, 1.0)),
+            ),
         ),
+        properties=(Property(_in_range),),
         error_hints=_BATCHED_VECTOR_HINTS,
         hint="cos = a·b / (|a| |b|): the dot product over the last axis, divided by the "
         "product of the two lengths; the result lies in [-1, 1]",
@@ -198,6 +516,34 @@ def check_cosine_similarity(fn: Callable[..., Any]) -> CheckResult:
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
     return COSINE.check(fn)
+
+
+COSINE_FLIP = GRADERS.add(
+    Question(
+        name="cosine_flip",
+        answer=-1.0,
+        atol=1e-6,
+        explanation="-3a points exactly the opposite way from a: the angle is 180° and "
+        "cos 180° = -1. The factor 3 changes the length, which the cosine divides out",
+        wrong=(
+            (-3.0, "the factor 3 only stretches the vector; the cosine divides out lengths"),
+            (3.0, "a cosine never leaves [-1, 1]; and -3a points away from a"),
+            (1.0, "a and -3a are parallel but point in opposite directions"),
+            (0.0, "0 is the cosine of perpendicular vectors; -3a lies on the same line as a"),
+        ),
+    )
+)
+
+
+def check_cosine_flip(answer: Any) -> CheckResult:
+    """Check a prediction: ``cosine_similarity(a, -3 * a)`` for a nonzero ``a``.
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return COSINE_FLIP.check(answer)
+
+
+# ------------------------------------------------------------------ 2.5 softmax
 
 
 def _softmax_reference(x: Any, axis: int = -1, temperature: float = 1.0) -> Any:
@@ -248,6 +594,30 @@ def _softmax_cases() -> tuple[Case, ...]:
     )
 
 
+def _sums_to_one(outputs: dict[str, np.ndarray], case: Case) -> str | None:
+    """Softmax weights sum to 1 along ``axis``: say along which axis they do instead."""
+    out = outputs["output"]
+    axis = case.options.get("axis", -1)
+    if out.dtype.kind != "f" or out.ndim == 0 or not np.all(np.isfinite(out)):
+        return None
+    if np.allclose(out.sum(axis=axis), 1.0, atol=1e-6):
+        return None
+    others = [
+        k for k in range(out.ndim) if k != axis % out.ndim and np.allclose(out.sum(axis=k), 1.0)
+    ]
+    if others:
+        return (
+            f"on case {case.describe()} your weights sum to 1 along axis {others[0]}, not "
+            f"along axis={axis}: each slice along `axis` is one set of weights to normalise"
+        )
+    if np.isclose(out.sum(), 1.0):
+        return (
+            f"on case {case.describe()} your weights sum to 1 over the whole array: each "
+            "slice along `axis` is one set of weights and sums to 1 by itself"
+        )
+    return None
+
+
 SOFTMAX = GRADERS.add(
     Grader(
         name="softmax",
@@ -256,9 +626,9 @@ SOFTMAX = GRADERS.add(
         cases=_softmax_cases(),
         mistakes=(
             Mistake(
-                "overflowed at logits of 1000: subtract the max before exp (e^1000 = inf and "
-                "inf/inf = NaN; at -1000, 0/0). softmax(x) = softmax(x - max(x)): the max "
-                "cancels in the ratio",
+                "overflowed at logits of 1000: e^1000 = inf and inf/inf = NaN (at -1000, every "
+                "exponential is 0 and 0/0 = NaN); subtracting the same number from a slice "
+                "leaves softmax unchanged, and the right number keeps every exponent ≤ 0",
                 lambda x, axis=-1, temperature=1.0: (
                     np.exp(x / temperature)
                     / np.sum(np.exp(x / temperature), axis=axis, keepdims=True)
@@ -266,38 +636,37 @@ SOFTMAX = GRADERS.add(
             ),
             Mistake(
                 "you subtracted one max for the whole array, so slices far below it underflow "
-                "to 0/0: take the max along `axis`, with keepdims=True",
+                "to 0/0: each slice along `axis` needs its own maximum",
                 lambda x, axis=-1, temperature=1.0: (
                     np.exp(x / temperature - np.max(x / temperature))
                     / np.sum(np.exp(x / temperature - np.max(x / temperature)), axis, keepdims=True)
                 ),
             ),
             Mistake(
-                "you subtracted the min instead of the max: subtract the max along `axis`, so "
-                "that the largest exponent is 0 (with values from -800 to 800, x - min "
-                "reaches 1600 and e^1600 = inf)",
+                "you subtracted the min instead of the max: with values from -800 to 800, "
+                "x - min reaches 1600 and e^1600 = inf; only the max keeps every exponent ≤ 0",
                 lambda x, axis=-1, temperature=1.0: _normalise(
                     np.exp(x / temperature - np.min(x / temperature, axis, keepdims=True)), axis
                 ),
             ),
             Mistake(
-                "you subtracted the mean instead of the max: subtract the max along `axis`, so "
-                "that the largest exponent is 0 (a value 800 above the mean gives e^800 = inf)",
+                "you subtracted the mean instead of the max: a value 800 above the mean "
+                "gives e^800 = inf; only the max keeps every exponent ≤ 0",
                 lambda x, axis=-1, temperature=1.0: _normalise(
                     np.exp(x / temperature - np.mean(x / temperature, axis, keepdims=True)), axis
                 ),
             ),
             Mistake(
-                "you subtracted the max of x, but exponentiated x/τ: take the max of the "
-                "values you exponentiate (z = x / temperature, then z - max(z)); at τ = 0.5, "
-                "logits of 1000 give e^(2000 - 1000) = inf",
+                "you subtracted the max of x, but exponentiated x/τ: at τ = 0.5, logits of "
+                "1000 give e^(2000 - 1000) = inf; the max must be that of the values you "
+                "exponentiate",
                 lambda x, axis=-1, temperature=1.0: _normalise(
                     np.exp(x / temperature - np.max(x, axis, keepdims=True)), axis
                 ),
             ),
             Mistake(
-                "you ignored the `axis` argument (always the last axis): pass axis=axis to "
-                "max and sum",
+                "you ignored the `axis` argument (always the last axis): on the cases with "
+                "axis=0 or axis=1 the wrong slices sum to 1",
                 lambda x, axis=-1, temperature=1.0: softmax(x, -1, temperature=temperature),
             ),
             Mistake(
@@ -306,27 +675,49 @@ SOFTMAX = GRADERS.add(
                 lambda x, axis=-1, temperature=1.0: softmax(x, 0, temperature=temperature),
             ),
             Mistake(
-                "you divided by the sum over the whole array; sum along `axis` only "
-                "(keepdims=True), so that each slice sums to 1",
+                "you divided by the sum over the whole array: the whole array sums to 1, "
+                "where each slice along `axis` should",
                 lambda x, axis=-1, temperature=1.0: (
                     _exp_over(x / temperature, axis) / np.sum(_exp_over(x / temperature, axis))
                 ),
             ),
             Mistake(
-                "you multiplied the logits by the temperature; divide them by it "
-                "(x / temperature), so that a high temperature flattens the weights",
+                "you multiplied the logits by the temperature: a high temperature then "
+                "sharpens the weights, where dividing by it flattens them",
                 lambda x, axis=-1, temperature=1.0: softmax(x * temperature, axis),
             ),
             Mistake(
-                "the temperature had no effect: divide the logits by it before exp",
+                "the temperature had no effect: the weights at τ = 0.5 and τ = 10 are those "
+                "of τ = 1",
                 lambda x, axis=-1, temperature=1.0: softmax(x, axis),
             ),
             Mistake(
-                "you forgot to normalise: divide exp(...) by its sum along `axis` so that "
-                "each slice sums to 1",
+                "you forgot to normalise: exp(...) alone is positive but does not sum to 1 "
+                "along `axis`",
                 lambda x, axis=-1, temperature=1.0: _exp_over(x / temperature, axis),
             ),
+            Mistake(
+                "you divided the weights by the temperature after the softmax: τ belongs "
+                "inside, on the logits, so the result still sums to 1",
+                lambda x, axis=-1, temperature=1.0: softmax(x, axis) / temperature,
+            ),
+            Mistake(
+                "you subtracted the max along the last axis but normalised along `axis`: the "
+                "number subtracted must be the same within each slice that is normalised, "
+                "or it no longer cancels",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.max(x / temperature, -1, keepdims=True)), axis
+                ),
+            ),
+            Mistake(
+                "you returned the log of the weights (log-softmax, x - log Σ e^x): the "
+                "exercise asks for the weights, positive and summing to 1",
+                lambda x, axis=-1, temperature=1.0: np.log(
+                    softmax(x, axis, temperature=temperature)
+                ),
+            ),
         ),
+        properties=(Property(_sums_to_one),),
         hint="softmax(x)_i = exp(x_i/τ - m) / Σ_j exp(x_j/τ - m), with m the max of x/τ "
         "along `axis`; the output has the shape of x and sums to 1 along `axis`",
     )
@@ -344,6 +735,136 @@ def check_softmax(fn: Callable[..., Any]) -> CheckResult:
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
     return SOFTMAX.check(fn)
+
+
+SHIFTED_SOFTMAX = GRADERS.add(
+    Question(
+        name="shifted_softmax",
+        answer=0.6652,
+        atol=0.005,
+        explanation="adding 100 to every score multiplies every e^x by the same e^100, which "
+        "cancels in the ratio: the weights are those of [1, 2, 3], and the largest is "
+        "e^3 / (e + e^2 + e^3) ≈ 0.665. The same fact lets softmax subtract the max",
+        wrong=(
+            (
+                1.0,
+                "the scores are all large, but only their differences matter: 103 is just "
+                "1 above 102",
+            ),
+            (0.3333, "equal weights would need equal scores; the differences of 1 remain"),
+            (
+                0.5,
+                "the differences between the scores are unchanged by the shift, and so "
+                "are the weights of softmax([1, 2, 3])",
+            ),
+        ),
+    )
+)
+
+
+def check_shifted_softmax(answer: Any) -> CheckResult:
+    """Check a prediction: the largest weight of ``softmax([101, 102, 103])``.
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return SHIFTED_SOFTMAX.check(answer)
+
+
+# ------------------------------------------------------------------ 2.6 the spread of q · k
+
+
+def _spread_reference(d: int, n: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = np.sum(q * k, axis=-1)  # one score per pair: (n, d), (n, d) -> (n,)
+    return float(np.std(s)), float(np.std(s / math.sqrt(d)))
+
+
+def _spread_with(
+    score: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    stat: Callable[[np.ndarray], float] = np.std,
+    scale: Callable[[int], float] = math.sqrt,
+    draw: str = "normal",
+) -> Callable[[int, int, int], tuple[float, float]]:
+    """A planted ``score_spread``: another score, statistic, scale or distribution."""
+
+    def score_spread(d: int, n: int, seed: int) -> tuple[float, float]:
+        rng = np.random.default_rng(seed)
+        sample = rng.standard_normal if draw == "normal" else rng.random
+        q, k = sample((n, d)), sample((n, d))
+        s = score(q, k)
+        return float(stat(s)), float(stat(s / scale(d)))
+
+    return score_spread
+
+
+def _pairs(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return np.sum(q * k, axis=-1)
+
+
+SCORE_SPREAD = GRADERS.add(
+    Grader(
+        name="score_spread",
+        signature="score_spread(d, n, seed) -> (raw, scaled): std of q·k and of q·k/sqrt(d)",
+        reference=_spread_reference,
+        cases=tuple(
+            Case(f"d = {d}", {"d": d, "n": 3000, "seed": seed})
+            for d, seed in ((4, 0), (16, 1), (100, 2))
+        ),
+        outputs=("raw", "scaled"),
+        mistakes=(
+            Mistake(
+                "you measured the variance, not the standard deviation: the raw scores' "
+                "variance is d, their spread (std) is sqrt(d)",
+                _spread_with(_pairs, stat=np.var),
+            ),
+            Mistake(
+                "you divided the scores by d: their spread is sqrt(d), so dividing by d "
+                "leaves 1/sqrt(d), not 1",
+                _spread_with(_pairs, scale=float),
+            ),
+            Mistake(
+                "you measured the mean of the scores: it is about 0, since q·k is as often "
+                "negative as positive; the spread is their standard deviation",
+                _spread_with(_pairs, stat=np.mean),
+            ),
+            Mistake(
+                "you drew uniform numbers in [0, 1) (rng.random): the entries should have "
+                "mean 0 and variance 1, like rng.standard_normal's",
+                _spread_with(_pairs, draw="uniform"),
+            ),
+            Mistake(
+                "you summed over the pairs (the first axis) instead of over the d entries of "
+                "each pair: each score is the sum of d products",
+                _spread_with(lambda q, k: np.sum(q * k, axis=0)),
+            ),
+            Mistake(
+                "you measured the spread of the products q_i k_i, not of their sums: one "
+                "product has std 1 whatever d is; a score adds d of them",
+                _spread_with(lambda q, k: q * k),
+            ),
+        ),
+        hint="draw q and k of shape (n, d) with mean 0 and variance 1; one score per pair "
+        "sums d products; return the std of the scores and of the scores / sqrt(d)",
+        rtol=0.1,  # a sample std from n = 3000 scores is within a few % of the truth
+        atol=0.0,
+    )
+)
+
+
+def check_score_spread(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(d, n, seed)``: the measured std of ``q·k`` and of ``q·k / sqrt(d)``.
+
+    Any correct sampling passes (the comparison allows 10 %: a measured spread varies from
+    draw to draw).
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return SCORE_SPREAD.check(fn)
+
+
+# ------------------------------------------------------------------ 2.7 self-attention
 
 
 def _self_attention_reference(x: Any) -> tuple[Any, Any]:
@@ -371,6 +892,14 @@ def _attend_unstable(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights @ x, weights
 
 
+def _attend_global_max(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: one max for the whole (T, T) matrix (rows far below it underflow)."""
+    s = _scaled_scores(x)
+    e = np.exp(s - np.max(s))  # (T, T)
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ x, weights
+
+
 def _attend_whole(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Planted: the weights normalised over the whole (T, T) matrix, not per row."""
     e = _exp_over(_scaled_scores(x), -1)  # (T, T)
@@ -389,6 +918,50 @@ def _self_attention_cases() -> tuple[Case, ...]:
     )
 
 
+def _rows_sum_to_one(outputs: dict[str, np.ndarray], case: Case) -> str | None:
+    """Each row of the weights is one query's distribution over the keys."""
+    w = outputs["weights"]
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or not np.all(np.isfinite(w)):
+        return None
+    if np.allclose(w.sum(axis=-1), 1.0, atol=1e-6):
+        return None
+    if np.allclose(w.sum(axis=0), 1.0, atol=1e-6):
+        return (
+            f"on case {case.describe()} the columns of your weights sum to 1, not the rows: "
+            "the softmax normalised each key's column, where row i (query i) is the "
+            "distribution that mixes the tokens for token i"
+        )
+    if np.isclose(w.sum(), 1.0):
+        return (
+            f"on case {case.describe()} your weights sum to 1 over the whole (T, T) matrix: "
+            "each row (one query) is a distribution of its own and sums to 1"
+        )
+    return (
+        f"on case {case.describe()} the rows of your weights do not sum to 1 (row 0 sums to "
+        f"{float(w[0].sum()):.4g}): `weights` should be the softmax of the scores, row by row"
+    )
+
+
+def _attention_error_hint(message: str) -> str | None:
+    """Shapes in a broadcasting or matrix-product error, read for self-attention."""
+    shapes = re.findall(r"\((\d+),(\d+)\)", message)
+    if "could not be broadcast" in message and len(shapes) == 2:
+        (a0, a1), (b0, b1) = shapes
+        if a0 == a1 == b0 and b1 != a1:  # (T, T) * (T, D)
+            return (
+                f"`*` multiplies entry by entry, so the weights ({a0}, {a1}) and x ({b0}, "
+                f"{b1}) must have the same shape; but each output row is a weighted sum of "
+                "all the rows of x, a matrix product"
+            )
+    if "not aligned" in message or "mismatch in its core dimension" in message:
+        return (
+            "the sizes of a matrix product don't line up: x is (T, D), the scores pair every "
+            "token with every token, (T, D) with (D, T) -> (T, T), and the output mixes the "
+            "rows of x, (T, T) with (T, D) -> (T, D); one operand is not oriented that way"
+        )
+    return None
+
+
 SELF_ATTENTION = GRADERS.add(
     Grader(
         name="self_attention",
@@ -398,65 +971,86 @@ SELF_ATTENTION = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             Mistake(
-                "you forgot to scale: divide the scores x xᵀ by sqrt(D) before the softmax",
+                "you forgot to scale: the scores x xᵀ are not divided by sqrt(D), so their "
+                "spread grows with D and the softmax is too sharp",
                 lambda x: _attend(x, divide_by=1.0),
             ),
             Mistake(
-                "you divided the scores by D; divide by sqrt(D), the square root of the "
+                "you divided the scores by D; the scale is sqrt(D), the square root of the "
                 "vector size",
                 lambda x: _attend(x, divide_by=x.shape[-1]),
             ),
             Mistake(
-                "you multiplied the scores by sqrt(D); divide by it",
+                "you multiplied the scores by sqrt(D) instead of dividing",
                 lambda x: _attend(x, divide_by=1.0 / math.sqrt(x.shape[-1])),
             ),
             Mistake(
-                "you divided by sqrt(T), the number of tokens; the scale is sqrt(D), the size "
-                "of each vector (x.shape[-1])",
+                "you divided by sqrt(T), the number of tokens (len(x) or x.shape[0]); the "
+                "scale is sqrt(D), the size of each vector",
                 lambda x: _attend(x, divide_by=math.sqrt(x.shape[0])),
             ),
             Mistake(
-                "softmax over the wrong axis: each ROW of the weights (one query) must sum to "
-                "1, so take the softmax along axis=-1, not over columns",
+                "you divided by sqrt(T·D), the square root of the number of entries "
+                "(x.size); the scale is sqrt(D), the size of each vector",
+                lambda x: _attend(x, divide_by=math.sqrt(x.size)),
+            ),
+            Mistake(
+                "softmax over the wrong axis: the columns of your weights sum to 1, where "
+                "each ROW (one query) must",
                 lambda x: _attend(x, axis=0),
             ),
             Mistake(
-                "overflowed on large entries: your softmax does not subtract the row max "
-                "before exp (reuse your stable softmax)",
+                "overflowed on large entries: without subtracting each row's max before exp, "
+                "e^(large score) is inf and inf/inf is NaN",
                 _attend_unstable,
             ),
             Mistake(
-                "you normalised over the whole matrix; each row of the weights sums to 1 "
-                "(softmax along axis=-1)",
+                "you subtracted one max for the whole (T, T) matrix: rows whose scores lie "
+                "far below it underflow to 0/0 on large entries; each row needs its own max",
+                _attend_global_max,
+            ),
+            Mistake(
+                "you normalised over the whole matrix: the (T, T) weights sum to 1 in all, "
+                "where each row should",
                 _attend_whole,
             ),
             Mistake(
-                "you returned the scores (before the softmax) as `weights`; return the "
-                "weights, softmax(scores)",
+                "you returned the scores (before the softmax) as `weights`",
                 lambda x: (_attend(x)[0], _scaled_scores(x)),
             ),
             Mistake(
-                "you averaged with the scores; `out` = weights @ x, with the softmax weights",
+                "you averaged with the scores: `out` mixes the rows of x with the raw scores "
+                "instead of the softmax weights",
                 lambda x: (_scaled_scores(x) @ x, _attend(x)[1]),
             ),
             Mistake(
-                "you used the transposed weights; `out` = weights @ x: row i of out mixes the "
-                "rows of x with the weights of query i",
+                "you used the transposed weights: row i of `out` should mix the rows of x "
+                "with the weights of query i (row i of the weights, not column i)",
                 lambda x: (_attend(x)[1].T @ x, _attend(x)[1]),
             ),
             Mistake(
-                "you averaged the scores, not the vectors: `out` = weights @ x",
+                "you computed x.T @ weights: that mixes with the columns of the weights and "
+                "gives a (D, T) result, the transpose of what each token needs",
+                lambda x: (x.T @ _attend(x)[1], _attend(x)[1]),
+            ),
+            Mistake(
+                "you averaged the scores, not the vectors: `out` mixes the rows of x",
                 lambda x: (_attend(x)[1] @ _scaled_scores(x), _attend(x)[1]),
             ),
             Mistake(
-                "you returned x unchanged as `out`; `out` = weights @ x, a weighted average "
-                "of the rows of x",
+                "you returned x unchanged as `out`; `out` is a weighted average of the rows of x",
                 lambda x: (x, _attend(x)[1]),
             ),
             Mistake(
                 "you returned (weights, out); the order is (out, weights)",
                 lambda x: _attend(x)[::-1],
             ),
+        ),
+        properties=(Property(_rows_sum_to_one),),
+        error_hints=(
+            ("could not be broadcast", _attention_error_hint),
+            ("not aligned", _attention_error_hint),
+            ("mismatch in its core dimension", _attention_error_hint),
         ),
         hint="scores = x xᵀ / sqrt(D) is (T, T); weights = softmax(scores) along each row; "
         "out = weights @ x is (T, D); return (out, weights)",
@@ -473,6 +1067,35 @@ def check_self_attention(fn: Callable[..., Any]) -> CheckResult:
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
     return SELF_ATTENTION.check(fn)
+
+
+EQUAL_ROWS = GRADERS.add(
+    Question(
+        name="equal_rows",
+        answer=0.25,
+        atol=0.01,
+        explanation="the four rows are the same vector, so every score in a row is the same "
+        "number and the softmax spreads the weight evenly: 1/4 each. A token prefers itself "
+        "only when it matches itself better than it matches the others",
+        wrong=(
+            (
+                1.0,
+                "a token keeps the most weight for itself only when its own score is the "
+                "largest; here all four scores of a row are equal",
+            ),
+            (0.0, "the weights of a row sum to 1, and here no key scores lower than another"),
+            (0.5, "all four keys tie, not two"),
+        ),
+    )
+)
+
+
+def check_equal_rows(answer: Any) -> CheckResult:
+    """Check a prediction: ``weights[0, 0]`` of weightless self-attention on 4 equal rows.
+
+    Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
+    """
+    return EQUAL_ROWS.check(answer)
 
 
 summary = GRADERS.summary

@@ -53,11 +53,7 @@ def call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ..
 
 def _broadcast_hint(message: str) -> str:
     """The hint for a broadcasting error, naming the shapes NumPy's message gives."""
-    shapes: list[str] = []
-    for found in re.findall(r"\(([\d,\s]*)\)", message):
-        shape = str(tuple(int(n) for n in found.replace(",", " ").split()))
-        if shape not in shapes:
-            shapes.append(shape)
+    shapes = _shapes(message)
     which = (
         f"the shapes {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast together"
         if len(shapes) >= 2
@@ -73,18 +69,81 @@ def _fixed(hint: str) -> Callable[[str], str]:
     return lambda message: hint
 
 
+def _shapes(message: str) -> list[str]:
+    """The distinct shapes in an error message, as ``'(3, 5)'`` strings, in order."""
+    shapes: list[str] = []
+    for found in re.findall(r"\(([\d,\s]*)\)", message):
+        shape = str(tuple(int(n) for n in found.replace(",", " ").split()))
+        if shape not in shapes:
+            shapes.append(shape)
+    return shapes
+
+
+def _aligned_hint(message: str) -> str:
+    """np.dot's "shapes (3,5) and (3,5) not aligned": what a matrix product needs."""
+    shapes = re.findall(r"shapes (\([\d,\s]*\)) and (\([\d,\s]*\))", message)
+    which = f" {shapes[0][0]} and {shapes[0][1]}" if shapes else ""
+    return (
+        f"np.dot of the shapes{which} is a matrix product: it pairs the last axis of the "
+        "left operand with the first (or second-to-last) axis of the right one, and here "
+        "those sizes differ"
+    )
+
+
+def _matmul_hint(message: str) -> str:
+    """@'s "mismatch in its core dimension 0 ... (size 3 is different from 5)"."""
+    sizes = re.search(r"size (\d+) is different from (\d+)", message)
+    which = f" (sizes {sizes[2]} and {sizes[1]})" if sizes else ""
+    return (
+        "@ is a matrix product: the last axis of the left operand must have the size of "
+        f"the second-to-last axis of the right one, and here they differ{which}"
+    )
+
+
+_INDEX_HINT = (
+    "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
+    "2-D data), but on this case the array has fewer axes"
+)
+
+
+def _axis_hint(message: str) -> str:
+    """NumPy's "axis 1 is out of bounds for array of dimension 1"."""
+    found = re.search(r"axis (-?\d+) is out of bounds for array of dimension (\d+)", message)
+    which = f"axis {found[1]} does not exist in an array with {found[2]} axes" if found else ""
+    return (
+        f"the axis you named does not exist for this case's input{': ' + which if which else ''}"
+        "; a fixed axis number only fits inputs with enough axes"
+    )
+
+
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
-    ("broadcast", _broadcast_hint),
+    ("could not be broadcast", _broadcast_hint),
+    ("not aligned", _aligned_hint),
+    ("mismatch in its core dimension", _matmul_hint),
     (
-        "not aligned",
+        "einstein sum",
         _fixed(
-            "np.dot and @ multiply matrices; for vectors stored in rows, multiply elementwise "
-            "and sum over the last axis"
+            "your einsum subscripts give a fixed number of axes (one letter per axis), but "
+            "this case's inputs have a different number of axes: the exercise's inputs may "
+            "have any number of leading axes"
+        ),
+    ),
+    ("too many indices for array", _fixed(_INDEX_HINT)),
+    ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
+    ("is out of bounds for array of dimension", _axis_hint),
+    (
+        "unsupported operand type(s) for @",
+        _fixed(
+            "@ needs arrays with at least one axis, and here it got single numbers (looping "
+            "over a 1-D array gives numbers, not vectors)"
         ),
     ),
     (
-        "mismatch in its core dimension",
-        _fixed("@ multiplies matrices: check the shapes (and transpose the right operand)"),
+        "Input must be 1- or 2-d",
+        _fixed(
+            "np.diag works on 1-D or 2-D arrays only, and this case's intermediate result "
+            "has another number of axes"
+        ),
     ),
 )
 """``(substring, hint)``: an exception whose message contains the substring gets

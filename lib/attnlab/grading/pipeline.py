@@ -20,8 +20,10 @@ displays. Problems are reported in a fixed order, stopping at the first kind fou
 For shapes, NaN and values the output is also compared with *planted mistakes*: small wrong
 implementations of the same function (softmax without subtracting the max, over the wrong
 axis, ...). A mistake is named only if it reproduces the learner's output on the failing
-case and agrees with it on every case the learner gets right; otherwise the result gives the
-exercise's generic hint. A grader never raises (except ``KeyboardInterrupt`` and friends):
+case and agrees with it on every case the learner gets right. Otherwise a *property* that every
+right output has (rows of weights summing to 1, ...) and the learner's breaks gives the
+diagnosis (values right to about 3 digits are told first that they have a precision
+problem); anything else gets the exercise's generic hint. A grader never raises (except ``KeyboardInterrupt`` and friends):
 whatever the learner's function does, the check cell shows a result.
 
 A grader holds no state: the planted mistakes are run when a check needs them, and the
@@ -40,8 +42,8 @@ import numpy as np
 from array_api_compat import is_torch_array
 
 from .forensics import call_quietly, error_hints, raised_directly, unfinished_callee, where
-from .results import CheckResult, graded, make_result
-from .specs import Case, Mistake
+from .results import CheckResult, graded, latest, make_result
+from .specs import Case, Mistake, Property
 from .status import (
     EXCEPTION,
     IN_PLACE,
@@ -83,7 +85,15 @@ class Grader:
         outputs: names of the returned arrays; more than one means a tuple is expected.
         hint: shown when the values are wrong and no planted mistake matches.
         error_hints: ``(substring, hint)`` pairs: an exception whose message contains the
-            substring gets the hint.
+            substring gets the hint (or ``hint(message)``, when that is not ``None``, for a
+            callable: e.g. to tell two shapes apart).
+        properties: what every right output has (rows summing to 1, ...): when no planted
+            mistake explains a failure, the first property the learner's output breaks
+            gives the diagnosis (values right to about 3 digits but not to ``rtol`` are
+            told first that they have a precision problem).
+        adapt: applied to what the learner's function returns before it is checked, for
+            an exercise whose natural answer is not an array (a list of token ids); it must
+            return anything it cannot convert unchanged, and never raise.
         rtol, atol: tolerances of the comparison (``np.allclose``).
     """
 
@@ -94,23 +104,28 @@ class Grader:
     mistakes: tuple[Mistake, ...] = ()
     outputs: tuple[str, ...] = ("output",)
     hint: str = ""
-    error_hints: tuple[tuple[str, str], ...] = ()
+    error_hints: tuple[tuple[str, str | Callable[[str], str | None]], ...] = ()
+    properties: tuple[Property, ...] = ()
+    adapt: Callable[[Any], Any] | None = None
     rtol: float = 1e-6
     atol: float = 1e-8
 
     def check(self, fn: Any) -> CheckResult:
-        """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises."""
+        """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
+
+        A value passed instead of a function (``check_dot(dot(a, b))``) is reported but not
+        recorded over an earlier result: it is not a new attempt, so the score keeps it.
+        """
+        if not callable(fn):
+            earlier = latest(self.name)
+            if earlier is not None and earlier.status != WRONG_TYPE:
+                return self._not_a_function(fn, earlier)
         return graded(self.name, self._grade, fn)
 
     # The order of the checks is the order of this method.
     def _grade(self, fn: Any) -> CheckResult:
         if not callable(fn):
-            return self._result(
-                WRONG_TYPE,
-                f"expected your function, got {_describe(fn)}",
-                f"pass the function itself: check_{self.name}({self.name}), without calling it",
-                diagnosed=True,
-            )
+            return self._not_a_function(fn, None)
         runs = [self._run(fn, case) for case in self.cases]
 
         for run in runs:
@@ -198,6 +213,18 @@ class Grader:
 
     # ---- helpers
 
+    def _not_a_function(self, value: Any, earlier: CheckResult | None) -> CheckResult:
+        """The check was given a value (often what the function returned), not a function."""
+        kept = f" (your earlier result, {earlier.status}, still counts)" if earlier else ""
+        return self._result(
+            WRONG_TYPE,
+            f"you passed a value, not a function: got {_describe(value)}{kept}",
+            f"check_{self.name} calls your function itself, on its own test cases; a value "
+            f"that {self.name}(...) returned cannot be tested that way: pass the function, "
+            f"check_{self.name}({self.name}), without calling it",
+            diagnosed=True,
+        )
+
     def _result(
         self,
         status: str,
@@ -224,6 +251,9 @@ class Grader:
             run.returned, run.arguments = call_quietly(fn, case)
         except Exception as err:
             run.error = err
+        else:
+            if self.adapt is not None:
+                run.returned = self.adapt(run.returned)
         return run
 
     def _items(self, value: Any) -> tuple[Any, ...]:
@@ -278,12 +308,18 @@ class Grader:
             if is_torch_array(item) or isinstance(item, np.ndarray):
                 array = _numpy(item)
             elif isinstance(item, np.generic) or (
-                isinstance(item, (float, int)) and not isinstance(item, bool) and want.ndim == 0
-            ):
+                isinstance(item, (float, int)) and not isinstance(item, bool)
+            ):  # a number where an array is expected is a shape problem, reported below
                 array = np.asarray(item)
             else:
                 hint = None
-                if isinstance(item, (list, tuple)):
+                if (
+                    isinstance(item, (list, tuple))
+                    and item
+                    and all(isinstance(i, str) for i in item)
+                ):
+                    hint = "the items are strings; the exercise asks for numbers"
+                elif isinstance(item, (list, tuple)):
                     hint = "work on whole arrays with NumPy instead of building a Python list"
                 return (), f"{what} {_describe(item)}; expected a NumPy array", hint
             if array.dtype != want.dtype:
@@ -319,8 +355,10 @@ class Grader:
         where_ = where(err)
         if where_:
             message += f"\n  at {where_}"
-        hints = [h for s, h in self.error_hints if s in str(err)]
-        hints += error_hints(str(err))
+        said = f"{type(err).__name__}: {err}"  # substrings may name the type: "KeyError"
+        hints = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
+        hints = [h for h in hints if h]
+        hints += error_hints(said)
         if isinstance(err, TypeError) and "argument" in str(err):
             hints.append(f"keep the signature of the exercise: {self.signature}")
         if isinstance(err, NotImplementedError):
@@ -343,6 +381,8 @@ class Grader:
         for case in self.cases:
             try:
                 value = call_quietly(mistake.fn, case)[0]
+                if self.adapt is not None:
+                    value = self.adapt(value)
                 outs.append(tuple(_numpy(v) for v in self._items(value)))
             except Exception:
                 outs.append(None)
@@ -388,9 +428,23 @@ class Grader:
             )
             if score > best_score:
                 best, best_score = mistake, score
-        if best is None:
-            return self._result(status, message, fallback, max_error)
-        return self._result(status, message, best.diagnosis, max_error, diagnosed=True)
+        if best is not None:
+            return self._result(status, message, best.diagnosis, max_error, diagnosed=True)
+        if status == WRONG_VALUES:
+            error = _near_miss(runs)
+            if error is not None:
+                diagnosis = _precision_diagnosis(error, self.rtol)
+                return self._result(status, message, diagnosis, max_error, diagnosed=True)
+        # A property that every right output has, broken by the failing output (or, when
+        # that one holds NaN or inf, by the learner's output on another case).
+        finite = all(np.all(np.isfinite(o)) for o in failing_run.outputs if o.dtype.kind in "fc")
+        for run in [failing_run] if finite else [failing_run, *runs]:
+            outputs = dict(zip(self.outputs, run.outputs, strict=True))
+            for prop in self.properties:
+                found = prop.violated(outputs, run.case)
+                if found:
+                    return self._result(status, message, found, max_error, diagnosed=True)
+        return self._result(status, message, fallback, max_error)
 
 
 def _numpy(x: Any) -> np.ndarray:
@@ -428,15 +482,54 @@ def _abs_diff(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 
 
 def _worst(got: np.ndarray, want: np.ndarray) -> str:
-    """``'max error 3.1e-01; at index (0, 2): expected 0.2312, got 0.5412'``."""
+    """``'max error 3.1e-01; at index (0, 2): expected 0.2312, got 0.5412'``.
+
+    The two numbers get as many digits as it takes to tell them apart (a result rounded
+    to 4 decimals shows ``expected -0.33541, got -0.3354``, not the same number twice).
+    """
     diff = _abs_diff(got, want)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     where = f" at index {tuple(int(i) for i in index)}:" if diff.ndim else ""
+    expected, value = _values(want[index], got[index])
+    return f"max error {_fmt(float(diff[index]))};{where} expected {expected}, got {value}"
+
+
+def _values(want: Any, got: Any) -> tuple[str, str]:
+    """The two numbers, with the fewest significant digits (at least 4) that differ."""
+    if isinstance(want, (bool, np.bool_)) or isinstance(got, (bool, np.bool_)):
+        return str(bool(want)), str(bool(got))
+    w, g = float(want), float(got)
+    for digits in range(4, 18):
+        a, b = f"{w:.{digits}g}", f"{g:.{digits}g}"
+        if a != b:
+            return a, b
+    return a, b
+
+
+def _near_miss(runs: list[_Run], rtol: float = 1e-3) -> float | None:
+    """The worst relative error when every output is right to about 3 digits, else ``None``.
+
+    The scale of an output is its largest magnitude (at least 1), so that entries near 0
+    are not judged by a relative error.
+    """
+    worst = 0.0
+    for run in runs:
+        for got, want in zip(run.outputs, run.expected, strict=True):
+            if got.shape != want.shape or want.dtype.kind not in "fc":
+                return None
+            scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
+            error = float(np.max(_abs_diff(got, want), initial=0.0)) / scale
+            if not error <= rtol:  # also False for NaN
+                return None
+            worst = max(worst, error)
+    return worst
+
+
+def _precision_diagnosis(error: float, rtol: float) -> str:
     return (
-        f"max error {_fmt(float(diff[index]))};{where} expected {_value(want[index])}, "
-        f"got {_value(got[index])}"
+        f"a precision problem: your values agree with the expected ones to about "
+        f"{max(1, round(-np.log10(max(error, 1e-300))))} significant digits, but the check "
+        f"asks for a relative error below {rtol:.0e}; something loses precision, such as "
+        "rounding the result, computing in float32 along the way, or an eps added to a "
+        "denominator that is too large to be negligible"
     )
-
-
-def _value(x: Any) -> str:
-    return str(bool(x)) if isinstance(x, (bool, np.bool_)) else f"{float(x):.4g}"

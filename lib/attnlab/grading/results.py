@@ -16,7 +16,16 @@ from typing import Any
 from . import display
 from .status import GRADER_ERROR, NOT_CHECKED, PASSED
 
-__all__ = ["CheckResult", "Summary", "graded", "make_result", "record", "reset", "summary"]
+__all__ = [
+    "CheckResult",
+    "Summary",
+    "graded",
+    "latest",
+    "make_result",
+    "record",
+    "reset",
+    "summary",
+]
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,11 @@ def graded(name: str, grade: Callable[[Any], CheckResult], answer: Any) -> Check
             f"the grader itself failed ({type(err).__name__}: {err}); please report this",
         )
     return record(result)
+
+
+def latest(name: str) -> CheckResult | None:
+    """The latest recorded result of exercise ``name``, or ``None`` if never checked."""
+    return _LATEST.get(name)
 
 
 def summary(title: str = "Exercises", exercises: Iterable[str] | None = None) -> Summary:

@@ -12,7 +12,7 @@ from typing import Any
 
 from array_api_compat import is_torch_array
 
-__all__ = ["Case", "Mistake", "fresh_copy"]
+__all__ = ["Case", "Mistake", "Property", "fresh_copy"]
 
 
 def fresh_copy(x: Any) -> Any:
@@ -43,12 +43,19 @@ class Case:
 
     def describe(self) -> str:
         """``'"columns" (x: shape (4, 3), axis=0)'``."""
-        parts = [
-            f"{n}: shape {tuple(a.shape)}" if hasattr(a, "shape") else f"{n}={a!r}"
-            for n, a in self.inputs.items()
-        ]
+        parts = [_describe_input(n, a) for n, a in self.inputs.items()]
         parts += [f"{k}={v!r}" for k, v in self.options.items()]
         return f'"{self.label}" ({", ".join(parts)})'
+
+
+def _describe_input(name: str, value: Any) -> str:
+    """``'x: shape (4, 3)'``, ``"word='walking'"``, ``'vocab: a dict of 38 items'``."""
+    if hasattr(value, "shape"):
+        return f"{name}: shape {tuple(value.shape)}"
+    text = repr(value)
+    if len(text) > 40 and hasattr(value, "__len__"):
+        return f"{name}: a {type(value).__name__} of {len(value)} items"
+    return f"{name}={text}"
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,15 @@ class Mistake:
 
     diagnosis: str
     fn: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Property:
+    """What every right output has (e.g. rows of weights summing to 1), and its diagnosis.
+
+    ``violated(outputs, case)`` gets the learner's outputs on one case, as a dict from output
+    name to NumPy array, and returns what is wrong when the property fails (a diagnosis
+    that must hold whatever code produced the output), or ``None``.
+    """
+
+    violated: Callable[[Mapping[str, Any], Case], str | None]

@@ -1,0 +1,640 @@
+"""Chapter 2's graders against a corpus of realistic wrong answers, written as learners write.
+
+Each entry is a wrong answer a learner could plausibly submit (einsum slips, transposes,
+broadcasting, float32, swapped arguments, eps idioms, whole-batch sums, a value passed
+instead of a function, ...), labelled with words its diagnosis must contain. None of them
+is a planted mistake's own code: they test that the graders' diagnoses carry over to code
+written differently. An answer is
+
+- *specific* when the result is a diagnosis (not the exercise's generic hint) containing
+  the expected words,
+- *generic* when the result is only the generic hint (or nothing),
+- *misleading* when it is a diagnosis that does not contain them.
+
+The goal of the course: at least 9 in 10 specific, none misleading, none accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab.grading.ch02 import (
+    check_cosine_similarity,
+    check_dot,
+    check_embed,
+    check_score_spread,
+    check_self_attention,
+    check_softmax,
+    check_wordpiece,
+)
+from attnlab.grading.results import CheckResult
+
+CHECKS: dict[str, Callable[[Any], CheckResult]] = {
+    "wordpiece": check_wordpiece,
+    "embed": check_embed,
+    "dot": check_dot,
+    "cosine_similarity": check_cosine_similarity,
+    "softmax": check_softmax,
+    "score_spread": check_score_spread,
+    "self_attention": check_self_attention,
+}
+
+
+# ------------------------------------------------------------------ helpers learners write
+
+
+def good_softmax(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def good_dot(a, b):
+    return (a * b).sum(-1)
+
+
+def norm(v):
+    return np.sqrt((v**2).sum(axis=-1))
+
+
+# ------------------------------------------------------------------ 2.1 WordPiece
+
+
+def wp_shortest_first(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        j = i + 1
+        while j <= len(word) and (word[i:j] if i == 0 else "##" + word[i:j]) not in vocab:
+            j += 1
+        if j > len(word):
+            return [vocab["<unk>"]]
+        ids.append(vocab[word[i:j] if i == 0 else "##" + word[i:j]])
+        i = j
+    return ids
+
+
+def wp_no_hashes(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        for j in range(len(word), i, -1):
+            if word[i:j] in vocab:
+                ids.append(vocab[word[i:j]])
+                i = j
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def wp_skip_unknown(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        for j in range(len(word), i, -1):
+            piece = word[i:j] if i == 0 else "##" + word[i:j]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                i = j
+                break
+        else:
+            i += 1  # skip what we cannot read
+    return ids
+
+
+def wp_unk_per_letter(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        for j in range(len(word), i, -1):
+            piece = word[i:j] if i == 0 else "##" + word[i:j]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                i = j
+                break
+        else:
+            ids.append(vocab["<unk>"])
+            i += 1
+    return ids
+
+
+def wp_pieces_not_ids(word, vocab):
+    pieces, i = [], 0
+    while i < len(word):
+        for j in range(len(word), i, -1):
+            piece = word[i:j] if i == 0 else "##" + word[i:j]
+            if piece in vocab:
+                pieces.append(piece)
+                i = j
+                break
+        else:
+            return ["<unk>"]
+    return pieces
+
+
+def wp_keyerror(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        j = len(word)
+        while vocab.get(word[i:j] if i == 0 else "##" + word[i:j]) is None and j > i + 1:
+            j -= 1
+        ids.append(vocab[word[i:j] if i == 0 else "##" + word[i:j]])  # KeyError on "q"
+        i = j
+    return ids
+
+
+def wp_hash_first(word, vocab):
+    ids, i = [], 0
+    while i < len(word):
+        for j in range(len(word), i, -1):
+            if "##" + word[i:j] in vocab:
+                ids.append(vocab["##" + word[i:j]])
+                i = j
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def wp_backwards(word, vocab):
+    ids, j = [], len(word)
+    while j > 0:
+        for i in range(j):
+            piece = word[i:j] if i == 0 else "##" + word[i:j]
+            if piece in vocab:
+                ids = [vocab[piece], *ids]
+                j = i
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+# ------------------------------------------------------------------ 2.2 embedding lookup
+
+
+def embed_narrow_one_hot(ids, E):
+    one_hot = np.zeros((*ids.shape, ids.max() + 1))  # as wide as the largest id, not E
+    np.put_along_axis(one_hot, ids[..., None], 1.0, axis=-1)
+    return one_hot @ E
+
+
+def embed_one_hot_per_token(ids, E):
+    flat = ids.reshape(-1)
+    one_hot = np.zeros((flat.size, flat.size))
+    one_hot[np.arange(flat.size), flat] = 1.0  # out of bounds when an id >= the number of ids
+    return (one_hot @ E).reshape(*ids.shape, -1)
+
+
+def embed_transposed_table(ids, E):
+    return E.T[ids]
+
+
+def embed_one_based(ids, E):
+    return np.eye(E.shape[0])[ids - 1] @ E
+
+
+def embed_returns_one_hot(ids, E):
+    return np.eye(len(E))[ids]
+
+
+def embed_bag_of_words(ids, E):
+    return (np.eye(len(E))[ids] @ E).sum(axis=-2)
+
+
+def embed_flattened(ids, E):
+    return np.eye(len(E))[ids.ravel()] @ E
+
+
+def embed_one_hot_times_transpose(ids, E):
+    return np.eye(len(E))[ids] @ E.T
+
+
+def embed_float32(ids, E):
+    return torch.nn.functional.one_hot(torch.as_tensor(ids), len(E)).float().numpy() @ E.astype(
+        np.float32
+    )
+
+
+# ------------------------------------------------------------------ 2.5 softmax
+
+
+def softmax_no_keepdims(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis)
+
+
+def softmax_torch_dim0(x, axis=-1, temperature=1.0):
+    return torch.softmax(torch.from_numpy(x) / temperature, dim=0).numpy()
+
+
+def softmax_returns_tensor(x, axis=-1, temperature=1.0):
+    return torch.softmax(torch.from_numpy(x) / temperature, dim=axis)
+
+
+def softmax_torch_no_temperature(x, axis=-1, temperature=1.0):
+    return torch.softmax(torch.from_numpy(x), dim=axis).numpy()
+
+
+def softmax_eps(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / (e.sum(axis=axis, keepdims=True) + 1e-4)  # "to avoid dividing by zero"
+
+
+def softmax_rounded(x, axis=-1, temperature=1.0):
+    return np.round(good_softmax(x, axis, temperature), 4)
+
+
+def softmax_float32(x, axis=-1, temperature=1.0):
+    z = (x / temperature).astype(np.float32)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_temperature_after(x, axis=-1, temperature=1.0):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True) / temperature
+
+
+def softmax_max_over_rows(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max(axis=-1, keepdims=True))  # forgot `axis` here only
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_log(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    z = z - z.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def embed_swapped_arguments(E, ids):
+    return E[ids]
+
+
+def softmax_plain_max(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - np.max(z))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax_mean_shift(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    z -= z.mean(axis=axis, keepdims=True)
+    return np.exp(z) / np.exp(z).sum(axis=axis, keepdims=True)
+
+
+def softmax_multiplied_temperature(x, axis=-1, temperature=1.0):
+    z = x * temperature
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_whole_sum(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum()
+
+
+def softmax_in_place(x, axis=-1, temperature=1.0):
+    x /= temperature
+    return good_softmax(x, axis)
+
+
+def softmax_naive_torch(x, axis=-1, temperature=1.0):
+    t = torch.from_numpy(x) / temperature
+    return (t.exp() / t.exp().sum(dim=axis, keepdim=True)).numpy()
+
+
+# ------------------------------------------------------------------ 2.6 the spread of q·k
+
+
+def spread_variance(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    s = np.einsum("nd,nd->n", q, k)
+    return s.var(), (s / np.sqrt(d)).var()
+
+
+def spread_over_d(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, n, d))
+    s = (q * k).sum(-1)
+    return s.std(), (s / d).std()
+
+
+def spread_uniform(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.random((n, d)), rng.random((n, d))
+    s = (q * k).sum(-1)
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def spread_products(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    return np.std(q * k), np.std(q * k / np.sqrt(d))
+
+
+def spread_summed_pairs(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    s = (q * k).sum(axis=0)  # sums over the n pairs
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def spread_mean(d, n, seed):
+    rng = np.random.default_rng(seed)
+    s = (rng.standard_normal((n, d)) * rng.standard_normal((n, d))).sum(1)
+    return s.mean(), (s / d**0.5).mean()
+
+
+def spread_list(d, n, seed):
+    rng = np.random.default_rng(seed)
+    s = (rng.standard_normal((n, d)) * rng.standard_normal((n, d))).sum(1)
+    return [s.std(), (s / d**0.5).std()]
+
+
+def spread_one_value(d, n, seed):
+    rng = np.random.default_rng(seed)
+    s = (rng.standard_normal((n, d)) * rng.standard_normal((n, d))).sum(1)
+    return s.std()
+
+
+# ------------------------------------------------------------------ 2.7 self-attention
+
+
+def sa_elementwise(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return w * x, w
+
+
+def sa_np_dot_untransposed(x):
+    w = good_softmax(np.dot(x, x) / np.sqrt(x.shape[1]))
+    return w @ x, w
+
+
+def sa_xt_x(x):
+    w = good_softmax(x.T @ x / np.sqrt(x.shape[1]))
+    return w @ x, w
+
+
+def sa_columns(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    e = np.exp(s - s.max(axis=0, keepdims=True))
+    w = e / e.sum(axis=0, keepdims=True)
+    return w @ x, w
+
+
+def sa_columns_unstable(x):
+    e = np.exp(x @ x.T / np.sqrt(x.shape[1]))
+    w = e / e.sum(axis=0)  # broadcasts along rows: each column sums to 1
+    return w @ x, w
+
+
+def sa_whole_max(x):
+    s = x @ x.T / np.sqrt(x.shape[-1])
+    e = np.exp(s - s.max())
+    w = e / e.sum(-1, keepdims=True)
+    return w @ x, w
+
+
+def sa_sqrt_len(x):
+    w = good_softmax(x @ x.T / np.sqrt(len(x)))
+    return w @ x, w
+
+
+def sa_no_scale_torch(x):
+    t = torch.from_numpy(x)
+    w = torch.softmax(t @ t.T, dim=-1)
+    return (w @ t).numpy(), w.numpy()
+
+
+def sa_divide_by_d(x):
+    w = good_softmax(x @ x.T / x.shape[-1])
+    return w @ x, w
+
+
+def sa_size(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.size))
+    return w @ x, w
+
+
+def sa_weights_transposed(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return w.T @ x, w
+
+
+def sa_x_t_w(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return (x.T @ w).T, w
+
+
+def sa_order(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return w, w @ x
+
+
+def sa_scores_as_weights(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    return good_softmax(s) @ x, s
+
+
+def sa_scores_mix(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    return s @ x, good_softmax(s)
+
+
+def sa_only_out(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return w @ x
+
+
+def sa_float32(x):
+    t = torch.tensor(x, dtype=torch.float32)
+    w = torch.softmax(t @ t.T / t.shape[1] ** 0.5, dim=-1)
+    return (w @ t).numpy(), w.numpy()
+
+
+def sa_rounded(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return np.round(w @ x, 4), np.round(w, 4)
+
+
+def sa_whole_matrix(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    e = np.exp(s - s.max(-1, keepdims=True))
+    w = e / e.sum()
+    return w @ x, w
+
+
+def sa_einsum_slip(x):
+    s = np.einsum("id,jd->ij", x, x) / np.sqrt(x.shape[1])
+    w = good_softmax(s)
+    return np.einsum("ij,id->jd", w, x), w  # sums over the queries
+
+
+def sa_no_keepdims(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    e = np.exp(s - s.max(axis=1)[:, None])
+    w = e / e.sum(axis=1)  # divides column j by row j's sum
+    return w @ x, w
+
+
+# ------------------------------------------------------------------ the corpus
+
+CORPUS: list[tuple[str, str, Any, str]] = [
+    # (exercise, what the learner did, their answer, words the diagnosis must contain)
+    ("wordpiece", "shortest piece first", wp_shortest_first, "shortest known piece"),
+    ("wordpiece", "looked up pieces without ##", wp_no_hashes, "without their `##` mark"),
+    ("wordpiece", "skipped an unknown letter", wp_skip_unknown, "dropped the letter"),
+    ("wordpiece", "<unk> per unknown letter", wp_unk_per_letter, "for the unmatched letter only"),
+    ("wordpiece", "returned the pieces", wp_pieces_not_ids, "the items are strings"),
+    ("wordpiece", "KeyError on an unknown letter", wp_keyerror, "not in the vocabulary"),
+    ("wordpiece", "## on every piece", wp_hash_first, "marked the first piece"),
+    ("wordpiece", "cut from the right", wp_backwards, "from the end of the word"),
+    ("embed", "one-hot as wide as the largest id", embed_narrow_one_hot, "matrix product"),
+    ("embed", "one-hot as wide as the input", embed_one_hot_per_token, "one entry per row of E"),
+    ("embed", "indexed E.T", embed_transposed_table, "the ids number the rows of E"),
+    ("embed", "ids counted from 1", embed_one_based, "ids counted from 1"),
+    ("embed", "returned the one-hot vectors", embed_returns_one_hot, "one-hot vectors themselves"),
+    ("embed", "summed the rows", embed_bag_of_words, "added up the rows"),
+    ("embed", "flattened the batch", embed_flattened, "flattened the batch"),
+    ("embed", "one-hot @ E.T", embed_one_hot_times_transpose, "matrix product"),
+    ("embed", "float32 one-hot and table", embed_float32, "float32"),
+    ("embed", "arguments swapped", embed_swapped_arguments, "order embed(ids, E)"),
+    ("dot", "a @ b", lambda a, b: a @ b, "matrix product"),
+    ("dot", "np.dot(a, b)", lambda a, b: np.dot(a, b), "matrix product"),
+    ("dot", "np.matmul(a, b.T)", lambda a, b: np.matmul(a, b.T), "matrix product"),
+    ("dot", "einsum for matrices only", lambda a, b: np.einsum("ij,ij->i", a, b), "einsum"),
+    ("dot", "einsum for vectors only", lambda a, b: np.einsum("i,i->", a, b), "einsum"),
+    ("dot", "diag of a @ b.T", lambda a, b: np.diag(a @ b.T), "np.diag"),
+    ("dot", "float(np.sum(a * b))", lambda a, b: float(np.sum(a * b)), "every axis"),
+    ("dot", "builtin sum", lambda a, b: sum(a * b), "first axis"),
+    ("dot", "np.sum(a * b, axis=1)", lambda a, b: np.sum(a * b, axis=1), "axis 1 does not exist"),
+    ("dot", "np.inner", lambda a, b: np.inner(a, b), "every pair's dot product"),
+    ("dot", "loop over rows", lambda a, b: np.array([x @ y for x, y in zip(a, b, strict=True)]), "single numbers"),
+    ("dot", "loop over rows, np.sum", lambda a, b: np.array([np.sum(x * y) for x, y in zip(a, b, strict=True)]), "looped over the first axis"),
+    ("dot", "no sum", lambda a, b: a * b, "did not sum"),
+    ("dot", "float32", lambda a, b: (a.astype(np.float32) * b.astype(np.float32)).sum(-1), "float32"),
+    ("dot", "torch tensor out", lambda a, b: (torch.from_numpy(a) * torch.from_numpy(b)).sum(-1), "NumPy"),
+    ("dot", "rounded", lambda a, b: np.round(good_dot(a, b), 4), "precision"),
+    ("dot", "value, not function", good_dot(np.ones(3), np.ones(3)), "passed a value"),
+    ("cosine_similarity", "one norm", lambda a, b: good_dot(a, b) / norm(a), "length of `a` only"),
+    ("cosine_similarity", "squared norms", lambda a, b: good_dot(a, b) / ((a * a).sum(-1) * (b * b).sum(-1)), "squared lengths"),
+    ("cosine_similarity", "whole-array norms", lambda a, b: good_dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b), "norm of the whole array"),
+    ("cosine_similarity", "norms with [:, None]", lambda a, b: good_dot(a, b)[:, None] / (norm(a) * norm(b))[:, None], "indexed more axes"),
+    ("cosine_similarity", "np.dot for the numerator", lambda a, b: np.dot(a, b) / (norm(a) * norm(b)), "matrix product"),
+    ("cosine_similarity", "keepdims norms", lambda a, b: good_dot(a, b) / (np.linalg.norm(a, axis=-1, keepdims=True) * np.linalg.norm(b, axis=-1, keepdims=True)), "keepdims"),
+    ("cosine_similarity", "cosine distance", lambda a, b: 1 - good_dot(a, b) / (norm(a) * norm(b)), "cosine distance"),
+    ("cosine_similarity", "the angle", lambda a, b: np.arccos(np.clip(good_dot(a, b) / (norm(a) * norm(b)), -1, 1)), "angle"),
+    ("cosine_similarity", "sum of norms", lambda a, b: good_dot(a, b) / (norm(a) + norm(b)), "added the lengths"),
+    ("cosine_similarity", "norm of the product", lambda a, b: good_dot(a, b) / norm(a * b), "lies between -1 and 1"),
+    ("cosine_similarity", "big eps", lambda a, b: good_dot(a, b) / (norm(a) * norm(b) + 1e-3), "precision"),
+    ("cosine_similarity", "rounded", lambda a, b: np.round(good_dot(a, b) / (norm(a) * norm(b)), 4), "precision"),
+    ("cosine_similarity", "float32", lambda a, b: (good_dot(a, b) / (norm(a) * norm(b))).astype(np.float32), "float32"),
+    ("softmax", "no keepdims on the sum", softmax_no_keepdims, "do not broadcast"),
+    ("softmax", "torch dim=0", softmax_torch_dim0, "wrong axis"),
+    ("softmax", "returned a tensor", softmax_returns_tensor, "NumPy"),
+    ("softmax", "torch without temperature", softmax_torch_no_temperature, "temperature had no effect"),
+    ("softmax", "eps in the denominator", softmax_eps, "precision"),
+    ("softmax", "rounded to 4 decimals", softmax_rounded, "precision"),
+    ("softmax", "float32", softmax_float32, "float32"),
+    ("softmax", "temperature after the softmax", softmax_temperature_after, "after the softmax"),
+    ("softmax", "max along the last axis only", softmax_max_over_rows, "max along the last axis"),
+    ("softmax", "log-softmax", softmax_log, "log of the weights"),
+    ("softmax", "one max for everything", softmax_plain_max, "one max for the whole array"),
+    ("softmax", "mean, in place", softmax_mean_shift, "mean instead of the max"),
+    ("softmax", "multiplied by temperature", softmax_multiplied_temperature, "multiplied the logits"),
+    ("softmax", "divided by the total", softmax_whole_sum, "whole array"),
+    ("softmax", "x /= temperature", softmax_in_place, "in-place"),
+    ("softmax", "naive exp in torch", softmax_naive_torch, "overflowed"),
+    ("softmax", "value, not function", good_softmax(np.zeros(3)), "passed a value"),
+    ("score_spread", "variance", spread_variance, "variance"),
+    ("score_spread", "divided by d", spread_over_d, "divided the scores by d"),
+    ("score_spread", "uniform draws", spread_uniform, "uniform"),
+    ("score_spread", "std of the products", spread_products, "products q_i k_i"),
+    ("score_spread", "summed over the pairs", spread_summed_pairs, "summed over the pairs"),
+    ("score_spread", "mean", spread_mean, "mean of the scores"),
+    ("score_spread", "one value", spread_one_value, "expected a tuple"),
+    ("self_attention", "w * x", sa_elementwise, "multiplies entry by entry"),
+    ("self_attention", "np.dot(x, x)", sa_np_dot_untransposed, "one operand is not oriented"),
+    ("self_attention", "x.T @ x", sa_xt_x, "one operand is not oriented"),
+    ("self_attention", "softmax over columns", sa_columns, "wrong axis"),
+    ("self_attention", "columns, unstable", sa_columns_unstable, "columns of your weights sum to 1"),
+    ("self_attention", "whole-matrix max", sa_whole_max, "one max for the whole (T, T) matrix"),
+    ("self_attention", "sqrt(len(x))", sa_sqrt_len, "sqrt(T)"),
+    ("self_attention", "no scale, torch", sa_no_scale_torch, "forgot to scale"),
+    ("self_attention", "divided by D", sa_divide_by_d, "divided the scores by D"),
+    ("self_attention", "sqrt(x.size)", sa_size, "sqrt(T·D)"),
+    ("self_attention", "weights.T @ x", sa_weights_transposed, "transposed weights"),
+    ("self_attention", "(x.T @ w).T", sa_x_t_w, "transposed weights"),
+    ("self_attention", "swapped outputs", sa_order, "the order is (out, weights)"),
+    ("self_attention", "scores as weights", sa_scores_as_weights, "returned the scores"),
+    ("self_attention", "mixed with the scores", sa_scores_mix, "averaged with the scores"),
+    ("self_attention", "returned out only", sa_only_out, "return both"),
+    ("self_attention", "float32 in torch", sa_float32, "float32"),
+    ("self_attention", "rounded", sa_rounded, "precision"),
+    ("self_attention", "normalised the whole matrix", sa_whole_matrix, "whole matrix"),
+    ("self_attention", "einsum over the wrong index", sa_einsum_slip, "transposed weights"),
+    ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "rows of your weights do not sum to 1"),
+    ("self_attention", "value, not function", sa_only_out(np.eye(3)), "passed a value"),
+    # Written after the graders, without tuning them: how the diagnoses generalise.
+    ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "overflowed"),
+    ("cosine_similarity", "sqrt of the product of norms", lambda a, b: good_dot(a, b) / np.sqrt(norm(a) * norm(b)), "lies between -1 and 1"),
+    ("self_attention", "scaled after the softmax", lambda x: ((w := good_softmax(x @ x.T) / np.sqrt(x.shape[1])) @ x, w), "rows of your weights do not sum to 1"),
+    ("dot", "mean instead of sum", lambda a, b: np.mean(a * b, axis=-1), "Σ_i a_i b_i"),
+    ("embed", "transposed result", lambda ids, E: E[ids].T, "shape"),
+    ("wordpiece", "whole word or letters", lambda word, vocab: [vocab[word]] if word in vocab else [vocab.get(c, 0) for c in word], "longest piece"),
+]  # fmt: skip
+
+
+def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
+    """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
+    result = CHECKS[exercise](answer)
+    if result.passed:
+        return "accepted", result
+    if not result.diagnosed:
+        return "generic", result
+    text = f"{result.message}\n{result.diagnosis}"
+    return ("specific" if words in text else "misleading"), result
+
+
+def test_the_corpus_is_large_and_covers_every_exercise():
+    assert len(CORPUS) >= 60
+    assert {entry[0] for entry in CORPUS} == set(CHECKS)
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(exercise, answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    kinds = [classify(e, answer, words)[0] for e, _, answer, words in CORPUS]
+    specific = kinds.count("specific")
+    assert kinds.count("misleading") == 0
+    assert kinds.count("accepted") == 0
+    assert specific >= 0.9 * len(CORPUS), (specific, len(CORPUS))
+
+
+FIX_CODE = ("np.sum(a * b, axis=-1)", "axis=-1)", "keepdims=True)", "np.linalg.norm(a, axis")
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
+    result = CHECKS[exercise](answer)
+    for code in FIX_CODE:
+        assert code not in (result.diagnosis or ""), result.text
