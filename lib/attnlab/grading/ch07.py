@@ -1,0 +1,1336 @@
+"""Graders for chapter 7's exercises: LayerNorm, the feed-forward network, both blocks, decoding.
+
+Each grader compares the learner's code with a reference on seeded cases and knows the
+planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The references are
+PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEncoderLayer``,
+``nn.TransformerDecoderLayer``) and the course's tested code otherwise
+(:class:`~attnlab.transformer.FeedForward`, :func:`~attnlab.transformer.greedy_decode`,
+:func:`~attnlab.train.sequence_loss`).
+
+Four exercises hand in something other than a function of arrays, and are graded through
+an adapter that turns it into one (``run(learner, *inputs)``):
+
+- ``encoder_block`` and ``decoder_block``: the learner's ``nn.Module`` class. The adapter
+  builds a seeded PyTorch layer (random weights, biases and LayerNorm gains, so that a
+  swapped or skipped part shows), builds the learner's class with the same sizes, copies
+  the weights in with :func:`~attnlab.interop.copy_torch_weights` and runs it;
+- ``greedy_decode`` and ``training_loss``: the learner's function of a model. The adapter
+  builds a small seeded :class:`~attnlab.transformer.EncoderDecoder` (float64) and calls
+  the function on it.
+
+Taught in: exercises/07_transformer.ipynb
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..config import TransformerConfig
+from ..data import BOS_ID, EOS_ID, PAD_ID
+from ..interop import copy_torch_weights
+from ..multihead import MultiHeadAttention
+from ..train import sequence_loss
+from ..transformer import EncoderDecoder, FeedForward, LayerNorm
+from ..transformer import greedy_decode as _greedy_decode
+from .pipeline import Grader
+from .questions import Question
+from .registry import ChapterGraders
+from .results import CheckResult, record
+from .specs import Case, Mistake
+from .status import WRONG_TYPE
+
+__all__ = [
+    "GRADERS",
+    "check_block_parameters",
+    "check_decoder_block",
+    "check_encoder_block",
+    "check_feed_forward",
+    "check_final_norm",
+    "check_greedy_decode",
+    "check_initial_loss",
+    "check_layer_norm",
+    "check_training_loss",
+    "summary",
+]
+
+GRADERS = ChapterGraders(__name__)
+"""Chapter 7's exercises, in the order of the notebook."""
+
+
+# ---- adapters: a class or a function of a model, as a function of a case ---------------
+
+_STUB_METHODS = ("__init__", "forward")
+
+
+def _unwrap(fn: Any) -> Any:
+    return inspect.unwrap(fn) if callable(fn) else fn
+
+
+def _stub_raised(err: BaseException, learner: Any) -> bool:
+    """Was ``err`` raised directly by ``learner`` (a function, or a class's stub methods)?"""
+    tb, last = err.__traceback__, None
+    while tb is not None:
+        last, tb = tb.tb_frame.f_code, tb.tb_next
+    owners = [getattr(learner, m, None) for m in _STUB_METHODS]
+    owners = owners if isinstance(learner, type) else [learner]
+    # a decorated function (@torch.no_grad()) raises in the function it wraps
+    codes = {getattr(_unwrap(o), "__code__", None) for o in owners} - {None}
+    return last is not None and last in codes
+
+
+def _adapt(run: Callable[..., Any], learner: Any) -> Callable[..., Any]:
+    """``run(learner, *inputs)`` as a function of a case's inputs, for a :class:`Grader`.
+
+    A stub's ``NotImplementedError`` (raised by the learner's function, or by its class's
+    ``__init__`` or ``forward`` itself) is raised again from here, so that the grader reports
+    "not attempted"; one raised deeper (another unfinished exercise) passes through.
+    """
+
+    def case(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run(learner, *args, **kwargs)
+        except NotImplementedError as err:
+            if _stub_raised(err, learner):
+                raise NotImplementedError(*err.args) from None
+            raise
+
+    return case
+
+
+def _check_class(grader: Grader, cls: Any, run: Callable[..., Any], example: str) -> CheckResult:
+    """Grade the learner's ``nn.Module`` class (not an instance); record and return the result."""
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        shown = cls.__name__ if isinstance(cls, type) else type(cls).__name__
+        return record(
+            CheckResult(
+                name=grader.name,
+                status=WRONG_TYPE,
+                passed=False,
+                message=f"expected your class (a subclass of torch.nn.Module), got {shown}",
+                diagnosis=f"pass the class itself, not an instance: {example}",
+                diagnosed=True,
+            )
+        )
+    return grader.check(_adapt(run, cls))
+
+
+def _check_function(grader: Grader, fn: Any, run: Callable[..., Any]) -> CheckResult:
+    """Grade the learner's function of a model (a non-callable is reported by the grader)."""
+    return grader.check(_adapt(run, fn) if callable(fn) else fn)
+
+
+def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """``fn`` computed once per distinct input: the references and the planted mistakes.
+
+    They are deterministic, and a failing check runs every planted mistake on every case:
+    the second failing check of a notebook (or a test session) reuses their outputs.
+    """
+    cache: dict[tuple[Any, ...], torch.Tensor] = {}
+
+    def key(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            return (tuple(a.shape), str(a.dtype), a.detach().cpu().numpy().tobytes())
+        return a
+
+    def memoised(*args: Any) -> torch.Tensor:
+        k = tuple(key(a) for a in args)
+        if k not in cache:
+            cache[k] = fn(*args)
+        return cache[k].clone()
+
+    memoised.__name__ = fn.__name__
+    return memoised
+
+
+def _randn(g: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
+    return scale * torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+# ---- 7.1 LayerNorm ---------------------------------------------------------------------
+
+
+def _layer_norm_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(7)
+
+    def inputs(shape: tuple[int, ...], loc: float = 0.0, spread: float = 1.0) -> dict:
+        D = shape[-1]
+        return {
+            "x": loc + _randn(g, *shape, scale=spread),
+            "gamma": 1.0 + _randn(g, D, scale=0.5),
+            "beta": _randn(g, D, scale=0.5),
+        }
+
+    constant = inputs((1, 3, 6), loc=2.0, spread=3.0)
+    constant["x"][0, 1] = 3.7  # one token whose features are all equal: variance 0
+    return (
+        Case("one sentence, B=1, T=4, D=8", inputs((1, 4, 8))),
+        Case("off-centre and wide, B=2, T=3, D=16", inputs((2, 3, 16), loc=3.0, spread=5.0)),
+        Case("a token of equal features", constant),
+        Case("tokens without a batch axis, T=5, D=4", inputs((5, 4), loc=-1.0, spread=0.1)),
+        Case("eps = 0.1, B=2, T=2, D=6", inputs((2, 2, 6), spread=0.3), {"eps": 0.1}),
+    )
+
+
+def _reference_layer_norm(x, gamma, beta, eps=1e-5):
+    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps)  # PyTorch's own
+
+
+def _ln(
+    axis: Any = -1,
+    correction: int = 0,
+    eps_inside: bool = True,
+    root: bool = True,
+    centre: bool = True,
+    affine: str = "after",
+) -> Callable[..., torch.Tensor]:
+    """A LayerNorm with one planted difference."""
+
+    def layer_norm(x, gamma, beta, eps=1e-5):
+        if affine == "before":
+            x = gamma * x + beta
+        dims = tuple(range(x.ndim)) if axis == "all" else axis
+        mu = x.mean(dim=dims, keepdim=True)
+        var = x.var(dim=dims, keepdim=True, correction=correction)
+        spread = (var + eps).sqrt() if eps_inside else var.sqrt() + eps
+        if not root:
+            spread = var + eps
+        x_hat = ((x - mu) if centre else x) / spread
+        if affine == "swapped":
+            return beta * x_hat + gamma
+        if affine in ("none", "before"):
+            return x_hat
+        return gamma * x_hat + beta
+
+    return layer_norm
+
+
+def _ln_no_eps(x, gamma, beta, eps=1e-5):
+    mu = x.mean(dim=-1, keepdim=True)
+    sd = x.var(dim=-1, keepdim=True, correction=0).sqrt()
+    return gamma * (x - mu) / sd + beta
+
+
+LAYER_NORM = GRADERS.add(
+    Grader(
+        name="layer_norm",
+        signature="layer_norm(x, gamma, beta, eps=1e-5) with x: (..., D) -> (..., D)",
+        reference=_reference_layer_norm,
+        cases=_layer_norm_cases(),
+        mistakes=(
+            Mistake(
+                "your mean and variance run over the tokens (axis -2), not over each "
+                "token's own features: LayerNorm normalises every token on its own, so "
+                "its statistics come from the last axis only",
+                _ln(axis=-2),
+            ),
+            Mistake(
+                "your mean and variance are taken over the whole tensor at once: then one "
+                "token's output depends on every other token of the batch, which is "
+                "exactly what LayerNorm avoids; each token gets its own statistics",
+                _ln(axis="all"),
+            ),
+            Mistake(
+                "you used the unbiased variance (dividing by D - 1; torch.var and "
+                "Tensor.std do this by default): LayerNorm, like nn.LayerNorm, divides by D",
+                _ln(correction=1),
+            ),
+            Mistake(
+                "eps is added to the standard deviation, outside the square root: in "
+                "LayerNorm it is added to the variance, under the root; the difference "
+                "is small but shows, most with a large eps",
+                _ln(eps_inside=False),
+            ),
+            Mistake(
+                "there is no eps: a token whose features are all equal has variance 0, "
+                "and 0 / 0 gives NaN; eps is there to keep that division finite",
+                _ln_no_eps,
+            ),
+            Mistake(
+                "you divided by the variance, not by the standard deviation: the result "
+                "does not have unit spread (the square root is missing)",
+                _ln(root=False),
+            ),
+            Mistake(
+                "you did not subtract the mean: dividing by the standard deviation alone "
+                "rescales the token but leaves it off-centre",
+                _ln(centre=False),
+            ),
+            Mistake(
+                "gamma and beta are swapped: gamma is the gain that multiplies the "
+                "normalised features, beta the shift added after",
+                _ln(affine="swapped"),
+            ),
+            Mistake(
+                "gamma and beta are not applied: the output is the normalised token, "
+                "without the learned gain and shift",
+                _ln(affine="none"),
+            ),
+            Mistake(
+                "gamma and beta act before the normalisation, so it undoes most of them: "
+                "they must rescale and shift the normalised features",
+                _ln(affine="before"),
+            ),
+        ),
+        hint="for each token: mean and biased variance over its D features (the last "
+        "axis), (x - mean) / sqrt(var + eps), then gamma * that + beta",
+        error_hints=(
+            (
+                "keepdim",
+                "reduce with keepdim=True so that the (…, 1) statistics broadcast "
+                "against the (…, D) token",
+            ),
+        ),
+    )
+)
+
+
+def check_layer_norm(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, gamma, beta, eps=1e-5)``: LayerNorm over the last axis, as ``nn.LayerNorm``.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return LAYER_NORM.check(fn)
+
+
+# ---- 7.2 the feed-forward network -------------------------------------------------------
+
+
+def _ffn_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(72)
+
+    def inputs(shape: tuple[int, ...], d_ff: int) -> dict:
+        D = shape[-1]
+        return {
+            "x": _randn(g, *shape),
+            "W_1": _randn(g, D, d_ff, scale=D**-0.5),
+            "b_1": _randn(g, d_ff, scale=0.5),
+            "W_2": _randn(g, d_ff, D, scale=d_ff**-0.5),
+            "b_2": _randn(g, D, scale=0.5),
+        }
+
+    return (
+        Case("B=1, T=3, D=4, d_ff=8", inputs((1, 3, 4), 8)),
+        Case("B=2, T=5, D=8, d_ff=32", inputs((2, 5, 8), 32)),
+        Case("tokens without a batch axis, T=4, D=6, d_ff=12", inputs((4, 6), 12)),
+        Case("d_ff = D = 5", inputs((2, 2, 5), 5)),
+    )
+
+
+def _reference_ffn(x, W_1, b_1, W_2, b_2):
+    D, d_ff = W_1.shape
+    ffn = FeedForward(D, d_ff).double()  # the course's layer, weights copied in
+    with torch.no_grad():
+        ffn.linear1.weight.copy_(W_1.T)  # nn.Linear stores (out, in): (d_ff, D)
+        ffn.linear1.bias.copy_(b_1)
+        ffn.linear2.weight.copy_(W_2.T)
+        ffn.linear2.bias.copy_(b_2)
+        return ffn(x)
+
+
+def _ffn(
+    act: Callable[[torch.Tensor], torch.Tensor] = torch.relu,
+    bias_after: bool = False,
+    out_act: bool = False,
+    b2: bool = True,
+    residual: bool = False,
+) -> Callable[..., torch.Tensor]:
+    def feed_forward(x, W_1, b_1, W_2, b_2):
+        h = act(x @ W_1) + b_1 if bias_after else act(x @ W_1 + b_1)
+        y = h @ W_2 + (b_2 if b2 else 0.0)
+        if out_act:
+            y = torch.relu(y)
+        return x + y if residual else y
+
+    return feed_forward
+
+
+FEED_FORWARD = GRADERS.add(
+    Grader(
+        name="feed_forward",
+        signature="feed_forward(x, W_1, b_1, W_2, b_2) with x: (..., D), W_1: (D, d_ff), "
+        "W_2: (d_ff, D) -> (..., D)",
+        reference=_reference_ffn,
+        cases=_ffn_cases(),
+        mistakes=(
+            Mistake(
+                "there is no non-linearity between the two layers: two linear maps in a "
+                "row are one linear map, and the block would add no computation that "
+                "attention's weighted averages lack",
+                _ffn(act=lambda h: h),
+            ),
+            Mistake(
+                "you used GELU: BERT and GPT do, but this block (like the paper and "
+                "nn.TransformerEncoderLayer's default) uses ReLU, max(0, ·)",
+                _ffn(act=F.gelu),
+            ),
+            Mistake(
+                "the output goes through ReLU too: only the hidden layer has the "
+                "non-linearity; the output is added to the residual stream and must be "
+                "able to be negative",
+                _ffn(out_act=True),
+            ),
+            Mistake(
+                "b_1 is added after the ReLU: the bias belongs to the first linear map, "
+                "inside the max(0, ·)",
+                _ffn(bias_after=True),
+            ),
+            Mistake("b_2 is missing: the second linear map has its bias too", _ffn(b2=False)),
+            Mistake(
+                "you added the input back (x + FFN(x)): the residual connection belongs "
+                "to the block, which adds the FFN's output to the stream; the FFN itself "
+                "returns only its own output",
+                _ffn(residual=True),
+            ),
+        ),
+        hint="FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to every token alike",
+        error_hints=(
+            (
+                "cannot be multiplied",
+                "x (…, D) @ W_1 needs W_1 of shape (D, d_ff) as given: no transpose here "
+                "(nn.Linear stores its weight the other way round, but these are plain "
+                "matrices)",
+            ),
+        ),
+    )
+)
+
+
+def check_feed_forward(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(x, W_1, b_1, W_2, b_2)``: the position-wise feed-forward network.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return FEED_FORWARD.check(fn)
+
+
+# ---- 7.3 predict: the parameters of a block ---------------------------------------------
+
+_D, _F = 768, 3072
+_ATTN = 4 * _D * _D + 4 * _D
+_FFN = 2 * _D * _F + _F + _D
+_BLOCK = _ATTN + _FFN + 2 * 2 * _D  # 7,087,872
+
+BLOCK_PARAMETERS = GRADERS.add(
+    Question(
+        name="block_parameters",
+        answer=_BLOCK,
+        atol=0.5,
+        explanation=f"attention 4·768² + 4·768 = {_ATTN:,}; feed-forward 2·768·3072 + "
+        f"3072 + 768 = {_FFN:,}; two LayerNorms 2·2·768 = 3,072. Total {_BLOCK:,}: two "
+        "thirds of it in the feed-forward network, and none of it depends on the 12 heads.",
+        wrong=(
+            (_ATTN + _FFN, "that leaves out the two LayerNorms (γ and β: 2·768 numbers each)"),
+            (
+                4 * _D * _D + 2 * _D * _F,
+                "that counts the weight matrices only: add the biases and the LayerNorms",
+            ),
+            (
+                12 * _ATTN + _FFN + 4 * _D,
+                "that gives every head its own 768 x 768 matrices; the 12 heads of 64 "
+                "share the four 768 x 768 projections between them",
+            ),
+            (
+                2 * _ATTN + _FFN + 6 * _D,
+                "that is a decoder block (self- and cross-attention, three LayerNorms); "
+                "an encoder block has one attention layer and two LayerNorms",
+            ),
+            (
+                _ATTN + _D * _F + _F + 4 * _D,
+                "that counts one matrix of the feed-forward network: it has two, "
+                "768 -> 3072 and 3072 -> 768",
+            ),
+        ),
+        hint="add the attention layer (chapter 4), the two matrices and two biases of the "
+        "feed-forward network, and γ and β of each LayerNorm",
+    )
+)
+
+
+def check_block_parameters(answer: Any) -> CheckResult:
+    """Check a predicted parameter count of one BERT-base encoder block (D=768, d_ff=3072).
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return BLOCK_PARAMETERS.check(answer)
+
+
+# ---- shared by the two blocks -------------------------------------------------------------
+
+
+def _randomise(layer: nn.Module, seed: int) -> nn.Module:
+    """Random weights, biases and LayerNorm gains: a missing or swapped part changes the output."""
+    g = torch.Generator().manual_seed(1000 + seed)
+    with torch.no_grad():
+        for name, p in layer.named_parameters():
+            if p.ndim == 2:
+                p.copy_(_randn(g, *p.shape, scale=p.shape[1] ** -0.5))
+            elif name.startswith("norm") and name.endswith("weight"):
+                p.copy_(1.0 + _randn(g, *p.shape, scale=0.3))
+            else:
+                p.copy_(_randn(g, *p.shape, scale=0.3))
+    return layer
+
+
+def _torch_layer(kind: type, d_model: int, n_heads: int, d_ff: int, norm_first: bool, seed: int):
+    layer = kind(
+        d_model,
+        n_heads,
+        d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        dtype=torch.float64,
+    )
+    return _randomise(layer, seed).train()  # train mode (dropout 0): the plain code path
+
+
+def _key_ignore(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """Our ``(B, 1, 1, S)`` padding mask (True = may attend) as PyTorch's ``(B, S)`` (True = ignore)."""
+    return None if mask is None else ~mask.reshape(mask.shape[0], mask.shape[-1])
+
+
+def _build(cls: Any, d_model: int, n_heads: int, d_ff: int, norm_first: bool, theirs: nn.Module):
+    ours = cls(d_model, n_heads, d_ff, norm_first=norm_first)
+    ours = ours.to(torch.float64)
+    copy_torch_weights(ours, theirs)
+    return ours
+
+
+_BUILD_HINTS = (
+    (
+        "has no ",
+        "keep the __init__ of the exercise: the checker copies PyTorch's weights into "
+        "the parts named self_attn, ffn and norm1, norm2 (and cross_attn, norm3)",
+    ),
+    (
+        "positional argument",
+        "keep the signatures of the exercise: __init__(self, d_model, n_heads, d_ff, "
+        "norm_first=False) and forward as given",
+    ),
+    (
+        "before Module.__init__() call",
+        "call super().__init__() first in __init__",
+    ),
+)
+
+
+# ---- 7.4 the encoder block ---------------------------------------------------------------
+
+
+def _encoder_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(74)
+    pad = torch.tensor([[True] * 5, [True] * 3 + [False] * 2]).reshape(2, 1, 1, 5)
+    specs = [
+        ("post-LN, B=2, T=5, D=8, 2 heads", (2, 5, 8, 2, 16), False, None),
+        ("pre-LN, B=2, T=5, D=8, 2 heads", (2, 5, 8, 2, 16), True, None),
+        ("post-LN with a padding mask, D=12, 3 heads", (2, 5, 12, 3, 24), False, pad),
+        ("pre-LN with a padding mask, D=12, 3 heads", (2, 5, 12, 3, 24), True, pad),
+        ("pre-LN, one head, B=1, T=3, D=6", (1, 3, 6, 1, 12), True, None),
+    ]
+    return tuple(
+        Case(
+            label,
+            {
+                "x": _randn(g, B, T, D),
+                "mask": mask,
+                "n_heads": H,
+                "d_ff": d_ff,
+                "norm_first": norm_first,
+                "seed": i,
+            },
+        )
+        for i, (label, (B, T, D, H, d_ff), norm_first, mask) in enumerate(specs)
+    )
+
+
+def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
+    theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
+    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    with torch.no_grad():
+        return ours(x, mask)
+
+
+@_memo
+def _reference_encoder(x, mask, n_heads, d_ff, norm_first, seed):
+    theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
+    with torch.no_grad():
+        return theirs(x, src_key_padding_mask=_key_ignore(mask))
+
+
+class _EncoderParts(nn.Module):
+    """The parts of an encoder block, named as the exercise's (and the lib's)."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm_first: bool = False) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1 = LayerNorm(d_model)
+        self.norm2 = LayerNorm(d_model)
+
+
+def _bug(block: Any) -> str:
+    """The planted bug of ``block``, or ``""`` in the placement its ``only`` leaves out."""
+    only = {"": None, "post": False, "pre": True}[block.only]
+    return block.bug if only is None or only == block.norm_first else ""
+
+
+class _PlantedEncoder(_EncoderParts):
+    """An encoder block with one bug (``bug``), in both placements or ``only`` one."""
+
+    bug = ""
+    only = ""
+
+    def forward(self, x, mask=None):
+        bug = _bug(self)
+        if bug == "mask ignored":
+            mask = None
+        elif bug == "mask inverted" and mask is not None:
+            mask = ~mask
+
+        def attn(h):
+            return self.self_attn(h, mask=mask)[0]
+
+        n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
+        pre = {"always post-LN": False, "always pre-LN": True}.get(bug, self.norm_first)
+        if bug == "parallel":
+            if pre:
+                return x + attn(n1(x)) + self.ffn(n2(x))
+            return n2(n1(x + attn(x)) + self.ffn(x))
+        if pre:
+            if bug == "normalised stream":
+                x = n1(x)
+                x = x + attn(x)
+                x = n2(x)
+                return x + self.ffn(x)
+            a = attn(n1(x))
+            x = a if bug == "no attention residual" else x + a
+            f = self.ffn(n2(x))
+            return f if bug == "no ffn residual" else x + f
+        x = n1(attn(x) if bug == "no attention residual" else x + attn(x))
+        return n2(self.ffn(x) if bug == "no ffn residual" else x + self.ffn(x))
+
+
+_PARALLEL = (
+    "the feed-forward network reads the block's input, not the output of the attention "
+    "sub-layer: the two sub-layers run one after the other"
+)
+
+
+def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
+    name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
+    cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
+    return _memo(_adapt(_run_encoder, cls))
+
+
+def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
+    """The bug in both placements, and in either one alone (an if/else with one slip)."""
+    return tuple(Mistake(diagnosis, _planted_encoder(bug, only)) for only in ("", "post", "pre"))
+
+
+ENCODER_BLOCK = GRADERS.add(
+    Grader(
+        name="encoder_block",
+        signature="MyEncoderBlock(d_model, n_heads, d_ff, norm_first=False); "
+        "forward(x, mask=None) -> (B, T, D)",
+        reference=_reference_encoder,
+        cases=_encoder_cases(),
+        mistakes=(
+            *_encoder_mistakes(
+                "the attention sub-layer has no residual connection: its output replaces "
+                "the token instead of being added to it, so the block loses its input",
+                "no attention residual",
+            ),
+            *_encoder_mistakes(
+                "the feed-forward sub-layer has no residual connection: its output "
+                "replaces the stream instead of being added to it",
+                "no ffn residual",
+            ),
+            Mistake(
+                "your block is post-LN even when norm_first=True: with pre-LN each "
+                "LayerNorm sits on the sub-layer's input, and the residual sum is not "
+                "normalised",
+                _planted_encoder("always post-LN"),
+            ),
+            Mistake(
+                "your block is pre-LN even when norm_first=False: post-LN (the paper's "
+                "placement) normalises the residual sum, after the sub-layer is added",
+                _planted_encoder("always pre-LN"),
+            ),
+            Mistake(
+                "in your pre-LN block the residual carries the normalised token: the "
+                "LayerNorm must feed only the sub-layer, and the un-normalised x is what "
+                "the sub-layer's output is added to",
+                _planted_encoder("normalised stream"),
+            ),
+            *_encoder_mistakes(
+                "norm1 and norm2 are swapped: norm1 goes with the attention sub-layer, "
+                "norm2 with the feed-forward one (each has its own γ and β)",
+                "norms swapped",
+            ),
+            *_encoder_mistakes(
+                "the mask is not passed to the attention: padded positions are read as "
+                "if they were tokens",
+                "mask ignored",
+            ),
+            *_encoder_mistakes(
+                "the mask is inverted: in the course's convention True means 'may "
+                "attend' (PyTorch's key_padding_mask means the opposite); MultiHeadAttention "
+                "takes our convention as it is",
+                "mask inverted",
+            ),
+            *_encoder_mistakes(_PARALLEL, "parallel"),
+        ),
+        hint="post-LN: x = norm1(x + attn(x)), then x = norm2(x + ffn(x)); pre-LN: "
+        "x = x + attn(norm1(x)), then x = x + ffn(norm2(x)); the attention gets the mask",
+        error_hints=_BUILD_HINTS,
+        rtol=1e-7,
+        atol=1e-9,
+    )
+)
+
+
+def check_encoder_block(cls: Any) -> CheckResult:
+    """Check an encoder-block class against ``nn.TransformerEncoderLayer``, weights copied.
+
+    The class is built as ``cls(d_model, n_heads, d_ff, norm_first=...)``; PyTorch's layer's
+    (random) weights are copied into its ``self_attn``, ``ffn``, ``norm1`` and ``norm2``; the
+    outputs are compared in both LayerNorm placements, with and without a padding mask.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return _check_class(ENCODER_BLOCK, cls, _run_encoder, "check_encoder_block(MyEncoderBlock)")
+
+
+# ---- 7.5 predict: what pre-LN's final LayerNorm is for -----------------------------------
+
+FINAL_NORM = GRADERS.add(
+    Question(
+        name="final_norm",
+        answer="b",
+        choices=("a", "b", "c", "d"),
+        explanation="in a pre-LN block every LayerNorm sits on a sub-layer's input; the "
+        "residual stream itself is only ever added to, so nothing normalises it on its "
+        "way out and its scale drifts with depth. One LayerNorm after the last block hands "
+        "the next stage (the output layer, or the decoder's cross-attention) a normalised "
+        "vector. A post-LN stack already ends with a norm.",
+        wrong=(
+            (
+                "a",
+                "the attention weights are already a softmax, summing to 1 over the keys; "
+                "no LayerNorm touches them",
+            ),
+            (
+                "c",
+                "the final norm changes nothing about warm-up: it acts on the output of "
+                "the last block, and pre-LN needs little warm-up because of where its other "
+                "norms sit",
+            ),
+            (
+                "d",
+                "a LayerNorm cannot undo another: it normalises whatever it receives; and "
+                "the stream it receives here has never been normalised",
+            ),
+        ),
+        hint="in a pre-LN block, which vectors pass through a LayerNorm, and which one never does?",
+    )
+)
+
+
+def check_final_norm(answer: Any) -> CheckResult:
+    """Check the chosen role of a pre-LN stack's final LayerNorm (a, b, c or d).
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return FINAL_NORM.check(answer)
+
+
+# ---- 7.6 the decoder block ---------------------------------------------------------------
+
+
+def _decoder_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(76)
+
+    def causal(T: int) -> torch.Tensor:
+        return torch.ones(T, T, dtype=torch.bool).tril()
+
+    def src_pad(lengths: list[int], S: int) -> torch.Tensor:
+        keep = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]  # (B, S)
+        return keep.reshape(len(lengths), 1, 1, S)
+
+    specs = [
+        ("post-LN, T=4 targets, S=6 sources, D=8", (2, 4, 6, 8, 2, 16), False, None),
+        ("pre-LN, T=4 targets, S=6 sources, D=8", (2, 4, 6, 8, 2, 16), True, None),
+        ("post-LN, source padding, T=5, S=5", (2, 5, 5, 12, 3, 24), False, [5, 3]),
+        ("pre-LN, source padding, T=3, S=7", (2, 3, 7, 12, 3, 24), True, [7, 4]),
+        ("pre-LN, one head, T=6, S=2", (1, 6, 2, 6, 1, 12), True, None),
+    ]
+    cases = []
+    for i, (label, (B, T, S, D, H, d_ff), norm_first, lengths) in enumerate(specs):
+        inputs = {
+            "x": _randn(g, B, T, D),
+            "memory": _randn(g, B, S, D),
+            "self_mask": causal(T),
+            "memory_mask": None if lengths is None else src_pad(lengths, S),
+            "n_heads": H,
+            "d_ff": d_ff,
+            "norm_first": norm_first,
+            "seed": 10 + i,
+        }
+        cases.append(Case(label, inputs))
+    return tuple(cases)
+
+
+def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
+    theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
+    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    with torch.no_grad():
+        return ours(x, memory, self_mask, memory_mask)
+
+
+@_memo
+def _reference_decoder(x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
+    theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
+    with torch.no_grad():
+        return theirs(
+            x,
+            memory,
+            tgt_mask=None if self_mask is None else ~self_mask,  # PyTorch: True = ignore
+            memory_key_padding_mask=_key_ignore(memory_mask),
+        )
+
+
+class _DecoderParts(nn.Module):
+    """The parts of a decoder block, named as the exercise's (and the lib's)."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, norm_first: bool = False) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1 = LayerNorm(d_model)
+        self.norm2 = LayerNorm(d_model)
+        self.norm3 = LayerNorm(d_model)
+
+
+class _PlantedDecoder(_DecoderParts):
+    """A decoder block with one bug (``bug``), in both placements or ``only`` one."""
+
+    bug = ""
+    only = ""
+
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        bug = _bug(self)
+        if bug == "no causal mask":
+            self_mask = None
+        if bug == "memory mask ignored":
+            memory_mask = None
+
+        def self_sub(h):
+            return self.self_attn(h, mask=self_mask)[0]
+
+        def cross_sub(h, normed_memory=None):
+            mem = memory if normed_memory is None else normed_memory
+            if bug == "queries from memory":
+                return self.cross_attn(mem, h, h)[0]
+            if bug == "cross on itself":
+                return self.cross_attn(h, h, h, mask=None)[0]
+            return self.cross_attn(h, mem, mem, mask=memory_mask)[0]
+
+        order = ("cross", "self") if bug == "cross first" else ("self", "cross")
+        subs = {"self": (self_sub, self.norm1), "cross": (cross_sub, self.norm2)}
+        pre = False if bug == "always post-LN" else self.norm_first
+        for which in order:
+            sub, norm = subs[which]
+            keep = not (which == "cross" and bug == "no cross residual")
+            if pre:
+                if which == "cross" and bug == "memory normalised":
+                    out = cross_sub(norm(x), norm(memory))
+                else:
+                    out = sub(norm(x))
+                x = x + out if keep else out
+            else:
+                out = sub(x)
+                x = norm(x + out if keep else out)
+        if pre:
+            return x + self.ffn(self.norm3(x))
+        return self.norm3(x + self.ffn(x))
+
+
+_QUERIES_FROM_MEMORY = (
+    "in your cross-attention the queries come from the encoder and the keys and values "
+    "from the decoder: it is the other way round, since the block must return one vector "
+    "per *target* token (one query each) to add to the decoder's stream"
+)
+"""Also the hint for the size error this mistake raises when T != S."""
+
+
+def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
+    name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
+    cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
+    return _memo(_adapt(_run_decoder, cls))
+
+
+def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
+    """The bug in both placements, and in either one alone (an if/else with one slip)."""
+    return tuple(Mistake(diagnosis, _planted_decoder(bug, only)) for only in ("", "post", "pre"))
+
+
+DECODER_BLOCK = GRADERS.add(
+    Grader(
+        name="decoder_block",
+        signature="MyDecoderBlock(d_model, n_heads, d_ff, norm_first=False); "
+        "forward(x, memory, self_mask=None, memory_mask=None) -> (B, T, D)",
+        reference=_reference_decoder,
+        cases=_decoder_cases(),
+        mistakes=(
+            *_decoder_mistakes(
+                "the self-attention ignores self_mask (the causal mask): every target "
+                "token sees the tokens after it, the answer it is trained to predict",
+                "no causal mask",
+            ),
+            *_decoder_mistakes(
+                "the cross-attention ignores memory_mask: the target tokens read the "
+                "source's padding as if it were input",
+                "memory mask ignored",
+            ),
+            *_decoder_mistakes(_QUERIES_FROM_MEMORY, "queries from memory"),
+            *_decoder_mistakes(
+                "your cross-attention attends over the decoder's own tokens: its keys and "
+                "values must come from the encoder's output, memory (that is how the "
+                "source gets into the decoder)",
+                "cross on itself",
+            ),
+            *_decoder_mistakes(
+                "the cross-attention sub-layer has no residual connection: its output "
+                "replaces the stream instead of being added to it",
+                "no cross residual",
+            ),
+            Mistake(
+                "your pre-LN block normalises memory with norm2: the block's LayerNorms "
+                "are for the decoder's own stream; memory comes from the encoder as it is "
+                "(a pre-LN encoder already ends with its final norm)",
+                _planted_decoder("memory normalised"),
+            ),
+            *_decoder_mistakes(
+                "the cross-attention comes before the masked self-attention: the block's "
+                "order is self-attention, cross-attention, feed-forward",
+                "cross first",
+            ),
+            Mistake(
+                "your block is post-LN even when norm_first=True: with pre-LN each "
+                "LayerNorm sits on its sub-layer's input and the residual sum is not "
+                "normalised",
+                _planted_decoder("always post-LN"),
+            ),
+        ),
+        hint="three sub-layers, each wrapped like the encoder's: self-attention on x with "
+        "self_mask; cross-attention with queries from x and keys and values from memory, "
+        "masked by memory_mask; the feed-forward network",
+        error_hints=(*_BUILD_HINTS, ("must match the size of tensor", _QUERIES_FROM_MEMORY)),
+        rtol=1e-7,
+        atol=1e-9,
+    )
+)
+
+
+def check_decoder_block(cls: Any) -> CheckResult:
+    """Check a decoder-block class against ``nn.TransformerDecoderLayer``, weights copied.
+
+    Built as ``cls(d_model, n_heads, d_ff, norm_first=...)``; its ``self_attn``,
+    ``cross_attn``, ``ffn`` and ``norm1..3`` get PyTorch's (random) weights; run with a
+    causal ``self_mask`` and, in some cases, a source padding ``memory_mask``.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return _check_class(DECODER_BLOCK, cls, _run_decoder, "check_decoder_block(MyDecoderBlock)")
+
+
+# ---- the small models of 7.7 and 7.8 -----------------------------------------------------
+
+_VOCAB = 12
+_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5))
+"""``(seed, EOS bias)`` of each small model: untrained, but biased towards EOS so that rows
+end at different steps (the tests check the cases cover early ends and unfinished rows)."""
+
+
+def _small_model(index: int) -> EncoderDecoder:
+    """The ``index``-th seeded, untrained float64 :class:`EncoderDecoder` the graders use.
+
+    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first), D = 16, 2 heads,
+    one layer each side, ``max_len`` 12; its output bias never picks PAD or BOS.
+    """
+    seed, eos_bias = _MODELS[index]
+    torch.manual_seed(seed)
+    config = TransformerConfig(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12)
+    model = EncoderDecoder(_VOCAB, _VOCAB, config).double()
+    with torch.no_grad():
+        model.to_logits.bias[EOS_ID] += eos_bias
+        model.to_logits.bias[PAD_ID] -= 10.0
+        model.to_logits.bias[BOS_ID] -= 10.0
+    return model
+
+
+# ---- 7.7 greedy decoding -----------------------------------------------------------------
+
+
+def _greedy_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(77)
+
+    def src(B: int, S: int) -> torch.Tensor:
+        return torch.randint(3, _VOCAB, (B, S), generator=g)
+
+    padded = src(4, 6)
+    padded[1, 4:] = PAD_ID
+    padded[3, 2:] = PAD_ID
+    return (
+        Case("rows end at different steps", {"src": src(4, 6), "max_len": 10, "model": 0}),
+        Case("some rows never end", {"src": src(4, 6), "max_len": 10, "model": 1}),
+        Case("every row ends early", {"src": src(4, 6), "max_len": 8, "model": 2}),
+        Case("padded sources", {"src": padded, "max_len": 9, "model": 3}),
+        Case("max_len 4, no row ends", {"src": src(2, 5), "max_len": 4, "model": 4}),
+    )
+
+
+def _run_greedy(fn, src, max_len, model):
+    return fn(_small_model(model), src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=max_len)
+
+
+@_memo
+def _reference_greedy(src, max_len, model):
+    return _run_greedy(_greedy_decode, src, max_len, model)
+
+
+def _greedy(
+    stop: str = "all",
+    pad_after: Any = "pad",
+    keep_bos: bool = False,
+    position: int = -1,
+    steps: int = 0,
+    prepend: bool = False,
+) -> Callable[..., torch.Tensor]:
+    """A greedy decoder with one planted difference."""
+
+    @torch.no_grad()
+    def decode(model, src, bos_id, eos_id, max_len):
+        model.eval()
+        memory, src_mask = model.encode(src)
+        out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        for _ in range(max_len + steps):
+            nxt = model.decode(out, memory, src_mask)[:, position].argmax(-1)
+            if pad_after == "pad":
+                nxt = torch.where(done, torch.full_like(nxt, model.pad_id), nxt)
+            elif pad_after == "eos":
+                nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+            if prepend:
+                out = torch.cat([out[:, :1], nxt[:, None], out[:, 1:]], dim=1)
+            else:
+                out = torch.cat([out, nxt[:, None]], dim=1)
+            done |= nxt == eos_id
+            if (stop == "all" and bool(done.all())) or (stop == "any" and bool(done.any())):
+                break
+        return out if keep_bos else out[:, 1:]
+
+    return decode
+
+
+def _planted_greedy(**bug: Any) -> Callable[..., Any]:
+    return _memo(_adapt(_run_greedy, _greedy(**bug)))
+
+
+GREEDY_DECODE = GRADERS.add(
+    Grader(
+        name="greedy_decode",
+        signature="greedy_decode(model, src, bos_id, eos_id, max_len) -> (B, L) token ids",
+        reference=_reference_greedy,
+        cases=_greedy_cases(),
+        mistakes=(
+            Mistake(
+                "your decoding does not stop at EOS: it writes max_len tokens for every "
+                "row, and keeps writing after a row's EOS; a finished row is padded, and "
+                "the loop ends once every row has its EOS",
+                _planted_greedy(stop="never", pad_after=None),
+            ),
+            Mistake(
+                "your loop runs to max_len even when every row has already produced EOS: "
+                "it should end as soon as all rows are finished",
+                _planted_greedy(stop="never"),
+            ),
+            Mistake(
+                "you stop as soon as one row produces EOS: the other rows are not "
+                "finished; stop when every row has",
+                _planted_greedy(stop="any"),
+            ),
+            Mistake(
+                "a row keeps writing after its EOS: once a row is finished, every later "
+                "position must be the padding id (model.pad_id)",
+                _planted_greedy(pad_after=None),
+            ),
+            Mistake(
+                "after EOS your rows are filled with EOS: the expected layout (that of "
+                "tgt_out) fills them with the padding id, model.pad_id",
+                _planted_greedy(pad_after="eos"),
+            ),
+            Mistake(
+                "the output starts with BOS: BOS is the decoder's first input, not a "
+                "token the model wrote, so it is not part of the result",
+                _planted_greedy(keep_bos=True),
+            ),
+            Mistake(
+                "you take the prediction at the first position: the logits of the *last* "
+                "position of the prefix predict the next token (the first position only "
+                "ever sees BOS, so it predicts the same token at every step)",
+                _planted_greedy(position=0),
+            ),
+            Mistake(
+                "the new token goes in front of the earlier ones: the decoder must read "
+                "its own output in order, BOS then the tokens in the order they were written",
+                _planted_greedy(prepend=True),
+            ),
+            Mistake(
+                "your loop runs one step too few: max_len counts the tokens written, EOS included",
+                _planted_greedy(steps=-1),
+            ),
+        ),
+        hint="start from a (B, 1) column of BOS; at each step run the decoder on the "
+        "prefix, take the argmax of the last position's logits, pad it for finished rows, "
+        "append it; stop when every row has produced EOS or after max_len tokens",
+        error_hints=(
+            (
+                "expected scalar type",
+                "token ids are integers (torch.long); build the BOS column with dtype=torch.long",
+            ),
+        ),
+        rtol=0.0,
+        atol=0.0,
+    )
+)
+
+
+def check_greedy_decode(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(model, src, bos_id, eos_id, max_len)`` against the lib's ``greedy_decode``.
+
+    It runs on small seeded, untrained models whose rows end at different steps (and some
+    not at all): the tokens must be the same, padded after EOS, and the loop must stop once
+    every row has ended.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return _check_function(GREEDY_DECODE, fn, _run_greedy)
+
+
+# ---- 7.8 one training step's loss ----------------------------------------------------------
+
+
+def _loss_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(78)
+
+    def batch(src_lengths: list[int], tgt_lengths: list[int]) -> dict:
+        S, L = max(src_lengths), max(tgt_lengths) + 2  # + BOS and EOS
+        src = torch.full((len(src_lengths), S), PAD_ID)
+        tgt = torch.full((len(tgt_lengths), L), PAD_ID)
+        for b, (s, t) in enumerate(zip(src_lengths, tgt_lengths, strict=True)):
+            src[b, :s] = torch.randint(3, _VOCAB, (s,), generator=g)
+            y = torch.randint(3, _VOCAB, (t,), generator=g)
+            tgt[b, : t + 2] = torch.cat([torch.tensor([BOS_ID]), y, torch.tensor([EOS_ID])])
+        return {"src": src, "tgt": tgt}
+
+    return (
+        Case("no padding", {**batch([5, 5], [4, 4]), "model": 0}),
+        Case("targets of lengths 6, 3, 1", {**batch([6, 4, 5], [6, 3, 1]), "model": 2}),
+        Case("padded sources and targets", {**batch([7, 2], [5, 2]), "model": 3}),
+        Case("one long and three short", {**batch([4, 4, 4, 4], [8, 2, 3, 1]), "model": 1}),
+    )
+
+
+def _run_loss(fn, src, tgt, model):
+    return fn(_small_model(model), src, tgt, pad_id=PAD_ID)
+
+
+@_memo
+def _reference_loss(src, tgt, model):
+    lm = _small_model(model)
+    logits = lm(src, tgt[:, :-1])  # teacher forcing: the decoder reads BOS + y
+    return sequence_loss(logits, tgt[:, 1:], PAD_ID)  # ... and predicts y + EOS
+
+
+def _loss(
+    shift: str = "right",
+    reduce: str = "tokens",
+    ignore: str = "target",
+    softmax: bool = False,
+) -> Callable[..., torch.Tensor]:
+    """A training loss with one planted difference."""
+
+    def training_loss(model, src, tgt, pad_id):
+        tgt_in, tgt_out = {
+            "right": (tgt[:, :-1], tgt[:, 1:]),
+            "none": (tgt, tgt),
+            "targets not shifted": (tgt[:, :-1], tgt[:, :-1]),
+            "reversed": (tgt[:, 1:], tgt[:, :-1]),
+        }[shift]
+        logits = model(src, tgt_in)  # (B, T, V)
+        if softmax:
+            logits = logits.softmax(dim=-1)
+        per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+        keep = {
+            "target": tgt_out != pad_id,
+            "none": torch.ones_like(tgt_out, dtype=torch.bool),
+            "input": tgt_in != pad_id,
+            "eos too": (tgt_out != pad_id) & (tgt_out != EOS_ID),
+        }[ignore].to(per_token.dtype)
+        if reduce == "sum":
+            return (per_token * keep).sum()
+        if reduce == "sequences":
+            return ((per_token * keep).sum(1) / keep.sum(1)).mean()
+        return (per_token * keep).sum() / keep.sum()
+
+    return training_loss
+
+
+def _planted_loss(**bug: Any) -> Callable[..., Any]:
+    return _memo(_adapt(_run_loss, _loss(**bug)))
+
+
+TRAINING_LOSS = GRADERS.add(
+    Grader(
+        name="training_loss",
+        signature="training_loss(model, src, tgt, pad_id) -> scalar tensor, with tgt = "
+        "[BOS] + y + [EOS] padded",
+        reference=_reference_loss,
+        cases=_loss_cases(),
+        mistakes=(
+            Mistake(
+                "the decoder reads the very tokens it must predict (no shift): with the "
+                "causal mask position t sees token t, so it only has to copy; it must "
+                "read the target shifted right and predict the next token",
+                _planted_loss(shift="none"),
+            ),
+            Mistake(
+                "only the decoder's input is cut, not the targets: position t then "
+                "predicts the token it reads, not the next one",
+                _planted_loss(shift="targets not shifted"),
+            ),
+            Mistake(
+                "the shift goes the wrong way: the decoder reads the target without its "
+                "BOS and predicts the token before, so it always has the answer in view",
+                _planted_loss(shift="reversed"),
+            ),
+            Mistake(
+                "padding is counted in the loss: the positions whose target is the "
+                "padding id are not tokens, and the mean must leave them out",
+                _planted_loss(ignore="none"),
+            ),
+            Mistake(
+                "you left out the positions where the decoder's *input* is padding; the "
+                "ones to leave out are those whose *target* is padding (the two differ by "
+                "one position in every padded row)",
+                _planted_loss(ignore="input"),
+            ),
+            Mistake(
+                "EOS is left out of the loss: predicting the end is part of the task "
+                "(greedy decoding stops on it); leave out only the padding",
+                _planted_loss(ignore="eos too"),
+            ),
+            Mistake(
+                "the loss is a sum: it must be the mean over the real target tokens, so "
+                "that it does not grow with the batch or the lengths",
+                _planted_loss(reduce="sum"),
+            ),
+            Mistake(
+                "you averaged each sequence, then the sequences: short sequences then "
+                "weigh as much as long ones; the loss is the mean over all real target "
+                "tokens of the batch",
+                _planted_loss(reduce="sequences"),
+            ),
+            Mistake(
+                "you applied a softmax before the cross-entropy: F.cross_entropy takes "
+                "logits and applies log-softmax itself, so the softmax is applied twice",
+                _planted_loss(softmax=True),
+            ),
+        ),
+        hint="tgt_in = tgt without its last column, tgt_out = tgt without its first; "
+        "cross-entropy of model(src, tgt_in) against tgt_out, averaged over the positions "
+        "whose target is not padding",
+        error_hints=(
+            (
+                "Expected target size",
+                "F.cross_entropy wants logits (N, V) and targets (N,) (or the classes on "
+                "axis 1): flatten the batch and time axes first",
+            ),
+            (
+                "only batches of spatial targets",
+                "F.cross_entropy wants logits (N, V) and targets (N,): flatten the batch "
+                "and time axes first",
+            ),
+        ),
+        rtol=1e-9,
+        atol=1e-12,
+    )
+)
+
+
+def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
+    """Check ``fn(model, src, tgt, pad_id)``: teacher forcing and a loss that ignores padding.
+
+    Compared with :func:`~attnlab.train.sequence_loss` of ``model(src, tgt[:, :-1])``
+    against ``tgt[:, 1:]`` on small seeded models and batches with and without padding.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return _check_function(TRAINING_LOSS, fn, _run_loss)
+
+
+# ---- 7.9 predict: the loss at step 0 --------------------------------------------------------
+
+_GPT2_VOCAB = 50_257
+
+INITIAL_LOSS = GRADERS.add(
+    Question(
+        name="initial_loss",
+        answer=math.log(_GPT2_VOCAB),
+        atol=0.15,
+        explanation=f"an untrained model spreads its probability about evenly over the "
+        f"{_GPT2_VOCAB:,} tokens, so the right token gets about 1/{_GPT2_VOCAB:,} and the "
+        f"cross-entropy -ln(1/V) = ln V = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
+        "above ln V means the initial logits are too large (a confident, wrong model).",
+        wrong=(
+            (
+                math.log2(_GPT2_VOCAB),
+                "that is log base 2 (bits); PyTorch's cross-entropy uses the natural log",
+            ),
+            (
+                math.log10(_GPT2_VOCAB),
+                "that is log base 10; the cross-entropy uses the natural log",
+            ),
+            (
+                0,
+                "about 0 is the loss of a perfect model (or, 1/V, the probability an "
+                "untrained model gives the right token); the loss is minus the log of "
+                "that probability",
+            ),
+        ),
+        hint="if every token gets the same probability, what is the probability of the "
+        "right one, and what is minus its log?",
+    )
+)
+
+
+def check_initial_loss(answer: Any) -> CheckResult:
+    """Check a predicted cross-entropy at step 0 for a vocabulary of 50,257 tokens.
+
+    Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
+    """
+    return INITIAL_LOSS.check(answer)
+
+
+summary = GRADERS.summary
