@@ -140,3 +140,20 @@ def test_a_function_learner_is_adapted_too():
     except NotImplementedError as err:
         assert stub_raised(err, load)
         assert not stub_raised(err, Double)
+
+
+def test_a_decorated_stub_is_not_attempted():
+    @torch.no_grad()
+    def load(layer, w):
+        raise NotImplementedError("Exercise 3")
+
+    class DecoratedForward(Double):
+        @torch.no_grad()
+        def forward(self, x):
+            raise NotImplementedError("Exercise 3")
+
+    try:
+        load(None, None)
+    except NotImplementedError as err:
+        assert stub_raised(err, load)
+    assert _check(DecoratedForward).status == "not attempted"

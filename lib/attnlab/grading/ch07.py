@@ -8,7 +8,8 @@ PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEn
 :func:`~attnlab.train.sequence_loss`).
 
 Four exercises hand in something other than a function of arrays, and are graded through
-an adapter that turns it into one (``run(learner, *inputs)``):
+the adapter of :mod:`attnlab.grading.modules`, which turns it into one
+(``run(learner, *inputs)``):
 
 - ``encoder_block`` and ``decoder_block``: the learner's ``nn.Module`` class. The adapter
   builds a seeded PyTorch layer (random weights, biases and LayerNorm gains, so that a
@@ -23,7 +24,6 @@ Taught in: exercises/07_transformer.ipynb
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -39,12 +39,12 @@ from ..multihead import MultiHeadAttention
 from ..train import sequence_loss
 from ..transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..transformer import greedy_decode as _greedy_decode
+from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
-from .results import CheckResult, record
+from .results import CheckResult
 from .specs import Case, Mistake
-from .status import WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -64,66 +64,12 @@ GRADERS = ChapterGraders(__name__)
 """Chapter 7's exercises, in the order of the notebook."""
 
 
-# ---- adapters: a class or a function of a model, as a function of a case ---------------
-
-_STUB_METHODS = ("__init__", "forward")
-
-
-def _unwrap(fn: Any) -> Any:
-    return inspect.unwrap(fn) if callable(fn) else fn
-
-
-def _stub_raised(err: BaseException, learner: Any) -> bool:
-    """Was ``err`` raised directly by ``learner`` (a function, or a class's stub methods)?"""
-    tb, last = err.__traceback__, None
-    while tb is not None:
-        last, tb = tb.tb_frame.f_code, tb.tb_next
-    owners = [getattr(learner, m, None) for m in _STUB_METHODS]
-    owners = owners if isinstance(learner, type) else [learner]
-    # a decorated function (@torch.no_grad()) raises in the function it wraps
-    codes = {getattr(_unwrap(o), "__code__", None) for o in owners} - {None}
-    return last is not None and last in codes
-
-
-def _adapt(run: Callable[..., Any], learner: Any) -> Callable[..., Any]:
-    """``run(learner, *inputs)`` as a function of a case's inputs, for a :class:`Grader`.
-
-    A stub's ``NotImplementedError`` (raised by the learner's function, or by its class's
-    ``__init__`` or ``forward`` itself) is raised again from here, so that the grader reports
-    "not attempted"; one raised deeper (another unfinished exercise) passes through.
-    """
-
-    def case(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return run(learner, *args, **kwargs)
-        except NotImplementedError as err:
-            if _stub_raised(err, learner):
-                raise NotImplementedError(*err.args) from None
-            raise
-
-    return case
-
-
-def _check_class(grader: Grader, cls: Any, run: Callable[..., Any], example: str) -> CheckResult:
-    """Grade the learner's ``nn.Module`` class (not an instance); record and return the result."""
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        shown = cls.__name__ if isinstance(cls, type) else type(cls).__name__
-        return record(
-            CheckResult(
-                name=grader.name,
-                status=WRONG_TYPE,
-                passed=False,
-                message=f"expected your class (a subclass of torch.nn.Module), got {shown}",
-                diagnosis=f"pass the class itself, not an instance: {example}",
-                diagnosed=True,
-            )
-        )
-    return grader.check(_adapt(run, cls))
+# ---- adapters (:mod:`.modules`): a class or a function of a model, as a function of a case
 
 
 def _check_function(grader: Grader, fn: Any, run: Callable[..., Any]) -> CheckResult:
     """Grade the learner's function of a model (a non-callable is reported by the grader)."""
-    return grader.check(_adapt(run, fn) if callable(fn) else fn)
+    return grader.check(adapt(run, fn) if callable(fn) else fn)
 
 
 def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -627,7 +573,7 @@ _PARALLEL = (
 def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return _memo(_adapt(_run_encoder, cls))
+    return _memo(adapt(_run_encoder, cls))
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -706,7 +652,9 @@ def check_encoder_block(cls: Any) -> CheckResult:
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
     """
-    return _check_class(ENCODER_BLOCK, cls, _run_encoder, "check_encoder_block(MyEncoderBlock)")
+    return check_class(
+        ENCODER_BLOCK, cls, _run_encoder, example="check_encoder_block(MyEncoderBlock)"
+    )
 
 
 # ---- 7.5 predict: what pre-LN's final LayerNorm is for -----------------------------------
@@ -876,7 +824,7 @@ _QUERIES_FROM_MEMORY = (
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return _memo(_adapt(_run_decoder, cls))
+    return _memo(adapt(_run_decoder, cls))
 
 
 def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -951,7 +899,9 @@ def check_decoder_block(cls: Any) -> CheckResult:
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
     """
-    return _check_class(DECODER_BLOCK, cls, _run_decoder, "check_decoder_block(MyDecoderBlock)")
+    return check_class(
+        DECODER_BLOCK, cls, _run_decoder, example="check_decoder_block(MyDecoderBlock)"
+    )
 
 
 # ---- the small models of 7.7 and 7.8 -----------------------------------------------------
@@ -1044,7 +994,7 @@ def _greedy(
 
 
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
-    return _memo(_adapt(_run_greedy, _greedy(**bug)))
+    return _memo(adapt(_run_greedy, _greedy(**bug)))
 
 
 GREEDY_DECODE = GRADERS.add(
@@ -1198,7 +1148,7 @@ def _loss(
 
 
 def _planted_loss(**bug: Any) -> Callable[..., Any]:
-    return _memo(_adapt(_run_loss, _loss(**bug)))
+    return _memo(adapt(_run_loss, _loss(**bug)))
 
 
 TRAINING_LOSS = GRADERS.add(

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from inspect import unwrap
 from typing import Any
 
 from torch import nn
@@ -65,7 +66,8 @@ def _stub_codes(learner: Any, methods: Iterable[str]) -> set[Any]:
         owners = [getattr(learner, m, None) for m in methods]
     else:
         owners = [learner]
-    return {getattr(o, "__code__", None) for o in owners} - {None}
+    # A decorated stub (``@torch.no_grad()``) raises in the function it wraps.
+    return {getattr(unwrap(o), "__code__", None) for o in owners if callable(o)} - {None}
 
 
 def stub_raised(err: BaseException, learner: Any, methods: Iterable[str] = STUB_METHODS) -> bool:
