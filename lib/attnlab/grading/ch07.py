@@ -195,7 +195,8 @@ LAYER_NORM = GRADERS.add(
             ),
             Mistake(
                 "there is no eps: a token whose features are all equal has variance 0, "
-                "and 0 / 0 gives NaN; eps is there to keep that division finite",
+                "and dividing by its zero standard deviation gives inf or NaN; eps is "
+                "there to keep that division finite",
                 _ln_no_eps,
             ),
             Mistake(
