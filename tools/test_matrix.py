@@ -8,16 +8,18 @@ the environments learners and Colab have that `.venv` is not:
 * ``py3.13``: the newest Python the README promises, with the same pins;
 * ``lowest``: Python 3.10 with the *lowest* version of every dependency that
   ``pyproject.toml`` allows (``uv pip install --resolution lowest-direct``): numpy 1.24,
-  torch 2.1, ipywidgets 7, ... Each lower bound there is one that this environment tested.
+  torch 2.5, ipywidgets 7, ... Each lower bound there is one that this environment tested.
 
 Each environment is made by ``uv`` in ``_build/matrix/NAME`` (packages hard-linked from uv's
-cache, so a second run installs in seconds), then runs the tests that do not need the built
-website (``tests/`` minus ``test_site*.py`` and ``test_book*.py``; the widget tests start a
-real kernel, so the live slider is tested on ipywidgets 7 and 8) and nbval over
-``chapters/02_similarity.ipynb`` and ``solutions/02_similarity.ipynb``. It prints one
-table: environment, Python, key versions, install time and size, pass counts, test time.
+cache, so a second run installs in seconds), then runs the tests whose outcome depends on
+the versions installed (``TESTS`` below: the graders, the parity with PyTorch, similarity,
+the widgets in a real kernel, so the live slider is tested on ipywidgets 7 and 8) and nbval
+over ``chapters/02_similarity.ipynb`` and ``solutions/02_similarity.ipynb``. It prints one
+table: environment, Python, key versions, install time and size, pass counts, test time
+(wall and CPU), and a closing line with the totals.
 
-Usage: ``python tools/test_matrix.py [NAME ...]`` (default: all three). Under CI
+Usage: ``python tools/test_matrix.py [--full] [NAME ...]`` (default: all three; ``--full``:
+every test that does not need the built website). Under CI
 (``$CI`` set) a missing Python is a failure; locally that environment is skipped.
 Exit status: 0 when every environment that ran passed.
 """
@@ -27,11 +29,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,11 +46,25 @@ NBVAL = (
     "--nbval-sanitize-with",
     "tests/nbval_sanitize.cfg",
 )
-# Tests that need the built website (`make book`) or build it: the main run covers them.
+# What each environment runs by default: the tests whose outcome depends on the versions
+# installed, in a few minutes (CI's budget): the graders (every exercise's reference and
+# planted mistakes, through the library), the parity with PyTorch, similarity, masking and
+# input validation (the array-api-compat and dtype paths), the widgets (ipywidgets 7 or 8 in
+# a real kernel, pillow, playwright) and the pins; with nbval over chapter 2 and its
+# solutions (ipykernel, nbval, matplotlib). `make test` runs the rest once, in .venv;
+# `--full` runs it here too (every test that does not need the built website: about 5
+# CPU-minutes per environment).
+TESTS = (
+    "tests/grading",
+    "tests/test_similarity.py",
+    "tests/test_masking.py",
+    "tests/test_validate.py",
+    "tests/test_vs_pytorch.py",
+    "tests/test_widgets.py",
+    "tests/test_env.py",
+)
 NEEDS_SITE = ("test_site.py", "test_site_readers.py", "test_book.py", "test_book_offline.py")
-# The models that train for tens of seconds each (marked slow, and test_train.py): the main
-# run trains them; here they would triple the matrix's time and test no version boundary.
-SELECT = ("-m", "not slow", "--durations=10")
+SELECT = ("-m", "not slow")  # models that train for tens of seconds: `make test` has them
 SHOWN = ("numpy", "torch", "matplotlib", "ipywidgets", "ipykernel", "array-api-compat")
 
 
@@ -74,12 +90,6 @@ class Row:
     counts: dict[str, str] = field(default_factory=dict)
     test_s: float = 0.0
     test_cpu: float = 0.0
-
-
-def cpu_s() -> float:
-    """CPU seconds used so far by the finished child processes (user + system)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def find_python(version: str) -> str | None:
@@ -114,11 +124,17 @@ def uv() -> str:
     return found
 
 
-def run(cmd: list[str], log: Path, **kw) -> subprocess.CompletedProcess:
+def run(cmd: list[str], log: Path, row: Row, what: str, **kw) -> int:
+    """Run ``cmd`` with its output appended to ``log``; add its CPU time to ``row``."""
     with log.open("a") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")
         out.flush()
-        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, **kw)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, **kw)
+        # wait4: this process's CPU time (and its children's), not the other environments'.
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    setattr(row, what, getattr(row, what) + usage.ru_utime + usage.ru_stime)
+    return proc.returncode
 
 
 def size_mb(path: Path) -> float:
@@ -137,8 +153,9 @@ def build(env: Env, row: Row, log: Path) -> bool:
     venv = MATRIX / env.name
     shutil.rmtree(venv, ignore_errors=True)
     uv_env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "VIRTUAL_ENV": str(venv)}
-    start, cpu = time.perf_counter(), cpu_s()
-    if run([uv(), "venv", "--quiet", "--python", python, str(venv)], log, env=uv_env).returncode:
+    start = time.perf_counter()
+    make_venv = [uv(), "venv", "--quiet", "--python", python, str(venv)]
+    if run(make_venv, log, row, "install_cpu", env=uv_env):
         row.status = "venv failed"
         return False
     install = [uv(), "pip", "install", "--python", str(venv / "bin" / "python")]
@@ -146,11 +163,10 @@ def build(env: Env, row: Row, log: Path) -> bool:
         install += ["--resolution", "lowest-direct"]
     else:
         install += ["-c", "constraints.txt"]
-    if run([*install, "-e", ".[dev]"], log, env=uv_env).returncode:
+    if run([*install, "-e", ".[dev]"], log, row, "install_cpu", env=uv_env):
         row.status = "install failed"
         return False
     row.install_s = time.perf_counter() - start
-    row.install_cpu = cpu_s() - cpu
     row.size_mb = size_mb(venv)
     probe = (
         "import sys, importlib.metadata as m; print('%d.%d.%d' % sys.version_info[:3]); "
@@ -164,16 +180,15 @@ def build(env: Env, row: Row, log: Path) -> bool:
     return True
 
 
-def test(env: Env, row: Row, log: Path) -> bool:
+def test(env: Env, row: Row, log: Path, full: bool) -> bool:
     python = str(MATRIX / env.name / "bin" / "python")
-    ignore = [f"--ignore=tests/{name}" for name in NEEDS_SITE]
+    tests = ["tests", *(f"--ignore=tests/{name}" for name in NEEDS_SITE)] if full else TESTS
     runs = {
         "tests": [
             python,
             "-m",
             "pytest",
-            "tests",
-            *ignore,
+            *tests,
             *SELECT,
             "-q",
             "-p",
@@ -183,44 +198,52 @@ def test(env: Env, row: Row, log: Path) -> bool:
     }
     env_vars = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     ok = True
-    start, cpu = time.perf_counter(), cpu_s()
+    start = time.perf_counter()
     for what, cmd in runs.items():
-        done = run(cmd, log, env=env_vars)
+        returncode = run(cmd, log, row, "test_cpu", env=env_vars)
         tail = log.read_text().rstrip().rsplit("\n", 1)[-1]
         counts = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", tail)
         row.counts[what] = ", ".join(f"{n} {word}" for n, word in counts) or "no result"
-        ok &= done.returncode == 0
+        ok &= returncode == 0
     row.test_s = time.perf_counter() - start
-    row.test_cpu = cpu_s() - cpu
     return ok
+
+
+def one(env: Env, full: bool) -> Row:
+    """Build and test one environment; its status says how it went."""
+    row = Row(env)
+    log = MATRIX / f"{env.name}.log"
+    log.write_text("")
+    print(f"test_matrix: {env.name}: installing (log: {log.relative_to(ROOT)})", flush=True)
+    if build(env, row, log):
+        print(f"test_matrix: {env.name}: installed in {row.install_s:.0f} s; testing", flush=True)
+        row.status = "passed" if test(env, row, log, full) else "FAILED"
+    elif row.status.startswith("no Python") and not os.environ.get("CI"):
+        row.status = "skipped"  # locally; under CI a missing Python fails
+        print(f"test_matrix: {env.name}: skipped, no Python {env.python}", flush=True)
+    if row.status not in ("passed", "skipped"):
+        print(f"test_matrix: {env.name}: {row.status}; the end of its log:")
+        print(log.read_text()[-3000:], flush=True)
+    else:
+        print(f"test_matrix: {env.name}: {row.status} in {row.test_s:.0f} s", flush=True)
+    return row
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("names", nargs="*", help="environments (default: all)")
+    parser.add_argument("--full", action="store_true", help="every test but the website's")
+    args = parser.parse_args()
     known = [e.name for e in ENVS]
-    names = parser.parse_args().names or known
+    names = args.names or known
     if unknown := sorted(set(names) - set(known)):
         parser.error(f"unknown environments {unknown}; known: {known}")
     MATRIX.mkdir(parents=True, exist_ok=True)
-    rows = []
-    failed = False
-    for env in (e for e in ENVS if e.name in names):
-        row = Row(env)
-        log = MATRIX / f"{env.name}.log"
-        log.write_text("")
-        print(f"test_matrix: {env.name}: installing (log: {log.relative_to(ROOT)})", flush=True)
-        if build(env, row, log):
-            print(f"test_matrix: {env.name}: testing", flush=True)
-            row.status = "passed" if test(env, row, log) else "FAILED"
-            failed |= row.status == "FAILED"
-        elif row.status.startswith("no Python") and not os.environ.get("CI"):
-            pass  # skipped locally; under CI a missing Python fails
-        else:
-            failed = True
-            print(log.read_text()[-3000:])
-        rows.append(row)
-
+    envs = [e for e in ENVS if e.name in names]
+    # All at once: on CI's two cores the three take about half their summed CPU time.
+    with ThreadPoolExecutor(max_workers=len(envs)) as pool:
+        rows = list(pool.map(lambda env: one(env, args.full), envs))
+    failed = any(r.status not in ("passed", "skipped") for r in rows)
     print("\nenvironment  python   " + "  ".join(SHOWN))
     for r in rows:
         versions = "  ".join(r.versions.get(n, "-") for n in SHOWN)

@@ -280,7 +280,8 @@ def to_additive_mask(mask: Any, *, dtype: Any = None, fill: float = NEG_INF) -> 
     if dtype is None:
         dtype = _default_float(mask)
     try:
-        floating = xp.isdtype(dtype, "real floating")
+        # A dtype, not its name: NumPy 1.x's isdtype would accept "float32" (NumPy 2 refuses).
+        floating = not isinstance(dtype, str) and xp.isdtype(dtype, "real floating")
     except (TypeError, ValueError, AttributeError):
         floating = False
     if not floating:
