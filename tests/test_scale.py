@@ -534,3 +534,24 @@ def test_model_rejects_a_cache_beyond_max_len() -> None:
         model(torch.ones(1, 5, dtype=torch.long), cache)
         with pytest.raises(ValueError, match="exceed the model's max_len=6"):
             model(torch.ones(1, 2, dtype=torch.long), cache)
+
+
+def test_sampling_with_cache_draws_the_same_tokens() -> None:
+    from attnlab.transformer import generate
+
+    model = small_lm(5)
+    prompt = torch.randint(1, 23, (8, 4), generator=torch.Generator().manual_seed(5))
+    draws = [
+        generate(
+            model,
+            prompt,
+            max_new_tokens=15,
+            temperature=1.5,
+            generator=torch.Generator().manual_seed(7),
+            use_cache=cached,
+        )
+        for cached in (False, True)
+    ]
+    torch.testing.assert_close(draws[1], draws[0], rtol=0, atol=0)
+    greedy = generate(model, prompt, max_new_tokens=15)
+    assert not torch.equal(draws[0], greedy), "temperature 1.5 must sample, not take argmax"

@@ -473,3 +473,29 @@ def test_ci_hypothesis_profile_is_derandomized_and_loaded_under_ci() -> None:
     assert ci.derandomize and ci.deadline is None and ci.print_blob
     if os.environ.get("CI"):
         assert settings.default.derandomize, "under CI the 'ci' profile must be loaded"
+
+
+def test_generate_with_temperature_samples_and_zero_is_greedy() -> None:
+    torch.manual_seed(0)
+    lm = DecoderOnlyLM(7, 16, 2, 1, 32, max_len=8)
+    prompt = torch.tensor([[1, 2, 3]] * 64)
+    greedy = generate(lm, prompt, max_new_tokens=4)
+    assert torch.equal(generate(lm, prompt, max_new_tokens=4, temperature=0.0), greedy)
+    cold = generate(
+        lm, prompt, max_new_tokens=4, temperature=1e-4, generator=torch.Generator().manual_seed(0)
+    )
+    assert torch.equal(cold, greedy), "a tiny temperature samples the argmax"
+    hot = [
+        generate(
+            lm,
+            prompt,
+            max_new_tokens=4,
+            temperature=5.0,
+            generator=torch.Generator().manual_seed(1),
+        )
+        for _ in range(2)
+    ]
+    assert torch.equal(hot[0], hot[1]), "the same generator seed gives the same samples"
+    assert len({tuple(r) for r in hot[0][:, 3:].tolist()}) > 10, "a high temperature varies"
+    with pytest.raises(ValueError, match="temperature"):
+        generate(lm, prompt, max_new_tokens=1, temperature=-1.0)

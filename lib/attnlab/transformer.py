@@ -36,7 +36,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import check_input, check_int, describe, positive_int, positive_number
+from ._validate import (
+    check_input,
+    check_int,
+    check_real,
+    describe,
+    positive_int,
+    positive_number,
+)
 from .config import TransformerConfig
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
@@ -869,10 +876,17 @@ def generate(
     max_new_tokens: int,
     eos_id: int | None = None,
     use_cache: bool = False,
+    temperature: float = 0.0,
+    generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Greedy continuation of ``prompt`` by a :class:`DecoderOnlyLM`.
+    r"""Continue ``prompt`` with a :class:`DecoderOnlyLM`: greedily, or by sampling.
 
-    Appends the argmax next token ``max_new_tokens`` times. When the sequence outgrows
+    .. math:: p(\text{next} = v) = \mathrm{softmax}(\text{logits} / \tau)_v
+
+    Appends one token ``max_new_tokens`` times: with ``temperature`` 0 (the default) the
+    argmax (greedy decoding); with ``temperature`` :math:`\tau > 0` a token drawn from the
+    softmax of the logits divided by :math:`\tau` (chapter 2's temperature: below 1 sharper,
+    above 1 flatter; :math:`\tau \to 0` is greedy). When the sequence outgrows
     ``model.max_len`` only its last ``max_len`` tokens are fed back (a sliding window, as
     nanoGPT does). With ``eos_id``, a row that produced it is continued with ``eos_id``
     and generation stops early once every row has. Runs in eval mode (restored after).
@@ -889,14 +903,26 @@ def generate(
         max_new_tokens: how many tokens to append.
         eos_id: optional end-of-sequence id.
         use_cache: keep the keys and values of past tokens (chapter 8).
+        temperature: 0 for greedy decoding, or a positive sampling temperature.
+        generator: optional ``torch.Generator`` for the draws (the same seed gives the same
+            samples).
 
     Returns:
         ``(B, T0 + n)`` ids: the prompt followed by ``n <= max_new_tokens`` new tokens.
+
+    Raises:
+        ValueError: a negative or non-numeric ``temperature``.
 
     Taught in: chapters/07_transformer.ipynb and chapters/08_scale.ipynb (the cache)
     """
     if not isinstance(model, DecoderOnlyLM):
         raise TypeError(f"generate needs a DecoderOnlyLM, got {type(model).__name__}")
+    temperature = check_real(
+        temperature,
+        "temperature",
+        expected="0 (greedy) or a positive number",
+        ok=lambda t: 0.0 <= t < math.inf,
+    )
     max_new_tokens = positive_int(max_new_tokens, "max_new_tokens")
     eos_id = None if eos_id is None else _token_id(eos_id, "eos_id", model.vocab)
     if not isinstance(prompt, torch.Tensor):
@@ -916,7 +942,7 @@ def generate(
                 logits = model(out[:, -model.max_len :], cache)[:, -1]  # (B, V)
             else:  # one new token: (B, 1) -> (B, 1, V) -> (B, V)
                 logits = model(out[:, -1:], cache)[:, -1]
-            nxt = logits.argmax(dim=-1)  # (B,)
+            nxt = _next_token(logits, temperature, generator)  # (B,)
             if eos_id is not None:
                 nxt = torch.where(finished, torch.full_like(nxt, eos_id), nxt)
                 finished |= nxt == eos_id
@@ -926,3 +952,12 @@ def generate(
     finally:
         model.train(was_training)
     return out
+
+
+def _next_token(
+    logits: torch.Tensor, temperature: float, generator: torch.Generator | None
+) -> torch.Tensor:
+    if temperature == 0:
+        return logits.argmax(dim=-1)  # (B, V) -> (B,)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (B, V)
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B, 1) -> (B,)
