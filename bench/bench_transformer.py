@@ -82,7 +82,7 @@ def main() -> None:
         model = EncoderDecoder(task.vocab_size, task.vocab_size, 32, 4, 2, 64, task.max_seq_len)
         n = sum(p.numel() for p in model.parameters())
         steps, wall, cpu, final, ok = _run(
-            model, task, DateTask(split="test"), batch=64, steps=200, lr=3e-3,
+            model, task, DateTask(split="test"), batch=64, steps=250, lr=3e-3,
             seed=seed, check_every=args.check_every, n_test=500,
         )  # fmt: skip
         date_rows.append(
