@@ -29,6 +29,18 @@ cache and empties the cache when the library has changed; ``tools/execute_notebo
 (``make notebooks``) fills and reads the same cache under the same rule, so the notebooks are
 executed once for the website and the committed files alike.
 
+Two choices about what a learner sees, tested in ``tests/test_site.py`` and
+``tests/test_book_offline.py``:
+
+- **Solutions off the reading path.** The "previous"/"next" links at the bottom of a page
+  follow the reading order: each chapter, its exercises, the next chapter. The worked
+  solutions (a separate part of the table of contents) are reached by the links on the
+  exercise pages; a solutions page's "previous"/"next" lead to the other solutions. The
+  table of contents cannot say this, so :func:`_reading_order` rewrites the two links.
+- **No solution markers.** ``### BEGIN SOLUTION`` / ``### END SOLUTION`` delimit the
+  answers for ``tools/make_exercises.py``; :func:`_strip_solution_markers` removes those
+  lines from the code shown on the website (the notebooks keep them).
+
 Three fixes to the themes' pages, each small and each tested in ``tests/test_site.py``:
 
 - **No thebe.** Jupyter Book always loads sphinx-thebe, whose inline config script Sphinx 7.4
@@ -49,6 +61,7 @@ Three fixes to the themes' pages, each small and each tested in ``tests/test_sit
 from __future__ import annotations
 
 import hashlib
+import html
 import importlib.metadata
 import re
 import shutil
@@ -225,6 +238,71 @@ def _drop_fontawesome_script(app: Sphinx, exception: Exception | None) -> None:
             path.write_text(lean, encoding="utf-8")
 
 
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (?:BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+"""nbgrader's markers around an answer in ``solutions/``, each alone on its line."""
+
+
+def strip_solution_markers(code: str) -> str:
+    """``code`` without its ``### BEGIN/END SOLUTION`` lines (the answer itself stays)."""
+    return SOLUTION_MARKER.sub("", code)
+
+
+def _strip_solution_markers(app: Sphinx, doctree: Any) -> None:
+    """The solutions pages show the answers, not the markers that delimit them."""
+    from docutils import nodes
+
+    for block in doctree.findall(nodes.literal_block):
+        text = block.astext()
+        if "SOLUTION" in text and SOLUTION_MARKER.search(text):
+            lean = strip_solution_markers(text)
+            block.rawsource = lean
+            block.children = [nodes.Text(lean)]
+
+
+def is_solution(docname: str | None) -> bool:
+    """Is ``docname`` a worked-solutions page (``solutions/NN_slug``)?"""
+    return bool(docname) and docname.startswith("solutions/")
+
+
+def reading_neighbours(relations: dict, docname: str) -> tuple[str | None, str | None]:
+    """The previous and next pages of ``docname`` in the reading order.
+
+    The reading order is the table of contents without the worked solutions: chapter,
+    its exercises, the next chapter, ... A solutions page's neighbours are the solutions
+    pages before and after it. ``relations`` is Sphinx's ``{docname: [parent, prev, next]}``.
+    """
+    own = is_solution(docname)
+
+    def walk(start: str | None, step: int) -> str | None:
+        seen = set()
+        while start is not None and start not in seen and is_solution(start) != own:
+            seen.add(start)
+            start = relations.get(start, [None, None, None])[step]
+        return start
+
+    _, prev, next_ = relations.get(docname, [None, None, None])
+    return walk(prev, 1), walk(next_, 2)
+
+
+def _reading_order(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any):
+    """Point the "previous" and "next" links along the reading order (no solutions)."""
+    relations = app.env.collect_relations()
+    if pagename not in relations:
+        return
+    neighbours = reading_neighbours(relations, pagename)
+    for key, docname in zip(("prev", "next"), neighbours, strict=True):
+        if docname is None:
+            context[key] = None
+        elif not context.get(key) or context[key].get("link") != app.builder.get_relative_uri(
+            pagename, docname
+        ):
+            title = app.env.titles[docname].astext() if docname in app.env.titles else docname
+            context[key] = {
+                "link": app.builder.get_relative_uri(pagename, docname),
+                "title": html.escape(title),
+            }
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension with Sphinx."""
     app.setup_extension("sphinx.ext.mathjax")
@@ -233,5 +311,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _use_local_mathjax)
     app.connect("builder-inited", _install_mathjax)
     app.connect("html-page-context", _drop_thebe)
+    app.connect("html-page-context", _reading_order)
+    app.connect("doctree-read", _strip_solution_markers)
     app.connect("build-finished", _drop_fontawesome_script)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -394,7 +394,7 @@ def _train_pronouns() -> None:
 def test_one_layer_attention_rejects_bad_input() -> None:
     with pytest.raises(TypeError, match="float tensor"):
         OneLayerAttention(torch.ones(4, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"embeddings must be \(V, D\)"):
+    with pytest.raises(ValueError, match=r"embeddings must be \(n_vocab, D\)"):
         OneLayerAttention(torch.ones(4))
     model = OneLayerAttention(_embeddings())
     with pytest.raises(ValueError, match=r"ids must lie in 0 .. 15, got values 0 .. 16"):

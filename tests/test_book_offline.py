@@ -166,3 +166,45 @@ def test_extension_names_the_missing_package(
     monkeypatch.setattr(book_ext, "MATHJAX_DIST", "no-such-package-attnlab")
     with pytest.raises(ExtensionError, match=r"no-such-package-attnlab.*pip install"):
         book_ext.mathjax_source()
+
+
+def test_solution_markers_are_removed_and_the_answer_kept(book_ext: ModuleType) -> None:
+    code = (
+        "def dot(a, b):\n"
+        '    """Dot product."""\n'
+        "    ### BEGIN SOLUTION\n"
+        "    return (a * b).sum(-1)\n"
+        "    ### END SOLUTION\n"
+        "answer = ...\n"
+        "### BEGIN SOLUTION\n"
+        "answer = 0.25\n"
+        "### END SOLUTION"
+    )
+    assert book_ext.strip_solution_markers(code) == (
+        'def dot(a, b):\n    """Dot product."""\n    return (a * b).sum(-1)\n'
+        "answer = ...\nanswer = 0.25\n"
+    )
+    assert book_ext.strip_solution_markers("x = 1  # ### BEGIN SOLUTION\n") == (
+        "x = 1  # ### BEGIN SOLUTION\n"
+    )  # only a marker alone on its line
+
+
+def test_reading_order_skips_the_solutions(book_ext: ModuleType) -> None:
+    order = [
+        "intro", "notation", "chapters/01_a", "exercises/01_a", "chapters/02_b",
+        "exercises/02_b", "solutions/01_a", "solutions/02_b", "references",
+    ]  # fmt: skip
+    relations = {
+        d: ["intro", order[i - 1] if i else None, order[i + 1] if i + 1 < len(order) else None]
+        for i, d in enumerate(order)
+    }
+
+    def neighbours(doc: str) -> tuple[str | None, str | None]:
+        return book_ext.reading_neighbours(relations, doc)
+
+    assert neighbours("chapters/01_a") == ("notation", "exercises/01_a")
+    assert neighbours("exercises/01_a") == ("chapters/01_a", "chapters/02_b")
+    assert neighbours("exercises/02_b") == ("chapters/02_b", "references")
+    assert neighbours("references") == ("exercises/02_b", None)
+    assert neighbours("solutions/01_a") == (None, "solutions/02_b")
+    assert neighbours("solutions/02_b") == ("solutions/01_a", None)

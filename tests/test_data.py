@@ -326,7 +326,7 @@ def test_pronoun_batch_rejects_bad_sizes() -> None:
 
 def test_pronoun_accuracy_counts_pronouns_only() -> None:
     ids, targets = pronoun_batch(50, rng=5)
-    perfect = torch.nn.functional.one_hot(targets, len(PRONOUN_WORDS)).double()  # (B, T, V)
+    perfect = torch.nn.functional.one_hot(targets, len(PRONOUN_WORDS)).double()  # (B, T, n_vocab)
     assert pronoun_accuracy(perfect, ids, targets) == 1.0
     itself = torch.nn.functional.one_hot(ids, len(PRONOUN_WORDS)).double()  # names itself
     assert pronoun_accuracy(itself, ids, targets) == 0.0  # right on every other word

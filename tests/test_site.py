@@ -7,6 +7,7 @@ a scrubber is tested, so new chapters are covered automatically.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,48 @@ def test_pages_need_no_network_and_log_no_errors(offline_page: Any, page_file: P
     page.wait_for_timeout(300)  # let late requests and errors surface
     assert offline_page.blocked == [], "the page tried to load from the network"
     assert offline_page.errors == [], "errors on the page (none is allowed)"
+
+
+def _prev_next(page: Path, site: Path) -> tuple[str | None, str | None]:
+    """The targets of a page's "previous" and "next" links, relative to the site."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for kind in ("left-prev", "right-next"):
+        match = re.search(rf'<a class="{kind}"\s+href="([^"#]+)', text)
+        found.append(
+            (page.parent / match[1]).resolve().relative_to(site.resolve()).as_posix()
+            if match
+            else None
+        )
+    return found[0], found[1]
+
+
+def test_reading_order_is_chapter_then_exercises_and_solutions_are_off_it(site: Path) -> None:
+    chapters = sorted((site / "chapters").glob("*.html"))
+    assert chapters, f"no chapter page in {site}"
+    for chapter in chapters:
+        exercises = site / "exercises" / chapter.name
+        if not exercises.is_file():
+            continue
+        assert _prev_next(chapter, site)[1] == f"exercises/{chapter.name}", chapter.name
+        prev, next_ = _prev_next(exercises, site)
+        assert prev == f"chapters/{chapter.name}", exercises.name
+        later = [c for c in chapters if c.name > chapter.name]
+        assert next_ == (f"chapters/{later[0].name}" if later else "references.html"), next_
+    for page in site.rglob("*.html"):
+        if page.parent.name == "solutions":
+            continue
+        assert not any(t and t.startswith("solutions/") for t in _prev_next(page, site)), (
+            f"{page.relative_to(site)} leads to the solutions by previous/next"
+        )
+
+
+def test_solution_pages_show_no_solution_markers(site: Path) -> None:
+    pages = sorted((site / "solutions").glob("*.html"))
+    assert pages, f"no solutions page in {site}"
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        # the code markers (an HTML comment <!-- BEGIN SOLUTION --> is invisible)
+        assert "### BEGIN SOLUTION" not in text, page.name
+        assert "### END SOLUTION" not in text, page.name
+        assert "Why it works" in text or page.stem != "02_similarity", page.name

@@ -145,7 +145,7 @@ class _Oracle(EncoderDecoder):
             y = [t for t in row if t != PAD_ID][::-1]
             answers.append(y + [y[0] if self.forget_eos else EOS_ID] + [PAD_ID] * T)
         wanted = torch.tensor([a[:T] for a in answers])  # (B, T)
-        return F.one_hot(wanted, self.tgt_vocab).double()  # (B, T, V)
+        return F.one_hot(wanted, self.tgt_vocab).double()  # (B, T, n_vocab)
 
 
 def test_exact_match_of_an_oracle_and_of_a_near_miss() -> None:
@@ -177,7 +177,7 @@ class _AddingOracle(DecoderOnlyLM):
 
     def forward(self, tokens):
         task, n = self.task, self.task.n_digits
-        out = torch.zeros(*tokens.shape, task.vocab_size)  # (B, T, V)
+        out = torch.zeros(*tokens.shape, task.vocab_size)  # (B, T, n_vocab)
         for i, row in enumerate(tokens.tolist()):
             text = "".join(task.labels(row[: task.prompt_len]))
             a, b = int(text[:n]), int(text[n + 1 : 2 * n + 1])

@@ -377,7 +377,7 @@ class _ScriptedDecoder(EncoderDecoder):
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor):
         B, T = tgt_in.shape
         step = T - 1  # tgt_in holds BOS and the `step` tokens generated so far
-        logits = torch.zeros(B, T, self.tgt_vocab)  # (B, T, V)
+        logits = torch.zeros(B, T, self.tgt_vocab)  # (B, T, n_vocab)
         for b, row in enumerate(self.script):
             logits[b, -1, row[step] if step < len(row) else 8] = 1.0
         return logits

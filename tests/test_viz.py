@@ -232,3 +232,48 @@ def test_to_numpy_detaches_tensors_and_rejects_ragged_lists() -> None:
     np.testing.assert_array_equal(out, [2.0, 2.0])
     with pytest.raises(ValueError, match="ragged"):
         viz.to_numpy([[1, 2], [3]])
+
+
+# ------------------------------------------------------------------ table
+
+
+def test_table_is_markdown_in_notebooks_and_aligned_text_elsewhere():
+    t = viz.table(["token", "cos(in, out)", "d"], [["the", 0.6123, 4], ["river", 0.98, 16]],
+                  fmt="s,.2f,d")  # fmt: skip
+    assert repr(t).splitlines() == [
+        "token  cos(in, out)   d",
+        "the            0.61   4",
+        "river          0.98  16",
+    ]
+    assert t._repr_markdown_().splitlines() == [
+        "| token | cos(in, out) | d |",
+        "|:--|--:|--:|",
+        "| the | 0.61 | 4 |",
+        "| river | 0.98 | 16 |",
+    ]
+
+
+def test_table_formats_numpy_numbers_and_escapes_pipes():
+    t = viz.table(["|J|", "w"], [[np.float64(0.12345), np.int64(3)]], fmt=".3f")
+    assert t.rows == (("0.123", "3.000"),)
+    assert t._repr_markdown_().splitlines()[0] == "| \\|J\\| | w |"
+
+
+@pytest.mark.parametrize(
+    ("header", "rows", "fmt", "words"),
+    [
+        (["a", "b"], [[1.0]], ".2f", "row 0 has 1 cells, the header 2"),
+        (["a", "b"], [[1.0, 2.0]], ".2f,.2f,.2f", "3 specs for 2 columns"),
+    ],
+)
+def test_table_rejects_ragged_rows_and_formats(header, rows, fmt, words):
+    with pytest.raises(ValueError, match=words):
+        viz.table(header, rows, fmt=fmt)
+
+
+def test_table_html_is_a_real_table_with_escaped_cells():
+    t = viz.table(["a<b", "x"], [["r&d", 1.5]], fmt="s,.1f")
+    page = t._repr_html_()
+    assert page.startswith('<table class="attnlab-table"') and page.endswith("</table>")
+    assert "<th" in page and page.count("<tr>") == 2
+    assert "a&lt;b" in page and "r&amp;d" in page and ">1.5</td>" in page

@@ -224,19 +224,19 @@ class CrossAttention(nn.Module):
 class OneLayerAttention(nn.Module):
     """The smallest model with attention: fixed embeddings, one attention layer, a read-out.
 
-    Token ids pick rows of a fixed embedding table ``E`` (``V x D``); one
+    Token ids pick rows of a fixed embedding table ``E`` (``n_vocab x D``); one
     :class:`SelfAttention` (``d_v = D``) mixes them; each output is scored against every
     embedding, ``logits = out Eᵀ``, so a position "predicts" the token whose embedding
     its output points to. With ``learned=False`` the layer has no weights at all
     (``q = k = v = x``, chapter 2's weightless attention) and cannot be trained.
 
     Args:
-        embeddings: ``(V, D)`` the fixed embedding table (copied; not trained).
+        embeddings: ``(n_vocab, D)`` the fixed embedding table (copied; not trained).
         learned: use learned ``W_q, W_k, W_v`` (``True``) or none (``False``).
         d_head: size of queries and keys when learned (default ``D``).
 
     Shapes:
-        ``ids``: ``(B, T)`` integer token ids; ``forward`` returns logits ``(B, T, V)``;
+        ``ids``: ``(B, T)`` integer token ids; ``forward`` returns logits ``(B, T, n_vocab)``;
         :meth:`attend` returns ``out`` ``(B, T, D)`` and ``weights`` ``(B, T, T)``.
 
     Raises:
@@ -251,9 +251,11 @@ class OneLayerAttention(nn.Module):
     ) -> None:
         super().__init__()
         if not isinstance(embeddings, torch.Tensor) or not embeddings.is_floating_point():
-            raise TypeError(f"embeddings must be a float tensor (V, D), got {describe(embeddings)}")
+            raise TypeError(
+                f"embeddings must be a float tensor (n_vocab, D), got {describe(embeddings)}"
+            )
         if embeddings.ndim != 2:
-            raise ValueError(f"embeddings must be (V, D), got {describe(embeddings)}")
+            raise ValueError(f"embeddings must be (n_vocab, D), got {describe(embeddings)}")
         self.register_buffer("E", embeddings.detach().clone())
         D = embeddings.shape[1]
         self.learned = bool(learned)
@@ -265,10 +267,10 @@ class OneLayerAttention(nn.Module):
         """The attention layer alone: ``(out (B, T, D), weights (B, T, T))``."""
         if not isinstance(ids, torch.Tensor) or ids.is_floating_point() or ids.dtype == torch.bool:
             raise TypeError(f"ids must be an integer tensor (B, T), got {describe(ids)}")
-        V = self.E.shape[0]
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= V):
+        n_vocab = self.E.shape[0]
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n_vocab):
             raise ValueError(
-                f"ids must lie in 0 .. {V - 1}, got values {int(ids.min())} .. {int(ids.max())}"
+                f"ids must lie in 0 .. {n_vocab - 1}, got values {int(ids.min())} .. {int(ids.max())}"
             )
         x = self.E[ids]  # (B, T) -> (B, T, D)
         if self.attention is None:
@@ -277,7 +279,7 @@ class OneLayerAttention(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         out, _ = self.attend(ids)  # (B, T, D)
-        return out @ self.E.T  # (B, T, D) @ (D, V) -> (B, T, V)
+        return out @ self.E.T  # (B, T, D) @ (D, n_vocab) -> (B, T, n_vocab)
 
 
 def _check_sizes(**sizes: Any) -> list[int]:

@@ -680,7 +680,7 @@ def pronoun_accuracy(logits: torch.Tensor, ids: torch.Tensor, targets: torch.Ten
     """Fraction of the pronouns (``he``, ``she``) whose prediction is their answer.
 
     Args:
-        logits: ``(B, T, V)`` scores of a model on ``ids``.
+        logits: ``(B, T, n_vocab)`` scores of a model on ``ids``.
         ids: ``(B, T)`` the words (from :func:`pronoun_batch`).
         targets: ``(B, T)`` the answers.
 
@@ -698,7 +698,7 @@ def pronoun_accuracy(logits: torch.Tensor, ids: torch.Tensor, targets: torch.Ten
         or ids.shape != targets.shape
     ):
         raise ValueError(
-            f"logits must be (B, T, V) and ids, targets (B, T), got logits "
+            f"logits must be (B, T, n_vocab) and ids, targets (B, T), got logits "
             f"{tuple(logits.shape)}, ids {tuple(ids.shape)}, targets {tuple(targets.shape)}"
         )
     pronouns = ids <= _SHE  # (B, T): he and she

@@ -126,9 +126,9 @@ class EmbeddingTable:
     fresh, writable arrays.
 
     Attributes:
-        words: the ``V`` words, in id order (a tuple).
+        words: the ``n_vocab`` words, in id order (a tuple).
         dims: the names of the ``D`` dimensions (a tuple).
-        vectors: ``(V, D)`` float64 array, read-only.
+        vectors: ``(n_vocab, D)`` float64 array, read-only.
 
     Raises:
         ValueError: ``vectors`` not of shape ``(len(words), len(dims))``, or repeated words.
@@ -216,7 +216,7 @@ class EmbeddingTable:
                 f"got {vector.shape}"
             )
         skip = {self.index(w) for w in exclude}
-        cos = cosine_similarity(self.vectors, vector)  # (V, D) vs (D,) -> (V,)
+        cos = cosine_similarity(self.vectors, vector)  # (n_vocab, D) vs (D,) -> (n_vocab,)
         order = [i for i in np.argsort(-cos, kind="stable") if i not in skip]
         return [(self.words[i], float(cos[i])) for i in order[:k]]
 
@@ -242,5 +242,5 @@ def toy_embeddings() -> EmbeddingTable:
     words = [row[0] for row in rows]
     vectors = np.array(
         [[0.0 if x == "." else float(x) for x in row[1:]] for row in rows], dtype=np.float64
-    )  # (V, D)
+    )  # (n_vocab, D)
     return EmbeddingTable(words=tuple(words), dims=tuple(DIMS), vectors=vectors)

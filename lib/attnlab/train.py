@@ -34,7 +34,7 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
     .. math:: \mathcal{L} = -\frac{1}{N}\sum_{(b, t):\, y_{bt} \ne \mathrm{PAD}} \log p_\theta(y_{bt} \mid \dots)
 
     Args:
-        logits: ``(B, T, V)`` scores for every vocabulary entry.
+        logits: ``(B, T, n_vocab)`` scores for every vocabulary entry.
         targets: ``(B, T)`` ids; positions equal to ``pad_id`` are ignored.
         pad_id: the padding id, or ``None`` to count every position.
 
@@ -49,7 +49,7 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
     """
     if logits.ndim != 3 or targets.shape != logits.shape[:2]:
         raise ValueError(
-            f"logits must be (B, T, V) and targets (B, T), got logits {tuple(logits.shape)} "
+            f"logits must be (B, T, n_vocab) and targets (B, T), got logits {tuple(logits.shape)} "
             f"and targets {tuple(targets.shape)}"
         )
     if pad_id is not None and bool((targets == pad_id).all()):
@@ -57,9 +57,9 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
             f"every target is padding (pad_id={pad_id}): the mean over zero real tokens "
             "would be NaN; check that the batch holds real tokens"
         )
-    V = logits.shape[-1]
+    n_vocab = logits.shape[-1]
     return F.cross_entropy(
-        logits.reshape(-1, V),  # (B, T, V) -> (B*T, V)
+        logits.reshape(-1, n_vocab),  # (B, T, n_vocab) -> (B*T, n_vocab)
         targets.reshape(-1),  # (B, T) -> (B*T,)
         ignore_index=-100 if pad_id is None else pad_id,
     )
@@ -153,7 +153,7 @@ def train(
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step, lr=lr, steps=steps, warmup=warmup, schedule=schedule)
             *inputs, targets = (t.to(device) for t in _unpack(batch))
-            logits = model(*inputs)  # (B, T, V)
+            logits = model(*inputs)  # (B, T, n_vocab)
             loss = sequence_loss(logits, targets, pad_id)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

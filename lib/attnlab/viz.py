@@ -1,5 +1,8 @@
 """Figures every chapter uses: heatmaps, 2-D vectors, bars and curves, always labelled.
 
+Also :func:`table`: a small table of numbers shown as a real table in Jupyter, Colab and
+on the website, where it fits a phone's column, and as aligned text elsewhere.
+
 Each helper draws into an ``ax`` you pass (so it works in ``plt.subplots()``, in a
 ``Figure`` of :func:`attnlab.widgets.explore`, and in a grid of subplots) and returns the
 artist it made. Titles and axis labels are required arguments: a figure without them does
@@ -12,6 +15,7 @@ Taught in: chapters/02_similarity.ipynb (first used), then every chapter.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +31,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ._validate import describe, to_numpy
 
-__all__ = ["bar", "curves", "heatmap", "to_numpy", "vectors_2d"]
+__all__ = ["Table", "bar", "curves", "heatmap", "table", "to_numpy", "vectors_2d"]
 
 ANNOTATE_UP_TO = 12
 """``heatmap(annotate=None)`` writes the numbers in the cells when both sides are at most this."""
@@ -337,3 +341,99 @@ def _rotate_if_long(ax: Axes, labels: Sequence[str]) -> None:
             tick.set_rotation(45)
             tick.set_horizontalalignment("right")
             tick.set_rotation_mode("anchor")
+
+
+class Table:
+    """A small table of numbers: an HTML table when displayed, aligned text elsewhere.
+
+    Made by :func:`table`. Jupyter, Colab and the website show ``_repr_html_``, a real
+    table whose columns wrap to the width of the page (so it fits a phone); a committed
+    notebook keeps ``_repr_markdown_`` (a Markdown table) and ``repr``, the same numbers
+    as aligned plain text (what a terminal and nbval see).
+    """
+
+    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        self.header = tuple(header)
+        self.rows = tuple(tuple(r) for r in rows)
+
+    def __repr__(self) -> str:
+        widths = [max(len(h), *(len(r[j]) for r in self.rows)) for j, h in enumerate(self.header)]
+        lines = [self.header, *self.rows]
+        return "\n".join(
+            "  ".join(
+                c.rjust(w) if j else c.ljust(w)
+                for j, (c, w) in enumerate(zip(line, widths, strict=True))
+            ).rstrip()
+            for line in lines
+        )
+
+    def _repr_html_(self) -> str:
+        pad = "padding: 0.2em 0.6em"
+        head = "".join(
+            f'<th style="{pad}; text-align: {"right" if j else "left"}; '
+            f'border-bottom: 1px solid currentColor">{html.escape(h)}</th>'
+            for j, h in enumerate(self.header)
+        )
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f'<td style="{pad}; text-align: {"right" if j else "left"}">{html.escape(c)}</td>'
+                for j, c in enumerate(r)
+            )
+            + "</tr>"
+            for r in self.rows
+        )
+        return (
+            '<table class="attnlab-table" style="border-collapse: collapse; '
+            'font-variant-numeric: tabular-nums; margin: 0.3em 0">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+
+    def _repr_markdown_(self) -> str:
+        def row(cells: Sequence[str]) -> str:
+            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+        align = "|" + "|".join([":--"] + ["--:"] * (len(self.header) - 1)) + "|"
+        return "\n".join([row(self.header), align, *(row(r) for r in self.rows)])
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = ".2f") -> Table:
+    """A table of numbers that reads well on any screen: first column left, numbers right.
+
+    Args:
+        header: the column titles.
+        rows: one sequence per row, as long as ``header``; numbers are written with
+            ``fmt``, anything else with ``str``.
+        fmt: a format spec for the numbers (one for all), or one per column separated by
+            commas (``"d,.2f,.3f"``).
+
+    Returns:
+        A :class:`Table`: displayed as a table by Jupyter, Colab and the website, as
+        aligned text by ``print`` and ``repr``.
+
+    Raises:
+        ValueError: a row's length differs from the header's, or ``fmt`` gives neither one
+            spec nor one per column.
+
+    Taught in: chapters/02_similarity.ipynb
+    """
+    header = [str(h) for h in header]
+    specs = fmt.split(",")
+    if len(specs) == 1:
+        specs = specs * len(header)
+    if len(specs) != len(header):
+        raise ValueError(f"fmt gives {len(specs)} specs for {len(header)} columns: {fmt!r}")
+    cells = []
+    for i, r in enumerate(rows):
+        r = [v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in r]
+        if len(r) != len(header):
+            raise ValueError(f"row {i} has {len(r)} cells, the header {len(header)}")
+        cells.append(
+            [
+                format(v, spec)
+                if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                else str(v)
+                for v, spec in zip(r, specs, strict=True)
+            ]
+        )
+    return Table(header, cells)
