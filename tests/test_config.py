@@ -24,6 +24,16 @@ from attnlab.transformer import (
 CFG = TransformerConfig(d_model=16, n_heads=4, n_layers=2, d_ff=32, max_len=12)
 
 
+def test_is_exported_from_the_package() -> None:
+    import attnlab
+
+    assert attnlab.TransformerConfig is TransformerConfig
+    assert "TransformerConfig" in attnlab.__all__
+    assert attnlab.__all__ == sorted(attnlab.__all__)
+    model = attnlab.EncoderDecoder(7, 7, attnlab.TransformerConfig(d_model=8, n_heads=2, max_len=6))
+    assert model.config.d_head == 4
+
+
 def test_defaults_and_derived_values() -> None:
     cfg = TransformerConfig(d_model=16, n_heads=4)
     assert (cfg.n_layers, cfg.d_ff, cfg.max_len, cfg.dropout) == (1, 64, None, 0.0)

@@ -10,7 +10,8 @@ Modules, in the order the course meets them:
 - ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
 - ``attention``: chapters 2-3; ``multihead`` and ``heads``: chapter 4;
   ``positional``: chapter 5;
-- ``masking``: chapter 6; ``transformer``, ``data`` and ``train``: chapter 7;
+- ``masking``: chapter 6; ``transformer`` (its hyper-parameters in ``config``), ``data``
+  and ``train``: chapter 7;
 - ``scale`` (online softmax, tiled and grouped-query attention, the KV cache): chapter 8;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
   ``seed`` (reproducibility).
@@ -24,6 +25,7 @@ from .attention import (
     SelfAttention,
     scaled_dot_product_attention,
 )
+from .config import TransformerConfig
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import (
     causal_mask,
@@ -119,6 +121,7 @@ __all__ = [
     "SelfAttention",
     "SinusoidalPositionalEncoding",
     "Slider",
+    "TransformerConfig",
     "VanillaRNN",
     "Vocab",
     "WordPieceTokenizer",
