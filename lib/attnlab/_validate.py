@@ -78,18 +78,37 @@ def _scalar(value: Any, integral: bool) -> int | float | None:
     return None
 
 
-def check_int(value: Any, name: str, *, low: int | None = None) -> int:
-    """``value`` as a Python ``int``, checked to be an integer ``>= low``.
+def check_int(
+    value: Any,
+    name: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    expected: str | None = None,
+) -> int:
+    """``value`` as a Python ``int``, checked to be an integer in ``low .. high``.
+
+    Args:
+        value: a Python or NumPy integer, or a 0-d integer array or tensor.
+        name: the parameter's name, for the message.
+        low, high: the smallest and largest allowed values (inclusive; ``None``: no bound).
+        expected: what the message says the value must be, instead of the default
+            ("a positive integer", "an integer in 1..4", ...).
 
     Raises:
-        ValueError: ``value`` is not an integer (a float, a bool, a string...) or is below
-            ``low``; the message names ``name``: "n_heads must be a positive integer,
+        ValueError: ``value`` is not an integer (a float, a bool, a string...) or is out of
+            range; the message names ``name``: "n_heads must be a positive integer,
             got 2.0".
     """
     n = _scalar(value, integral=True)
-    if n is None or (low is not None and n < low):
-        what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}
-        expected = what.get(low, f"an integer >= {low}")
+    if n is None or (low is not None and n < low) or (high is not None and n > high):
+        if expected is None:
+            what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}
+            expected = what.get(low, f"an integer >= {low}")
+            if high is not None:
+                expected = (
+                    f"an integer <= {high}" if low is None else f"an integer in {low}..{high}"
+                )
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return n
 

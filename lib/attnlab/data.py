@@ -402,9 +402,9 @@ class DateTask(_TextTask):
                 f"formats must be a non-empty subset of ('mdy', 'dmy'), got {self.formats!r}"
             )
         for field in ("min_year", "max_year"):
-            y = getattr(self, field)
-            if not isinstance(y, int) or isinstance(y, bool) or not 1000 <= y <= 9999:
-                raise ValueError(f"{field} must be a four-digit year, got {y!r}")
+            check_int(
+                getattr(self, field), field, low=1000, high=9999, expected="a four-digit year"
+            )
         if self.min_year > self.max_year:
             raise ValueError(f"min_year={self.min_year} is after max_year={self.max_year}")
         _check_split(self.split)
@@ -473,8 +473,7 @@ class DateTask(_TextTask):
         Returns:
             ``(src (B, S), tgt_in (B, 11), tgt_out (B, 11))``, ``S <= 8``.
         """
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        batch_size = positive_int(batch_size, "batch_size")
         gen = _as_rng(rng)
         ords = self._ordinals(batch_size, gen)
         fmts = gen.integers(0, len(self.formats), size=batch_size)
@@ -547,9 +546,7 @@ class AdditionTask(_TextTask):
     split: str = "train"
 
     def __post_init__(self) -> None:
-        n = self.n_digits
-        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 4:
-            raise ValueError(f"n_digits must be an integer in 1..4, got {n!r}")
+        check_int(self.n_digits, "n_digits", low=1, high=4)
         _check_split(self.split)
 
     @property
@@ -601,8 +598,7 @@ class AdditionTask(_TextTask):
             ``(inputs, targets)``, both ``(B, seq_len - 1)``: ``targets[:, t]`` is the token
             after ``inputs[:, t]``, or ``PAD_ID`` while the next token is still prompt.
         """
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        batch_size = positive_int(batch_size, "batch_size")
         pairs = self.problems()
         seqs = self.encode(pairs[_as_rng(rng).integers(0, len(pairs), size=batch_size)])
         inputs = seqs[:, :-1]  # (B, L) -> (B, L - 1)
@@ -646,8 +642,7 @@ def pronoun_batch(batch_size: int, *, rng: Any = None) -> tuple[torch.Tensor, to
 
     Taught in: chapters/03_qkv.ipynb
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    batch_size = positive_int(batch_size, "batch_size")
     gen = _as_rng(rng)
     ids, targets = [], []
     for _ in range(batch_size):

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ._validate import check_int, positive_int
 from .masking import causal_mask
 from .multihead import MultiHeadAttention
 from .train import train
@@ -72,10 +73,10 @@ def handset_heads(length: int, subject: int, *, sharpness: float = 8.0) -> tuple
 
     Taught in: chapters/04_multihead.ipynb
     """
-    if not isinstance(length, int) or isinstance(length, bool) or length < 2:
-        raise ValueError(f"length must be an integer >= 2, got {length!r}")
-    if not isinstance(subject, int) or isinstance(subject, bool) or not 0 <= subject < length:
-        raise ValueError(f"subject must be a position in 0..{length - 1}, got {subject!r}")
+    length = check_int(length, "length", low=2)
+    subject = check_int(
+        subject, "subject", low=0, high=length - 1, expected=f"a position in 0..{length - 1}"
+    )
     T, d = length, length + 1
     s = sharpness * math.sqrt(d)
     q = np.zeros((2, T, d))
@@ -112,9 +113,9 @@ def first_and_previous_batch(
 
     Taught in: chapters/04_multihead.ipynb
     """
-    for name, n in (("batch_size", batch_size), ("n_symbols", n_symbols), ("length", length)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    batch_size = positive_int(batch_size, "batch_size")
+    n_symbols = positive_int(n_symbols, "n_symbols")
+    length = positive_int(length, "length")
     if length < 2:
         raise ValueError(f"length must be at least 2 (a first and a previous token), got {length}")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

@@ -407,8 +407,7 @@ def mha_flops(
 
 def _check_sizes(**sizes: Any) -> None:
     for name, n in sizes.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+        positive_int(n, name)
     if "n_heads" in sizes and sizes["d_model"] % sizes["n_heads"]:
         raise ValueError(
             f"d_model={sizes['d_model']} is not divisible by n_heads={sizes['n_heads']}: "

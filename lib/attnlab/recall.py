@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validate import describe
+from ._validate import describe, positive_int, positive_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -38,12 +38,6 @@ __all__ = [
 ]
 
 _CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
-
-
-def _positive_int(name: str, n: object) -> int:
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return n
 
 
 def recall_batch(
@@ -76,9 +70,9 @@ def recall_batch(
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    _positive_int("batch_size", batch_size)
-    _positive_int("distance", distance)
-    if _positive_int("n_symbols", n_symbols) < 2:
+    positive_int(batch_size, "batch_size")
+    positive_int(distance, "distance")
+    if positive_int(n_symbols, "n_symbols") < 2:
         raise ValueError(f"n_symbols must be at least 2, got {n_symbols}")
     symbols = torch.randint(n_symbols, (batch_size, distance), generator=generator)  # (B, d)
     question = torch.full((batch_size, 1), question_id(n_symbols))  # (B, 1)
@@ -126,8 +120,8 @@ class RecurrentRecaller(nn.Module):
 
     def __init__(self, n_symbols: int, hidden: int = 16, cell: str = "rnn") -> None:
         super().__init__()
-        _positive_int("n_symbols", n_symbols)
-        _positive_int("hidden", hidden)
+        positive_int(n_symbols, "n_symbols")
+        positive_int(hidden, "hidden")
         if cell not in _CELLS:
             raise ValueError(f"cell must be one of {sorted(_CELLS)}, got {cell!r}")
         self.n_symbols, self.cell = n_symbols, cell
@@ -166,9 +160,9 @@ class AttentionRecaller(nn.Module):
 
     def __init__(self, n_symbols: int, hidden: int = 16, max_len: int = 128) -> None:
         super().__init__()
-        _positive_int("n_symbols", n_symbols)
-        _positive_int("hidden", hidden)
-        self.n_symbols, self.max_len = n_symbols, _positive_int("max_len", max_len)
+        positive_int(n_symbols, "n_symbols")
+        positive_int(hidden, "hidden")
+        self.n_symbols, self.max_len = n_symbols, positive_int(max_len, "max_len")
         self.embed = nn.Embedding(n_symbols + 1, hidden)  # the symbols and the question
         self.position = nn.Embedding(max_len, hidden)
         self.W_q = nn.Linear(hidden, hidden, bias=False)
@@ -277,9 +271,8 @@ def train_recall(
         ("eval_every", eval_every),
         ("n_eval", n_eval),
     ):
-        _positive_int(label, n)
-    if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not lr > 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+        positive_int(n, label)
+    lr = positive_number(lr, "lr")
     device = next(model.parameters()).device
     n_symbols = model.n_symbols
     make = torch.Generator().manual_seed
@@ -353,7 +346,7 @@ def compare_recall(
     results: dict[str, list[RecallCurve]] = {kind: [] for kind in models}
     for kind in models:
         for distance in distances:
-            _positive_int("distance", distance)
+            positive_int(distance, "distance")
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
                 if kind == "attention":

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_input, describe, positive_int
+from ._validate import check_input, check_int, describe, positive_int, positive_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -183,8 +183,7 @@ def set_recurrent_radius(rnn: nn.Module, rho: float) -> nn.Module:
     Raises:
         ValueError: ``rho`` not positive, or ``W_hh`` all zeros.
     """
-    if not isinstance(rho, (int, float)) or isinstance(rho, bool) or not rho > 0:
-        raise ValueError(f"rho must be a positive number, got {rho!r}")
+    rho = positive_number(rho, "rho")
     weight = _recurrent_weight(rnn)
     radius = spectral_radius(weight)
     if radius == 0:
@@ -307,6 +306,17 @@ def _best_time(fn: Any, repeats: int, device: torch.device) -> float:
     return best
 
 
+def _lengths(lengths: Any) -> list[int]:
+    """``lengths`` as a non-empty list of Python ints, each a positive integer."""
+    try:
+        checked = [positive_int(n, "length") for n in lengths]
+    except (ValueError, TypeError):
+        checked = []
+    if not checked:
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    return checked
+
+
 def sequential_vs_parallel_time(
     lengths: list[int],
     d: int,
@@ -346,13 +356,7 @@ def sequential_vs_parallel_time(
         positive_int(n, name) for n, name in ((d, "d"), (repeats, "repeats"), (batch, "batch"))
     )
     threads = None if threads is None else positive_int(threads, "threads")
-    try:
-        checked = [positive_int(n, "length") for n in lengths]
-    except (ValueError, TypeError):
-        checked = []
-    if not checked:
-        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
-    lengths = checked
+    lengths = _lengths(lengths)
     device = torch.empty(0).device if device is None else torch.device(device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
@@ -412,11 +416,9 @@ def attention_cost(
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    for name, n in (("d", d), ("repeats", repeats), ("threads", threads or 1)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
-        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    d, repeats = positive_int(d, "d"), positive_int(repeats, "repeats")
+    threads = None if threads is None else positive_int(threads, "threads")
+    lengths = _lengths(lengths)
     generator = torch.Generator().manual_seed(0)
     previous_threads = torch.get_num_threads()
     if threads is not None:
@@ -471,10 +473,7 @@ def path_lengths(n: int, kernel_size: int = 3) -> dict[str, int]:
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    for name, value, low in (("n", n, 1), ("kernel_size", kernel_size, 2)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    n, k = int(n), int(kernel_size)
+    n, k = check_int(n, "n", low=1), check_int(kernel_size, "kernel_size", low=2)
     layers = 0  # smallest L with k**L >= n, in integers (math.log can round 2.0 up to 3)
     while k**layers < n:
         layers += 1

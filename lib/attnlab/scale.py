@@ -49,7 +49,15 @@ import torch
 from array_api_compat import is_torch_array
 from torch import nn
 
-from ._validate import as_array, as_float, check_last_dim, check_mask, describe, namespace
+from ._validate import (
+    as_array,
+    as_float,
+    check_last_dim,
+    check_mask,
+    describe,
+    namespace,
+    positive_int,
+)
 from .attention import scaled_dot_product_attention
 from .multihead import merge_heads, split_heads
 
@@ -135,7 +143,7 @@ def online_softmax_stats(x: Any, block_size: int, *, mask: Any = None) -> tuple[
     Taught in: chapters/08_scale.ipynb
     """
     z, xp = _masked_logits(x, mask)
-    _check_block("block_size", block_size)
+    positive_int(block_size, "block_size")
     m = xp.full(z.shape[:-1], NEG_INF, dtype=z.dtype)  # (...)
     l = xp.zeros(z.shape[:-1], dtype=z.dtype)  # noqa: E741  (...)
     ms, ls = [], []
@@ -191,11 +199,6 @@ def _masked_logits(x: Any, mask: Any) -> tuple[Any, Any]:
 def _finite_or_zero(m: Any, xp: Any) -> Any:
     """``m`` with ``-inf`` (nothing visible yet) replaced by 0, to subtract safely."""
     return xp.where(m == NEG_INF, xp.zeros_like(m), m)
-
-
-def _check_block(name: str, n: Any) -> None:
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
 
 
 # --- tiled attention ---------------------------------------------------------------------
@@ -323,8 +326,8 @@ def tiled_attention(
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} (for fewer "
             "key-value heads use grouped_query_attention or repeat_kv)"
         )
-    _check_block("block_q", block_q)
-    _check_block("block_k", block_k)
+    positive_int(block_q, "block_q")
+    positive_int(block_k, "block_k")
     T, S = q.shape[-2], k.shape[-2]
     if causal and T > S:
         raise ValueError(f"causal=True needs at least as many keys as queries, got T={T} > S={S}")
@@ -471,7 +474,7 @@ def repeat_kv(x: Any, n_rep: int) -> Any:
     """
     x = as_array(x, "x")
     xp = namespace(x=x)
-    _check_block("n_rep", n_rep)
+    positive_int(n_rep, "n_rep")
     if x.ndim < 3:
         raise ValueError(f"repeat_kv expects x of shape (..., G, S, d), got {describe(x)}")
     return xp.repeat(x, n_rep, axis=-3)  # (..., G, S, d) -> (..., G·n_rep, S, d)
@@ -565,7 +568,7 @@ class GroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int, *, bias: bool = True):
         super().__init__()
         for name, n in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
-            _check_block(name, n)
+            positive_int(n, name)
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         if n_heads % n_kv_heads:
@@ -671,7 +674,7 @@ class KVCache:
     """
 
     def __init__(self, n_layers: int) -> None:
-        _check_block("n_layers", n_layers)
+        positive_int(n_layers, "n_layers")
         self.layers = [LayerKV() for _ in range(n_layers)]
         self.key_visible: torch.Tensor | None = None
 
@@ -731,7 +734,7 @@ def kv_cache_bytes(
         "bytes_per_value": bytes_per_value,
     }
     for name, n in sizes.items():
-        _check_block(name, n)
+        positive_int(n, name)
     return 2 * n_layers * batch * n_kv_heads * seq_len * d_head * bytes_per_value
 
 
@@ -756,7 +759,7 @@ def median_seconds(run: Callable[[], Any], repeats: int = 3) -> float:
 
     Taught in: chapters/08_scale.ipynb
     """
-    _check_block("repeats", repeats)
+    positive_int(repeats, "repeats")
     run()  # warm-up: first calls pay for allocations and lazy initialisation
     times = []
     for _ in range(repeats):

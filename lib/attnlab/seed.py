@@ -11,6 +11,8 @@ import random
 import numpy as np
 import torch
 
+from ._validate import check_int
+
 __all__ = ["seed_everything"]
 
 
@@ -24,8 +26,7 @@ def seed_everything(seed: int = 0, *, threads: int | None = None) -> np.random.G
     Returns:
         ``np.random.default_rng(seed)``, to pass around explicitly instead of global state.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_int(seed, "seed", low=0)
     os.environ["PYTHONHASHSEED"] = str(seed)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - legacy global state, seeded for third-party code
