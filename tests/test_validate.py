@@ -82,6 +82,39 @@ def test_check_int_names_its_range() -> None:
         _validate.check_int(-1, "w", low=0)
     with pytest.raises(ValueError, match="w must be an integer >= 3, got 2"):
         _validate.check_int(2, "w", low=3)
+    assert _validate.check_int(np.int32(4), "n", low=1, high=4) == 4
+    with pytest.raises(ValueError, match=r"n must be an integer in 1\.\.4, got 5"):
+        _validate.check_int(5, "n", low=1, high=4)
+    with pytest.raises(ValueError, match="n must be an integer <= 4, got 5"):
+        _validate.check_int(5, "n", high=4)
+    with pytest.raises(ValueError, match="year must be a four-digit year, got 99"):
+        _validate.check_int(99, "year", low=1000, high=9999, expected="a four-digit year")
+
+
+def test_every_module_accepts_numpy_integers_and_names_bad_ones() -> None:
+    """The checks copied by hand in several modules now go through _validate."""
+    from attnlab import data, heads, recall, rnn, scale, seed
+
+    assert seed.seed_everything(np.int64(3)).integers(10) == np.random.default_rng(3).integers(10)
+    ids, answer = recall.recall_batch(np.int64(2), np.int64(3), n_symbols=np.int64(4))
+    assert tuple(ids.shape) == (2, 4) and tuple(answer.shape) == (2,)
+    assert rnn.path_lengths(np.int64(8), np.int64(2))["dilated_convolution"] == 3
+    x, _ = heads.first_and_previous_batch(np.int64(2), n_symbols=4, length=np.int64(5), rng=0)
+    assert x.shape[0] == 2
+    q = np.random.default_rng(0).standard_normal((4, 2))
+    out = scale.tiled_attention(q, q, q, block_q=np.int64(2), block_k=np.int64(2))
+    assert out.shape == (4, 2)
+    for call, words in (
+        (lambda: seed.seed_everything(-1), "seed must be a non-negative integer, got -1"),
+        (lambda: seed.seed_everything(True), "seed must be a non-negative integer"),
+        (lambda: recall.recall_batch(0, 3), "batch_size must be a positive integer"),
+        (lambda: rnn.path_lengths(8, 1), "kernel_size must be an integer >= 2, got 1"),
+        (lambda: scale.tiled_attention(q, q, q, block_q=0), "block_q must be a positive"),
+        (lambda: data.AdditionTask(n_digits=5), r"n_digits must be an integer in 1\.\.4"),
+        (lambda: data.DateTask(min_year=99), "min_year must be a four-digit year"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            call()
 
 
 @pytest.mark.parametrize("kind", KINDS)
