@@ -1,14 +1,23 @@
-"""Tests for attnlab.embeddings: the hand-made table keeps the promises the chapter makes."""
+"""Tests for attnlab.embeddings: the hand-made table keeps the promises the chapter makes;
+one_hot and embed (ids to vectors)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from attnlab.attention import scaled_dot_product_attention
-from attnlab.embeddings import DIMS, EmbeddingTable, UnknownWordError, toy_embeddings
+from attnlab.embeddings import (
+    DIMS,
+    EmbeddingTable,
+    UnknownWordError,
+    embed,
+    one_hot,
+    toy_embeddings,
+)
 from attnlab.similarity import cosine_similarity
-from attnlab.tokenizer import WordPieceTokenizer, embed
+from attnlab.tokenizer import WordPieceTokenizer
 
 
 @pytest.fixture(scope="module")
@@ -264,3 +273,82 @@ def test_bark_sentence_dog_relates_to_bark_cute_he(table: EmbeddingTable) -> Non
     assert set(ranked[:3]) == {"bark", "cute", "he"}
     for w in ("is", "very", "and", "a"):
         assert _dot(table, "dog", w) < _dot(table, "dog", "he")
+
+
+# --- one_hot and embed ----------------------------------------------------------------------------
+
+
+def test_one_hot_numpy() -> None:
+    out = one_hot(np.array([0, 2, 1]), 3)
+    assert isinstance(out, np.ndarray)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, np.eye(3)[[0, 2, 1]])
+
+
+def test_one_hot_torch_keeps_kind_and_device() -> None:
+    ids = torch.tensor([[3, 0], [1, 1]])
+    out = one_hot(ids, 4)
+    assert isinstance(out, torch.Tensor)
+    assert out.shape == (2, 2, 4)
+    assert out.dtype == torch.get_default_dtype()
+    assert out.device == ids.device
+    torch.testing.assert_close(out, torch.nn.functional.one_hot(ids, 4).float(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("ids", "bad"), [([0, 5], 5), ([-2, 1], -2)])
+def test_one_hot_out_of_range(ids: list[int], bad: int) -> None:
+    with pytest.raises(ValueError, match=rf"id {bad} .*size 5"):
+        one_hot(ids, 5)
+
+
+def test_one_hot_like_sets_dtype() -> None:
+    table = torch.zeros(3, 2, dtype=torch.float64)
+    assert one_hot(torch.tensor([1]), 3, like=table).dtype == torch.float64
+    assert one_hot([1], 3, like=np.zeros(1, np.float32)).dtype == np.float32
+    with pytest.raises(TypeError, match="mixed"):
+        one_hot([1], 3, like=table)
+    with pytest.raises(TypeError, match="floats"):
+        one_hot([1], 3, like=np.zeros(1, int))
+
+
+def test_one_hot_bad_input() -> None:
+    with pytest.raises(TypeError, match="integers"):
+        one_hot(np.array([0.0, 1.0]), 3)
+    with pytest.raises(ValueError, match="vocab_size"):
+        one_hot([0], 0)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (0,)])
+def test_embed_equals_one_hot_times_table(kind: str, shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((7, 4))
+    ids = rng.integers(0, 7, size=shape)
+    if kind == "torch":
+        table, ids = torch.from_numpy(table), torch.from_numpy(ids)
+    looked_up = embed(ids, table)
+    product = one_hot(ids, 7, like=table) @ table  # (..., V) @ (V, D) -> (..., D)
+    assert type(looked_up) is type(table)
+    assert tuple(looked_up.shape) == (*shape, 4)
+    np.testing.assert_allclose(np.asarray(looked_up), np.asarray(product), rtol=0, atol=1e-12)
+    # and the lookup really is the row gather
+    if shape == (5,):
+        np.testing.assert_array_equal(np.asarray(looked_up[2]), np.asarray(table[int(ids[2])]))
+
+
+def test_embed_bad_input() -> None:
+    table = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"id 3 .*size 3"):
+        embed([0, 3], table)
+    with pytest.raises(ValueError, match="vocab_size, d_model"):
+        embed([0], np.zeros(3))
+    with pytest.raises(TypeError, match="integers"):
+        embed(np.array([0.5]), table)
+    with pytest.raises(TypeError, match="mixed"):
+        embed(np.array([0]), torch.zeros(3, 2))
+
+
+def test_embed_gradient_flows_to_the_rows_used() -> None:
+    table = torch.zeros(4, 2, requires_grad=True)
+    embed(torch.tensor([1, 1, 3]), table).sum().backward()
+    torch.testing.assert_close(table.grad, torch.tensor([[0.0, 0], [2, 2], [0, 0], [1, 1]]))

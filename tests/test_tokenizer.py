@@ -1,4 +1,7 @@
-"""Tests for attnlab.tokenizer: vocabulary, word and WordPiece tokenizers, BPE, one-hot, lookup."""
+"""Tests for attnlab.tokenizer: vocabulary, word and WordPiece tokenizers, BPE, its data files.
+
+``one_hot`` and ``embed`` moved to :mod:`attnlab.embeddings` (tested in test_embeddings.py).
+"""
 
 from __future__ import annotations
 
@@ -247,80 +250,34 @@ def test_train_bpe_rejects_negative_merges() -> None:
         train_bpe("a b", -1)
 
 
-# --- one_hot and embed ----------------------------------------------------------------------------
+# --- data files and moved names ---------------------------------------------------------------
 
 
-def test_one_hot_numpy() -> None:
-    out = one_hot(np.array([0, 2, 1]), 3)
-    assert isinstance(out, np.ndarray)
-    assert out.dtype == np.float64
-    np.testing.assert_array_equal(out, np.eye(3)[[0, 2, 1]])
+def test_the_vocabulary_and_corpus_are_package_data_files() -> None:
+    """The words, affixes and corpus are text files shipped with the package, not code."""
+    from pathlib import Path
+
+    import tomllib
+
+    from attnlab.data_files import read_text
+
+    assert read_text("corpus.txt") == DEFAULT_CORPUS
+    assert DEFAULT_CORPUS.startswith("A tokenizer cuts text into tokens.")
+    vocab = default_vocab()
+    for name in ("base_words.txt", "affixes.txt"):
+        words = read_text(name).split()
+        assert len(words) >= 40 and all(w in vocab for w in words), name
+    assert {"##izer", "##ification", "queen", "bank"} <= set(vocab.tokens)
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["attnlab.data_files"]
+    folder = Path(__file__).parents[1] / "lib" / "attnlab" / "data_files"
+    files = sorted(p.name for p in folder.iterdir() if p.suffix != ".py" and p.is_file())
+    assert files and all(any(Path(f).match(glob) for glob in shipped) for f in files), files
 
 
-def test_one_hot_torch_keeps_kind_and_device() -> None:
-    ids = torch.tensor([[3, 0], [1, 1]])
-    out = one_hot(ids, 4)
-    assert isinstance(out, torch.Tensor)
-    assert out.shape == (2, 2, 4)
-    assert out.dtype == torch.get_default_dtype()
-    assert out.device == ids.device
-    torch.testing.assert_close(out, torch.nn.functional.one_hot(ids, 4).float(), rtol=0, atol=0)
+def test_one_hot_and_embed_moved_to_embeddings_and_stay_importable_here() -> None:
+    import attnlab
+    from attnlab import embeddings
 
-
-@pytest.mark.parametrize(("ids", "bad"), [([0, 5], 5), ([-2, 1], -2)])
-def test_one_hot_out_of_range(ids: list[int], bad: int) -> None:
-    with pytest.raises(ValueError, match=rf"id {bad} .*size 5"):
-        one_hot(ids, 5)
-
-
-def test_one_hot_like_sets_dtype() -> None:
-    table = torch.zeros(3, 2, dtype=torch.float64)
-    assert one_hot(torch.tensor([1]), 3, like=table).dtype == torch.float64
-    assert one_hot([1], 3, like=np.zeros(1, np.float32)).dtype == np.float32
-    with pytest.raises(TypeError, match="mixed"):
-        one_hot([1], 3, like=table)
-    with pytest.raises(TypeError, match="floats"):
-        one_hot([1], 3, like=np.zeros(1, int))
-
-
-def test_one_hot_bad_input() -> None:
-    with pytest.raises(TypeError, match="integers"):
-        one_hot(np.array([0.0, 1.0]), 3)
-    with pytest.raises(ValueError, match="vocab_size"):
-        one_hot([0], 0)
-
-
-@pytest.mark.parametrize("kind", ["numpy", "torch"])
-@pytest.mark.parametrize("shape", [(5,), (2, 3), (0,)])
-def test_embed_equals_one_hot_times_table(kind: str, shape: tuple[int, ...]) -> None:
-    rng = np.random.default_rng(0)
-    table = rng.standard_normal((7, 4))
-    ids = rng.integers(0, 7, size=shape)
-    if kind == "torch":
-        table, ids = torch.from_numpy(table), torch.from_numpy(ids)
-    looked_up = embed(ids, table)
-    product = one_hot(ids, 7, like=table) @ table  # (..., V) @ (V, D) -> (..., D)
-    assert type(looked_up) is type(table)
-    assert tuple(looked_up.shape) == (*shape, 4)
-    np.testing.assert_allclose(np.asarray(looked_up), np.asarray(product), rtol=0, atol=1e-12)
-    # and the lookup really is the row gather
-    if shape == (5,):
-        np.testing.assert_array_equal(np.asarray(looked_up[2]), np.asarray(table[int(ids[2])]))
-
-
-def test_embed_bad_input() -> None:
-    table = np.zeros((3, 2))
-    with pytest.raises(ValueError, match=r"id 3 .*size 3"):
-        embed([0, 3], table)
-    with pytest.raises(ValueError, match="vocab_size, d_model"):
-        embed([0], np.zeros(3))
-    with pytest.raises(TypeError, match="integers"):
-        embed(np.array([0.5]), table)
-    with pytest.raises(TypeError, match="mixed"):
-        embed(np.array([0]), torch.zeros(3, 2))
-
-
-def test_embed_gradient_flows_to_the_rows_used() -> None:
-    table = torch.zeros(4, 2, requires_grad=True)
-    embed(torch.tensor([1, 1, 3]), table).sum().backward()
-    torch.testing.assert_close(table.grad, torch.tensor([[0.0, 0], [2, 2], [0, 0], [1, 1]]))
+    assert one_hot is embeddings.one_hot is attnlab.one_hot
+    assert embed is embeddings.embed is attnlab.embed

@@ -17,6 +17,10 @@ about real embeddings can be checked by eye:
 - in "Bark is very cute and he is a dog", ``dog`` relates most to ``cute``, ``bark`` and
   ``he``.
 
+Token ids become vectors by a row lookup, :func:`embed` (``table[ids]``, what
+``nn.Embedding`` does), which equals multiplying the one-hot vectors (:func:`one_hot`) by
+the table.
+
 Reference: Mikolov, Yih & Zweig, "Linguistic Regularities in Continuous Space Word
 Representations", NAACL 2013 (the analogy arithmetic on learned vectors).
 
@@ -26,15 +30,18 @@ Taught in: chapters/02_similarity.ipynb
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ._validate import as_array, as_float, describe, device, namespace, positive_int
+from .data_files import read_text
 from .similarity import cosine_similarity
-from .tokenizer import word_tokenize
 
-__all__ = ["EmbeddingTable", "UnknownWordError", "toy_embeddings"]
+__all__ = ["EmbeddingTable", "UnknownWordError", "embed", "one_hot", "toy_embeddings"]
 
 DIMS = [
     "royalty",
@@ -53,57 +60,6 @@ DIMS = [
     "north",
     "east",
 ]
-
-# One row per word, one column per dimension of DIMS (abbreviated in the header); "." is 0.
-# north/east are map coordinates: (latitude - 46) / 8 and (longitude - 5) / 10, rounded.
-_TABLE = """
-word      roy  male fem  pers anim natr mony actn past affc gram city ctry nrth east
-king      .9   .8   .    .7   .    .    .3   .    .    .    .    .    .    .    .
-queen     .9   .    .8   .7   .    .    .2   .    .    .2   .    .    .    .    .
-prince    .7   .8   .    .7   .    .    .2   .    .    .1   .    .    .    .    .
-princess  .7   .    .8   .7   .    .    .2   .    .    .2   .    .    .    .    .
-man       .    .8   .    .8   .    .    .    .    .    .    .    .    .    .    .
-woman     .    .    .8   .8   .    .    .    .    .    .1   .    .    .    .    .
-boy       .    .7   .    .7   .    .    .    .    .    .2   .    .    .    .    .
-girl      .    .    .7   .7   .    .    .    .    .    .3   .    .    .    .    .
-he        .    .7   .    .4   .    .    .    .    .    .    .3   .    .    .    .
-she       .    .    .7   .4   .    .    .    .    .    .    .3   .    .    .    .
-dog       .    .3   .    .1   .9   .2   .    .    .    .5   .    .    .    .    .
-cat       .    .    .    .    .9   .2   .    .    .    .4   .    .    .    .    .
-puppy     .    .    .    .    .8   .1   .    .    .    .8   .    .    .    .    .
-bark      .    .    .    .    .5   .4   .    .5   .    .    .    .    .    .    .
-cute      .    .    .    .2   .3   .    .    .    .    .9   .    .    .    .    .
-fish      .    .    .    .    .7   .6   .    .    .    .    .    .    .    .    .
-river     .    .    .    .    .    1    .    .    .    .    .    .    .    .    .
-bank      .    .    .    .    .    .7   .7   .    .    .    .    .2   .    .    .
-water     .    .    .    .    .    .8   .    .1   .    .    .    .    .    .    .
-tree      .    .    .    .    .1   .9   .    .    .    .    .    .    .    .    .
-money     .1   .    .    .    .    .    .9   .    .    .    .    .    .    .    .
-walk      .    .    .    .2   .    .    .    .9   .    .    .    .    .    .    .
-walked    .    .    .    .2   .    .    .    .9   .8   .    .    .    .    .    .
-swim      .    .    .    .    .    .6   .    .8   .    .    .    .    .    .    .
-swam      .    .    .    .    .    .6   .    .8   .9   .    .    .    .    .    .
-buy       .    .    .    .    .    .    .6   .8   .    .    .    .    .    .    .
-bought    .    .    .    .    .    .    .6   .8   .9   .    .    .    .    .    .
-by        .    .    .    .    .    .1   .    .    .    .    .8   .    .    .    .
-in        .    .    .    .    .    .    .    .    .    .    .3   .1   .    .    .
-the       .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
-a         .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
-is        .    .    .    .    .    .    .    .2   .    .    .3   .    .    .    .
-and       .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
-very      .    .    .    .    .    .    .    .    .    .2   .3   .    .    .    .
-of        .    .    .    .    .    .    .    .    .    .    .3   .    .    .    .
-paris     .    .    .    .    .    .    .    .    .    .    .    1    .    .4   -.3
-france    .    .    .    .    .    .    .    .    .    .    .    .    1    .3   -.3
-rome      .    .    .    .    .    .    .    .    .    .    .    1    .    -.5  .8
-italy     .    .    .    .    .    .    .    .    .    .    .    .    1    -.4  .8
-berlin    .    .    .    .    .    .    .    .    .    .    .    1    .    .8   .8
-germany   .    .    .    .    .    .    .    .    .    .    .    .    1    .7   .6
-madrid    .    .    .    .    .    .    .    .    .    .    .    1    .    -.7  -.9
-spain     .    .    .    .    .    .    .    .    .    .    .    .    1    -.7  -.9
-london    .    .    .    .    .    .    .1   .    .    .    .    1    .    .7   -.5
-england   .1   .    .    .    .    .    .    .    .    .    .    .    1    .8   -.6
-"""
 
 
 class UnknownWordError(KeyError):
@@ -189,6 +145,8 @@ class EmbeddingTable:
         Punctuation and unknown words raise :class:`UnknownWordError`.
         """
         if isinstance(words, str):
+            from .tokenizer import word_tokenize  # here: tokenizer imports this module
+
             words = word_tokenize(words)
         ids = [self.index(w) for w in words]
         return self.vectors[ids].copy()  # (T,) -> (T, D), writable
@@ -236,7 +194,10 @@ def toy_embeddings() -> EmbeddingTable:
 
     Taught in: chapters/02_similarity.ipynb
     """
-    header, *rows = (line.split() for line in _TABLE.strip().splitlines())
+    # One row per word, one column per dimension of DIMS (abbreviated in the header); "." is
+    # 0. north/east are map coordinates: (latitude - 46) / 8 and (longitude - 5) / 10, rounded.
+    table = read_text("toy_embeddings.txt")
+    header, *rows = (line.split() for line in table.strip().splitlines())
     if len(header) - 1 != len(DIMS):
         raise AssertionError("the table header does not match DIMS")
     words = [row[0] for row in rows]
@@ -244,3 +205,83 @@ def toy_embeddings() -> EmbeddingTable:
         [[0.0 if x == "." else float(x) for x in row[1:]] for row in rows], dtype=np.float64
     )  # (n_vocab, D)
     return EmbeddingTable(words=tuple(words), dims=tuple(DIMS), vectors=vectors)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ids -> vectors
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
+    if not xp.isdtype(ids.dtype, "integral"):
+        raise TypeError(f"ids must be integers, got {describe(ids)}")
+    if math.prod(ids.shape) == 0:
+        return
+    low, high = int(xp.min(ids)), int(xp.max(ids))
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"id {bad} is out of range for {what} of size {size} (valid ids: 0..{size - 1})"
+        )
+
+
+def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
+    r"""One-hot vectors: row ``i`` of the result is all zeros except a 1 at column ``ids[i]``.
+
+    :math:`\mathrm{onehot}(t)_j = [\,j = t\,]`. Multiplying by an embedding table picks a row:
+    ``one_hot(ids, V) @ table == table[ids]`` (see :func:`embed`).
+
+    Args:
+        ids: ``(...)`` integer token ids in ``0 .. vocab_size - 1`` (NumPy, torch or a list).
+        vocab_size: ``V``, the length of each one-hot vector.
+        like: optional array of the same kind whose float dtype the result takes (pass the
+            embedding table, so ``one_hot(ids, V, like=table) @ table`` has matching dtypes).
+
+    Returns:
+        ``(..., V)`` floats on ``ids``' device: ``like``'s dtype if given, else NumPy
+        float64 / torch's default dtype.
+
+    Raises:
+        ValueError: an id out of range (named, with the vocabulary size).
+        TypeError: non-integer ids.
+    """
+    ids = as_array(ids, "ids")
+    xp = namespace(ids=ids)
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    _check_index_array(ids, xp, vocab_size, "a vocabulary")
+    classes = xp.arange(vocab_size, device=device(ids))  # (V,)
+    hot = ids[..., None] == classes  # (...) -> (..., V) booleans
+    if like is None:
+        return as_float(hot, "one_hot", xp)
+    like = as_array(like, "like")
+    namespace(ids=ids, like=like)
+    if not xp.isdtype(like.dtype, "real floating"):
+        raise TypeError(f"like must hold floats, got {describe(like)}")
+    return xp.astype(hot, like.dtype)
+
+
+def embed(ids: Any, table: Any) -> Any:
+    r"""Embedding lookup: the vector of each token is its row of the table, ``table[ids]``.
+
+    This is a plain row gather, and it equals the matrix product of one-hot vectors with the
+    table: :math:`\mathrm{onehot}(ids)\,E = E[ids]`, i.e.
+    ``one_hot(ids, V) @ table == table[ids]``. The gather is what libraries do
+    (``nn.Embedding``): same result, without building a ``(..., V)`` matrix of zeros.
+
+    Args:
+        ids: ``(...)`` integer token ids in ``0 .. V - 1``.
+        table: ``(V, D)`` embedding matrix, one row per token (same kind as ``ids``).
+
+    Returns:
+        ``(..., D)``: the embeddings, same kind (and device) as ``table``.
+
+    Raises:
+        ValueError: a table that is not 2-D, or an id out of range.
+        TypeError: non-integer ids, or NumPy ids with a torch table (or the reverse).
+    """
+    ids, table = as_array(ids, "ids"), as_array(table, "table")
+    xp = namespace(ids=ids, table=table)
+    if table.ndim != 2:
+        raise ValueError(f"table must be (vocab_size, d_model), got {describe(table)}")
+    _check_index_array(ids, xp, table.shape[0], "a table")
+    return table[ids]  # (...) -> (..., D)

@@ -7,8 +7,9 @@ models use fast library tokenizers, but the mechanism *is* the lesson:
    for subwords as BERT does: a rare word is split into known pieces, and a word never seen
    is spelled out letter by letter, so nothing is lost);
 2. give each token an integer id (:class:`Vocab`);
-3. turn ids into vectors: :func:`embed` is a row lookup ``table[ids]``, which is the same
-   as multiplying the one-hot vectors (:func:`one_hot`) by the table.
+3. turn ids into vectors, in :mod:`attnlab.embeddings`: ``embed`` is a row lookup
+   ``table[ids]``, which is the same as multiplying the one-hot vectors (``one_hot``) by
+   the table (both stay importable from here).
 
 :func:`train_bpe` shows where subword pieces come from: merge the most frequent pair of
 adjacent symbols, again and again (byte-pair encoding, Sennrich et al. 2016).
@@ -22,7 +23,6 @@ Taught in: chapters/02_similarity.ipynb
 
 from __future__ import annotations
 
-import math
 import re
 import string
 from collections import Counter
@@ -33,7 +33,11 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
-from ._validate import as_array, as_float, check_int, describe, device, namespace, positive_int
+from ._validate import check_int, describe, namespace
+from .data_files import read_text
+
+# one_hot and embed belong with the embeddings; still importable from here.
+from .embeddings import embed, one_hot
 
 __all__ = [
     "DEFAULT_CORPUS",
@@ -245,41 +249,9 @@ _ALPHABET = (
     _PUNCTUATION + _DIGITS + _LETTERS + ["##" + c for c in _DIGITS] + ["##" + c for c in _LETTERS]
 )
 
-_BASE_WORDS = """
-a an the this that these those it its he she they we you i his her their our my your me him
-them who what which where when why how not no yes all some many more most very so too also
-and or but if then than because while with without by in on at of to for from into over under
-up down out off about after before between through again only just even still here there now
-is are was were be been being am has have had do does did can could will would should may might
-must say said make made go went get got take took see saw know knew think thought come came give
-gave find found tell told ask asked look use used want work call try need feel become leave put
-mean keep let begin seem help talk turn start show hear play run move live believe hold bring
-happen write provide sit stand lose pay meet include continue set learn change lead understand
-watch follow stop create speak read allow add spend grow open walk win offer remember love
-consider appear buy wait serve die send expect build stay fall cut reach kill remain suggest
-raise pass sell require report decide pull swim swam bought walked
-time year people way day man woman men women child children world life hand part place case week
-company system program question government number night point home water room mother father area
-money story fact month lot right study book eye job word words business issue side kind head
-house service friend power hour game line end member law car city community name president team
-minute idea kid body information back parent face others level office door health person art
-war history party result morning reason research girl boy guy moment air teacher force education
-king queen prince princess royal dog dogs cat cats puppy bark cute river bank tree trees fish
-paris france rome italy berlin germany madrid spain london england
-good new first last long great little own other old big high different small large next early
-young important few public bad same able
-attention query queries key keys value values vector vectors matrix embedding embeddings
-model models layer layers head heads sentence sentences text meaning context position positions
-sequence sequences weight weights score scores mask language network networks neural learning
-token spell transform encode decode piece pieces letter letters sub unknown common rare
-""".split()
-
-_AFFIXES = """
-##s ##es ##ed ##d ##ing ##er ##ers ##est ##ly ##y ##ize ##izer ##ization ##ification ##ation
-##ion ##ions ##ness ##ment ##ments ##able ##ible ##ful ##less ##ity ##al ##ism ##ist ##ive
-##ous ##ic ##ical ##en ##ship ##hood ##ward ##wise ##like ##ish
-un re pre dis mis non over under out
-""".split()
+# The whole words and the affixes live in data files (attnlab/data_files), one per kind.
+_BASE_WORDS = read_text("base_words.txt").split()
+_AFFIXES = read_text("affixes.txt").split()
 
 
 def default_vocab() -> Vocab:
@@ -295,28 +267,7 @@ def default_vocab() -> Vocab:
     return Vocab(_ALPHABET + _BASE_WORDS + _AFFIXES)
 
 
-DEFAULT_CORPUS = """\
-A tokenizer cuts text into tokens. Common words stay whole, rare words are cut into pieces,
-and a word never seen before is spelled out one letter at a time.
-Each token is looked up in a table of embeddings, and the same token always gets the same
-vector, whatever the sentence around it.
-Attention changes that: every token looks at every other token in the sentence, scores how
-related they are, and mixes their vectors by those scores.
-The river flowed past the bank, and we walked along the bank by the river.
-She paid the money into the bank, and the bank kept the money safe.
-Bark is very cute and he is a dog. The dog barked at the cat, and the cat walked away.
-The king and the queen walked in the garden; the prince and the princess walked behind them.
-A man, a woman, a boy and a girl were talking and laughing and walking together.
-Paris is the capital of France, Rome is the capital of Italy, and Berlin is the capital of
-Germany.
-Recurrent networks read a sentence one token after another, so the training is slow and the
-gradients from distant tokens are vanishing or exploding.
-Transformers read all the tokens at once: attention connects any two positions in one step,
-and the computations for all positions run in parallel.
-Learning, training, testing, reading, writing, walking and talking: the ending -ing is
-everywhere; so are -ed (walked, talked, learned, trained) and -er (reader, writer, teacher).
-The tokenizer, the transformer and the encoder are models; the decoder is a model too.
-"""
+DEFAULT_CORPUS = read_text("corpus.txt")
 """A small English text (a few hundred words, all about this course) to build a
 :meth:`Vocab.from_corpus` from or to run :func:`train_bpe` on."""
 
@@ -476,83 +427,3 @@ def vocab_from_merges(merges: Sequence[tuple[str, str]]) -> Vocab:
     """
     pieces = [s for a, b in merges for s in (a, b, a + b.removeprefix("##"))]
     return Vocab(_ALPHABET + pieces)
-
-
-# ---------------------------------------------------------------------------------------------
-# Ids -> vectors
-# ---------------------------------------------------------------------------------------------
-
-
-def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
-    if not xp.isdtype(ids.dtype, "integral"):
-        raise TypeError(f"ids must be integers, got {describe(ids)}")
-    if math.prod(ids.shape) == 0:
-        return
-    low, high = int(xp.min(ids)), int(xp.max(ids))
-    if low < 0 or high >= size:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"id {bad} is out of range for {what} of size {size} (valid ids: 0..{size - 1})"
-        )
-
-
-def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
-    r"""One-hot vectors: row ``i`` of the result is all zeros except a 1 at column ``ids[i]``.
-
-    :math:`\mathrm{onehot}(t)_j = [\,j = t\,]`. Multiplying by an embedding table picks a row:
-    ``one_hot(ids, V) @ table == table[ids]`` (see :func:`embed`).
-
-    Args:
-        ids: ``(...)`` integer token ids in ``0 .. vocab_size - 1`` (NumPy, torch or a list).
-        vocab_size: ``V``, the length of each one-hot vector.
-        like: optional array of the same kind whose float dtype the result takes (pass the
-            embedding table, so ``one_hot(ids, V, like=table) @ table`` has matching dtypes).
-
-    Returns:
-        ``(..., V)`` floats on ``ids``' device: ``like``'s dtype if given, else NumPy
-        float64 / torch's default dtype.
-
-    Raises:
-        ValueError: an id out of range (named, with the vocabulary size).
-        TypeError: non-integer ids.
-    """
-    ids = as_array(ids, "ids")
-    xp = namespace(ids=ids)
-    vocab_size = positive_int(vocab_size, "vocab_size")
-    _check_index_array(ids, xp, vocab_size, "a vocabulary")
-    classes = xp.arange(vocab_size, device=device(ids))  # (V,)
-    hot = ids[..., None] == classes  # (...) -> (..., V) booleans
-    if like is None:
-        return as_float(hot, "one_hot", xp)
-    like = as_array(like, "like")
-    namespace(ids=ids, like=like)
-    if not xp.isdtype(like.dtype, "real floating"):
-        raise TypeError(f"like must hold floats, got {describe(like)}")
-    return xp.astype(hot, like.dtype)
-
-
-def embed(ids: Any, table: Any) -> Any:
-    r"""Embedding lookup: the vector of each token is its row of the table, ``table[ids]``.
-
-    This is a plain row gather, and it equals the matrix product of one-hot vectors with the
-    table: :math:`\mathrm{onehot}(ids)\,E = E[ids]`, i.e.
-    ``one_hot(ids, V) @ table == table[ids]``. The gather is what libraries do
-    (``nn.Embedding``): same result, without building a ``(..., V)`` matrix of zeros.
-
-    Args:
-        ids: ``(...)`` integer token ids in ``0 .. V - 1``.
-        table: ``(V, D)`` embedding matrix, one row per token (same kind as ``ids``).
-
-    Returns:
-        ``(..., D)``: the embeddings, same kind (and device) as ``table``.
-
-    Raises:
-        ValueError: a table that is not 2-D, or an id out of range.
-        TypeError: non-integer ids, or NumPy ids with a torch table (or the reverse).
-    """
-    ids, table = as_array(ids, "ids"), as_array(table, "table")
-    xp = namespace(ids=ids, table=table)
-    if table.ndim != 2:
-        raise ValueError(f"table must be (vocab_size, d_model), got {describe(table)}")
-    _check_index_array(ids, xp, table.shape[0], "a table")
-    return table[ids]  # (...) -> (..., D)

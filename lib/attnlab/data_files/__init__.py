@@ -1,0 +1,29 @@
+"""The course's small built-in data, kept as text files beside this module.
+
+- ``base_words.txt`` and ``affixes.txt``: the whole words and the affixes of the built-in
+  WordPiece vocabulary (:func:`attnlab.tokenizer.default_vocab`), separated by white space;
+- ``corpus.txt``: :data:`attnlab.tokenizer.DEFAULT_CORPUS`, a few hundred words of English;
+- ``toy_embeddings.txt``: the hand-made embedding table of
+  :func:`attnlab.embeddings.toy_embeddings`, one word per row, one named dimension per
+  column (``"."`` is 0).
+
+They ship with the package (package data in ``pyproject.toml``), so a plain
+``pip install`` has them; :func:`read_text` reads one.
+
+Taught in: chapters/02_similarity.ipynb
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+__all__ = ["read_text"]
+
+
+def read_text(name: str) -> str:
+    """The text of the data file ``name`` (e.g. ``"corpus.txt"``), read as UTF-8.
+
+    Raises:
+        FileNotFoundError: no data file of that name.
+    """
+    return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
