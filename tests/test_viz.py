@@ -222,6 +222,31 @@ def test_curves_rejects_mismatched_lengths(ax: Axes) -> None:
         viz.curves(ax, [1, 2, 3], {}, title="t", xlabel="x", ylabel="y")
 
 
+# -- optional axis labels -------------------------------------------------------------------
+
+
+def test_axis_labels_are_optional_where_the_title_says_it_all() -> None:
+    fig = Figure()
+    a1, a2, a3, a4 = fig.subplots(1, 4)
+    viz.heatmap(a1, WEIGHTS, title="weights", cbar_label="weight")
+    viz.bar(a2, ["cos θ"], [0.5], title="cosine", xlabel=None)
+    viz.curves(a3, [1, 2], {"loss": [1.0, 0.5]}, title="loss per step")
+    viz.vectors_2d(a4, np.eye(2), ["a", "b"], title="two vectors", xlabel=None, ylabel=None)
+    titles = ("weights", "cosine", "loss per step", "two vectors")
+    for ax, title in zip((a1, a2, a3, a4), titles, strict=True):
+        assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == (title, "", "")
+    # the defaults that chapters rely on stay
+    viz.bar(a2, ["x"], [1.0], title="t")
+    assert a2.get_xlabel() == "token"
+    for call in (
+        lambda: viz.heatmap(a1, WEIGHTS, title=None, cbar_label="weight"),
+        lambda: viz.heatmap(a1, WEIGHTS, title="t", cbar_label="w", xlabel=" "),
+        lambda: viz.curves(a3, [1], {"a": [1.0]}, title="t", ylabel=""),
+    ):
+        with pytest.raises(ValueError, match="must be a non-empty string"):
+            call()
+
+
 # -- to_numpy --------------------------------------------------------------------------------
 
 

@@ -5,8 +5,9 @@ on the website, where it fits a phone's column, and as aligned text elsewhere.
 
 Each helper draws into an ``ax`` you pass (so it works in ``plt.subplots()``, in a
 ``Figure`` of :func:`attnlab.widgets.explore`, and in a grid of subplots) and returns the
-artist it made. Titles and axis labels are required arguments: a figure without them does
-not explain itself. Data may be NumPy arrays, torch tensors (detached and moved to the CPU
+artist it made. A title is required: a figure without one does not explain itself. Axis
+labels are optional (``None``: no label) where the title says it all, e.g. a single bar
+titled "cosine"; when given, no text may be empty. Data may be NumPy arrays, torch tensors (detached and moved to the CPU
 here, so ``heatmap(ax, weights[0], ...)`` works on a CUDA tensor that requires grad) or
 lists of numbers.
 
@@ -45,9 +46,9 @@ def heatmap(
     matrix: Any,
     *,
     title: str,
-    xlabel: str,
-    ylabel: str,
     cbar_label: str,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     row_labels: Sequence[Any] | None = None,
     col_labels: Sequence[Any] | None = None,
     vmin: float | None = None,
@@ -68,7 +69,8 @@ def heatmap(
     Args:
         ax: the axes to draw into; the colorbar is added next to it.
         matrix: ``(T, S)`` numbers (NumPy, torch or nested lists; booleans become 0/1).
-        title, xlabel, ylabel, cbar_label: the texts; none may be empty.
+        title, cbar_label: the title and the colorbar's label; neither may be empty.
+        xlabel, ylabel: the axis labels (e.g. ``"key"``, ``"query"``); ``None``: none.
         row_labels: ``T`` labels (e.g. tokens) for the rows; default: row numbers.
         col_labels: ``S`` labels for the columns; default: column numbers. Rotated by 45°
             when they would not fit side by side (see ``ROTATE_OVER``).
@@ -109,9 +111,7 @@ def heatmap(
     ax.figure.colorbar(image, ax=ax, label=cbar_label)
     _ticks(ax, "x", n_cols, col_labels, "col_labels", m.shape)
     _ticks(ax, "y", n_rows, row_labels, "row_labels", m.shape)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    _set_texts(ax, title, xlabel, ylabel)
     if annotate is None:
         annotate = max(n_rows, n_cols) <= ANNOTATE_UP_TO
     if annotate:
@@ -138,8 +138,8 @@ def vectors_2d(
     labels: Sequence[Any],
     *,
     title: str,
-    xlabel: str = "dimension 1",
-    ylabel: str = "dimension 2",
+    xlabel: str | None = "dimension 1",
+    ylabel: str | None = "dimension 2",
     colors: Sequence[Any] | None = None,
 ) -> Quiver:
     """2-D vectors as arrows from the origin, each labelled at its tip, on equal axes.
@@ -152,7 +152,7 @@ def vectors_2d(
         vectors: ``(n, 2)`` vectors.
         labels: ``n`` labels (e.g. the words the vectors embed).
         title: the title.
-        xlabel, ylabel: axis labels.
+        xlabel, ylabel: axis labels (``None``: none).
         colors: ``n`` matplotlib colours; default: the colour cycle.
 
     Returns:
@@ -187,9 +187,7 @@ def vectors_2d(
     ax.set_aspect("equal", adjustable="box")
     ax.axhline(0, color="0.7", linewidth=0.8, zorder=0)
     ax.axvline(0, color="0.7", linewidth=0.8, zorder=0)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    _set_texts(ax, title, xlabel, ylabel)
     return arrows
 
 
@@ -199,8 +197,8 @@ def bar(
     values: Any,
     *,
     title: str,
-    ylabel: str,
-    xlabel: str = "token",
+    ylabel: str | None = None,
+    xlabel: str | None = "token",
     annotate: bool = True,
     fmt: str = ".2f",
     ylim: tuple[float, float] | None = None,
@@ -213,7 +211,9 @@ def bar(
         labels: ``n`` labels along the x axis (rotated when they would not fit, see
             ``ROTATE_OVER``).
         values: ``(n,)`` numbers.
-        title, ylabel, xlabel: the texts.
+        title: the title.
+        ylabel, xlabel: the axis labels (``None``: none; the x axis says ``"token"``
+            unless told otherwise).
         annotate: write each value above its bar, formatted with ``fmt``.
         fmt: format of the annotations.
         ylim: y-axis range; fix it (e.g. ``(0, 1)`` for weights) so slider frames compare.
@@ -239,9 +239,7 @@ def bar(
         ax.set_ylim(*ylim)
     else:
         ax.margins(y=0.15)  # room for the annotations
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    _set_texts(ax, title, xlabel, ylabel)
     return bars
 
 
@@ -251,8 +249,8 @@ def curves(
     ys: Mapping[str, Any],
     *,
     title: str,
-    xlabel: str,
-    ylabel: str,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     logx: bool = False,
     logy: bool = False,
     markers: bool = True,
@@ -263,7 +261,8 @@ def curves(
         ax: the axes to draw into.
         x: ``(n,)`` x values.
         ys: curve label -> ``(n,)`` y values, drawn in this order.
-        title, xlabel, ylabel: the texts.
+        title: the title.
+        xlabel, ylabel: the axis labels (``None``: none).
         logx, logy: logarithmic axes.
         markers: mark the measured points.
 
@@ -294,9 +293,7 @@ def curves(
         ax.set_yscale("log")
     ax.legend()
     ax.grid(True, alpha=0.3)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    _set_texts(ax, title, xlabel, ylabel)
     return lines
 
 
@@ -304,9 +301,20 @@ def curves(
 
 
 def _check_texts(**texts: Any) -> None:
+    """Each text must be a non-empty string; an axis label may also be ``None`` (none)."""
     for name, text in texts.items():
+        if text is None and name in ("xlabel", "ylabel"):
+            continue
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty string, got {text!r}")
+
+
+def _set_texts(ax: Axes, title: str, xlabel: str | None, ylabel: str | None) -> None:
+    ax.set_title(title)
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
 
 
 def _labels(labels: Any, n: int, name: str, what: str) -> list[str]:
