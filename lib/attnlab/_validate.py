@@ -229,6 +229,30 @@ def check_last_dim(a: Any, b: Any, a_name: str, b_name: str) -> None:
         )
 
 
+def check_qkv(q: Any, k: Any, v: Any) -> None:
+    """Check attention's inputs: ``q (..., T, d)``, ``k (..., S, d)``, ``v (..., S, d_v)``.
+
+    Raises:
+        ValueError: an input with fewer than 2 axes, ``q`` and ``k`` of different ``d``,
+            or ``k`` and ``v`` of different lengths.
+        TypeError: the three do not share a dtype.
+    """
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a.ndim < 2:
+            raise ValueError(
+                f"{name} must be (..., length, features) with one row per position, "
+                f"got {describe(a)}"
+            )
+    check_last_dim(q, k, "q", "k")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            "k and v must have one row per key (the same length), got "
+            f"k: shape {tuple(k.shape)} and v: shape {tuple(v.shape)}"
+        )
+    if q.dtype != k.dtype or k.dtype != v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+
+
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
     """NumPy broadcasting of ``shapes``, or ``None`` when they do not broadcast."""
     try:

@@ -23,8 +23,8 @@ from ._validate import (
     as_array,
     as_float,
     check_input,
-    check_last_dim,
     check_mask,
+    check_qkv,
     check_real,
     describe,
     namespace,
@@ -68,20 +68,7 @@ def scaled_dot_product_attention(
     q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
     xp = namespace(q=q, k=k, v=v)
     q, k, v = (as_float(a, n, xp) for a, n in ((q, "q"), (k, "k"), (v, "v")))
-    for name, a in (("q", q), ("k", k), ("v", v)):
-        if a.ndim < 2:
-            raise ValueError(
-                f"{name} must be (..., length, features) with one row per position, "
-                f"got {describe(a)}"
-            )
-    check_last_dim(q, k, "q", "k")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            "k and v must have one row per key (the same length), got "
-            f"k: shape {tuple(k.shape)} and v: shape {tuple(v.shape)}"
-        )
-    if q.dtype != k.dtype or k.dtype != v.dtype:
-        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    check_qkv(q, k, v)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     else:

@@ -290,7 +290,28 @@ def permutation_gap(fn: Callable[[Any], Any], x: Any, perm: Sequence[int]) -> fl
     return float(to_numpy(gap))  # detached: a gap is a measurement, not a loss
 
 
-class SinusoidalPositionalEncoding(nn.Module):
+class _AddedPositions(nn.Module):
+    """What both position layers share: checked sizes, and ``forward(x) = x + table[:T]``.
+
+    A subclass builds its ``(max_len, D)`` table in ``__init__`` and returns its first ``T``
+    rows from ``_table(T)``.
+    """
+
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        self.d_model = positive_int(d_model, "d_model")
+        self.max_len = positive_int(max_len, "max_len")
+
+    def _table(self, T: int) -> torch.Tensor:
+        """The first ``T`` rows of the position table, ``(T, D)``."""
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
+        return x + self._table(T).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+
+
+class SinusoidalPositionalEncoding(_AddedPositions):
     """Adds the fixed sinusoidal table to a batch of token vectors: ``x + PE[:T]``.
 
     The table is a (non-trainable) buffer of shape ``(max_len, D)``, so it follows the module
@@ -315,11 +336,8 @@ class SinusoidalPositionalEncoding(nn.Module):
     pe: torch.Tensor
 
     def __init__(self, d_model: int, max_len: int, *, base: float = 10000.0) -> None:
-        super().__init__()
-        d_model = positive_int(d_model, "d_model")
-        max_len = positive_int(max_len, "max_len")
-        self.d_model, self.max_len = d_model, max_len
-        pe = torch.from_numpy(sinusoidal_encoding(max_len, d_model, base=base))  # (max_len, D)
+        super().__init__(d_model, max_len)
+        pe = torch.from_numpy(sinusoidal_encoding(self.max_len, self.d_model, base=base))
         # Kept in float64 (cast to the input's dtype when added), so `.double()` loses nothing.
         # Not persistent: it is a function of (max_len, d_model, base), recomputed on load.
         self.register_buffer("pe", pe, persistent=False)
@@ -327,12 +345,11 @@ class SinusoidalPositionalEncoding(nn.Module):
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}"
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
-        return x + self.pe[:T].to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+    def _table(self, T: int) -> torch.Tensor:
+        return self.pe[:T]  # (max_len, D) -> (T, D)
 
 
-class LearnedPositionalEmbedding(nn.Module):
+class LearnedPositionalEmbedding(_AddedPositions):
     """Adds a trainable vector per position (BERT, GPT): ``x + P[:T]`` with ``P`` a ``(max_len, D)`` table.
 
     Unlike the sinusoids it can learn whatever position code helps the task, but it knows
@@ -354,20 +371,16 @@ class LearnedPositionalEmbedding(nn.Module):
     """
 
     def __init__(self, max_len: int, d_model: int) -> None:
-        super().__init__()
-        max_len = positive_int(max_len, "max_len")
-        d_model = positive_int(d_model, "d_model")
-        self.d_model, self.max_len = d_model, max_len
-        self.embedding = nn.Embedding(max_len, d_model)
+        super().__init__(d_model, max_len)
+        self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
-        positions = torch.arange(T, device=x.device)  # (T,)
-        return x + self.embedding(positions).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+    def _table(self, T: int) -> torch.Tensor:
+        positions = torch.arange(T, device=self.embedding.weight.device)  # (T,)
+        return self.embedding(positions)  # (T, D)
 
 
 def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:

@@ -52,8 +52,8 @@ from torch import nn
 from ._validate import (
     as_array,
     as_float,
-    check_last_dim,
     check_mask,
+    check_qkv,
     describe,
     namespace,
     positive_int,
@@ -319,7 +319,7 @@ def tiled_attention(
     q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
     xp = namespace(q=q, k=k, v=v)
     q, k, v = (as_float(a, n, xp) for a, n in ((q, "q"), (k, "k"), (v, "v")))
-    _check_qkv(q, k, v)
+    check_qkv(q, k, v)
     if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
         raise ValueError(
             "tiled_attention needs q, k and v with the same leading (batch, head) axes, got "
@@ -341,23 +341,6 @@ def tiled_attention(
     with torch.no_grad():
         out = _TiledAttention.apply(*tensors, t_mask, bool(causal), scale, block_q, block_k)
     return out.numpy()
-
-
-def _check_qkv(q: Any, k: Any, v: Any) -> None:
-    for name, a in (("q", q), ("k", k), ("v", v)):
-        if a.ndim < 2:
-            raise ValueError(
-                f"{name} must be (..., length, features) with one row per position, "
-                f"got {describe(a)}"
-            )
-    check_last_dim(q, k, "q", "k")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            "k and v must have one row per key (the same length), got "
-            f"k: shape {tuple(k.shape)} and v: shape {tuple(v.shape)}"
-        )
-    if q.dtype != k.dtype or k.dtype != v.dtype:
-        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
 
 
 class _Tiles:
