@@ -330,7 +330,7 @@ class SinusoidalPositionalEncoding(_AddedPositions):
         ValueError: ``T > max_len`` or a feature size other than ``d_model``.
         TypeError: ``x`` not a floating-point tensor (token ids must be embedded first).
 
-    Taught in: chapters/05_positional.ipynb
+    Taught in: chapters/05_positional.ipynb (exercise in exercises/05_positional.ipynb)
     """
 
     pe: torch.Tensor

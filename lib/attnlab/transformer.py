@@ -172,12 +172,46 @@ class FeedForward(nn.Module):
 
 
 class _Block(nn.Module):
-    """What the encoder and decoder blocks share: the self-attention sub-layer, the checks."""
+    """What the encoder and decoder blocks share: the config, the self-attention sub-layer,
+    the checks.
+
+    ``__init__`` takes a :class:`TransformerConfig` or the keyword form (post-LN default),
+    then ``_build(config, **options)`` (the subclass's) creates the sub-layers.
+    """
 
     config: TransformerConfig
     self_attn: MultiHeadAttention
     dropout1: nn.Dropout
     self_attn_weights: torch.Tensor | None
+
+    def __init__(
+        self,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
+        *,
+        d_model: int | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            type(self).__name__,
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
+        )
+        self.config, self.norm_first = config, config.norm_first
+        self._build(config, **options)
+
+    def _build(self, config: TransformerConfig) -> None:
+        raise NotImplementedError
 
     def _check(self, x: Any, name: str = "x") -> None:
         D = self.config.d_model
@@ -231,29 +265,7 @@ class EncoderBlock(_Block):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        d_model: int | None = None,
-    ) -> None:
-        super().__init__()
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "EncoderBlock",
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        self.config, self.norm_first = config, config.norm_first
+    def _build(self, config: TransformerConfig) -> None:
         self.self_attn = MultiHeadAttention(config)
         self.ffn = FeedForward(config)
         self.norm1 = LayerNorm(config)
@@ -314,30 +326,7 @@ class DecoderBlock(_Block):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        cross_attention: bool = True,
-        d_model: int | None = None,
-    ) -> None:
-        super().__init__()
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "DecoderBlock",
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        self.config, self.norm_first = config, config.norm_first
+    def _build(self, config: TransformerConfig, *, cross_attention: bool = True) -> None:
         self.self_attn = MultiHeadAttention(config)
         self.cross_attn = MultiHeadAttention(config) if cross_attention else None
         self.ffn = FeedForward(config)
@@ -392,12 +381,42 @@ class DecoderBlock(_Block):
 
 
 class _Stack(nn.Module):
-    """``n_layers`` blocks, and a final LayerNorm for a pre-LN stack (see :class:`Encoder`)."""
+    """``n_layers`` blocks, and a final LayerNorm for a pre-LN stack (see :class:`Encoder`).
 
-    def __init__(self, config: TransformerConfig, make_block: Any) -> None:
+    ``__init__`` takes a :class:`TransformerConfig` or the keyword form (post-LN default);
+    ``block_options`` go to every block (``cross_attention`` for a :class:`Decoder`).
+    """
+
+    block: type[_Block]
+
+    def __init__(
+        self,
+        config: TransformerConfig | int | None = None,
+        n_heads: int | None = None,
+        n_layers: int | None = None,
+        d_ff: int | None = None,
+        dropout: float | None = None,
+        norm_first: bool | None = None,
+        *,
+        d_model: int | None = None,
+        **block_options: Any,
+    ) -> None:
+        config = TransformerConfig.resolve(
+            config,
+            None,
+            type(self).__name__,
+            _LAYER_DEFAULTS,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=n_layers,
+            d_ff=d_ff,
+            dropout=dropout,
+            norm_first=norm_first,
+        )
         super().__init__()
         self.config = config
-        self.layers = nn.ModuleList(make_block() for _ in range(config.n_layers))
+        layers = (self.block(config, **block_options) for _ in range(config.n_layers))
+        self.layers = nn.ModuleList(layers)
         self.norm = LayerNorm(config) if config.norm_first else None
 
     def _finish(self, x: torch.Tensor) -> torch.Tensor:
@@ -423,30 +442,7 @@ class Encoder(_Stack):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        n_layers: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        d_model: int | None = None,
-    ) -> None:
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "Encoder",
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        super().__init__(config, lambda: EncoderBlock(config))
+    block = EncoderBlock
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         for layer in self.layers:
@@ -471,31 +467,7 @@ class Decoder(_Stack):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        n_layers: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        cross_attention: bool = True,
-        d_model: int | None = None,
-    ) -> None:
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "Decoder",
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        super().__init__(config, lambda: DecoderBlock(config, cross_attention=cross_attention))
+    block = DecoderBlock
 
     def forward(
         self,
