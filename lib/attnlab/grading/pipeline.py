@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
+from .._validate import to_numpy
 from .forensics import call_quietly, error_hints, raised_directly, unfinished_callee, where
 from .results import CheckResult, graded, latest, make_result
 from .specs import Case, Mistake, Property
@@ -448,10 +449,8 @@ class Grader:
 
 
 def _numpy(x: Any) -> np.ndarray:
-    """``x`` as a NumPy array (tensors are detached and moved to the CPU first)."""
-    if is_torch_array(x):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
+    """``x`` as a NumPy array, whatever it holds (tensors detached and moved to the CPU)."""
+    return to_numpy(x, numeric=False)
 
 
 def _same(before: Any, after: Any) -> bool:
