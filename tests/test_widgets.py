@@ -513,11 +513,20 @@ def test_bad_initial_raises(initial: dict[str, Any], match: str) -> None:
         ({"figsize": (6,)}, "figsize must be"),
         ({"figsize": (0, 3)}, "figsize must be"),
         ({"dpi": 0}, "dpi must be"),
+        ({"dpi": True}, "dpi must be a number between 10 and 300"),
+        ({"figsize": (6, np.nan)}, "figsize must be"),
     ],
 )
 def test_bad_figure_options_raise(options: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         explore(_never, t=[1], **options)
+
+
+def test_figure_options_accept_numpy_numbers() -> None:
+    explorer = explore(
+        draw_power, figsize=(np.float32(3), np.int64(2)), dpi=np.int64(40), power=[1]
+    )
+    assert {Image.open(io.BytesIO(f)).size for f in explorer.frames} == {(120, 80)}
 
 
 def test_draw_must_be_callable() -> None:

@@ -52,6 +52,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ._validate import check_real
+
 __all__ = [
     "MAX_FRAMES",
     "MAX_SLIDERS",
@@ -433,16 +435,16 @@ def _check_sliders(sliders: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[S
 
 
 def _check_size(figsize: Any, dpi: Any) -> tuple[tuple[float, float], float]:
-    ok = (
-        isinstance(figsize, (tuple, list))
-        and len(figsize) == 2
-        and all(isinstance(x, (int, float)) and 0 < x < 50 for x in figsize)
-    )
-    if not ok:
-        raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
-    if not (isinstance(dpi, (int, float)) and 10 <= dpi <= 300):
-        raise ValueError(f"dpi must be a number between 10 and 300, got {dpi!r}")
-    return (float(figsize[0]), float(figsize[1])), float(dpi)
+    wrong_size = ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
+    if not (isinstance(figsize, (tuple, list)) and len(figsize) == 2):
+        raise wrong_size
+    try:
+        width, height = (check_real(x, "figsize", ok=lambda v: 0 < v < 50) for x in figsize)
+    except ValueError:
+        raise wrong_size from None
+    between = "a number between 10 and 300"
+    dpi = check_real(dpi, "dpi", expected=between, ok=lambda d: 10 <= d <= 300)
+    return (width, height), dpi
 
 
 def _initial_index(
