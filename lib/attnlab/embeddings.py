@@ -74,7 +74,7 @@ class EmbeddingTable:
     """A vocabulary of words with one vector each: ``vectors[i]`` embeds ``words[i]``.
 
     Row ``i`` of ``vectors`` is the embedding of token id ``i``, so
-    :func:`attnlab.tokenizer.embed` (``vectors[ids]``) turns ids into vectors.
+    :func:`embed` (``vectors[ids]``) turns ids into vectors.
 
     The table is frozen: the inputs are copied, ``words`` and ``dims`` become tuples and
     ``vectors`` is read-only (``table.vectors[0, 0] = 1`` raises ``ValueError``), so no
