@@ -473,7 +473,8 @@ def path_lengths(n: int, kernel_size: int = 3) -> dict[str, int]:
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    n, k = check_int(n, "n", low=1), check_int(kernel_size, "kernel_size", low=2)
+    n = check_int(n, "n", low=1, expected="an integer >= 1")
+    k = check_int(kernel_size, "kernel_size", low=2)
     layers = 0  # smallest L with k**L >= n, in integers (math.log can round 2.0 up to 3)
     while k**layers < n:
         layers += 1
