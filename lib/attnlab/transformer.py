@@ -828,7 +828,7 @@ def greedy_decode(
         out = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B,)
         for _ in range(max_len):
-            logits = model.decode(out, memory, src_mask)[:, -1]  # (B, t, V) -> (B, V)
+            logits = model.decode(out, memory, src_mask)[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
             nxt = logits.argmax(dim=-1)  # (B,)
             nxt = torch.where(finished, torch.full_like(nxt, model.pad_id), nxt)
             out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t) -> (B, t + 1)
@@ -908,11 +908,11 @@ def generate(
         cache = None
         for _ in range(max_new_tokens):
             if not use_cache:
-                logits = model(out[:, -model.max_len :])[:, -1]  # (B, t, V) -> (B, V)
+                logits = model(out[:, -model.max_len :])[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
             elif cache is None or cache.length >= model.max_len:  # prefill (again)
                 cache = KVCache(len(model.decoder.layers))
-                logits = model(out[:, -model.max_len :], cache)[:, -1]  # (B, V)
-            else:  # one new token: (B, 1) -> (B, 1, V) -> (B, V)
+                logits = model(out[:, -model.max_len :], cache)[:, -1]  # (B, n_vocab)
+            else:  # one new token: (B, 1) -> (B, 1, n_vocab) -> (B, n_vocab)
                 logits = model(out[:, -1:], cache)[:, -1]
             nxt = _next_token(logits, temperature, generator)  # (B,)
             if eos_id is not None:
@@ -930,6 +930,6 @@ def _next_token(
     logits: torch.Tensor, temperature: float, generator: torch.Generator | None
 ) -> torch.Tensor:
     if temperature == 0:
-        return logits.argmax(dim=-1)  # (B, V) -> (B,)
-    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (B, V)
+        return logits.argmax(dim=-1)  # (B, n_vocab) -> (B,)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (B, n_vocab)
     return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B, 1) -> (B,)

@@ -1129,7 +1129,7 @@ def _loss(
             "targets not shifted": (tgt[:, :-1], tgt[:, :-1]),
             "reversed": (tgt[:, 1:], tgt[:, :-1]),
         }[shift]
-        logits = model(src, tgt_in)  # (B, T, V)
+        logits = model(src, tgt_in)  # (B, T, n_vocab)
         if softmax:
             logits = logits.softmax(dim=-1)
         per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
@@ -1215,12 +1215,12 @@ TRAINING_LOSS = GRADERS.add(
         error_hints=(
             (
                 "Expected target size",
-                "F.cross_entropy wants logits (N, V) and targets (N,) (or the classes on "
+                "F.cross_entropy wants logits (N, n_vocab) and targets (N,) (or the classes on "
                 "axis 1): flatten the batch and time axes first",
             ),
             (
                 "only batches of spatial targets",
-                "F.cross_entropy wants logits (N, V) and targets (N,): flatten the batch "
+                "F.cross_entropy wants logits (N, n_vocab) and targets (N,): flatten the batch "
                 "and time axes first",
             ),
         ),
@@ -1252,8 +1252,8 @@ INITIAL_LOSS = GRADERS.add(
         atol=0.15,
         explanation=f"an untrained model spreads its probability about evenly over the "
         f"{_GPT2_VOCAB:,} tokens, so the right token gets about 1/{_GPT2_VOCAB:,} and the "
-        f"cross-entropy -ln(1/V) = ln V = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
-        "above ln V means the initial logits are too large (a confident, wrong model).",
+        f"cross-entropy -ln(1/n_vocab) = ln n_vocab = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
+        "above ln n_vocab means the initial logits are too large (a confident, wrong model).",
         wrong=(
             (
                 math.log2(_GPT2_VOCAB),
@@ -1265,7 +1265,7 @@ INITIAL_LOSS = GRADERS.add(
             ),
             (
                 0,
-                "about 0 is the loss of a perfect model (or, 1/V, the probability an "
+                "about 0 is the loss of a perfect model (or, 1/n_vocab, the probability an "
                 "untrained model gives the right token); the loss is minus the log of "
                 "that probability",
             ),
