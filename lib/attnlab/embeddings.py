@@ -229,16 +229,16 @@ def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
     r"""One-hot vectors: row ``i`` of the result is all zeros except a 1 at column ``ids[i]``.
 
     :math:`\mathrm{onehot}(t)_j = [\,j = t\,]`. Multiplying by an embedding table picks a row:
-    ``one_hot(ids, V) @ table == table[ids]`` (see :func:`embed`).
+    ``one_hot(ids, n_vocab) @ table == table[ids]`` (see :func:`embed`).
 
     Args:
         ids: ``(...)`` integer token ids in ``0 .. vocab_size - 1`` (NumPy, torch or a list).
-        vocab_size: ``V``, the length of each one-hot vector.
+        vocab_size: ``n_vocab``, the length of each one-hot vector.
         like: optional array of the same kind whose float dtype the result takes (pass the
-            embedding table, so ``one_hot(ids, V, like=table) @ table`` has matching dtypes).
+            embedding table, so ``one_hot(ids, n_vocab, like=table) @ table`` has matching dtypes).
 
     Returns:
-        ``(..., V)`` floats on ``ids``' device: ``like``'s dtype if given, else NumPy
+        ``(..., n_vocab)`` floats on ``ids``' device: ``like``'s dtype if given, else NumPy
         float64 / torch's default dtype.
 
     Raises:
@@ -249,8 +249,8 @@ def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:
     xp = namespace(ids=ids)
     vocab_size = positive_int(vocab_size, "vocab_size")
     _check_index_array(ids, xp, vocab_size, "a vocabulary")
-    classes = xp.arange(vocab_size, device=device(ids))  # (V,)
-    hot = ids[..., None] == classes  # (...) -> (..., V) booleans
+    classes = xp.arange(vocab_size, device=device(ids))  # (n_vocab,)
+    hot = ids[..., None] == classes  # (...) -> (..., n_vocab) booleans
     if like is None:
         return as_float(hot, "one_hot", xp)
     like = as_array(like, "like")
@@ -265,12 +265,12 @@ def embed(ids: Any, table: Any) -> Any:
 
     This is a plain row gather, and it equals the matrix product of one-hot vectors with the
     table: :math:`\mathrm{onehot}(ids)\,E = E[ids]`, i.e.
-    ``one_hot(ids, V) @ table == table[ids]``. The gather is what libraries do
-    (``nn.Embedding``): same result, without building a ``(..., V)`` matrix of zeros.
+    ``one_hot(ids, n_vocab) @ table == table[ids]``. The gather is what libraries do
+    (``nn.Embedding``): same result, without building a ``(..., n_vocab)`` matrix of zeros.
 
     Args:
-        ids: ``(...)`` integer token ids in ``0 .. V - 1``.
-        table: ``(V, D)`` embedding matrix, one row per token (same kind as ``ids``).
+        ids: ``(...)`` integer token ids in ``0 .. n_vocab - 1``.
+        table: ``(n_vocab, D)`` embedding matrix, one row per token (same kind as ``ids``).
 
     Returns:
         ``(..., D)``: the embeddings, same kind (and device) as ``table``.
