@@ -192,22 +192,17 @@ def test_untransposed_input_weights_get_the_transpose_hint():
 
 
 @pytest.mark.parametrize(
-    ("check", "right", "wrong"),
+    ("check", "right"),
     [
-        (check_survives_20, [0.12, 0.9**20, 0.1], [0.9, 18.0, 0.0, 0.5]),
-        (check_bytenet_path, [3, 3.0], [111, 999, 1, 100]),
-        (check_loop_time, ["doubles", " Doubles "], ["stays the same", "quadruples"]),
+        (check_survives_20, [0.12, 0.9**20, 0.1]),
+        (check_bytenet_path, [3, 3.0]),
+        (check_loop_time, ["doubles", " Doubles "]),
     ],
 )
-def test_questions(check, right, wrong):
-    question = GRADERS[check.__name__.removeprefix("check_")]
+def test_questions_accept_the_answer_however_written(check, right):
+    # Each listed wrong answer (and none): tests/grading/test_chapters.py
     for answer in right:
         assert check(answer).passed, answer
-    diagnoses = dict(question.wrong)
-    for answer in wrong:
-        result = check(answer)
-        assert not result.passed
-        assert result.diagnosis == diagnoses[answer]
 
 
 def test_summary_lists_every_exercise_in_order():

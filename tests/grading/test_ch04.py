@@ -14,10 +14,7 @@ import torch
 from torch import nn
 
 from attnlab.grading.ch04 import (
-    BERT_PARAMETERS,
-    BLEND_WEIGHT,
     GRADERS,
-    WHICH_KEY,
     check_bert_parameters,
     check_blend_weight,
     check_load_into_torch,
@@ -25,7 +22,6 @@ from attnlab.grading.ch04 import (
     check_mha_parameter_count,
     check_multihead_attention,
     check_split_heads,
-    check_which_key,
     summary,
 )
 from attnlab.multihead import MultiHeadAttention
@@ -441,22 +437,7 @@ def test_every_planted_mistake_has_a_learner_style_test():
 # ------------------------------------------------------------------ questions
 
 
-@pytest.mark.parametrize(
-    ("check", "question"),
-    [
-        (check_bert_parameters, BERT_PARAMETERS),
-        (check_blend_weight, BLEND_WEIGHT),
-        (check_which_key, WHICH_KEY),
-    ],
-)
-def test_questions_right_wrong_and_unanswered(check, question):
-    right = check(question.answer)
-    assert right.passed and right.explanation, right.text
-    for value, diagnosis in question.wrong:
-        result = check(value)
-        assert not result.passed
-        assert result.diagnosis == diagnosis
-    assert check(...).status == "not attempted"
+# Right, listed wrong and unanswered answers of every question: tests/grading/test_chapters.py
 
 
 def test_blend_weight_answer_is_the_measured_weight():

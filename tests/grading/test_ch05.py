@@ -477,21 +477,20 @@ def test_layer_check_wants_the_class(not_a_class):
 # ------------------------------------------------------------------ prediction questions
 
 
+# Each listed wrong answer (and the exact answer, and none): tests/grading/test_chapters.py
+
+
 @pytest.mark.parametrize(
-    ("check", "question", "right"),
+    ("check", "right"),
     [
-        (check_self_dot, SELF_DOT, [32, 32.0, np.float64(32.0), torch.tensor(32.0)]),
-        (check_sign_of_offset, SIGN_OF_OFFSET, ["equal", "Equal", " EQUAL "]),
+        (check_self_dot, [32, 32.0, np.float64(32.0), torch.tensor(32.0)]),
+        (check_sign_of_offset, ["equal", "Equal", " EQUAL "]),
     ],
 )
-def test_questions_accept_the_answer_and_diagnose_each_wrong_one(check, question, right):
+def test_questions_accept_the_answer_however_written(check, right):
     for answer in right:
         result = check(answer)
         assert result.passed, result.text
-    for wrong, diagnosis in question.wrong:
-        result = check(wrong)
-        assert result.status == "wrong answer"
-        assert result.diagnosis == diagnosis
 
 
 def test_the_predictions_are_what_the_code_computes():

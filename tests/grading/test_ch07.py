@@ -16,11 +16,8 @@ from torch import nn
 
 from attnlab.data import EOS_ID, PAD_ID
 from attnlab.grading.ch07 import (
-    BLOCK_PARAMETERS,
-    FINAL_NORM,
     GRADERS,
     GREEDY_DECODE,
-    INITIAL_LOSS,
     _small_model,
     check_block_parameters,
     check_decoder_block,
@@ -814,22 +811,7 @@ def test_every_planted_mistake_has_a_learner_style_test():
 # ------------------------------------------------------------------ questions
 
 
-@pytest.mark.parametrize(
-    ("check", "question"),
-    [
-        (check_block_parameters, BLOCK_PARAMETERS),
-        (check_final_norm, FINAL_NORM),
-        (check_initial_loss, INITIAL_LOSS),
-    ],
-)
-def test_questions_right_wrong_and_unanswered(check, question):
-    right = check(question.answer)
-    assert right.passed and right.explanation, right.text
-    for value, diagnosis in question.wrong:
-        result = check(value)
-        assert not result.passed
-        assert result.diagnosis == diagnosis
-    assert check(...).status == "not attempted"
+# Right, listed wrong and unanswered answers of every question: tests/grading/test_chapters.py
 
 
 def test_block_parameters_is_the_counted_block():

@@ -3,6 +3,9 @@
 The chapter's number is declared once, by its files (``chapters/NN_slug.ipynb``); the
 graders follow from it: ``attnlab.grading.chNN`` holds ``GRADERS`` for chapter NN and the
 ``summary`` its notebooks end with, and the solution notebook checks every exercise.
+Every prediction question of every chapter is tested here, once: its right answer, each
+listed wrong answer and an unanswered cell (a chapter's own tests add what is particular
+to its questions, e.g. differently written right answers).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import nbformat
 import pytest
 
 from attnlab.grading import ChapterGraders
+from attnlab.grading.questions import Question
+from attnlab.grading.status import NOT_ATTEMPTED, PASSED, WRONG_ANSWER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +35,18 @@ def _make_toc():
 
 
 CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+
+
+def _questions():
+    """``(module, question)`` for every Question every chapter registers, in order."""
+    for chapter in CHAPTERS:
+        module = importlib.import_module(chapter.grading_module)
+        for exercise in module.GRADERS:
+            if isinstance(exercise, Question):
+                yield pytest.param(module, exercise, id=f"ch{chapter.number:02d}-{exercise.name}")
+
+
+QUESTIONS = list(_questions())
 
 
 def test_there_are_chapters_with_exercises():
@@ -59,3 +76,21 @@ def test_the_solutions_check_every_exercise_and_end_with_the_score(chapter):
         assert callable(getattr(module, f"check_{name}")), f"no check_{name} in the module"
     last_code = [c for c in nb.cells if c.cell_type == "code"][-1].source.strip()
     assert last_code == "summary()", "the notebook ends with the chapter's score"
+
+
+def test_there_are_prediction_questions():
+    assert len(QUESTIONS) >= len(CHAPTERS), "every chapter asks at least one prediction"
+
+
+@pytest.mark.parametrize(("module", "question"), QUESTIONS)
+def test_questions_right_wrong_and_unanswered(module, question):
+    check = getattr(module, f"check_{question.name}")
+    right = check(question.answer)
+    assert right.status == PASSED, right.text
+    assert right.explanation and right.explanation == question.explanation, right.text
+    assert question.wrong, f"{question.name} lists no likely wrong answer"
+    for value, diagnosis in question.wrong:
+        result = check(value)
+        assert result.status == WRONG_ANSWER, result.text
+        assert result.diagnosed and result.diagnosis == diagnosis, result.text
+    assert check(...).status == NOT_ATTEMPTED

@@ -7,7 +7,14 @@ from torch import nn
 
 from attnlab import grading
 from attnlab.grading import Case, Grader, Mistake
-from attnlab.grading.modules import Finding, ModuleExercise, adapt, check_class, stub_raised
+from attnlab.grading.modules import (
+    Finding,
+    ModuleExercise,
+    adapt,
+    check_class,
+    check_function,
+    stub_raised,
+)
 
 
 class Double(nn.Module):
@@ -157,3 +164,34 @@ def test_a_decorated_stub_is_not_attempted():
     except NotImplementedError as err:
         assert stub_raised(err, load)
     assert _check(DecoratedForward).status == "not attempted"
+
+
+def _run_apply(fn, x, w):
+    """A function-of-a-layer exercise: ``fn(layer, x)`` on a layer the grader builds."""
+    layer = Double(x.shape[-1]).double()
+    with torch.no_grad():
+        layer.W.weight.copy_(w)
+    return fn(layer, x).detach()
+
+
+APPLY = Grader(
+    name="apply_layer",
+    signature="apply(layer, x) -> layer(x)",
+    reference=adapt(_run_apply, lambda layer, x: layer(x)),
+    cases=LINEAR.cases,
+    mistakes=(
+        Mistake("you multiplied by W, not W.T", adapt(_run_apply, lambda lay, x: x @ lay.W.weight)),
+    ),
+)
+
+
+def test_check_function_grades_a_function_of_a_built_layer():
+    def stub(layer, x):
+        raise NotImplementedError("Exercise 3")
+
+    assert check_function(APPLY, lambda layer, x: x @ layer.W.weight.T, _run_apply).passed
+    wrong = check_function(APPLY, lambda layer, x: x @ layer.W.weight, _run_apply)
+    assert wrong.diagnosis == "you multiplied by W, not W.T", wrong.text
+    assert check_function(APPLY, stub, _run_apply).status == "not attempted"
+    for not_a_function in (None, 3.0):  # passed to the grader as is, which says so
+        assert check_function(APPLY, not_a_function, _run_apply).status == "wrong type"

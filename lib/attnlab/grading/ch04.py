@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from ..multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
-from .modules import adapt, check_class
+from .modules import adapt, check_class, check_function
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -566,7 +566,7 @@ def check_load_into_torch(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
     """
-    return LOAD_INTO_TORCH.check(adapt(_run_load, fn) if callable(fn) else fn)
+    return check_function(LOAD_INTO_TORCH, fn, _run_load)
 
 
 # ---- prediction questions about the maps -------------------------------------------------

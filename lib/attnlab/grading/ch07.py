@@ -39,7 +39,7 @@ from ..multihead import MultiHeadAttention
 from ..train import sequence_loss
 from ..transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..transformer import greedy_decode as _greedy_decode
-from .modules import adapt, check_class
+from .modules import adapt, check_class, check_function
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -65,11 +65,6 @@ GRADERS = ChapterGraders(__name__)
 
 
 # ---- adapters (:mod:`.modules`): a class or a function of a model, as a function of a case
-
-
-def _check_function(grader: Grader, fn: Any, run: Callable[..., Any]) -> CheckResult:
-    """Grade the learner's function of a model (a non-callable is reported by the grader)."""
-    return grader.check(adapt(run, fn) if callable(fn) else fn)
 
 
 def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -1076,7 +1071,7 @@ def check_greedy_decode(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
     """
-    return _check_function(GREEDY_DECODE, fn, _run_greedy)
+    return check_function(GREEDY_DECODE, fn, _run_greedy)
 
 
 # ---- 7.8 one training step's loss ----------------------------------------------------------
@@ -1238,7 +1233,7 @@ def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
     """
-    return _check_function(TRAINING_LOSS, fn, _run_loss)
+    return check_function(TRAINING_LOSS, fn, _run_loss)
 
 
 # ---- 7.9 predict: the loss at step 0 --------------------------------------------------------

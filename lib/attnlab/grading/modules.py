@@ -26,7 +26,9 @@ class calls) as an exception naming that exercise. :func:`check_class` first mak
 learner passed a class (not an instance, not ``None``), optionally inspects it
 (``inspect``: e.g. "the table must be a buffer"), then grades it with the grader. When the
 exercise object registered in the chapter must carry the inspection too, register a
-:class:`ModuleExercise` instead of the bare grader.
+:class:`ModuleExercise` instead of the bare grader. An exercise that asks for a function of
+an object the grader builds (``load_into_torch(ours, theirs)``, ``greedy_decode(model,
+...)``) is graded by :func:`check_function` in the same way.
 
 Taught in: every chapter's exercises (first in exercises/03_qkv.ipynb)
 """
@@ -46,7 +48,15 @@ from .pipeline import Grader
 from .results import CheckResult, graded, make_result
 from .status import EXCEPTION, NOT_ATTEMPTED, WRONG_TYPE
 
-__all__ = ["Finding", "ModuleExercise", "adapt", "building_error", "check_class", "stub_raised"]
+__all__ = [
+    "Finding",
+    "ModuleExercise",
+    "adapt",
+    "building_error",
+    "check_class",
+    "check_function",
+    "stub_raised",
+]
 
 STUB_METHODS = ("__init__", "forward")
 """The methods of a learner's class whose own ``NotImplementedError`` means "not attempted"."""
@@ -173,6 +183,21 @@ def _check(
     if result.status == NOT_ATTEMPTED and not_attempted:
         result = dataclasses.replace(result, message=not_attempted)
     return result
+
+
+def check_function(grader: Grader, fn: Any, run: Callable[..., Any]) -> CheckResult:
+    """Grade the learner's function ``fn`` of objects ``run`` builds; record and return it.
+
+    Args:
+        grader: the exercise's grader; its reference and mistakes are ``adapt(run, ...)``.
+        fn: what the learner passed; a non-callable is reported by the grader as such.
+        run: ``run(fn, *inputs)``, as given to :func:`adapt` (it builds the model or
+            layers of a case and calls ``fn`` on them).
+
+    Returns:
+        The :class:`~.results.CheckResult`. Never raises.
+    """
+    return grader.check(adapt(run, fn) if callable(fn) else fn)
 
 
 def building_error(err: BaseException, call: str, signature: str) -> Finding:
