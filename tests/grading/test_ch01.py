@@ -141,16 +141,7 @@ def test_stub_is_not_attempted(name):
 # ------------------------------------------------------------------ planted mistakes
 
 
-@pytest.mark.parametrize(
-    ("name", "index"),
-    [(n, i) for n in RIGHT for i in range(len(GRADERS[n].mistakes))],
-)
-def test_each_planted_mistake_gets_its_own_diagnosis(name, index):
-    mistake = GRADERS[name].mistakes[index]
-    result = GRADERS[name].check(mistake.fn)
-    assert not result.passed
-    assert result.diagnosed
-    assert result.diagnosis == mistake.diagnosis
+# Each planted mistake is told apart from the others: tests/grading/test_chapters.py
 
 
 def test_learner_written_bugs_are_recognised():

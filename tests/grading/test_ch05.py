@@ -275,21 +275,7 @@ def test_layer_stubs_are_not_attempted(layer):
 # ------------------------------------------------------------------ planted mistakes
 
 
-@pytest.mark.parametrize(
-    ("grader", "index"),
-    [
-        (g, i)
-        for g in (SINUSOIDAL, OFFSET, PERMUTATION, ROPE, ROPE_SCORES)
-        for i in range(len(g.mistakes))
-    ],
-    ids=lambda v: v.name if hasattr(v, "name") else str(v),
-)
-def test_each_planted_mistake_gets_its_own_diagnosis(grader, index):
-    mistake = grader.mistakes[index]
-    result = grader.check(mistake.fn)
-    assert not result.passed
-    assert result.diagnosed, result.text
-    assert result.diagnosis == mistake.diagnosis, result.text
+# Each planted mistake is told apart from the others: tests/grading/test_chapters.py
 
 
 def test_each_grader_has_at_least_three_planted_mistakes():

@@ -284,15 +284,7 @@ def test_every_exercise_has_at_least_three_planted_bugs_tested():
     assert min(counts.values()) >= 3, counts
 
 
-@pytest.mark.parametrize(
-    ("name", "index"),
-    [(g.name, i) for g in GRADERS if hasattr(g, "mistakes") for i in range(len(g.mistakes))],
-)
-def test_each_planted_mistake_is_told_apart_from_the_others(name, index):
-    mistake = GRADERS[name].mistakes[index]
-    result = GRADERS[name].check(mistake.fn)
-    assert not result.passed
-    assert result.diagnosis == mistake.diagnosis, result.text
+# Each planted mistake is told apart from the others: tests/grading/test_chapters.py
 
 
 # ------------------------------------------------------------------ the causality test at work

@@ -791,15 +791,7 @@ def test_planted_bugs_get_the_expected_diagnosis(name, bug, status, words):
     assert words in result.diagnosis, result.text
 
 
-@pytest.mark.parametrize(
-    ("name", "index"),
-    [(g.name, i) for g in GRADERS if hasattr(g, "mistakes") for i in range(len(g.mistakes))],
-)
-def test_each_planted_mistake_is_told_apart_from_the_others(name, index):
-    mistake = GRADERS[name].mistakes[index]
-    result = GRADERS[name].check(mistake.fn)
-    assert not result.passed
-    assert result.diagnosis == mistake.diagnosis, result.text
+# Each planted mistake is told apart from the others: tests/grading/test_chapters.py
 
 
 def test_every_planted_mistake_has_a_learner_style_test():

@@ -3,9 +3,11 @@
 The chapter's number is declared once, by its files (``chapters/NN_slug.ipynb``); the
 graders follow from it: ``attnlab.grading.chNN`` holds ``GRADERS`` for chapter NN and the
 ``summary`` its notebooks end with, and the solution notebook checks every exercise.
-Every prediction question of every chapter is tested here, once: its right answer, each
-listed wrong answer and an unanswered cell (a chapter's own tests add what is particular
-to its questions, e.g. differently written right answers).
+Two tests every chapter needs are written here, once, over what each chapter registers:
+every planted mistake, submitted as an answer, fails with its own diagnosis; every
+prediction question passes its right answer with the explanation, gives each listed wrong
+answer its diagnosis and calls an unanswered cell "not attempted". A chapter's own tests
+add what is particular to it (learner-written bugs, differently written right answers).
 """
 
 from __future__ import annotations
@@ -49,6 +51,21 @@ def _questions():
 QUESTIONS = list(_questions())
 
 
+def _mistakes():
+    """``(grader, index)`` for every planted mistake of every registered exercise."""
+    for chapter in CHAPTERS:
+        module = importlib.import_module(chapter.grading_module)
+        for exercise in module.GRADERS:
+            grader = getattr(exercise, "values", exercise)  # a ModuleExercise's grader
+            for index, _ in enumerate(getattr(grader, "mistakes", ())):
+                yield pytest.param(
+                    grader, index, id=f"ch{chapter.number:02d}-{exercise.name}-{index}"
+                )
+
+
+MISTAKES = list(_mistakes())
+
+
 def test_there_are_chapters_with_exercises():
     assert CHAPTERS, "no chapter has a solutions notebook"
 
@@ -76,6 +93,16 @@ def test_the_solutions_check_every_exercise_and_end_with_the_score(chapter):
         assert callable(getattr(module, f"check_{name}")), f"no check_{name} in the module"
     last_code = [c for c in nb.cells if c.cell_type == "code"][-1].source.strip()
     assert last_code == "summary()", "the notebook ends with the chapter's score"
+
+
+@pytest.mark.parametrize(("grader", "index"), MISTAKES)
+def test_each_planted_mistake_is_told_apart_from_the_others(grader, index):
+    # Submitted as an answer, a planted mistake must fail and be diagnosed as itself: two
+    # mistakes with the same outputs on every case would make the diagnosis a coin toss.
+    mistake = grader.mistakes[index]
+    result = grader.check(mistake.fn)
+    assert not result.passed, result.text
+    assert result.diagnosed and result.diagnosis == mistake.diagnosis, result.text
 
 
 def test_there_are_prediction_questions():
