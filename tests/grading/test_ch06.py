@@ -3,7 +3,11 @@
 The "learner" functions below are written here, independently of the planted mistakes in
 ``attnlab.grading.ch06``, the way a learner would write them: with NumPy, with torch, with
 loops. Every planted mistake must be recognised as itself, and every listed wrong answer of
-a prediction question must get its own diagnosis.
+a prediction question must get its own diagnosis. The two mask converters are graded by
+PyTorch's behaviour (their masks go into nn.MultiheadAttention or
+F.scaled_dot_product_attention), so the tests below also check that converters PyTorch
+accepts pass although they differ from attnlab's, and that a mistake shows as what PyTorch
+does with it.
 """
 
 from __future__ import annotations
@@ -118,6 +122,19 @@ def hf_gt(attention_mask):
     return (attention_mask > 0).view(attention_mask.shape[0], 1, -1)
 
 
+# Right by PyTorch, but not what attnlab's converters return: float masks that PyTorch adds
+# to the scores (0 = attend, -inf = hide), in PyTorch's default dtype.
+
+
+def kpm_additive(mask):
+    hide = ~mask[:, 0, :]
+    return torch.zeros(hide.shape).masked_fill(hide, float("-inf"))
+
+
+def hf_additive(attention_mask):
+    return torch.where(attention_mask == 1, 0.0, float("-inf"))[:, None, :]
+
+
 def future_change_copy(attend, x, t):
     edited = x.copy()
     edited[t + 1 :] = 0.0
@@ -140,6 +157,8 @@ def future_change_loops(attend, x, t):
     return worst
 
 
+TORCH_GRADED = ("to_key_padding_mask", "from_hf_attention_mask")
+
 CORRECT = {
     "causal_mask": [lambda T: attnlab.causal_mask(T), causal_tril, causal_compare, causal_loops],
     "padding_mask": [
@@ -153,8 +172,20 @@ CORRECT = {
         masked_softmax_divide_safely,
         masked_softmax_torch,
     ],
-    "to_key_padding_mask": [attnlab.to_key_padding_mask, kpm_invert, kpm_logical_not, kpm_compare],
-    "from_hf_attention_mask": [attnlab.from_hf_attention_mask, hf_compare, hf_bool, hf_gt],
+    "to_key_padding_mask": [
+        attnlab.to_key_padding_mask,
+        kpm_invert,
+        kpm_logical_not,
+        kpm_compare,
+        kpm_additive,
+    ],
+    "from_hf_attention_mask": [
+        attnlab.from_hf_attention_mask,
+        hf_compare,
+        hf_bool,
+        hf_gt,
+        hf_additive,
+    ],
     "future_change": [future_change_copy, future_change_concat, future_change_loops],
 }
 
@@ -168,7 +199,9 @@ def test_correct_answers_pass(name, index):
         result = CHECKS[name](CORRECT[name][index])
     assert result.passed, result.text
     assert result.diagnosis is None
-    assert result.max_error is not None and result.max_error < 1e-12
+    # PyTorch runs the converters' masks in float32, its default (see TORCH_GRADED).
+    tolerance = 1e-5 if name in TORCH_GRADED else 1e-12
+    assert result.max_error is not None and result.max_error < tolerance
 
 
 def test_every_exercise_has_several_correct_answers():
@@ -256,12 +289,21 @@ PLANTED = [
     ("masked_softmax", masked_softmax_added, "wrong values", "added -1e4"),
     ("masked_softmax", masked_softmax_times, "wrong values", "multiplied the scores by the mask"),
     ("masked_softmax", lambda s, m: masked_softmax_where(s, ~m), "wrong values", "inverted"),
-    ("to_key_padding_mask", lambda mask: mask[:, 0], "wrong values", "IGNORES the keys marked True"),
-    ("to_key_padding_mask", lambda mask: ~mask, "wrong shape", "drop the axis of size 1"),
-    ("to_key_padding_mask", lambda mask: (~mask[:, 0]).float(), "wrong type", "return bool values"),
-    ("from_hf_attention_mask", lambda am: (am == 0)[:, None], "wrong values", "inverted"),
-    ("from_hf_attention_mask", lambda am: am == 1, "wrong shape", "add the query axis"),
-    ("from_hf_attention_mask", lambda am: (am == 1)[..., None], "wrong shape", "put the new axis last"),
+    ("to_key_padding_mask", lambda mask: mask[:, 0], "NaN or inf", "IGNORES the keys marked True"),
+    ("to_key_padding_mask", lambda mask: ~mask, "raised an exception", "drop the axis of size 1"),
+    ("to_key_padding_mask", lambda mask: (~mask[:, 0]).float(), "wrong values", "return bool values"),
+    ("to_key_padding_mask", lambda mask: (~mask[:, 0]).int(), "raised an exception", "integers are refused"),
+    ("to_key_padding_mask", lambda mask: (~mask[:, 0]).numpy(), "raised an exception", "return a torch tensor"),
+    ("to_key_padding_mask", lambda mask: kpm_additive(mask).double(), "raised an exception", "dtype of the model"),
+    ("to_key_padding_mask", lambda mask: None, "raised an exception", "forget `return`"),
+    # A fully masked row (the inverted mask of a sequence without padding): zeros from
+    # F.scaled_dot_product_attention in recent releases, NaN in older ones; either status.
+    ("from_hf_attention_mask", lambda am: (am == 0)[:, None], ("wrong values", "NaN or inf"), "inverted"),
+    ("from_hf_attention_mask", lambda am: am == 1, "raised an exception", "add the query axis"),
+    ("from_hf_attention_mask", lambda am: (am == 1)[..., None], "wrong values", "put the new axis last"),
+    ("from_hf_attention_mask", lambda am: am[:, None].float(), "wrong values", "ADDED to the scores"),
+    ("from_hf_attention_mask", lambda am: am.unsqueeze(1), "raised an exception", "not integers"),
+    ("from_hf_attention_mask", lambda am: hf_additive(am).double(), "raised an exception", "dtype of the model"),
     ("future_change", future_change_with(lambda t: t, lambda t, T: t + 1), "wrong values", "also edited token t itself"),
     ("future_change", future_change_with(lambda t: t + 1, lambda t, T: T), "wrong values", "compared every output"),
     ("future_change", future_change_with(lambda t: t + 1, lambda t, T: t), "wrong values", "before t only"),
@@ -274,7 +316,7 @@ def test_planted_bugs_get_the_expected_diagnosis(name, bug, status, words):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the learner's bug may overflow; not the point here
         result = CHECKS[name](bug)
-    assert result.status == status, result.text
+    assert result.status in ((status,) if isinstance(status, str) else status), result.text
     assert result.diagnosed, result.text
     assert words in result.diagnosis, result.text
 
@@ -330,3 +372,66 @@ def test_summary_lists_every_exercise_in_order():
     assert table.title == "Chapter 6 exercises"
     assert [name for name, _ in table.rows] == list(GRADERS.names)
     assert len(GRADERS) >= 6
+
+
+# ------------------------------------------------------------------ conventions, by PyTorch
+
+
+def test_converters_pytorch_accepts_pass_where_attnlab_would_differ():
+    # A float mask of 0 / -inf means to PyTorch what the boolean one means: graded by
+    # PyTorch's behaviour it passes, compared with attnlab's converter it could not.
+    mask = attnlab.padding_mask(lengths=torch.tensor([3, 1]), max_len=4)
+    assert kpm_additive(mask).dtype != attnlab.to_key_padding_mask(mask).dtype
+    assert check_to_key_padding_mask(kpm_additive).passed
+    am = torch.tensor([[1, 1, 0], [1, 0, 0]])
+    assert hf_additive(am).dtype != attnlab.from_hf_attention_mask(am).dtype
+    assert check_from_hf_attention_mask(hf_additive).passed
+
+
+def test_an_inverted_key_padding_mask_is_caught_by_what_pytorch_does_with_it():
+    # nn.MultiheadAttention ignores the keys marked True: with our mask passed unchanged, a
+    # sequence without padding has every key ignored and PyTorch returns NaN for it.
+    result = check_to_key_padding_mask(lambda mask: mask[:, 0, :])
+    assert result.status == "NaN or inf" and "NaN in the output" in result.message
+    assert "IGNORES the keys marked True" in result.diagnosis
+
+
+def test_the_converter_graders_do_not_call_attnlabs_converters(monkeypatch):
+    import attnlab.masking
+
+    def broken(*args, **kwargs):
+        raise AssertionError("the grader must not use attnlab's converters")
+
+    for name in ("to_key_padding_mask", "from_hf_attention_mask"):
+        monkeypatch.setattr(attnlab.masking, name, broken)
+        monkeypatch.setattr(attnlab, name, broken)
+    assert check_to_key_padding_mask(kpm_invert).passed
+    assert check_from_hf_attention_mask(hf_compare).passed
+
+
+@pytest.mark.parametrize("name", TORCH_GRADED)
+def test_no_case_has_a_query_without_a_visible_key(name):
+    # There PyTorch and the course disagree (NaN or zeros vs zeros): not a mask convention.
+    for case in GRADERS[name].cases:
+        (mask,) = case.inputs.values()
+        assert bool((mask != 0).reshape(mask.shape[0], -1).any(dim=-1).all()), case.label
+
+
+def test_pytorch_gives_nan_where_the_course_gives_zeros():
+    # Why the cases avoid a sequence without a real token.
+    layer = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+    x = torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        out, _ = layer(x, x, x, key_padding_mask=torch.ones(1, 3, dtype=torch.bool))
+    assert torch.isnan(out).all()
+    keep = np.zeros((1, 3), dtype=bool)
+    w = attnlab.softmax(np.zeros((3, 3)), mask=keep)
+    assert np.array_equal(w, np.zeros((3, 3)))
+
+
+def test_the_converter_checks_leave_the_global_seed_alone():
+    torch.manual_seed(3)
+    state = torch.get_rng_state()
+    check_to_key_padding_mask(kpm_invert)
+    check_from_hf_attention_mask(hf_compare)
+    assert torch.equal(torch.get_rng_state(), state)

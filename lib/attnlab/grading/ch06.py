@@ -1,26 +1,31 @@
 """Graders for chapter 6's exercises: masks, a masked softmax, conventions, a causality test.
 
 Each grader compares the learner's function with the attnlab reference on seeded cases and
-knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The
-converters' references, :func:`attnlab.masking.to_key_padding_mask` and
-:func:`attnlab.masking.from_hf_attention_mask`, are themselves tested against
-``nn.MultiheadAttention`` and Hugging Face's documented ``attention_mask`` meaning.
+knows the planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The two
+mask converters are graded by PyTorch itself, not against attnlab's converters: the
+learner's mask goes into ``nn.MultiheadAttention`` (``key_padding_mask``) or
+``F.scaled_dot_product_attention`` (a boolean mask), and the attention PyTorch computes
+with it must be the attention the original mask means (through the adapter of
+:mod:`attnlab.grading.modules`).
 
 Taught in: exercises/06_masking.ipynb
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ..attention import scaled_dot_product_attention
-from ..masking import causal_mask, from_hf_attention_mask, padding_mask, to_key_padding_mask
+from ..masking import causal_mask, padding_mask
 from ..similarity import softmax
+from .modules import adapt, check_function
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -271,7 +276,112 @@ def check_masked_softmax(fn: Callable[..., Any]) -> CheckResult:
     return MASKED_SOFTMAX.check(fn)
 
 
-# --- conventions ----------------------------------------------------------------------------
+# --- conventions: graded by PyTorch itself -------------------------------------------------
+#
+# A converter is right when PyTorch, given the converted mask, attends exactly as the
+# original mask means. So these checks compare no masks: they run PyTorch's own attention
+# with the learner's mask (nn.MultiheadAttention for key_padding_mask, True = ignore;
+# F.scaled_dot_product_attention for a boolean mask, True = attend) and compare the weights
+# it applies and its output with the same attention computed from the original mask's
+# meaning by the course's rule (-inf on the hidden keys before the softmax). Any mask that
+# PyTorch reads the same way passes, e.g. a float mask of 0 and -inf (PyTorch adds a float
+# mask to the scores); a mask PyTorch refuses is reported with PyTorch's own message.
+#
+# No case has a query without a visible key (every sequence has a real token): there,
+# nn.MultiheadAttention gives NaN (a softmax of -inf everywhere, on the path that returns
+# the weights, used here), F.scaled_dot_product_attention zeros in recent releases (NaN in
+# older ones), and the course's rule zeros. That is a convention about empty rows, not
+# about masks, so the cases leave it out. A learner's inverted mask does empty rows (in
+# a sequence without padding): its check fails whichever way PyTorch fills them.
+
+_D_MODEL, _N_HEADS = 4, 2
+_TORCH_OUTPUTS = ("torch weights", "torch output")
+_TORCH_TOLERANCES = {"rtol": 1e-4, "atol": 1e-5}  # float32, as a model's default
+"""PyTorch computes in float32, the dtype a learner's float mask (0 / -inf) gets by
+default; the expected values are computed in float64, then rounded to float32."""
+
+
+def _randn(g: torch.Generator, *shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=g)
+
+
+def _mha(B: int, S: int) -> tuple[torch.nn.MultiheadAttention, torch.Tensor]:
+    """A seeded float32 ``nn.MultiheadAttention`` (no dropout) and tokens ``x: (B, S, D)``."""
+    with torch.random.fork_rng(devices=[]):  # its default init must not move the global seed
+        layer = torch.nn.MultiheadAttention(_D_MODEL, _N_HEADS, dropout=0.0, batch_first=True)
+    g = torch.Generator().manual_seed(600 + 10 * B + S)
+    with torch.no_grad():
+        for p in layer.parameters():  # random biases too: nothing hides behind a zero
+            p.copy_(0.8 * _randn(g, *p.shape))
+    # Training mode (dropout 0): PyTorch's general path, which returns the weights per head.
+    return layer.train(), _randn(g, B, S, _D_MODEL)
+
+
+def _qkv(B: int, S: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seeded float32 queries, keys and values ``(B, S, D)`` (self-attention: T = S)."""
+    g = torch.Generator().manual_seed(700 + 10 * B + S)
+    return tuple(1.5 * _randn(g, B, S, _D_MODEL) for _ in range(3))  # type: ignore[return-value]
+
+
+def _course_weights(q: torch.Tensor, k: torch.Tensor, attend: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) with -inf where ``attend`` is False; a row with no visible
+    key gets zero weights (the course's rule; the cases have none)."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    weights = torch.softmax(scores.masked_fill(~attend, float("-inf")), dim=-1)
+    return weights.nan_to_num(0.0)
+
+
+def _described(mask: Any) -> str:
+    if isinstance(mask, torch.Tensor):
+        return f"a {mask.dtype} tensor of shape {tuple(mask.shape)}"
+    if isinstance(mask, np.ndarray):
+        return f"a NumPy array of shape {mask.shape}"
+    return f"a {type(mask).__name__}"
+
+
+def _in_torch(who: str, mask: Any, attend: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """``attend(mask)`` run by PyTorch; a refusal is raised with PyTorch's message."""
+    if mask is None:  # PyTorch would read None as "no mask"
+        raise TypeError("your function returned None")
+    try:
+        with torch.no_grad():
+            return attend(mask)
+    except Exception as err:
+        raise ValueError(f"{who} refused your mask ({_described(mask)}): {err}") from None
+
+
+def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, Any]:
+    """nn.MultiheadAttention on a padded batch, with ``key_padding_mask=fn(mask)``."""
+    converted = fn(mask)
+    layer, x = _mha(mask.shape[0], mask.shape[-1])
+
+    def attend(kpm: Any) -> tuple[Any, Any]:
+        out, weights = layer(
+            x, x, x, key_padding_mask=kpm, need_weights=True, average_attn_weights=False
+        )
+        return weights, out  # (B, H, T, S), (B, T, D)
+
+    return _in_torch("nn.MultiheadAttention", converted, attend)
+
+
+def _reference_key_padding(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same layer's attention where ``mask`` (``(B, 1, S)``, True = real token) says."""
+    layer, x = _mha(mask.shape[0], mask.shape[-1])
+    layer, x = layer.double(), x.double()
+    B, T, D = x.shape
+    with torch.no_grad():
+        q, k, v = (x @ layer.in_proj_weight.T + layer.in_proj_bias).chunk(3, dim=-1)
+
+        def heads(t: torch.Tensor) -> torch.Tensor:  # (B, T, D) -> (B, H, T, D / H)
+            return t.reshape(B, T, _N_HEADS, D // _N_HEADS).transpose(1, 2)
+
+        weights = _course_weights(heads(q), heads(k), mask[:, None])  # mask: (B, 1, 1, S)
+        out = layer.out_proj((weights @ heads(v)).transpose(1, 2).reshape(B, T, D))
+        return weights.float(), out.float()
+
+
+def _key_padding(convert: Callable[..., Any]) -> Callable[..., Any]:
+    return adapt(_run_key_padding, convert)
 
 
 def _kpm_cases() -> tuple[Case, ...]:
@@ -285,38 +395,116 @@ def _kpm_cases() -> tuple[Case, ...]:
     )
 
 
+_DTYPE_HINT = (
+    "dtype",
+    "a float mask must have the dtype of the model (float32 here, PyTorch's default): "
+    "PyTorch does not mix dtypes; or return booleans",
+)
+
+
+def _integer_mask_hint(message: str) -> str | None:
+    """SDPA's refusal of a mask's dtype: integers (this hint) or another float (None)."""
+    if re.search(r"attn_mask\.dtype: \w*(int|long|short|char)", message, re.IGNORECASE):
+        return (
+            "F.scaled_dot_product_attention takes a bool mask (True = attend) or a float "
+            "one that it adds to the scores, not integers: compare with 1 "
+            "(attention_mask == 1)"
+        )
+    return None
+
+
+_NONE_HINT = ("returned None", "did you forget `return`?")
+_NUMPY_HINT = (
+    "NumPy array",
+    "return a torch tensor, as the mask you were given: PyTorch's attention takes tensors",
+)
+
 TO_KEY_PADDING_MASK = GRADERS.add(
     Grader(
         name="to_key_padding_mask",
         signature="to_key_padding_mask(mask) with mask: (B, 1, S) boolean tensor, True = real "
-        "token -> (B, S) boolean tensor, True = padding",
-        reference=to_key_padding_mask,
+        "token -> nn.MultiheadAttention's key_padding_mask, (B, S), True = padding (ignore)",
+        reference=_reference_key_padding,
         cases=_kpm_cases(),
+        outputs=_TORCH_OUTPUTS,
         mistakes=(
             Mistake(
                 "you kept our convention: nn.MultiheadAttention IGNORES the keys marked True "
-                "in key_padding_mask, so True must mark the padding; invert the mask (~mask)",
-                lambda mask: mask[:, 0, :],
+                "in key_padding_mask, so True must mark the padding; invert the mask (~mask). "
+                "With yours it attended to the padding only, and a sequence without padding "
+                "had no key left (NaN)",
+                _key_padding(lambda mask: mask[:, 0, :]),
             ),
             Mistake(
+                "a float key_padding_mask is ADDED to the scores: your 1.0 raises the "
+                "padding's scores by 1 instead of hiding them; return bool values (True = "
+                "padding), or a float mask of 0 and -inf",
+                _key_padding(lambda mask: (~mask[:, 0, :]).float()),
+            ),
+        ),
+        error_hints=(
+            (
+                "expected `key_padding_mask` to be `None` or 2-D",
                 "you kept the query axis: key_padding_mask is (B, S), one row per sequence; "
                 "drop the axis of size 1 (mask[:, 0, :])",
-                lambda mask: ~mask,
             ),
+            (
+                "only bool and floating types of key_padding_mask",
+                "nn.MultiheadAttention takes a bool key_padding_mask (True = ignore) or a "
+                "float one that it adds to the scores; integers are refused: return bool "
+                "values, e.g. ~mask[:, 0, :]",
+            ),
+            _DTYPE_HINT,
+            _NUMPY_HINT,
+            _NONE_HINT,
         ),
         hint="key_padding_mask[b, j] is True when key j of sequence b is padding: invert our "
         "mask and drop its middle axis",
+        **_TORCH_TOLERANCES,
     )
 )
 
 
 def check_to_key_padding_mask(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(mask)``: our ``(B, 1, S)`` padding mask as ``nn.MultiheadAttention``'s
-    ``key_padding_mask`` (``(B, S)``, ``True`` = ignore).
+    ``key_padding_mask`` (``(B, S)``, ``True`` = ignore), by PyTorch's own behaviour.
+
+    A seeded ``nn.MultiheadAttention`` runs on padded batches with
+    ``key_padding_mask=fn(mask)``; the weights it applies and its output must be those of
+    the same layer attending where ``mask`` says (the course's rule: -inf before the
+    softmax). Any mask PyTorch reads that way passes (a float mask of 0 and -inf too). No
+    case has a sequence without a real token (PyTorch gives NaN there, the course zeros).
 
     Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
     """
-    return TO_KEY_PADDING_MASK.check(fn)
+    return check_function(TO_KEY_PADDING_MASK, fn, _run_key_padding)
+
+
+def _run_hf(fn: Callable[..., Any], attention_mask: torch.Tensor) -> tuple[Any, Any]:
+    """F.scaled_dot_product_attention on a padded batch, with ``attn_mask=fn(attention_mask)``."""
+    converted = fn(attention_mask)
+    B, S = attention_mask.shape
+    q, k, v = _qkv(B, S)
+    eye = torch.eye(S).expand(B, S, S)
+
+    def attend(mask: Any) -> tuple[Any, Any]:
+        # With the identity as values, the output IS the weights PyTorch applied.
+        weights = F.scaled_dot_product_attention(q, k, eye, attn_mask=mask)
+        return weights, F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    return _in_torch("F.scaled_dot_product_attention", converted, attend)
+
+
+def _reference_hf(attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The attention Hugging Face's mask means: key j of sequence b visible iff it is 1."""
+    B, S = attention_mask.shape
+    q, k, v = (t.double() for t in _qkv(B, S))
+    weights = _course_weights(q, k, (attention_mask == 1)[:, None, :])  # (B, T, S)
+    return weights.float(), (weights @ v).float()
+
+
+def _hf(convert: Callable[..., Any]) -> Callable[..., Any]:
+    return adapt(_run_hf, convert)
 
 
 def _hf_cases() -> tuple[Case, ...]:
@@ -335,37 +523,58 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
         name="from_hf_attention_mask",
         signature="from_hf_attention_mask(attention_mask) with attention_mask: (B, S) integer "
         "tensor, 1 = real token -> (B, 1, S) boolean tensor, True = may attend",
-        reference=from_hf_attention_mask,
+        reference=_reference_hf,
         cases=_hf_cases(),
+        outputs=_TORCH_OUTPUTS,
         mistakes=(
             Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
                 "(attend) and 0 the padding; compare with 1, not 0",
-                lambda attention_mask: (attention_mask == 0)[:, None, :],
-            ),
-            Mistake(
-                "you returned (B, S): add the query axis of size 1 ([:, None, :]) so that the "
-                "mask broadcasts over the queries",
-                lambda attention_mask: attention_mask == 1,
+                _hf(lambda attention_mask: (attention_mask == 0)[:, None, :]),
             ),
             Mistake(
                 "you put the new axis last, (B, S, 1): that would mask queries, not keys; "
                 "the key axis must stay last ([:, None, :])",
-                lambda attention_mask: (attention_mask == 1)[:, :, None],
+                _hf(lambda attention_mask: (attention_mask == 1)[:, :, None]),
             ),
+            Mistake(
+                "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
+                "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
+                "attend, so return booleans (attention_mask == 1)",
+                _hf(lambda attention_mask: attention_mask[:, None, :].float()),
+            ),
+        ),
+        error_hints=(
+            (
+                "must match the size of tensor",
+                "you returned (B, S): add the query axis of size 1 ([:, None, :]) so that the "
+                "mask broadcasts over the queries; PyTorch lines the mask's axes up with the "
+                "scores (B, T, S) from the right, so a (B, S) mask is read as (T, S)",
+            ),
+            ("Expected attn_mask dtype", _integer_mask_hint),
+            _DTYPE_HINT,
+            _NUMPY_HINT,
+            _NONE_HINT,
         ),
         hint="compare the attention_mask with 1 to get booleans, then insert the query axis: "
         "(B, S) -> (B, 1, S)",
+        **_TORCH_TOLERANCES,
     )
 )
 
 
 def check_from_hf_attention_mask(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(attention_mask)``: Hugging Face's 0/1 ``attention_mask`` as our key mask.
+    """Check ``fn(attention_mask)``: Hugging Face's 0/1 ``attention_mask`` as our key mask,
+    by PyTorch's own behaviour.
+
+    ``F.scaled_dot_product_attention`` (whose boolean mask means True = attend, as ours)
+    runs on padded batches with ``attn_mask=fn(attention_mask)``; the weights it applies
+    and its output must be those of attention to exactly the keys marked 1. No case has a
+    sequence without a real token.
 
     Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
     """
-    return FROM_HF_ATTENTION_MASK.check(fn)
+    return check_function(FROM_HF_ATTENTION_MASK, fn, _run_hf)
 
 
 # --- a test of causality: edit the future, measure the past --------------------------------
