@@ -195,6 +195,25 @@ def test_modules_reject_non_float_input(module: torch.nn.Module, dtype: torch.dt
         module(torch.zeros(2, 5, 8, dtype=dtype))
 
 
+@pytest.mark.parametrize(
+    "module", [SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(10, 8)]
+)
+def test_modules_give_positions_from_start(module: torch.nn.Module) -> None:
+    """forward(x, start): the rows start..start+T-1 of the table, as a KV cache needs."""
+    x = torch.randn(2, 10, 8)
+    with torch.no_grad():
+        whole = module(x)
+        for start, stop in ((0, 3), (3, 4), (4, 10)):
+            part = module(x[:, start:stop], start)
+            torch.testing.assert_close(part, whole[:, start:stop], rtol=0, atol=0)
+        assert torch.equal(module(x[:, :4], np.int64(0)), whole[:, :4])
+    with pytest.raises(ValueError, match=r"positions 8\.\.10 exceed max_len=10"):
+        module(x[:, :3], 8)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="start must be a non-negative integer"):
+            module(x[:, :3], bad)
+
+
 def test_learned_embedding_adds_rows_and_learns() -> None:
     torch.manual_seed(0)
     module = LearnedPositionalEmbedding(max_len=10, d_model=4)

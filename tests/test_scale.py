@@ -442,6 +442,38 @@ def test_layer_cache_rejects_mismatched_keys() -> None:
         KVCache(0)
 
 
+def test_preallocated_cache_equals_the_growing_one() -> None:
+    torch.manual_seed(2)
+    growing, preallocated = LayerKV(), LayerKV(capacity=9)
+    for n in (4, 1, 1, 3):  # a prompt, two steps, three more
+        k, v = torch.randn(2, 3, n, 5), torch.randn(2, 3, n, 7)  # d = 5, d_v = 7
+        k_all, v_all = preallocated.update(k, v)
+        torch.testing.assert_close(k_all, growing.update(k, v)[0], rtol=0, atol=0)
+        torch.testing.assert_close(v_all, growing.v, rtol=0, atol=0)
+        assert preallocated.length == growing.length == k_all.shape[-2]
+        assert preallocated.nbytes() == growing.nbytes() == growing.reserved_bytes()
+    assert preallocated.length == 9 and tuple(preallocated.k.shape) == (2, 3, 9, 5)
+    assert preallocated.reserved_bytes() == 2 * 3 * 9 * (5 + 7) * 4
+    with pytest.raises(ValueError, match="at most capacity=9 positions: 9 cached"):
+        preallocated.update(torch.zeros(2, 3, 1, 5), torch.zeros(2, 3, 1, 7))
+    with pytest.raises(ValueError, match="do not fit"):
+        preallocated.update(torch.zeros(1, 3, 1, 5), torch.zeros(1, 3, 1, 7))
+    with pytest.raises(ValueError, match="capacity"):
+        KVCache(2, capacity=0)
+
+
+def test_preallocated_cache_writes_in_place() -> None:
+    layer = LayerKV(capacity=6)
+    layer.update(torch.ones(1, 2, 2, 4), torch.ones(1, 2, 2, 4))
+    buffer = layer.k.untyped_storage().data_ptr()
+    layer.update(torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
+    assert layer.k.untyped_storage().data_ptr() == buffer  # no new allocation, no copy
+    assert layer.k[0, 0, :, 0].tolist() == [1.0, 1.0, 0.0]
+    short = LayerKV(capacity=2)
+    with pytest.raises(ValueError, match="at most capacity=2 positions: 0 cached \\+ 3 new"):
+        short.update(torch.zeros(1, 1, 3, 4), torch.zeros(1, 1, 3, 4))
+
+
 def test_kv_cache_bytes_examples() -> None:
     # 32 layers, 32 heads of 128, 4096 positions, 16-bit: 2 GiB; 8 key-value heads: 512 MiB.
     sizes = {"n_layers": 32, "d_head": 128, "seq_len": 4096}
@@ -511,6 +543,43 @@ def test_cached_logits_equal_full_logits() -> None:
     assert cache.nbytes() == kv_cache_bytes(
         n_layers=2, n_kv_heads=4, d_head=8, seq_len=12, batch=2, bytes_per_value=4
     )
+
+
+def test_preallocated_cache_in_the_model() -> None:
+    model = small_lm(6, pad_id=0)
+    tokens = torch.randint(1, 23, (2, 9), generator=torch.Generator().manual_seed(6))
+    tokens[0, :2] = 0  # padding among the cached keys
+    with torch.no_grad():
+        full = model(tokens)
+        cache = KVCache(len(model.decoder.layers), capacity=model.max_len)
+        parts = [model(tokens[:, :5], cache)]
+        parts += [model(tokens[:, t : t + 1], cache) for t in range(5, 9)]
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
+    assert cache.reserved_bytes() == 2 * 2 * 2 * 4 * model.max_len * 8 * 4  # the whole window
+    assert cache.nbytes() == kv_cache_bytes(
+        n_layers=2, n_kv_heads=4, d_head=8, seq_len=9, batch=2, bytes_per_value=4
+    )
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_generate_calls_the_model(cached) -> None:
+    """Through model(...): forward hooks run and a subclass's forward is the one used."""
+    from attnlab.transformer import generate
+
+    model, calls = small_lm(8), []
+    model.register_forward_hook(lambda module, args, out: calls.append(args[0].shape[1]))
+    generate(model, torch.tensor([[1, 2, 3]]), max_new_tokens=4, use_cache=cached)
+    assert calls == ([3, 1, 1, 1] if cached else [3, 4, 5, 6])
+
+
+def test_model_checks_its_input_once_at_the_boundary() -> None:
+    """The blocks skip their checks inside the model: its own check must catch a mismatch."""
+    model = small_lm(7)
+    model.decoder.double()  # the embeddings stay float32
+    with pytest.raises(TypeError, match="DecoderOnlyLM has float64 weights"):
+        model(torch.ones(1, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="token id 23"):
+        model(torch.full((1, 3), 23))
 
 
 def test_generate_with_cache_past_max_len_and_eos() -> None:

@@ -324,3 +324,44 @@ def test_to_numpy_detaches_and_checks() -> None:
     with pytest.raises(TypeError, match="real numbers"):
         _validate.to_numpy(np.array(["a"]))
     assert _validate.to_numpy(np.array(["a"]), numeric=False).dtype.kind == "U"
+
+
+# --- speed without losing the checks -----------------------------------------------------
+
+
+def test_namespace_is_the_array_api_compat_one() -> None:
+    from array_api_compat import array_namespace
+
+    t32, t64, a = torch.zeros(2), torch.zeros(2, dtype=torch.float64), np.zeros(2)
+    assert _validate.namespace(x=t32, y=t64) is array_namespace(t32, t64)
+    assert _validate.namespace(x=a) is array_namespace(a)
+    assert _validate.namespace(x=t64) is _validate.namespace(x=t32)
+    with pytest.raises(TypeError, match="mixed array kinds"):
+        _validate.namespace(x=t32, y=a)
+
+
+def test_first_tensor_is_the_first_parameter_else_buffer() -> None:
+    nested = nn.Sequential(nn.Identity(), nn.Sequential(nn.Linear(2, 3)), nn.Linear(3, 1))
+    only_buffers = SinusoidalPositionalEncoding(4, 6)
+    empty = nn.Sequential(nn.Identity(), nn.ReLU())
+    for module in (nested, MultiHeadAttention(8, 2), LayerNorm(4), only_buffers):
+        expected = next(iter([*module.parameters(), *module.buffers()]))
+        assert _validate._first_tensor(module) is expected
+    assert _validate._first_tensor(empty) is None
+    assert _validate._first_tensor(None) is None
+
+
+def test_inputs_checked_skips_check_input_inside_only() -> None:
+    norm = LayerNorm(4)
+    with pytest.raises(ValueError, match="LayerNorm"):
+        norm(torch.zeros(2, 3))
+    with _validate.inputs_checked():
+        _validate.check_input(np.zeros(3), 4, who="nobody")  # nothing is checked inside
+        with pytest.raises(RuntimeError):  # torch's own error, not attnlab's
+            norm(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="LayerNorm"):  # checked again after the block
+        norm(torch.zeros(2, 3))
+    with pytest.raises(KeyError), _validate.inputs_checked():
+        raise KeyError("an error inside")
+    with pytest.raises(TypeError, match="LayerNorm"):  # and after an error inside
+        norm(np.zeros((2, 4)))

@@ -25,8 +25,11 @@ One behaviour for every check here:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -44,6 +47,7 @@ __all__ = [
     "check_real",
     "describe",
     "device",
+    "inputs_checked",
     "match_kind",
     "namespace",
     "positive_int",
@@ -190,11 +194,23 @@ def namespace(**arrays: Any) -> Any:
     Raises ``TypeError`` when NumPy arrays and torch tensors are mixed: silently converting
     one into the other would hide a device transfer or a dtype change.
     """
-    kinds = {name: ("torch" if is_torch_array(a) else "numpy") for name, a in arrays.items()}
-    if len(set(kinds.values())) > 1:
+    kinds = {_kind(a) for a in arrays.values()}
+    if "torch" in kinds and len(kinds) > 1:
         listing = ", ".join(f"{n} is {describe(a)}" for n, a in arrays.items())
         raise TypeError(f"mixed array kinds ({listing}): pass all NumPy arrays or all tensors")
-    return array_namespace(*arrays.values())
+    if len(kinds) != 1 or "other" in kinds:
+        return array_namespace(*arrays.values())
+    (kind,) = kinds
+    if kind not in _NAMESPACES:  # one namespace per kind, whatever the dtype or device
+        _NAMESPACES[kind] = array_namespace(*arrays.values())
+    return _NAMESPACES[kind]
+
+
+def _kind(a: Any) -> str:
+    return "torch" if is_torch_array(a) else "numpy" if is_numpy_array(a) else "other"
+
+
+_NAMESPACES: dict[str, Any] = {}
 
 
 def as_float(x: Any, name: str, xp: Any) -> Any:
@@ -319,6 +335,24 @@ def to_numpy(x: Any, name: str = "x", *, numeric: bool = True) -> np.ndarray:
 # -- the inputs of modules ---------------------------------------------------------------------
 
 
+_INPUTS_CHECKED: ContextVar[bool] = ContextVar("attnlab_inputs_checked", default=False)
+
+
+@contextlib.contextmanager
+def inputs_checked() -> Iterator[None]:
+    """Inside this block :func:`check_input` returns at once, checking nothing.
+
+    For a model that checked its input once at its boundary: the layers inside then
+    receive tensors the model made itself, and checking them again in every layer of every
+    generation step costs more than the arithmetic of one token.
+    """
+    token = _INPUTS_CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _INPUTS_CHECKED.reset(token)
+
+
 def check_input(
     x: Any,
     features: int,
@@ -348,6 +382,8 @@ def check_input(
         TypeError: ``x`` is not a tensor, not floating-point, or not of the weights' dtype.
         ValueError: the wrong number of axes, the wrong feature size, or another device.
     """
+    if _INPUTS_CHECKED.get():  # inside a model that checked its input (inputs_checked)
+        return
     if not is_torch_array(x):
         if name == "x":
             raise TypeError(f"{who} expects a torch.Tensor, got {describe(x)}")
@@ -374,13 +410,25 @@ def check_input(
 
 
 def _first_tensor(module: Any) -> Any:
-    """The first parameter (else buffer) of ``module``, or ``None``."""
+    """The first parameter (else buffer) of ``module``, or ``None``.
+
+    The first of ``module.parameters()`` (else ``module.buffers()``), found without building
+    those generators: the module itself, then its children depth-first, as they do.
+    """
     if module is None:
         return None
-    for tensor in module.parameters():
-        return tensor
-    for tensor in module.buffers():
-        return tensor
+    found = _first_in(module, "_parameters")
+    return _first_in(module, "_buffers") if found is None else found
+
+
+def _first_in(module: Any, table: str) -> Any:
+    for tensor in getattr(module, table).values():
+        if tensor is not None:
+            return tensor
+    for child in module._modules.values():
+        found = None if child is None else _first_in(child, table)
+        if found is not None:
+            return found
     return None
 
 

@@ -30,7 +30,7 @@ from ._validate import (
     namespace,
     positive_int,
 )
-from .similarity import softmax
+from .similarity import _masked_softmax
 
 __all__ = ["CrossAttention", "OneLayerAttention", "SelfAttention", "scaled_dot_product_attention"]
 
@@ -84,8 +84,8 @@ def scaled_dot_product_attention(
             "do not broadcast"
         ) from None
     if mask is not None:
-        check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)")
-    weights = softmax(scores, axis=-1, mask=mask)  # (..., T, S)
+        mask = check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)")
+    weights = _masked_softmax(scores, -1, mask, xp)  # softmax(scores, mask=mask): (..., T, S)
     try:
         dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
         out = dropped @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)

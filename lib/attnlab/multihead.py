@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import array_api_compat.torch as torch_xp
 import torch
 from torch import nn
 
@@ -62,12 +63,18 @@ def split_heads(x: Any, n_heads: int) -> Any:
     n_heads = positive_int(n_heads, "n_heads")
     if x.ndim < 2:
         raise ValueError(f"split_heads expects x of shape (B, T, D), got {describe(x)}")
-    *lead, T, D = x.shape
+    D = x.shape[-1]
     if D % n_heads:
         raise ValueError(
             f"cannot split x of shape {tuple(x.shape)} into {n_heads} heads: "
             f"D={D} is not divisible by n_heads={n_heads}"
         )
+    return _split(x, n_heads, xp)
+
+
+def _split(x: Any, n_heads: int, xp: Any) -> Any:
+    """:func:`split_heads` of a checked ``x``."""
+    *lead, T, D = x.shape
     x = xp.reshape(x, (*lead, T, n_heads, D // n_heads))  # (B, T, D) -> (B, T, H, d)
     n = x.ndim
     return xp.permute_dims(x, (*range(n - 3), n - 2, n - 3, n - 1))  # -> (B, H, T, d)
@@ -91,6 +98,11 @@ def merge_heads(x: Any) -> Any:
     xp = namespace(x=x)
     if x.ndim < 3:
         raise ValueError(f"merge_heads expects x of shape (B, H, T, d), got {describe(x)}")
+    return _merge(x, xp)
+
+
+def _merge(x: Any, xp: Any) -> Any:
+    """:func:`merge_heads` of a checked ``x``."""
     *lead, H, T, d = x.shape
     n = x.ndim
     x = xp.permute_dims(x, (*range(n - 3), n - 2, n - 3, n - 1))  # (B, H, T, d) -> (B, T, H, d)
@@ -183,14 +195,15 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value, mask)
-        H, record = self.n_heads, self._record
+        # q, k, v below are this layer's own projections: split without split_heads' checks.
+        H, record, xp = self.n_heads, self._record, torch_xp
         q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, T|S, D) each
         record("q = query @ W_q", q, "(B, T, D)")
         record("k = key @ W_k", k, "(B, S, D)")
         record("v = value @ W_v", v, "(B, S, D)")
-        q = split_heads(q, H)  # (B, T, D) -> (B, T, H, d) -> (B, H, T, d)
-        k = split_heads(k, H)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
-        v = split_heads(v, H)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
+        q = _split(q, H, xp)  # split_heads: (B, T, D) -> (B, T, H, d) -> (B, H, T, d)
+        k = _split(k, H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
+        v = _split(v, H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
         record("split_heads(q): reshape", q.transpose(1, 2), "(B, T, H, d)")
         record("split_heads(q): transpose", q, "(B, H, T, d)")
         record("split_heads(k)", k, "(B, H, S, d)")
@@ -202,7 +215,7 @@ class MultiHeadAttention(nn.Module):
         record("scores = q @ k^T / sqrt(d)", weights, "(B, H, T, S)")
         record("weights = softmax(scores)", weights, "(B, H, T, S)")
         record("heads = weights @ v", heads, "(B, H, T, d)")
-        concat = merge_heads(heads)  # (B, H, T, d) -> (B, T, H, d) -> (B, T, D)
+        concat = _merge(heads, xp)  # merge_heads: (B, H, T, d) -> (B, T, H, d) -> (B, T, D)
         record("merge_heads: transpose", heads.transpose(1, 2), "(B, T, H, d)")
         record("merge_heads: reshape (concat)", concat, "(B, T, D)")
         out = self.W_o(concat)  # (B, T, D) @ (D, D) -> (B, T, D)

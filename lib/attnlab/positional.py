@@ -293,8 +293,10 @@ def permutation_gap(fn: Callable[[Any], Any], x: Any, perm: Sequence[int]) -> fl
 class _AddedPositions(nn.Module):
     """What both position layers share: checked sizes, and ``forward(x) = x + table[:T]``.
 
-    A subclass builds its ``(max_len, D)`` table in ``__init__`` and returns its first ``T``
-    rows from ``_table(T)``.
+    A subclass builds its ``(max_len, D)`` table in ``__init__`` and returns its rows
+    ``start .. start + T - 1`` from ``_table(start, T)``. ``forward(x, start)`` gives the
+    tokens of ``x`` the positions ``start ..`` (a decoder with a KV cache passes the number
+    of tokens already cached, chapter 8).
     """
 
     def __init__(self, d_model: int, max_len: int) -> None:
@@ -302,13 +304,13 @@ class _AddedPositions(nn.Module):
         self.d_model = positive_int(d_model, "d_model")
         self.max_len = positive_int(max_len, "max_len")
 
-    def _table(self, T: int) -> torch.Tensor:
-        """The first ``T`` rows of the position table, ``(T, D)``."""
+    def _table(self, start: int, T: int) -> torch.Tensor:
+        """Rows ``start .. start + T - 1`` of the position table, ``(T, D)``."""
         raise NotImplementedError
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        T = _check_input(x, self.d_model, self.max_len, type(self).__name__)
-        return x + self._table(T).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        T, start = _check_input(x, self.d_model, self.max_len, type(self).__name__, start)
+        return x + self._table(start, T).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
 
 
 class SinusoidalPositionalEncoding(_AddedPositions):
@@ -324,7 +326,9 @@ class SinusoidalPositionalEncoding(_AddedPositions):
         base: as in :func:`sinusoidal_encoding`.
 
     Shapes:
-        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``.
+        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``. With
+        ``forward(x, start)`` the tokens take positions ``start .. start + T - 1``
+        (default 0; ``start + T <= max_len``).
 
     Raises:
         ValueError: ``T > max_len`` or a feature size other than ``d_model``.
@@ -345,8 +349,8 @@ class SinusoidalPositionalEncoding(_AddedPositions):
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}"
 
-    def _table(self, T: int) -> torch.Tensor:
-        return self.pe[:T]  # (max_len, D) -> (T, D)
+    def _table(self, start: int, T: int) -> torch.Tensor:
+        return self.pe[start : start + T]  # (max_len, D) -> (T, D)
 
 
 class LearnedPositionalEmbedding(_AddedPositions):
@@ -361,7 +365,9 @@ class LearnedPositionalEmbedding(_AddedPositions):
         d_model: number of features ``D``.
 
     Shapes:
-        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``.
+        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``. With
+        ``forward(x, start)`` the tokens take positions ``start .. start + T - 1``
+        (default 0; ``start + T <= max_len``).
 
     Raises:
         ValueError: ``T > max_len`` or a feature size other than ``d_model``.
@@ -378,20 +384,26 @@ class LearnedPositionalEmbedding(_AddedPositions):
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"
 
-    def _table(self, T: int) -> torch.Tensor:
-        positions = torch.arange(T, device=self.embedding.weight.device)  # (T,)
+    def _table(self, start: int, T: int) -> torch.Tensor:
+        positions = torch.arange(start, start + T, device=self.embedding.weight.device)  # (T,)
         return self.embedding(positions)  # (T, D)
 
 
-def _check_input(x: Any, d_model: int, max_len: int, who: str) -> int:
+def _check_input(x: Any, d_model: int, max_len: int, who: str, start: Any) -> tuple[int, int]:
     # Cast to an integer dtype, the sin/cos (or learned) table would truncate to 0/1/-1.
     hint = ": embed the token ids first (e.g. nn.Embedding), then add the positions"
     shape = f"(B, T, d_model={d_model})"
     check_input(x, d_model, who=who, shape=shape, min_ndim=2, hint=hint)
     T = x.shape[-2]
+    start = check_int(start, "start", low=0)
     if T > max_len:
         raise ValueError(
             f"sequence length {T} exceeds max_len={max_len} of {who}: build it with a larger "
             "max_len or shorten the input"
         )
-    return T
+    if start + T > max_len:
+        raise ValueError(
+            f"positions {start}..{start + T - 1} exceed max_len={max_len} of {who} "
+            f"(start={start}, sequence length {T})"
+        )
+    return T, start

@@ -594,17 +594,47 @@ class GroupedQueryAttention(nn.Module):
 class LayerKV:
     """The cached keys and values of one attention layer, ``(B, heads, t, d)`` each.
 
+    Two ways to store them, with the same results:
+
+    - growing (the default): each :meth:`update` concatenates the new keys to the old,
+      ``torch.cat``, which copies all ``t`` cached positions at every step;
+    - preallocated (``capacity`` given): the first :meth:`update` allocates buffers of
+      ``capacity`` positions and every update writes the new positions into them in
+      place; ``k`` and ``v`` are views of the first ``t`` positions. Nothing is copied
+      but the new keys, at the price of reserving the memory of a full cache up front.
+
+    Args:
+        capacity: optional, the most positions the buffers will hold (e.g. the model's
+            ``max_len``).
+
+    Attributes:
+        k: ``(B, heads, t, d)`` the cached keys (``None`` before the first update).
+        v: ``(B, heads, t, d_v)`` the cached values (``None`` before the first update).
+
+    Raises:
+        ValueError: a ``capacity`` that is not a positive integer.
+
     Taught in: chapters/08_scale.ipynb
     """
 
-    def __init__(self) -> None:
-        self.k: torch.Tensor | None = None
-        self.v: torch.Tensor | None = None
+    def __init__(self, capacity: int | None = None) -> None:
+        self.capacity = None if capacity is None else positive_int(capacity, "capacity")
+        self._k: torch.Tensor | None = None  # (B, heads, capacity or t, d)
+        self._v: torch.Tensor | None = None  # (B, heads, capacity or t, d_v)
+        self._length = 0
+
+    @property
+    def k(self) -> torch.Tensor | None:
+        return None if self._k is None else self._k[..., : self._length, :]
+
+    @property
+    def v(self) -> torch.Tensor | None:
+        return None if self._v is None else self._v[..., : self._length, :]
 
     @property
     def length(self) -> int:
         """Number of cached positions ``t``."""
-        return 0 if self.k is None else self.k.shape[-2]
+        return self._length
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Append the keys and values of new positions; return all of them.
@@ -616,25 +646,57 @@ class LayerKV:
             ``(k_all, v_all)``: ``(B, heads, t + T_new, d)`` and ``(..., d_v)``.
 
         Raises:
-            ValueError: new keys whose batch, heads or width differ from the cached ones.
+            ValueError: new keys whose batch, heads or width differ from the cached ones,
+                or (preallocated) more positions than ``capacity``.
         """
-        if self.k is None:
-            self.k, self.v = k, v
+        t, n = self._length, k.shape[-2]
+        if self._k is None:
+            if self.capacity is None:
+                self._k, self._v = k, v
+            else:  # reserve the whole cache once: (B, heads, capacity, d)
+                self._k = k.new_empty((*k.shape[:-2], self.capacity, k.shape[-1]))
+                self._v = v.new_empty((*v.shape[:-2], self.capacity, v.shape[-1]))
+                self._write(k, v, 0)
+            self._length = n
+            return self.k, self.v
+        if k.shape[:2] != self._k.shape[:2] or k.shape[-1] != self._k.shape[-1]:
+            raise ValueError(
+                f"new keys of shape {tuple(k.shape)} do not fit the cached keys of "
+                f"shape {tuple(self.k.shape)} (same batch, heads and width needed)"
+            )
+        if self.capacity is None:
+            self._k = torch.cat([self._k, k], dim=-2)  # (B, G, t, d) -> (B, G, t + n, d)
+            self._v = torch.cat([self._v, v], dim=-2)  # (B, G, t, d_v) -> (B, G, t + n, d_v)
         else:
-            if k.shape[:2] != self.k.shape[:2] or k.shape[-1] != self.k.shape[-1]:
-                raise ValueError(
-                    f"new keys of shape {tuple(k.shape)} do not fit the cached keys of "
-                    f"shape {tuple(self.k.shape)} (same batch, heads and width needed)"
-                )
-            self.k = torch.cat([self.k, k], dim=-2)  # (B, G, t, d) -> (B, G, t + T_new, d)
-            self.v = torch.cat([self.v, v], dim=-2)  # (B, G, t, d_v) -> (B, G, t + T_new, d_v)
+            self._write(k, v, t)
+        self._length = t + n
         return self.k, self.v
 
+    def _write(self, k: torch.Tensor, v: torch.Tensor, t: int) -> None:
+        """Copy ``n`` new positions into the preallocated buffers at ``t .. t + n - 1``."""
+        n = k.shape[-2]
+        if t + n > self._k.shape[-2]:
+            raise ValueError(
+                f"the cache holds at most capacity={self.capacity} positions: "
+                f"{t} cached + {n} new do not fit"
+            )
+        self._k[..., t : t + n, :] = k  # in place: no copy of the t cached positions
+        self._v[..., t : t + n, :] = v
+
     def nbytes(self) -> int:
-        """Bytes held by the cached keys and values."""
-        if self.k is None:
+        """Bytes of the ``t`` cached keys and values (a preallocated buffer reserves
+        ``capacity`` positions: :meth:`reserved_bytes`)."""
+        if self._k is None:
             return 0
-        return self.k.numel() * self.k.element_size() + self.v.numel() * self.v.element_size()
+        per_position = self._k.shape[-1] * self._k.element_size()
+        per_position += self._v.shape[-1] * self._v.element_size()
+        return math.prod(self._k.shape[:-2]) * self._length * per_position
+
+    def reserved_bytes(self) -> int:
+        """Bytes the buffers occupy: ``capacity`` positions when preallocated, else ``t``."""
+        if self._k is None:
+            return 0
+        return sum(x.numel() * x.element_size() for x in (self._k, self._v))
 
 
 class KVCache:
@@ -647,18 +709,24 @@ class KVCache:
 
     Args:
         n_layers: number of attention layers that will use the cache.
+        capacity: optional, preallocate every layer's buffers for this many positions
+            (see :class:`LayerKV`); :func:`~attnlab.transformer.generate` passes the
+            model's ``max_len``.
 
     Attributes:
         layers: the per-layer caches, ``layers[i]`` for layer ``i``.
         key_visible: optional ``(B, 1, 1, t)`` boolean, ``False`` for cached padding keys
             (kept by models that mask padding).
 
+    Raises:
+        ValueError: ``n_layers`` or ``capacity`` not a positive integer.
+
     Taught in: chapters/08_scale.ipynb
     """
 
-    def __init__(self, n_layers: int) -> None:
+    def __init__(self, n_layers: int, capacity: int | None = None) -> None:
         positive_int(n_layers, "n_layers")
-        self.layers = [LayerKV() for _ in range(n_layers)]
+        self.layers = [LayerKV(capacity) for _ in range(n_layers)]
         self.key_visible: torch.Tensor | None = None
 
     def __len__(self) -> int:
@@ -673,8 +741,12 @@ class KVCache:
         return self.layers[0].length
 
     def nbytes(self) -> int:
-        """Bytes held by all the cached keys and values."""
+        """Bytes of all the cached keys and values (``t`` positions per layer)."""
         return sum(layer.nbytes() for layer in self.layers)
+
+    def reserved_bytes(self) -> int:
+        """Bytes the layers' buffers occupy (``capacity`` positions when preallocated)."""
+        return sum(layer.reserved_bytes() for layer in self.layers)
 
     def __repr__(self) -> str:
         return f"KVCache(layers={len(self)}, length={self.length}, nbytes={self.nbytes()})"

@@ -282,10 +282,16 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for {describe(x)}")
     z = x / temperature if temperature != 1 else x  # skip a pass over x when τ = 1
+    if mask is not None:
+        mask = check_mask(mask, tuple(x.shape), xp, what="logits")
+    return _masked_softmax(z, axis, mask, xp)
+
+
+def _masked_softmax(z: Any, axis: int, mask: Any, xp: Any) -> Any:
+    """:func:`softmax` of checked logits ``z`` with a checked ``mask`` (or ``None``)."""
     if mask is None:
         return _normalized_exp(z, axis, xp)
-    mask = check_mask(mask, tuple(x.shape), xp, what="logits")
-    mask = xp.reshape(mask, (1,) * (x.ndim - mask.ndim) + tuple(mask.shape))  # align axes
+    mask = xp.reshape(mask, (1,) * (z.ndim - mask.ndim) + tuple(mask.shape))  # align axes
     # A slice with no visible entry would be exp(-inf - (-inf)) = NaN. Leave such slices
     # unmasked (their logits are finite), then set their weights to exactly 0.
     visible = xp.any(mask, axis=axis, keepdims=True)  # (..., 1, ...): any key visible?

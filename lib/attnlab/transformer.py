@@ -41,6 +41,7 @@ from ._validate import (
     check_int,
     check_real,
     describe,
+    inputs_checked,
     positive_int,
     positive_number,
 )
@@ -757,21 +758,23 @@ class DecoderOnlyLM(_TokenModel):
             raise ValueError(
                 f"{past} cached + {T} new tokens exceed the model's max_len={self.max_len}"
             )
-        mask = causal_mask(T, past + T, like=tokens)  # (T, S): the new queries are last
+        # The new queries are the last T of past + T positions. A single one may see every
+        # key: no causal mask to build (the one-token steps of cached generation).
+        mask = None if T == 1 else causal_mask(T, past + T, like=tokens)  # (T, S)
         if self.pad_id is not None:
             keys = padding_mask(tokens=tokens, pad_id=self.pad_id)[:, None]  # (B, 1, 1, T)
             if cache is not None:  # padding among the cached keys stays hidden
                 if cache.key_visible is not None:
                     keys = torch.cat([cache.key_visible, keys], dim=-1)  # (B, 1, 1, S)
                 cache.key_visible = keys
-            mask = combine_masks(mask, keys)  # -> (B, 1, T, S)
+            mask = keys if mask is None else combine_masks(mask, keys)  # -> (B, 1, T, S)
         x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
-        if past:  # positions past..past+T-1: the code of a zero input, cut after `past`
-            zeros = x.new_zeros(1, past + T, self.d_model)  # (1, S, D)
-            x = self.dropout(x + self.positional(zeros)[:, past:])  # (B, T, D)
-        else:
-            x = self.dropout(self.positional(x))  # (B, T, D)
-        x = self.decoder(x, None, mask, cache=cache)  # (B, T, D)
+        x = self.dropout(self.positional(x, past))  # positions past .. past + T - 1
+        # Checked once here (the embeddings match the blocks' weights); the blocks and their
+        # sub-layers, which receive only tensors made inside the model, skip their checks.
+        check_input(x, self.d_model, who="DecoderOnlyLM", module=self.decoder)
+        with inputs_checked():
+            x = self.decoder(x, None, mask, cache=cache)  # (B, T, D)
         return self.to_logits(x)  # (B, T, D) -> (B, T, vocab)
 
     def attention_maps(self) -> dict[str, list[torch.Tensor]]:
@@ -900,6 +903,7 @@ def generate(
     if not isinstance(prompt, torch.Tensor):
         raise TypeError(f"prompt must be a torch.Tensor of token ids, got {describe(prompt)}")
     model._check_tokens(prompt[:, -model.max_len :], "prompt", model.vocab)
+    window = model.max_len
     was_training = model.training
     model.eval()
     try:
@@ -908,10 +912,10 @@ def generate(
         cache = None
         for _ in range(max_new_tokens):
             if not use_cache:
-                logits = model(out[:, -model.max_len :])[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
-            elif cache is None or cache.length >= model.max_len:  # prefill (again)
-                cache = KVCache(len(model.decoder.layers))
-                logits = model(out[:, -model.max_len :], cache)[:, -1]  # (B, n_vocab)
+                logits = model(out[:, -window:])[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
+            elif cache is None or cache.length >= window:  # prefill (again)
+                cache = KVCache(len(model.decoder.layers), capacity=window)
+                logits = model(out[:, -window:], cache)[:, -1]  # (B, n_vocab)
             else:  # one new token: (B, 1) -> (B, 1, n_vocab) -> (B, n_vocab)
                 logits = model(out[:, -1:], cache)[:, -1]
             nxt = _next_token(logits, temperature, generator)  # (B,)
