@@ -51,6 +51,7 @@ chapters/07_transformer.ipynb
 from __future__ import annotations
 
 import datetime
+import functools
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -515,6 +516,18 @@ class DateTask(_TextTask):
         )
 
 
+@functools.cache
+def _addition_problems(n_digits: int, split: str) -> np.ndarray:
+    """The ``(N, 2)`` problems of one split, computed once (read-only: copy before changing)."""
+    base = 10**n_digits
+    perm = np.random.default_rng(1337).permutation(base * base)
+    n_test = min(500, base * base // 5)
+    ix = perm[:n_test] if split == "test" else perm[n_test:]
+    pairs = np.stack([ix // base, ix % base], axis=1)  # (N,) -> (N, 2)
+    pairs.flags.writeable = False
+    return pairs
+
+
 @dataclass(frozen=True)
 class AdditionTask(_TextTask):
     """Add two ``n_digits``-digit numbers, written out one character per token: ``12+34=046``.
@@ -571,11 +584,7 @@ class AdditionTask(_TextTask):
 
     def problems(self) -> np.ndarray:
         """Every problem of this split, ``(N, 2)`` pairs ``(a, b)``, in a fixed order."""
-        base = 10**self.n_digits
-        perm = np.random.default_rng(1337).permutation(base * base)
-        n_test = min(500, base * base // 5)
-        ix = perm[:n_test] if self.split == "test" else perm[n_test:]
-        return np.stack([ix // base, ix % base], axis=1)  # (N,) -> (N, 2)
+        return _addition_problems(self.n_digits, self.split).copy()  # (N, 2)
 
     def encode(self, pairs: Any) -> torch.Tensor:
         """Whole problems as ids ``(N, seq_len)``: ``(12, 34)`` -> the tokens of ``12+34=046``."""
@@ -583,11 +592,15 @@ class AdditionTask(_TextTask):
         n = self.n_digits
         if (pairs < 0).any() or (pairs >= 10**n).any():
             raise ValueError(f"operands must be in 0..{10**n - 1}, got {pairs.tolist()}")
-        rows = [
-            [self.token_id(ch) for ch in f"{a:0{n}d}+{b:0{n}d}={a + b:0{n + 1}d}"]
-            for a, b in pairs.tolist()
-        ]
-        return torch.tensor(rows, dtype=torch.long)  # (N, seq_len)
+        a, b = pairs[:, :1].astype(np.int64), pairs[:, 1:].astype(np.int64)  # (N, 1) each
+        zero = self.token_id("0")  # the digits' ids are consecutive: id("7") = id("0") + 7
+
+        def digits(v: np.ndarray, k: int) -> np.ndarray:  # (N, 1) -> (N, k), leading zeros
+            return zero + v // 10 ** np.arange(k - 1, -1, -1) % 10
+
+        plus, equals = (np.full_like(a, self.token_id(ch)) for ch in "+=")
+        ids = [digits(a, n), plus, digits(b, n), equals, digits(a + b, n + 1)]
+        return torch.from_numpy(np.concatenate(ids, axis=1))  # (N, seq_len)
 
     def sample(
         self, batch_size: int, *, rng: Any = None, device: Any = None
@@ -599,7 +612,7 @@ class AdditionTask(_TextTask):
             after ``inputs[:, t]``, or ``PAD_ID`` while the next token is still prompt.
         """
         batch_size = positive_int(batch_size, "batch_size")
-        pairs = self.problems()
+        pairs = _addition_problems(self.n_digits, self.split)
         seqs = self.encode(pairs[_as_rng(rng).integers(0, len(pairs), size=batch_size)])
         inputs = seqs[:, :-1]  # (B, L) -> (B, L - 1)
         targets = seqs[:, 1:].clone()  # (B, L - 1): the next token at every position
