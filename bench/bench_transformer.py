@@ -1,9 +1,9 @@
 """Chapter 7's two models: steps and time to 99% exact match, over seeds, next to minGPT's adder.
 
 - **Dates** (encoder–decoder, 2 + 2 blocks, D 32, 4 heads, d_ff 64, about 46k parameters):
-  ``DateTask`` ("march 5, 2021" -> "2021-03-05"), batch 64, Adam lr 3e-3 with 50 warm-up
+  ``DateTask`` ("march 5, 2021" -> "2021-03-05"), batch 32, Adam lr 5e-3 with 25 warm-up
   steps, graded on 500 held-out dates.
-- **Addition** (decoder-only, 2 blocks, D 48, 4 heads, d_ff 192, about 59k parameters):
+- **Addition** (decoder-only, 2 blocks, D 48, 4 heads, d_ff 96, about 40k parameters):
   ``AdditionTask`` ("12+34=046"), batch 128, Adam lr 1e-2 with 50 warm-up steps, graded
   on all 500 held-out problems.
 
@@ -36,7 +36,7 @@ from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
 TARGET = 0.99
 
 
-def _run(model, task, test, *, batch, steps, lr, seed, check_every, n_test):
+def _run(model, task, test, *, batch, steps, lr, warmup, seed, check_every, n_test):
     checking = 0.0
     reached: list[int] = []
     done = [0]
@@ -58,7 +58,7 @@ def _run(model, task, test, *, batch, steps, lr, seed, check_every, n_test):
         batches(task, batch, rng=seed + 1),
         steps=steps,
         lr=lr,
-        warmup=50,
+        warmup=warmup,
         stop_when=stop,
         check_every=check_every,
         progress=False,
@@ -82,7 +82,7 @@ def main() -> None:
         model = EncoderDecoder(task.vocab_size, task.vocab_size, 32, 4, 2, 64, task.max_seq_len)
         n = sum(p.numel() for p in model.parameters())
         steps, wall, cpu, final, ok = _run(
-            model, task, DateTask(split="test"), batch=64, steps=250, lr=3e-3,
+            model, task, DateTask(split="test"), batch=32, steps=250, lr=5e-3, warmup=25,
             seed=seed, check_every=args.check_every, n_test=500,
         )  # fmt: skip
         date_rows.append(
@@ -91,10 +91,10 @@ def main() -> None:
 
         seed_everything(seed, threads=args.threads)
         add = AdditionTask()
-        lm = DecoderOnlyLM(add.vocab_size, 48, 4, 2, 192, add.max_seq_len)
+        lm = DecoderOnlyLM(add.vocab_size, 48, 4, 2, 96, add.max_seq_len)
         n = sum(p.numel() for p in lm.parameters())
         steps, wall, cpu, final, ok = _run(
-            lm, add, AdditionTask(split="test"), batch=128, steps=500, lr=1e-2,
+            lm, add, AdditionTask(split="test"), batch=128, steps=500, lr=1e-2, warmup=50,
             seed=seed, check_every=args.check_every, n_test=500,
         )  # fmt: skip
         add_rows.append(
