@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from attnlab import grading
 from attnlab.grading.ch08 import (
@@ -20,13 +21,14 @@ from attnlab.grading.ch08 import (
     check_cache_memory,
     check_causal_tiles,
     check_gqa,
+    check_gqa_module,
     check_kv_step,
     check_online_softmax,
     check_online_update,
     check_tile_update,
     summary,
 )
-from attnlab.scale import repeat_kv
+from attnlab.scale import GroupedQueryAttention, repeat_kv
 
 
 @pytest.fixture(autouse=True)
@@ -152,6 +154,69 @@ def gqa_sdpa(q, k, v):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
 
 
+class GQALayer(nn.Module):
+    """The straightforward layer: repeat_interleave the key-value heads, masked_fill."""
+
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)
+        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def heads(self, x, n):
+        return x.view(x.shape[0], x.shape[1], n, self.d).transpose(1, 2)
+
+    def attend(self, q, k, v, mask):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(dim=-1)
+        return weights @ v, weights
+
+    def forward(self, x, mask=None):
+        q = self.heads(self.W_q(x), self.H)
+        k = self.heads(self.W_k(x), self.G).repeat_interleave(self.H // self.G, dim=1)
+        v = self.heads(self.W_v(x), self.G).repeat_interleave(self.H // self.G, dim=1)
+        out, weights = self.attend(q, k, v, mask)
+        B, _, T, _ = out.shape
+        return self.W_o(out.transpose(1, 2).reshape(B, T, -1)), weights
+
+
+class GQAGroupedEinsum(GQALayer):
+    """No copy of the keys: the queries are grouped, (B, G, H/G, T, d), and einsum does it."""
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        q = self.W_q(x).reshape(B, T, self.G, self.H // self.G, self.d).permute(0, 2, 3, 1, 4)
+        k = self.W_k(x).reshape(B, T, self.G, self.d).permute(0, 2, 1, 3)  # (B, G, S, d)
+        v = self.W_v(x).reshape(B, T, self.G, self.d).permute(0, 2, 1, 3)
+        scores = torch.einsum("bgjtd,bgsd->bgjts", q, k) * self.d**-0.5
+        if mask is not None:
+            mask = mask.reshape(*mask.shape[:-3], 1, *mask.shape[-3:]) if mask.ndim == 4 else mask
+            scores = torch.where(mask, scores, torch.tensor(-math.inf, dtype=scores.dtype))
+        weights = torch.softmax(scores, dim=-1)  # (B, G, H/G, T, S)
+        out = torch.einsum("bgjts,bgsd->btgjd", weights, v).reshape(B, T, D)
+        return self.W_o(out), weights.reshape(B, self.H, T, -1)
+
+
+class GQALoop(GQALayer):
+    """One query head at a time, each with its group's key-value head."""
+
+    def forward(self, x, mask=None):
+        q = self.heads(self.W_q(x), self.H)
+        k, v = self.heads(self.W_k(x), self.G), self.heads(self.W_v(x), self.G)
+        outs, all_weights = [], []
+        for h in range(self.H):
+            g = h // (self.H // self.G)
+            m = None if mask is None else (mask if mask.ndim == 2 else mask[:, 0])
+            out, weights = self.attend(q[:, h], k[:, g], v[:, g], m)
+            outs.append(out)
+            all_weights.append(weights)
+        return self.W_o(torch.cat(outs, dim=-1)), torch.stack(all_weights, dim=1)
+
+
 CORRECT = [
     ("online_update", check_online_update, update_numpy),
     ("online_update", check_online_update, update_loop),
@@ -166,6 +231,10 @@ CORRECT = [
     ("gqa", check_gqa, gqa_grouped_einsum),
     ("gqa", check_gqa, gqa_loop),
     ("gqa", check_gqa, gqa_sdpa),
+    ("gqa_module", check_gqa_module, GQALayer),
+    ("gqa_module", check_gqa_module, GQAGroupedEinsum),
+    ("gqa_module", check_gqa_module, GQALoop),
+    ("gqa_module", check_gqa_module, GroupedQueryAttention),
 ]
 
 
@@ -190,6 +259,7 @@ def test_the_graders_are_in_notebook_order():
         "tile_update",
         "kv_step",
         "gqa",
+        "gqa_module",
         "cache_memory",
         "causal_tiles",
     )
@@ -211,6 +281,30 @@ def test_stub_is_not_attempted(check):
     result = check(stub)
     assert result.status == "not attempted"
     assert not result.passed
+
+
+class StubLayer(GQALayer):
+    def forward(self, x, mask=None):
+        raise NotImplementedError("Exercise 8.7")
+
+
+class StubInit(nn.Module):
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        raise NotImplementedError("Exercise 8.6")
+
+
+@pytest.mark.parametrize("layer", [StubLayer, StubInit])
+def test_module_stub_is_not_attempted(layer):
+    result = check_gqa_module(layer)
+    assert result.status == "not attempted", result.text
+    assert not result.passed
+
+
+@pytest.mark.parametrize("not_a_class", [GQALayer(8, 4, 2), "GQALayer", None])
+def test_module_check_wants_the_class(not_a_class):
+    result = check_gqa_module(not_a_class)
+    assert result.status == "wrong type"
+    assert "check_gqa_module(MyGroupedQueryAttention)" in result.diagnosis
 
 
 @pytest.mark.parametrize("check", [check_cache_memory, check_causal_tiles])
@@ -310,6 +404,52 @@ def gqa_wrong_axis(q, k, v):
     return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -2) @ v
 
 
+def gqa_layer_with(bug):
+    """A learner's GQALayer with one bug, written independently of the planted ones."""
+
+    class Buggy(GQALayer):
+        def __init__(self, d_model, n_heads, n_kv_heads):
+            super().__init__(d_model, n_heads, n_kv_heads)
+            if bug == "W_k with every head":
+                self.W_k = nn.Linear(d_model, d_model)
+            if bug == "W_v with every head":
+                self.W_v = nn.Linear(d_model, d_model)
+            if bug == "W_q with the kv heads":
+                self.W_q = nn.Linear(d_model, n_kv_heads * self.d)
+            if bug == "other names":
+                self.q_proj = self.W_q
+                del self.W_q
+
+        def attend(self, q, k, v, mask):
+            scores = q @ k.transpose(-2, -1)
+            if bug != "no scale":
+                scores = scores / math.sqrt(self.d)
+            if mask is not None and bug != "mask ignored":
+                hide = mask if bug == "mask = hide" else mask.logical_not()
+                scores = scores.masked_fill(hide, float("-inf"))
+            weights = scores.softmax(dim=-2 if bug == "softmax over queries" else -1)
+            return weights @ v, weights
+
+        def forward(self, x, mask=None):
+            W_q = self.q_proj if bug == "other names" else self.W_q
+            n = self.H // self.G
+            q = self.heads(W_q(x), self.H)
+            k, v = self.heads(self.W_k(x), self.G), self.heads(self.W_v(x), self.G)
+            if bug == "repeat":
+                k, v = k.repeat(1, n, 1, 1), v.repeat(1, n, 1, 1)
+            else:
+                k, v = k.repeat_interleave(n, 1), v.repeat_interleave(n, 1)
+            out, weights = self.attend(q, k, v, mask)
+            B, _, T, _ = out.shape
+            if bug == "heads merged by reshape":
+                concat = out.reshape(B, T, -1)
+            else:
+                concat = out.transpose(1, 2).reshape(B, T, -1)
+            return (concat if bug == "no W_o" else self.W_o(concat)), weights
+
+    return Buggy
+
+
 PLANTED = [
     # (check, learner's bug, status, words expected in the diagnosis)
     (check_online_update, update_no_rescale, "wrong values", "did not rescale the old sum"),
@@ -328,6 +468,17 @@ PLANTED = [
     (check_gqa, gqa_tiled_heads, "wrong values", "h % G"),
     (check_gqa, gqa_unscaled, "wrong values", "forgot to scale"),
     (check_gqa, gqa_wrong_axis, "wrong values", "wrong axis"),
+    (check_gqa_module, gqa_layer_with("repeat"), "wrong values", "h % G"),
+    (check_gqa_module, gqa_layer_with("no scale"), "wrong values", "did not scale"),
+    (check_gqa_module, gqa_layer_with("softmax over queries"), "NaN or inf", "over the queries"),
+    (check_gqa_module, gqa_layer_with("mask ignored"), "wrong values", "ignored the mask"),
+    (check_gqa_module, gqa_layer_with("mask = hide"), "NaN or inf", "True means may attend"),
+    (check_gqa_module, gqa_layer_with("heads merged by reshape"), "wrong values", "one reshape"),
+    (check_gqa_module, gqa_layer_with("no W_o"), "wrong values", "without the output projection"),
+    (check_gqa_module, gqa_layer_with("W_k with every head"), "raised an exception", "W_k and W_v project to the G"),
+    (check_gqa_module, gqa_layer_with("W_v with every head"), "raised an exception", "W_k and W_v project to the G"),
+    (check_gqa_module, gqa_layer_with("W_q with the kv heads"), "raised an exception", "W_q keeps all H"),
+    (check_gqa_module, gqa_layer_with("other names"), "raised an exception", "name the four projections"),
 ]  # fmt: skip
 
 

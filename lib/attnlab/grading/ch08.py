@@ -2,7 +2,11 @@
 
 Each grader compares the learner's function with the attnlab reference on seeded cases and
 knows the planted mistakes of each exercise (see :mod:`attnlab.grading.pipeline`); the two
-prediction questions are :class:`~attnlab.grading.questions.Question` s.
+prediction questions are :class:`~attnlab.grading.questions.Question` s. The grouped-query
+attention layer (``gqa_module``) is the learner's ``nn.Module`` class, graded through the
+module adapter (:mod:`attnlab.grading.modules`): it is built, gets the weights of a seeded
+:class:`~attnlab.scale.GroupedQueryAttention` (same parameter names), runs and
+back-propagates, and its output, per-head weights and gradients are compared.
 
 Taught in: exercises/08_scale.ipynb
 """
@@ -15,14 +19,17 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from ..scale import (
+    GroupedQueryAttention,
     attention_tile_update,
     grouped_query_attention,
     online_softmax,
     online_softmax_update,
     repeat_kv,
 )
+from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -34,6 +41,7 @@ __all__ = [
     "check_cache_memory",
     "check_causal_tiles",
     "check_gqa",
+    "check_gqa_module",
     "check_kv_step",
     "check_online_softmax",
     "check_online_update",
@@ -573,6 +581,197 @@ def check_gqa(fn: Callable[..., Any]) -> CheckResult:
     return GQA.check(fn)
 
 
+# --- 8.6 a grouped-query attention layer (nn.Module) ---------------------------------------
+
+_GQA_NAMES = ("W_q", "W_k", "W_v", "W_o")
+
+
+def _seeded_gqa(d_model: int, n_heads: int, n_kv_heads: int, seed: int) -> GroupedQueryAttention:
+    torch.manual_seed(seed)
+    layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
+    with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
+        for name in _GQA_NAMES:
+            getattr(layer, name).bias.normal_()
+    return layer
+
+
+def _gqa_module_cases() -> tuple[Case, ...]:
+    g = torch.Generator().manual_seed(86)
+    specs = {
+        # label: (B, T, D, H, G, mask)
+        "4 heads share 2 key-value heads, B=2, T=5, D=16": (2, 5, 16, 4, 2, None),
+        "6 heads in 3 groups, causal mask, T=6, D=12": (2, 6, 12, 6, 3, "causal"),
+        "multi-query: 4 heads, 1 key-value head, D=8": (1, 4, 8, 4, 1, None),
+        "8 heads in 2 groups, causal mask, T=5, D=16": (1, 5, 16, 8, 2, "causal"),
+        "multi-head: 2 heads, 2 key-value heads, D=8": (2, 3, 8, 2, 2, None),
+        "padding mask (B, 1, 1, S), 4 heads in 2 groups": (2, 4, 8, 4, 2, "padding"),
+    }
+    cases = []
+    for seed, (label, (B, T, D, H, G, kind)) in enumerate(specs.items()):
+        mask = None
+        if kind == "causal":
+            mask = torch.ones(T, T, dtype=torch.bool).tril()  # (T, S)
+        elif kind == "padding":
+            mask = torch.ones(B, 1, 1, T, dtype=torch.bool)  # (B, 1, 1, S)
+            mask[1, ..., -2:] = False  # the second sequence ends with 2 padded keys
+        x = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+        inputs = {"x": x, "n_heads": H, "n_kv_heads": G, "seed": seed, "mask": mask}
+        cases.append(Case(label, inputs))
+    return tuple(cases)
+
+
+def _run_gqa_module(cls: Any, x, n_heads, n_kv_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
+    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
+    reference = _seeded_gqa(x.shape[-1], n_heads, n_kv_heads, seed)
+    layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
+    layer.load_state_dict(reference.state_dict())
+    x = x.detach().clone().requires_grad_()
+    out, weights = layer(x, mask=mask)
+    g = torch.Generator().manual_seed(seed)
+    upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
+    (out * upstream).sum().backward()
+    return out.detach(), weights.detach(), x.grad, layer.W_k.weight.grad
+
+
+class _PlantedGQA(nn.Module):
+    """A grouped-query layer with the parameter names of the reference, and one bug."""
+
+    bug = ""
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.d_head = n_heads, n_kv_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_head)
+        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_head)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
+        B, T, _ = x.shape
+        return x.reshape(B, T, heads, self.d_head).transpose(1, 2)  # (B, heads, T, d)
+
+    def forward(self, x, mask=None):
+        H, G = self.n_heads, self.n_kv_heads
+        q = self._split(self.W_q(x), H)  # (B, H, T, d)
+        k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
+        if self.bug == "tiled heads":  # heads 0, 1, 0, 1, ...
+            k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
+        else:  # heads 0, 0, 1, 1, ...
+            k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
+        scale = 1.0 if self.bug == "no scale" else 1 / math.sqrt(self.d_head)
+        scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if mask is not None and self.bug != "mask ignored":
+            hidden = mask if self.bug == "mask inverted" else ~mask
+            scores = scores.masked_fill(hidden, -math.inf)
+        weights = torch.softmax(scores, dim=-2 if self.bug == "softmax axis" else -1)
+        heads = weights @ v  # (B, H, T, d)
+        B, _, T, d = heads.shape
+        if self.bug == "direct merge":
+            concat = heads.reshape(B, T, H * d)
+        else:
+            concat = heads.transpose(1, 2).reshape(B, T, H * d)
+        out = concat if self.bug == "no W_o" else self.W_o(concat)
+        return out, weights
+
+
+def _planted_gqa(bug: str) -> Callable[..., Any]:
+    planted = type(f"Planted_{bug.replace(' ', '_')}", (_PlantedGQA,), {"bug": bug})
+    return adapt(_run_gqa_module, planted)
+
+
+_KV_SIZE = (
+    "W_k and W_v project to the G key-value heads only: nn.Linear(d_model, n_kv_heads * "
+    "d_head) with d_head = d_model // n_heads; that is where the layer saves parameters "
+    "and cache"
+)
+
+GQA_MODULE = GRADERS.add(
+    Grader(
+        name="gqa_module",
+        signature="MyGroupedQueryAttention(d_model, n_heads, n_kv_heads); forward(x, "
+        "mask=None) -> (out (B, T, D), weights (B, H, T, S))",
+        reference=adapt(_run_gqa_module, GroupedQueryAttention),
+        cases=_gqa_module_cases(),
+        outputs=("out", "weights", "x gradient", "W_k gradient"),
+        mistakes=(
+            Mistake(
+                "query head h used key-value head h % G (.repeat tiles the heads: 0, 1, 0, "
+                "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
+                "H/G times in place, repeat_interleave(H // G, dim=1)",
+                _planted_gqa("tiled heads"),
+            ),
+            Mistake(
+                "you did not scale the scores: divide q kᵀ by √d, with d = d_model / n_heads "
+                "the size of one head",
+                _planted_gqa("no scale"),
+            ),
+            Mistake(
+                "the softmax runs over the queries (dim=-2); each query's weights must sum "
+                "to 1 over the keys: dim=-1",
+                _planted_gqa("softmax axis"),
+            ),
+            Mistake(
+                "you ignored the mask: set the scores where mask is False to -inf before "
+                "the softmax",
+                _planted_gqa("mask ignored"),
+            ),
+            Mistake(
+                "you hid the keys where the mask is True; True means may attend: fill the "
+                "scores where it is False, scores.masked_fill(~mask, -inf)",
+                _planted_gqa("mask inverted"),
+            ),
+            Mistake(
+                "you merged the heads with one reshape to (B, T, D): transpose(1, 2) back "
+                "to (B, T, H, d) first, then reshape",
+                _planted_gqa("direct merge"),
+            ),
+            Mistake(
+                "you returned the concatenated heads without the output projection: apply self.W_o",
+                _planted_gqa("no W_o"),
+            ),
+        ),
+        error_hints=(
+            ("size mismatch for W_k", _KV_SIZE),
+            ("size mismatch for W_v", _KV_SIZE),
+            (
+                "size mismatch for W_q",
+                "W_q keeps all H query heads: nn.Linear(d_model, d_model); only W_k and W_v "
+                "shrink to n_kv_heads * d_head",
+            ),
+            (
+                "size mismatch for W_o",
+                "W_o mixes the H concatenated heads back: nn.Linear(d_model, d_model)",
+            ),
+            (
+                "key(s) in state_dict",
+                "name the four projections self.W_q, self.W_k, self.W_v and self.W_o "
+                "(nn.Linear, with bias), as the lib's GroupedQueryAttention does: the "
+                "checker copies its weights into yours by these names",
+            ),
+        ),
+        hint="project x with W_q to H heads and with W_k, W_v to G heads, repeat each "
+        "key-value head H/G times in place, softmax(q kᵀ / √d) over the keys (hide the "
+        "keys where mask is False), weights @ v, merge back to (B, T, D), then W_o",
+        rtol=1e-7,
+        atol=1e-9,
+    )
+)
+
+
+def check_gqa_module(cls: Any) -> CheckResult:
+    """Check a grouped-query attention ``nn.Module`` class against the lib's, weights copied.
+
+    The class is built as ``cls(d_model, n_heads, n_kv_heads)``, gets the weights of a seeded
+    :class:`~attnlab.scale.GroupedQueryAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    its outputs, per-head weights and gradients (of the input and of ``W_k``) are compared.
+
+    Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
+    """
+    return check_class(
+        GQA_MODULE, cls, _run_gqa_module, example="check_gqa_module(MyGroupedQueryAttention)"
+    )
+
+
 # --- prediction questions -------------------------------------------------------------------
 
 CACHE_MEMORY = GRADERS.add(
@@ -600,7 +799,7 @@ CACHE_MEMORY = GRADERS.add(
 
 
 def check_cache_memory(answer: Any) -> CheckResult:
-    """Check the predicted KV-cache size (MiB) of the model in exercise 8.6.
+    """Check the predicted KV-cache size (MiB) of the model in exercise 8.8.
 
     Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
     """
