@@ -300,7 +300,7 @@ class _Kernel:
         """The IOPub messages caused by request ``msg_id``, until the kernel is idle."""
         seen = []
         while True:
-            msg = self.kc.get_iopub_msg(timeout=60)
+            msg = self.kc.get_iopub_msg(timeout=120)
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
@@ -318,10 +318,27 @@ class _Kernel:
         return "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream")
 
     def comm_msg(self, comm_id: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-        """Send what a browser sends when the reader moves a slider."""
+        """Send what a browser sends when the reader moves a slider.
+
+        Returns every IOPub message the kernel sent until it had also run a sentinel
+        cell sent right after: the kernel handles shell messages in order, so these are
+        the messages the slider move caused. They are not picked by their parent header:
+        ipykernel 7 has been seen to publish a comm message's replies (and its idle
+        status) under another request's header when the machine is loaded, which made a
+        wait for "idle of this comm message" time out on CI.
+        """
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.kc.shell_channel.send(msg)
-        return self._replies(msg["header"]["msg_id"])
+        sentinel = self.kc.execute("pass")
+        seen = []
+        while True:
+            reply = self.kc.get_iopub_msg(timeout=120)
+            done = reply["parent_header"].get("msg_id") == sentinel
+            if done and reply["msg_type"] == "status":
+                if reply["content"]["execution_state"] == "idle":
+                    return seen
+            elif reply["msg_type"] != "status":
+                seen.append(reply)
 
     def close(self) -> None:
         self.kc.stop_channels()
