@@ -41,7 +41,7 @@ Two choices about what a learner sees, tested in ``tests/test_site.py`` and
   answers for ``tools/make_exercises.py``; :func:`_strip_solution_markers` removes those
   lines from the code shown on the website (the notebooks keep them).
 
-Three fixes to the themes' pages, each small and each tested in ``tests/test_site.py``:
+Four fixes to the themes' pages, each small and each tested in ``tests/test_site.py``:
 
 - **No thebe.** Jupyter Book always loads sphinx-thebe, whose inline config script Sphinx 7.4
   writes twice into every page (the second ``const THEBE_JS_URL`` throws a SyntaxError).
@@ -51,6 +51,13 @@ Three fixes to the themes' pages, each small and each tested in ``tests/test_sit
   redraws its ~20 icons as SVG. Its stylesheet already draws the same icons from the Font
   Awesome web fonts it ships (157 KB for the solid set, loaded once), so
   :func:`_drop_fontawesome_script` removes the script from the written pages.
+- **Figures sized before they load.** The notebooks draw figures with twice the pixels
+  (``InlineBackend.figure_formats = ["retina"]``, set in every notebook's setup cell), and
+  IPython records each figure's size on the page in the output's metadata. myst-nb turns it
+  into ``style="width: Wpx; height: Hpx"``, a fixed height that squashes the figure when a
+  phone's column narrows it. :func:`size_attributes` writes the two numbers as ``width``
+  and ``height`` attributes instead: the browser reserves the figure's box (no layout
+  jump while it loads) and scales it with the column (``_static/attnlab.css``).
 - **The menu on phones.** pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3 bind their
   sidebar toggles with ``document.querySelector(".primary-toggle")``, the first of two
   buttons, which is hidden below 992 px: the visible button does nothing (upstream
@@ -228,12 +235,31 @@ def drop_fontawesome_script(page: str) -> str:
     return FONTAWESOME_SCRIPT.sub("", page)
 
 
-def _drop_fontawesome_script(app: Sphinx, exception: Exception | None) -> None:
+SIZED_IMAGE = re.compile(
+    r'(<img\b[^>]*?)\sstyle="width:\s*(\d+(?:\.\d+)?)px;\s*height:\s*(\d+(?:\.\d+)?)px;?"'
+)
+"""An ``<img>`` whose size docutils wrote as a style (from a figure's output metadata)."""
+
+
+def size_attributes(page: str) -> str:
+    """``page`` with each image's fixed style size written as ``width``/``height`` attributes.
+
+    ``<img src="a.png" style="width: 320px; height: 240px;" />`` becomes
+    ``<img src="a.png" width="320" height="240" />``: the same size and aspect ratio, which
+    a narrower column may now shrink (the attributes give the ratio, CSS the height).
+    """
+    return SIZED_IMAGE.sub(
+        lambda m: f'{m[1]} width="{round(float(m[2]))}" height="{round(float(m[3]))}"', page
+    )
+
+
+def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
+    """The last touches to every written page: no fontawesome.js, image size attributes."""
     if exception is not None or app.builder.format != "html":
         return
     for path in Path(app.outdir).rglob("*.html"):
         text = path.read_text(encoding="utf-8")
-        lean = drop_fontawesome_script(text)
+        lean = size_attributes(drop_fontawesome_script(text))
         if lean != text:
             path.write_text(lean, encoding="utf-8")
 
@@ -313,5 +339,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", _drop_thebe)
     app.connect("html-page-context", _reading_order)
     app.connect("doctree-read", _strip_solution_markers)
-    app.connect("build-finished", _drop_fontawesome_script)
+    app.connect("build-finished", _rewrite_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

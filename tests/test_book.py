@@ -80,6 +80,20 @@ def test_repository_url_is_set_once_and_used_by_every_colab_setup_cell():
         assert first_code is setup[0], f"{nb_path.name}: the setup cell must be the first code cell"
 
 
+def test_every_notebook_has_the_same_setup_cell_and_draws_sharp_figures():
+    """One setup cell, copied: it installs the package and asks for 2x figures ("retina"),
+    whose size on the page IPython records (the website turns it into width/height)."""
+    setups = {
+        nb_path.name: next(
+            c.source for c in nbformat.read(nb_path, as_version=4).cells if c.cell_type == "code"
+        )
+        for nb_path in NOTEBOOKS
+    }
+    assert len(set(setups.values())) == 1, sorted(setups)
+    (setup,) = set(setups.values())
+    assert '%config InlineBackend.figure_formats = ["retina"]' in setup.splitlines()
+
+
 TEXT_MIME = {"text/plain", "text/markdown", "text/latex"}
 MAX_NOTEBOOK_KB = 100
 
@@ -231,3 +245,29 @@ def test_a_library_change_empties_the_execution_cache(tmp_path):
     module.write_text("x = 2\n")
     assert build() is True  # the library changed: the cache is emptied
     assert not cache.exists()
+
+
+def _book_extension():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import attnlab_book
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    return attnlab_book
+
+
+def test_figure_sizes_become_width_and_height_attributes():
+    ext = _book_extension()
+    page = (
+        '<p><img alt="A plot" class="x" src="../_images/a.png" '
+        'style="width: 548px; height: 413px;" /></p>'
+        '<img src="b.png" style="width: 10.4px; height: 3px" />'
+        '<img src="c.png" alt="no size" /><div style="width: 5px; height: 5px;"></div>'
+    )
+    assert ext.size_attributes(page) == (
+        '<p><img alt="A plot" class="x" src="../_images/a.png" width="548" height="413" /></p>'
+        '<img src="b.png" width="10" height="3" />'
+        '<img src="c.png" alt="no size" /><div style="width: 5px; height: 5px;"></div>'
+    )

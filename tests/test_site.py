@@ -157,3 +157,48 @@ def test_solution_pages_show_no_solution_markers(site: Path) -> None:
         assert "### BEGIN SOLUTION" not in text, page.name
         assert "### END SOLUTION" not in text, page.name
         assert "Why it works" in text or page.stem != "02_similarity", page.name
+
+
+def _img_tags(page: str) -> list[dict[str, str]]:
+    from html.parser import HTMLParser
+
+    found: list[dict[str, str]] = []
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "img":
+                found.append({k: v or "" for k, v in attrs})
+
+    Parser().feed(page)
+    return found
+
+
+def test_every_figure_has_its_size_and_twice_the_pixels(site: Path) -> None:
+    """Static figures and slider frames: width/height set (no layout jump while loading),
+    drawn with 2x the pixels (sharp on high-density screens)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    pages = sorted((site / "chapters").glob("*.html"))
+    assert pages, f"no chapter pages in {site}"
+    checked = 0
+    for page in pages:
+        for img in _img_tags(page.read_text(encoding="utf-8")):
+            src = img.get("src", "")
+            where = f"{page.name}: {src[:60]}"
+            assert img.get("width") and img.get("height"), f"{where} has no width/height"
+            if src.startswith("data:image/png;base64,"):
+                data = base64.b64decode(src.split(",", 1)[1])
+            elif src.endswith(".png"):
+                data = (page.parent / src).read_bytes()
+            else:
+                continue
+            with Image.open(io.BytesIO(data)) as image:
+                size = image.size
+            shown = (int(img["width"]), int(img["height"]))
+            assert abs(size[0] - 2 * shown[0]) <= 2, f"{where}: {size} pixels for {shown}"
+            assert abs(size[1] - 2 * shown[1]) <= 2, f"{where}: {size} pixels for {shown}"
+            checked += 1
+    assert checked >= 40, f"only {checked} figures found"

@@ -115,8 +115,26 @@ def test_frames_are_distinct_pngs_of_the_figure_size(two: Explorer) -> None:
         assert frame.startswith(b"\x89PNG\r\n\x1a\n")
         with Image.open(io.BytesIO(frame)) as img:
             sizes.add(img.size)
-    assert sizes == {(120, 80)}  # figsize (3, 2) inches at 40 dpi
+    # figsize (3, 2) inches at 40 dpi is 120 x 80 CSS pixels; density 2 doubles the pixels.
+    assert sizes == {(240, 160)}
     assert len(set(two.frames)) == len(two.frames)
+
+
+def test_density_sets_the_pixels_not_the_size_on_the_page() -> None:
+    sharp = explore(draw_power, figsize=(3, 2), dpi=40, density=3, power=[1])
+    plain = explore(draw_power, figsize=(3, 2), dpi=40, density=1, power=[1])
+    assert Image.open(io.BytesIO(sharp.frames[0])).size == (360, 240)
+    assert Image.open(io.BytesIO(plain.frames[0])).size == (120, 80)
+    for ex in (sharp, plain):
+        assert ex.css_size == (120, 80)
+        (img,) = _Parsed(ex.to_html()).tags["img"]
+        assert (img["width"], img["height"]) == ("120", "80")
+
+
+@pytest.mark.parametrize("density", [0, 0.5, 5, np.nan, True, "2"])
+def test_a_density_outside_1_to_4_is_refused(density: Any) -> None:
+    with pytest.raises(ValueError, match="density must be a number between 1 and 4"):
+        explore(_never, t=[1], density=density)
 
 
 def test_nothing_leaks_into_pyplot() -> None:
@@ -461,6 +479,8 @@ def test_live_widget_shows_the_frame_for_the_chosen_values(two: Explorer) -> Non
     sliders[1].label = "red"
     assert _shown_png(output) == two.frames[2]
     assert output.outputs[0]["data"]["text/plain"] == "A line (the slope = +1.0, color = red)"
+    # Shown at its CSS size (the frame has twice the pixels each way, for sharp screens).
+    assert output.outputs[0]["metadata"] == {"image/png": {"width": 120, "height": 80}}
 
 
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
@@ -543,7 +563,7 @@ def test_figure_options_accept_numpy_numbers() -> None:
     explorer = explore(
         draw_power, figsize=(np.float32(3), np.int64(2)), dpi=np.int64(40), power=[1]
     )
-    assert {Image.open(io.BytesIO(f)).size for f in explorer.frames} == {(120, 80)}
+    assert {Image.open(io.BytesIO(f)).size for f in explorer.frames} == {(240, 160)}
 
 
 def test_draw_must_be_callable() -> None:

