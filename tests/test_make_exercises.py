@@ -60,7 +60,8 @@ NESTED_SOLUTION = """class Net:
         return None"""
 
 TOP_LEVEL_SOLUTION = """### BEGIN SOLUTION
-answer = 42
+six = 6
+answer = six * 7
 ### END SOLUTION
 print(answer)"""
 
@@ -152,6 +153,58 @@ def test_a_stub_that_runs_with_its_cell_is_tagged_raises_exception(generated):
     assert cells["top-level"].metadata["tags"] == ["raises-exception"]
     assert "tags" not in cells["ex1-code"].metadata  # inside a def: defining it is fine
     assert "tags" not in cells["nested"].metadata
+
+
+@pytest.mark.parametrize(
+    "preface", ["", "answer = ...  # replace the raise below\n", "answer = None  # yours\n"]
+)
+def test_a_prediction_becomes_an_ellipsis_the_check_can_grade(preface):
+    source = (
+        f"# Predict: the weight (a number).\n{preface}"
+        "### BEGIN SOLUTION\nanswer = 0.5\n### END SOLUTION\ncheck_weight(answer)"
+    )
+    stub, labels = make_exercises.stub_code(source, 4, 3, "here")
+    assert stub == (
+        "# Predict: the weight (a number).\nanswer = ...  # your prediction\ncheck_weight(answer)"
+    )
+    assert labels == ["Exercise 4.3"]  # still counted: the next answer is 4.4
+    assert not make_exercises.runs_when_executed(stub, labels)  # no raises-exception tag
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "answer = 0.5\nother = 1",  # two statements
+        "a, b = 1, 2",  # not one name
+        "answer += 1",  # not an assignment
+        "print(0.5)",
+    ],
+)
+def test_only_one_assignment_to_one_name_is_a_prediction(answer):
+    source = f"### BEGIN SOLUTION\n{answer}\n### END SOLUTION"
+    stub, _ = make_exercises.stub_code(source, 4, 1, "here")
+    assert stub == 'raise NotImplementedError("Exercise 4.1")'
+
+
+def test_a_worked_prediction_completes_its_placeholder():
+    source = (
+        "answer = ...  # replace ... with your prediction\n### BEGIN SOLUTION\n"
+        "ffn = 2 * 768 * 3072\nanswer = ffn + 768\n### END SOLUTION\ncheck(answer)"
+    )
+    stub, _ = make_exercises.stub_code(source, 7, 1, "here")
+    assert stub == "answer = ...  # your prediction\ncheck(answer)"
+
+
+def test_an_indented_assignment_is_not_a_prediction():
+    source = "def f():\n    ### BEGIN SOLUTION\n    y = 2\n    ### END SOLUTION\n    return y"
+    stub, _ = make_exercises.stub_code(source, 4, 1, "here")
+    assert stub == 'def f():\n    raise NotImplementedError("Exercise 4.1")\n    return y'
+
+
+def test_a_placeholder_for_another_name_is_kept():
+    source = "guess = None\n### BEGIN SOLUTION\nanswer = 2\n### END SOLUTION"
+    stub, _ = make_exercises.stub_code(source, 4, 1, "here")
+    assert stub == "guess = None\nanswer = ...  # your prediction"
 
 
 def test_numbering_uses_the_chapter_of_the_file_name(tmp_path, run):

@@ -7,6 +7,11 @@ Rules, applied to every solution notebook:
   ``raise NotImplementedError("Exercise N.k")``, at the marker's indentation: N is the
   chapter number from the file name, k counts the answers of the notebook from 1. A stub
   that runs when its cell runs (outside any ``def``) gets the ``raises-exception`` tag.
+* A prediction is an answer outside any block that is one assignment (``answer = 0.5``),
+  or that ends by assigning the name a line just above the marker sets to ``...`` or
+  ``None`` (a worked computation): its stub is ``answer = ...  # your prediction`` (the
+  placeholder line goes), so the check cell below runs and says "not answered yet"
+  instead of the cell stopping on a traceback.
 * Markdown between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` is removed, even
   across cells (every cell in between is dropped); a cell left empty is dropped.
 * Cells tagged ``solution-only`` are dropped. A markdown cell tagged ``solutions-link`` is
@@ -87,6 +92,33 @@ def pairs(root: Path) -> list[Pair]:
 # ---------------------------------------------------------------------------- code cells
 
 
+PREDICTION_STUB = "{name} = ...  # your prediction"
+PLACEHOLDER = re.compile(r"^(?P<name>[A-Za-z_]\w*) = (?:\.\.\.|None)\s*(?:#.*)?$")
+"""A line that sets a prediction's name to a placeholder, as solutions used to spell out."""
+
+
+def prediction_name(answer: list[str], placeholder: str | None) -> str | None:
+    """The name ``answer`` (the lines between the markers) assigns, if it is a prediction.
+
+    A prediction is unindented code whose last statement assigns one name, and which is
+    either that one statement (``answer = 0.5``) or completes the ``placeholder`` name
+    the line above the marker set. Anything else (a function body, other code) is not.
+    """
+    if not answer or answer[0][:1] in (" ", "\t"):
+        return None
+    try:
+        tree = ast.parse("\n".join(answer))
+    except SyntaxError:
+        return None
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Assign) or len(last.targets) != 1:
+        return None
+    name = last.targets[0].id if isinstance(last.targets[0], ast.Name) else None
+    if len(tree.body) == 1 or (name is not None and name == placeholder):
+        return name
+    return None
+
+
 def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, list[str]]:
     """Replace each marked answer in ``source`` with a stub.
 
@@ -106,6 +138,7 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
     out: list[str] = []
     labels: list[str] = []
     open_at: int | None = None
+    answer: list[str] = []
     for number, line in enumerate(source.split("\n"), start=1):
         match = CODE_MARKER.match(line)
         if match is None:
@@ -117,6 +150,8 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
                     )
             if open_at is None:
                 out.append(line)
+            else:
+                answer.append(line)
             continue
         if match["marker"] == CODE_BEGIN:
             if open_at is not None:
@@ -125,12 +160,21 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
                     f"line {open_at} (missing `{CODE_END}`?)"
                 )
             open_at = number
+            answer = []
             labels.append(f"Exercise {chapter}.{first + len(labels)}")
             out.append(f'{match["indent"]}raise NotImplementedError("{labels[-1]}")')
         else:
             if open_at is None:
                 raise MarkerError(f"{where}, line {number}: `{CODE_END}` without `{CODE_BEGIN}`")
             open_at = None
+            above = PLACEHOLDER.match(out[-2]) if len(out) > 1 else None
+            placeholder = above["name"] if above is not None else None
+            indented = out[-1].startswith((" ", "\t"))
+            name = None if indented else prediction_name(answer, placeholder)
+            if name is not None:
+                out[-1] = PREDICTION_STUB.format(name=name)
+                if name == placeholder:
+                    del out[-2]
     if open_at is not None:
         raise MarkerError(f"{where}, line {open_at}: `{CODE_BEGIN}` is never closed")
     return "\n".join(out), labels
@@ -226,7 +270,8 @@ def banner(pair: Pair) -> nbformat.NotebookNode:
     text = (
         f"> **Exercises for chapter {pair.chapter}.** Replace each "
         "`raise NotImplementedError(...)` with your code, run the cell, then run the check "
-        "cell below it.\n"
+        "cell below it. For a prediction, replace the `...` of `answer = ...` with your "
+        "answer and run the cell.\n"
         ">\n"
         f"> The [worked solutions](../solutions/{pair.solution.name}) are there for when you "
         "are done or stuck after the hints."
