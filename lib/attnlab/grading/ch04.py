@@ -347,6 +347,30 @@ def _run_module(cls: Any, query, memory, n_heads, seed, mask=None) -> tuple[torc
     return out.detach(), weights.detach(), query.grad, layer.W_q.weight.grad
 
 
+def planted_heads(
+    bug: str, scores: torch.Tensor, v: torch.Tensor, mask: Any, W_o: nn.Module
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The end of a planted multi-head layer, from the scores ``(B, H, T, S)`` on.
+
+    Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
+    projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
+    inverted", "softmax axis", "direct merge", "no W_o"). Chapter 8's grouped-query
+    layer ends the same way.
+    """
+    if mask is not None and bug != "mask ignored":
+        hidden = mask if bug == "mask inverted" else ~mask
+        scores = scores.masked_fill(hidden, -math.inf)
+    weights = torch.softmax(scores, dim=-2 if bug == "softmax axis" else -1)
+    heads = weights @ v  # (B, H, T, d)
+    B, H, T, d = heads.shape
+    if bug == "direct merge":
+        concat = heads.reshape(B, T, H * d)
+    else:
+        concat = heads.transpose(1, 2).reshape(B, T, H * d)
+    out = concat if bug == "no W_o" else W_o(concat)
+    return out, weights
+
+
 class _PlantedMHA(nn.Module):
     """A multi-head layer with the parameter names of the reference, and one bug."""
 
@@ -373,17 +397,7 @@ class _PlantedMHA(nn.Module):
             v = self._split(self.W_k(value))
         scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
         scores = q @ k.transpose(-2, -1) * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
-        if mask is not None and self.bug != "mask ignored":
-            scores = scores.masked_fill(~mask, -math.inf)
-        weights = torch.softmax(scores, dim=-2 if self.bug == "softmax axis" else -1)
-        heads = weights @ v  # (B, H, T, d)
-        B, H, T, d = heads.shape
-        if self.bug == "direct merge":
-            concat = heads.reshape(B, T, H * d)
-        else:
-            concat = heads.transpose(1, 2).reshape(B, T, H * d)
-        out = concat if self.bug == "no W_o" else self.W_o(concat)
-        return out, weights
+        return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
 def _planted(bug: str) -> Callable[..., Any]:

@@ -29,6 +29,7 @@ from ..scale import (
     online_softmax_update,
     repeat_kv,
 )
+from .ch04 import planted_heads
 from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
@@ -660,18 +661,7 @@ class _PlantedGQA(nn.Module):
             k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
         scale = 1.0 if self.bug == "no scale" else 1 / math.sqrt(self.d_head)
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
-        if mask is not None and self.bug != "mask ignored":
-            hidden = mask if self.bug == "mask inverted" else ~mask
-            scores = scores.masked_fill(hidden, -math.inf)
-        weights = torch.softmax(scores, dim=-2 if self.bug == "softmax axis" else -1)
-        heads = weights @ v  # (B, H, T, d)
-        B, _, T, d = heads.shape
-        if self.bug == "direct merge":
-            concat = heads.reshape(B, T, H * d)
-        else:
-            concat = heads.transpose(1, 2).reshape(B, T, H * d)
-        out = concat if self.bug == "no W_o" else self.W_o(concat)
-        return out, weights
+        return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
 def _planted_gqa(bug: str) -> Callable[..., Any]:
