@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
+from attnlab import recall
 from attnlab.recall import (
+    STORED_SWEEP,
     AttentionRecaller,
     RecallCurve,
     RecurrentRecaller,
     compare_recall,
     question_id,
     recall_batch,
+    stored_recall_curves,
     train_recall,
+    write_recall_curves,
 )
 
 # --- the task -------------------------------------------------------------------------------
@@ -203,3 +209,72 @@ def test_compare_recall_bad_arguments() -> None:
         compare_recall([])
     with pytest.raises(ValueError, match="unknown model"):
         compare_recall([2], models=("cnn",))
+
+
+# --- the stored sweep (chapter 1 plots it instead of training 14 models) --------------------
+
+
+def test_stored_curves_cover_the_sweep() -> None:
+    curves = stored_recall_curves()
+    assert list(curves) == STORED_SWEEP["models"]
+    for kind, row in curves.items():
+        assert [c.distance for c in row] == STORED_SWEEP["distances"]
+        for c in row:
+            assert c.model == kind
+            assert c.steps == tuple(range(0, 151, 10))
+            assert all(0 <= a <= 1 for a in c.accuracy)
+            # accuracies are fractions of the n_eval = 256 test rows
+            assert all(abs(a * 256 - round(a * 256)) < 1e-3 for a in c.accuracy)
+
+
+def test_stored_curves_are_what_compare_recall_trains_on_a_subset() -> None:
+    # The two distances chapter 1 re-trains live, one either side of the crossover: the
+    # same seeded single-thread training gives the same curves (at most one test row of
+    # 256 apart, should another CPU round a logit the other way).
+    settings = {**STORED_SWEEP, "distances": [4, 8]}
+    fresh = compare_recall(**settings)
+    stored = stored_recall_curves()
+    for kind in STORED_SWEEP["models"]:
+        for curve in fresh[kind]:
+            (same,) = [c for c in stored[kind] if c.distance == curve.distance]
+            assert curve.steps == same.steps
+            np.testing.assert_allclose(curve.accuracy, same.accuracy, rtol=0, atol=1.01 / 256)
+            assert curve.steps_to(0.9) == same.steps_to(0.9)
+
+
+@pytest.mark.slow
+def test_stored_curves_are_what_compare_recall_trains(tmp_path) -> None:
+    written = write_recall_curves(tmp_path / "curves.txt")  # trains all 14 models
+    stored = stored_recall_curves()
+    for kind in STORED_SWEEP["models"]:
+        for fresh, same in zip(written[kind], stored[kind], strict=True):
+            np.testing.assert_allclose(fresh.accuracy, same.accuracy, rtol=0, atol=1.01 / 256)
+            assert fresh.steps_to(0.9) == same.steps_to(0.9)
+    assert stored_recall_curves(tmp_path / "curves.txt") == written  # the table round-trips
+
+
+def test_stored_curves_show_the_crossover() -> None:
+    curves = stored_recall_curves()
+    rnn = {c.distance: c for c in curves["rnn"]}
+    attention = {c.distance: c for c in curves["attention"]}
+    assert all(rnn[d].final >= 0.9 for d in (1, 2, 4))
+    assert all(rnn[d].final < 0.2 for d in (8, 16, 32, 64))  # chance: 1/8
+    assert all(c.final >= 0.9 for c in attention.values())
+
+
+def test_stored_curves_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
+    text = (Path(recall.__file__).parent / "data_files" / "recall_curves.txt").read_text()
+    monkeypatch.setitem(STORED_SWEEP, "steps", 100)
+    with pytest.raises(ValueError, match="regenerate"):
+        stored_recall_curves()
+    monkeypatch.undo()
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text.replace("steps 0 ", "step 0 "))
+    with pytest.raises(ValueError, match="settings line and a steps line"):
+        stored_recall_curves(bad)
+    bad.write_text(text.replace("\nrnn 64 ", "\ngru 64 "))
+    with pytest.raises(ValueError, match="malformed row"):
+        stored_recall_curves(bad)
+    bad.write_text("\n".join(line for line in text.splitlines() if not line.startswith("rnn 64")))
+    with pytest.raises(ValueError, match="every distance"):
+        stored_recall_curves(bad)

@@ -223,12 +223,38 @@ def test_gradient_norm_is_reproducible_with_a_generator() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+def test_gradient_norm_threads_used_then_restored_same_numbers() -> None:
+    seen: list[int] = []
+
+    class Recording(VanillaRNN):
+        def forward(self, x, h0=None):  # type: ignore[override]
+            seen.append(torch.get_num_threads())
+            return super().forward(x, h0)
+
+    torch.manual_seed(0)
+    rnn = Recording(4, 6).double()
+    set_recurrent_radius(rnn, 0.9)
+    before = torch.get_num_threads()
+    one = gradient_norm_vs_distance(
+        rnn, 20, batch=3, generator=torch.Generator().manual_seed(2), threads=1
+    )
+    assert seen == [1]
+    assert torch.get_num_threads() == before, "the thread count was not restored"
+    default = gradient_norm_vs_distance(
+        rnn, 20, batch=3, generator=torch.Generator().manual_seed(2)
+    )
+    assert seen == [1, before]
+    np.testing.assert_allclose(one, default, rtol=1e-12, atol=0)
+
+
 def test_gradient_norm_bad_arguments() -> None:
     rnn = VanillaRNN(2, 3)
     with pytest.raises(ValueError, match="length"):
         gradient_norm_vs_distance(rnn, 0)
     with pytest.raises(ValueError, match="batch"):
         gradient_norm_vs_distance(rnn, 5, batch=0)
+    with pytest.raises(ValueError, match="threads"):
+        gradient_norm_vs_distance(rnn, 5, threads=0)
     with pytest.raises(TypeError, match="weight_hh"):
         gradient_norm_vs_distance(nn.Linear(2, 2), 5)
 

@@ -11,15 +11,22 @@ The task: read ``distance`` random symbols followed by a question mark, and answ
 
 :func:`train_recall` trains one model with a seeded, single-threaded loop (the same numbers
 on every run) and records its accuracy on a fixed test set; :func:`compare_recall` does it
-for both models over a list of distances. Chapter 1 plots the result.
+for both models over a list of distances. Chapter 1 plots the result of one such sweep,
+:data:`STORED_SWEEP`: training its 14 models takes longer than the chapter's run-time budget
+allows, so the curves are stored with the package (:func:`stored_recall_curves`; regenerated
+by :func:`write_recall_curves`, and the tests check that the stored file is what
+:func:`compare_recall` produces) and the chapter re-trains two of its distances live.
 
 Taught in: chapters/01_why_attention.ipynb
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -28,13 +35,16 @@ from ._validate import describe, positive_int, positive_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
+    "STORED_SWEEP",
     "AttentionRecaller",
     "RecallCurve",
     "RecurrentRecaller",
     "compare_recall",
     "question_id",
     "recall_batch",
+    "stored_recall_curves",
     "train_recall",
+    "write_recall_curves",
 ]
 
 _CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
@@ -357,3 +367,108 @@ def compare_recall(
                     model = RecurrentRecaller(n_symbols, hidden, kind)
             results[kind].append(train_recall(model, distance, seed=seed, **train_kwargs))
     return results
+
+
+# --- the stored sweep of chapter 1 -----------------------------------------------------------
+
+STORED_SWEEP: dict[str, object] = {
+    "distances": [1, 2, 4, 8, 16, 32, 64],
+    "models": ["rnn", "attention"],
+    "n_symbols": 8,
+    "hidden": 16,
+    "seed": 0,
+    "steps": 150,
+    "batch_size": 32,
+    "lr": 0.01,
+    "eval_every": 10,
+    "n_eval": 256,
+}
+"""The arguments of the :func:`compare_recall` call whose curves :func:`stored_recall_curves`
+returns: every argument spelled out, defaults included."""
+
+_STORED_FILE = "recall_curves.txt"
+
+
+def _format_curves(curves: dict[str, list[RecallCurve]]) -> str:
+    steps = next(iter(curves.values()))[0].steps
+    lines = [
+        "# Test accuracy of attnlab.recall.compare_recall(**settings) during training: one",
+        "# row per model and distance, one column per measured step. Written by",
+        "# attnlab.recall.write_recall_curves(); tests/test_recall.py checks it.",
+        "settings " + json.dumps(STORED_SWEEP, separators=(",", ":")),
+        "steps " + " ".join(str(s) for s in steps),
+    ]
+    for kind, row in curves.items():
+        for curve in row:
+            values = " ".join(repr(a) for a in curve.accuracy)
+            lines.append(f"{kind} {curve.distance} {values}")
+    return "\n".join(lines) + "\n"
+
+
+def write_recall_curves(path: str | Path | None = None) -> dict[str, list[RecallCurve]]:
+    """Run ``compare_recall(**STORED_SWEEP)`` and store the curves as a text table.
+
+    Takes several seconds (14 models trained on one thread). Run it after changing
+    :data:`STORED_SWEEP` or the training code:
+    ``python -c "import attnlab.recall as r; r.write_recall_curves()"``.
+
+    Args:
+        path: where to write (default: the package's own data file, ``recall_curves.txt``
+            in ``attnlab/data_files``, which :func:`stored_recall_curves` reads).
+
+    Returns:
+        The curves written, as :func:`compare_recall` returns them.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    curves = compare_recall(**STORED_SWEEP)  # type: ignore[arg-type]
+    if path is None:
+        path = Path(__file__).with_name("data_files") / _STORED_FILE
+    Path(path).write_text(_format_curves(curves), encoding="utf-8")
+    return curves
+
+
+def stored_recall_curves(path: str | Path | None = None) -> dict[str, list[RecallCurve]]:
+    """The curves of ``compare_recall(**STORED_SWEEP)``, read from the stored table.
+
+    The same :class:`RecallCurve` objects a fresh :func:`compare_recall` call returns
+    (tests/test_recall.py compares them), without the training time.
+
+    Args:
+        path: a table written by :func:`write_recall_curves` (default: the package's).
+
+    Returns:
+        ``{kind: [RecallCurve per distance of STORED_SWEEP, in order]}``.
+
+    Raises:
+        ValueError: the table was written for other settings than :data:`STORED_SWEEP`
+            (regenerate it with :func:`write_recall_curves`), or is malformed.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    if path is None:
+        text = resources.files("attnlab.data_files").joinpath(_STORED_FILE).read_text("utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    if len(lines) < 2 or not lines[0].startswith("settings ") or not lines[1].startswith("steps "):
+        raise ValueError("a recall table starts with a settings line and a steps line")
+    settings = json.loads(lines[0].removeprefix("settings "))
+    rows = [line.split() for line in lines]
+    if settings != STORED_SWEEP:
+        raise ValueError(
+            f"the stored recall curves were computed with {settings}, not STORED_SWEEP = "
+            f"{STORED_SWEEP}: regenerate them with write_recall_curves()"
+        )
+    steps = tuple(int(s) for s in rows[1][1:])
+    kinds: list[str] = STORED_SWEEP["models"]  # type: ignore[assignment]
+    curves: dict[str, list[RecallCurve]] = {kind: [] for kind in kinds}
+    for kind, distance, *values in rows[2:]:
+        if kind not in curves or len(values) != len(steps):
+            raise ValueError(f"malformed row in the recall table: {kind} {distance} ...")
+        curves[kind].append(
+            RecallCurve(kind, int(distance), steps, tuple(float(a) for a in values))
+        )
+    if any([c.distance for c in row] != STORED_SWEEP["distances"] for row in curves.values()):
+        raise ValueError("the recall table does not hold every distance of STORED_SWEEP")
+    return curves

@@ -5,7 +5,10 @@
 - ``corpus.txt``: :data:`attnlab.tokenizer.DEFAULT_CORPUS`, a few hundred words of English;
 - ``toy_embeddings.txt``: the hand-made embedding table of
   :func:`attnlab.embeddings.toy_embeddings`, one word per row, one named dimension per
-  column (``"."`` is 0).
+  column (``"."`` is 0);
+- ``recall_curves.txt``: the test accuracies of chapter 1's recall sweep
+  (:func:`attnlab.recall.stored_recall_curves`, written by
+  :func:`attnlab.recall.write_recall_curves`).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
 ``pip install`` has them; :func:`read_text` reads one.
