@@ -6,13 +6,17 @@ network sees raw LaTeX. This extension makes the built website self-contained: i
 files the pages need from the installed Python package ``django-static-mathjax``
 (MathJax 3.2.2, Apache-2.0):
 
-- ``tex-mml-chtml.js``, the combined TeX input + HTML output component;
-- ``output/chtml/fonts/woff-v2/``, the fonts it loads relative to its own location;
+- ``startup.js``, MathJax's loader, and the components it loads (``MATHJAX_COMPONENTS``,
+  set in ``mathjax3_config``): the core, TeX input, HTML output with its font data, and
+  the hidden MathML that screen readers read. 0.76 MB per page with math, where the usual
+  all-in-one ``tex-mml-chtml.js`` is 1.17 MB: it adds MathML input, which the course does
+  not use, and the right-click menu (0.43 MB);
+- ``output/chtml/fonts/woff-v2/``, the fonts the output loads relative to its location;
 - ``input/tex/extensions/``, the TeX packages it autoloads on first use
   (``\\boldsymbol``, ``\\color``, ``\\cancel``, ``\\bbox``, ...);
 - ``LICENSE``, which the Apache licence asks to ship with the copy.
 
-About 2 MB in all. The files are never committed and never put in the repository's
+About 1.6 MB in all. The files are never committed and never put in the repository's
 ``_static/`` folder: Jupyter Book adds every ``.js`` file found there to every page, which
 would load MathJax twice.
 
@@ -67,9 +71,12 @@ Four fixes to the themes' pages, each small and each tested in ``tests/test_site
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import importlib.metadata
+import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -90,9 +97,20 @@ MATHJAX_ROOT = "mathjax/static/mathjax/es5"
 MATHJAX_DIR = "mathjax"
 """The folder under the website's ``_static/`` that receives the copy."""
 
-MATHJAX_SCRIPT = "tex-mml-chtml.js"
+MATHJAX_SCRIPT = "startup.js"
+"""The script a page loads: MathJax's loader, which then loads ``MATHJAX_COMPONENTS``."""
 
-MATHJAX_FILES = (MATHJAX_SCRIPT, "output/chtml/fonts/woff-v2", "input/tex/extensions")
+MATHJAX_COMPONENTS = ("input/tex", "output/chtml", "a11y/assistive-mml")
+"""What the loader loads (with their dependencies: ``core``, the output's font data)."""
+
+MATHJAX_FILES = (
+    MATHJAX_SCRIPT,
+    "core.js",
+    *(f"{name}.js" for name in MATHJAX_COMPONENTS),
+    "output/chtml/fonts/tex.js",
+    "output/chtml/fonts/woff-v2",
+    "input/tex/extensions",
+)
 """What the pages need, relative to ``MATHJAX_ROOT`` (and to the copy)."""
 
 
@@ -100,7 +118,7 @@ def mathjax_source() -> Path:
     """The installed MathJax 3 ``es5`` folder.
 
     Returns:
-        The folder holding ``tex-mml-chtml.js`` and the other components.
+        The folder holding ``startup.js`` and the other components.
 
     Raises:
         ExtensionError: if ``django-static-mathjax`` is not installed or lacks a needed file.
@@ -131,7 +149,7 @@ def copy_mathjax(source: Path, static_dir: Path) -> Path:
         static_dir: the built website's ``_static`` folder.
 
     Returns:
-        The folder that now holds ``tex-mml-chtml.js``.
+        The folder that now holds ``startup.js``.
     """
     target = static_dir / MATHJAX_DIR
     for name in MATHJAX_FILES:
@@ -149,6 +167,11 @@ def copy_mathjax(source: Path, static_dir: Path) -> Path:
 def _use_local_mathjax(app: Sphinx, config: Any) -> None:
     # Relative to _static/ (Sphinx's rule for a mathjax_path that is not a URL).
     config.mathjax_path = f"{MATHJAX_DIR}/{MATHJAX_SCRIPT}"
+    # Sphinx writes this as `window.MathJax = {...}` before the script; myst-parser adds
+    # its options to the same dict.
+    mathjax = dict(config.mathjax3_config or {})
+    mathjax["loader"] = {**mathjax.get("loader", {}), "load": list(MATHJAX_COMPONENTS)}
+    config.mathjax3_config = mathjax
 
 
 def _install_mathjax(app: Sphinx) -> None:
@@ -253,13 +276,74 @@ def size_attributes(page: str) -> str:
     )
 
 
+FRAMES_DIR = "_images/frames"
+"""Where the website keeps the slider frames, one PNG file per distinct frame."""
+
+_EXPLORER_DATA = re.compile(r"^(  var data = )(\{.*\});$", re.MULTILINE)
+"""The one line of a scrubber's script that holds its data (``attnlab.widgets._JS``)."""
+
+_FIRST_FRAME = re.compile(
+    r'(<img class="attnlab-frame" src=")data:image/png;base64,([A-Za-z0-9+/=]+)(")'
+)
+
+
+def externalize_frames(page: str, page_dir: Path, outdir: Path) -> str:
+    """``page`` with its slider frames moved out of the HTML into PNG files.
+
+    A scrubber made by ``attnlab.widgets.explore`` carries every frame as base64 in its
+    script, so that a notebook's output is one self-contained file. On the website that
+    would make a reader download every frame of every slider (a third larger as base64)
+    before the page is usable. Here each frame becomes ``_images/frames/<sha256>.png``
+    (content-addressed: a frame shared by two pages or two sliders is stored once), the
+    script gets the folder (``data.dir``, relative to the page) and the file names, and
+    the first ``<img>`` points at its file. The page then loads the frame it shows; the
+    scrubber's script loads the others when the reader reaches for a slider.
+
+    Args:
+        page: the HTML of one written page.
+        page_dir: the folder of that page in the built website.
+        outdir: the built website's root folder.
+
+    Returns:
+        The page, unchanged if it has no scrubber.
+    """
+    target = outdir / FRAMES_DIR
+
+    def store(b64: str) -> str:
+        data = base64.b64decode(b64)
+        name = hashlib.sha256(data).hexdigest()[:20]
+        path = target / f"{name}.png"
+        if not path.exists():
+            target.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return name
+
+    rel = Path(os.path.relpath(target, page_dir)).as_posix() + "/"
+
+    def script(m: re.Match) -> str:
+        data = json.loads(m[2])
+        if "dir" in data or not isinstance(data.get("frames"), list):
+            return m[0]
+        data["frames"] = [store(b64) for b64 in data["frames"]]
+        data["dir"] = rel
+        payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+        return m[1] + payload + ";"
+
+    page = _EXPLORER_DATA.sub(script, page)
+    return _FIRST_FRAME.sub(lambda m: f"{m[1]}{rel}{store(m[2])}.png{m[3]}", page)
+
+
 def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
-    """The last touches to every written page: no fontawesome.js, image size attributes."""
+    """The last touches to every written page: no fontawesome.js, image size attributes,
+    slider frames in files."""
     if exception is not None or app.builder.format != "html":
         return
-    for path in Path(app.outdir).rglob("*.html"):
+    outdir = Path(app.outdir)
+    for path in outdir.rglob("*.html"):
         text = path.read_text(encoding="utf-8")
         lean = size_attributes(drop_fontawesome_script(text))
+        if "attnlab-explorer" in lean:
+            lean = externalize_frames(lean, path.parent, outdir)
         if lean != text:
             path.write_text(lean, encoding="utf-8")
 

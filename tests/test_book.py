@@ -271,3 +271,38 @@ def test_figure_sizes_become_width_and_height_attributes():
         '<img src="b.png" width="10" height="3" />'
         '<img src="c.png" alt="no size" /><div style="width: 5px; height: 5px;"></div>'
     )
+
+
+def test_slider_frames_move_into_files_named_by_their_content(tmp_path):
+    import base64
+    import json
+    import re
+
+    from attnlab.widgets import explore
+
+    ext = _book_extension()
+
+    def draw(fig, k):
+        fig.subplots().plot([0, abs(k)])
+
+    ex = explore(draw, figsize=(2, 1.5), dpi=30, k=[-1, 2, 1])  # frames 0 and 2 are equal
+    page_dir = tmp_path / "chapters"
+    html = f"<html><body>{ex.to_html()}\n{ex.to_html()}</body></html>"
+    out = ext.externalize_frames(html, page_dir, tmp_path)
+
+    assert "data:image/png;base64,iVBOR" not in out  # no PNG left in the page
+    files = sorted((tmp_path / "_images" / "frames").iterdir())
+    assert len(files) == 2  # the same frame, twice on the page or twice in a slider: one file
+    datas = [json.loads(m) for m in re.findall(r"^  var data = (\{.*\});$", out, re.MULTILINE)]
+    assert len(datas) == 2
+    for data in datas:
+        assert data["dir"] == "../_images/frames/"
+        assert data["frames"][0] == data["frames"][2] != data["frames"][1]
+        for name, frame in zip(data["frames"], ex.frames, strict=True):
+            assert (tmp_path / "_images" / "frames" / f"{name}.png").read_bytes() == frame
+    first = re.findall(r'<img class="attnlab-frame" src="([^"]+)"', out)
+    assert first == [f"../_images/frames/{datas[0]['frames'][0]}.png"] * 2
+    # Idempotent, and a page without scrubbers is left alone.
+    assert ext.externalize_frames(out, page_dir, tmp_path) == out
+    assert ext.externalize_frames("<p>no scrubber</p>", page_dir, tmp_path) == "<p>no scrubber</p>"
+    assert base64.b64encode(ex.frames[1]).decode() in ex.to_html()  # the notebook keeps them

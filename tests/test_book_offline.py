@@ -22,8 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 MATH = 'class="math notranslate'
 """How Sphinx marks a formula in the HTML; a page with one loads MathJax."""
 
-MATHJAX_SCRIPT = "tex-mml-chtml.js"
+MATHJAX_SCRIPT = "startup.js"
 MATHJAX_NEEDS = (
+    "core.js",
+    "input/tex.js",
+    "output/chtml.js",
+    "output/chtml/fonts/tex.js",
+    "a11y/assistive-mml.js",
     "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
     "output/chtml/fonts/woff-v2/MathJax_Math-Italic.woff",
     "input/tex/extensions/boldsymbol.js",

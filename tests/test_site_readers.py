@@ -7,7 +7,7 @@ network blocked. What a reader needs, each checked on every page that has it:
   its list); on a desktop the sidebar toggle hides the sidebar;
 - dragging a slider with the mouse only moves it forward, and the slider stays put while
   its value changes; touch targets are at least 24 px tall (WCAG 2.2, 2.5.8);
-- no JavaScript or console error at all, in light and dark mode;
+- no JavaScript or console error at all, in light and dark mode; every formula typeset;
 - the page follows the system's colour scheme;
 - no page is wider than the phone;
 - page weight: what a reader downloads (the page and every file it loads).
@@ -176,6 +176,23 @@ def test_no_errors_no_network_and_no_overflow(reader: Any, any_page: Path, width
     assert theme == ("dark" if dark else "light"), "the page ignores the system colour scheme"
     scroll = page.evaluate("() => document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide at {width} px"
+    formulas, typeset, failed = page.evaluate(_TYPESET)
+    assert typeset == formulas, f"MathJax typeset {typeset} of {formulas} formulas"
+    assert failed == 0, f"{failed} formulas are TeX errors"
+
+
+_TYPESET = """async () => {
+    // Sphinx marks each formula with class "math"; MathJax (served by the website, loaded
+    // on pages with math) puts an mjx-container inside each once typeset.
+    const math = [...document.querySelectorAll(".math")];
+    if (!math.length) return [0, 0, 0];
+    for (let i = 0; i < 200 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
+        await new Promise((done) => setTimeout(done, 50));
+    }
+    await MathJax.startup.promise;
+    const done = math.filter((m) => m.querySelector("mjx-container")).length;
+    return [math.length, done, document.querySelectorAll("mjx-merror").length];
+}"""
 
 
 def _weights(site: Path, reader_page: Any) -> dict[str, tuple[int, int]]:

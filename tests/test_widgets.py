@@ -719,6 +719,43 @@ def test_without_javascript_the_first_frame_shows_and_sliders_are_disabled(
     assert not state["enabled"]
 
 
+def test_frames_in_files_load_when_the_reader_reaches_for_a_slider(
+    offline_page: Any, tmp_path: Path, two: Explorer
+) -> None:
+    # The website moves the frames into files (_ext/attnlab_book.py): a page downloads the
+    # frame it shows, and the others once the reader reaches for a slider.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "attnlab_book", Path(__file__).resolve().parent.parent / "_ext" / "attnlab_book.py"
+    )
+    assert spec is not None and spec.loader is not None
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    page_dir = tmp_path / "chapters"
+    page_dir.mkdir()
+    html = ext.externalize_frames(two.to_html(), page_dir, tmp_path)
+    page_file = page_dir / "page.html"
+    page_file.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{html}"
+                         "</body></html>", encoding="utf-8")  # fmt: skip
+    pngs = lambda: sorted({u for u in offline_page.loaded if u.endswith(".png")})  # noqa: E731
+    page = offline_page.page
+    page.goto(page_file.as_uri(), wait_until="load")
+    root = page.locator("div.attnlab-explorer")
+    assert len(pngs()) == 1, "only the frame shown is downloaded with the page"
+    assert _state(root)["src"] == pngs()[0]
+    shot = _screenshot(root)
+    root.locator("input").nth(1).focus()  # reaching for a slider fetches every frame
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(200)
+    assert len(pngs()) == len(set(two.frames)) == 4
+    assert _state(root)["labels"] == ["the slope = -1.0", "color = blue"]
+    assert _state(root)["src"].endswith(".png") and _screenshot(root) != shot
+    name = _state(root)["src"].rsplit("/", 1)[1]
+    assert (tmp_path / "_images" / "frames" / name).read_bytes() == two.frames[1]
+    assert offline_page.blocked == [] and offline_page.errors == []
+
+
 # ------------------------------------------------------------------ legible on a phone
 
 

@@ -700,8 +700,12 @@ _CSS = (
     "outline-offset:2px}"
 )
 
-# Plain ES5 in one script that carries its own data, no globals. It finds its own root (the
-# <div> around the script), so several scrubbers on a page, or the same one shown twice,
+# Plain ES5 in one script that carries its own data, no globals. The frames are base64 PNGs
+# (a notebook's output is one self-contained file) unless ``data.dir`` is set: the website's
+# build moves them into files (``_ext/attnlab_book.py``, ``externalize_frames``), named by
+# ``data.frames``, and a page then downloads only the frame it shows until the reader
+# reaches for a slider, when the others are loaded in the background. It finds its own root
+# (the <div> around the script), so several scrubbers on a page, or the same one shown twice,
 # never interfere. It runs when Sphinx's HTML is loaded, when JupyterLab/VS Code/Colab
 # insert the output, or via jQuery's eval (classic Notebook: there is no currentScript, so it
 # takes the first root with its id not yet set up; scripts run in page order). Until it
@@ -732,8 +736,26 @@ _JS = """(function () {
       inputs[i].setAttribute("aria-valuetext", text);
       parts.push(data.names[i] + " = " + text);
     }
-    img.src = "data:image/png;base64," + data.frames[flat];
+    img.src = source(flat);
     img.alt = data.alt + " (" + parts.join(", ") + ")";
+  }
+  function source(flat) {
+    return data.dir ? data.dir + data.frames[flat] + ".png"
+                    : "data:image/png;base64," + data.frames[flat];
+  }
+  var warm = !data.dir, kept = [];
+  function preload() {
+    if (warm) { return; }
+    warm = true;
+    for (var f = 0; f < data.frames.length; f++) {
+      var next = new Image();
+      next.src = source(f);
+      kept.push(next);
+    }
+  }
+  var starts = ["pointerdown", "touchstart", "focusin", "mouseover"];
+  for (var e = 0; e < starts.length; e++) {
+    root.addEventListener(starts[e], preload, {passive: true});
   }
   for (var i = 0; i < inputs.length; i++) {
     inputs[i].disabled = false;
