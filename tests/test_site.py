@@ -204,3 +204,27 @@ def test_every_figure_has_its_size_and_twice_the_pixels(site: Path) -> None:
             assert abs(size[1] - 2 * shown[1]) <= 2, f"{where}: {size} pixels for {shown}"
             checked += 1
     assert checked >= 40, f"only {checked} figures found"
+
+
+def test_slider_frames_are_files_the_page_loads_on_demand(site: Path) -> None:
+    """No frame is inlined as base64 (a page would download every frame of every slider);
+    each scrubber names its frames, and each named file is in the website."""
+    import json
+    import math
+
+    pages = _pages_with_scrubbers(site)
+    assert pages, f"no chapter page in {site} has a scrubber"
+    named = 0
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "data:image/png;base64,iVBOR" not in text, f"{page.name} inlines a PNG"
+        datas = re.findall(r"^  var data = (\{.*\});$", text, re.MULTILINE)
+        assert len(datas) == text.count(SCRUBBER), f"{page.name}: a scrubber without data"
+        for raw in datas:
+            data = json.loads(raw)
+            assert data["dir"] == "../_images/frames/", f"{page.name}: frames in {data['dir']}"
+            assert len(data["frames"]) == math.prod(data["shape"])
+            for name in data["frames"]:
+                assert (page.parent / data["dir"] / f"{name}.png").is_file(), f"{name} missing"
+                named += 1
+    assert named >= 100, f"only {named} frames"

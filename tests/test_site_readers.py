@@ -216,8 +216,9 @@ def _weights(site: Path, reader_page: Any) -> dict[str, tuple[int, int]]:
 
 
 def test_pages_are_light(reader: Any, site: Path) -> None:
-    """Median page ≤ 1.5 MB and the heaviest ≤ 5 MB, as downloaded (gzip, as every static
-    host serves HTML, CSS and JavaScript); uncompressed, no page may pass 5 MB either."""
+    """Every page ≤ 1.5 MB as downloaded (gzip, as every static host serves HTML, CSS and
+    JavaScript), so the median too; uncompressed, no page passes 3 MB (slider frames are
+    files loaded on demand, not inlined: inlined, chapter pages were 3.2-4.4 MB)."""
     r = reader(DESKTOP)
     weights = _weights(site, r)
     assert weights, "no built page"
@@ -226,5 +227,5 @@ def test_pages_are_light(reader: Any, site: Path) -> None:
     )
     packed = [b for _, b in weights.values()]
     assert statistics.median(packed) <= 1.5 * MB, table
-    assert max(packed) <= 5 * MB, table
-    assert max(a for a, _ in weights.values()) <= 5 * MB, table
+    assert max(packed) <= 1.5 * MB, table
+    assert max(a for a, _ in weights.values()) <= 3 * MB, table
