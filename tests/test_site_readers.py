@@ -130,6 +130,13 @@ def test_the_sidebar_toggle_hides_the_sidebar_on_a_desktop(reader: Any, site: Pa
 # --------------------------------------------------------------------------- sliders
 
 
+_LABEL = """(input) => {
+    const label = input.parentElement.querySelector(".attnlab-label");
+    return [label.textContent, label.scrollWidth > label.clientWidth + 1];
+}"""
+"""A slider's ``name = value`` label, and whether the reader sees less than all of it."""
+
+
 @pytest.mark.parametrize("width", [PHONE, DESKTOP])
 def test_dragging_a_slider_only_moves_it_forward(reader: Any, slider_page: Path, width: int):
     r = reader(width, touch=False)  # a mouse drag, also on the narrow screen
@@ -143,6 +150,8 @@ def test_dragging_a_slider_only_moves_it_forward(reader: Any, slider_page: Path,
         assert box is not None
         where = f"slider {i + 1} at {width} px"
         assert box["height"] >= 24, f"{where}: touch target {box['height']:.0f} px tall"
+        label, cut = slider.evaluate(_LABEL)
+        assert not cut, f"{where}: its label {label!r} is cut off"
         top = int(slider.get_attribute("max"))
         y = box["y"] + box["height"] / 2
         page.mouse.move(box["x"] + 2, y)

@@ -756,6 +756,36 @@ def test_frames_in_files_load_when_the_reader_reaches_for_a_slider(
     assert offline_page.blocked == [] and offline_page.errors == []
 
 
+@pytest.mark.parametrize("width", [390, 1100])
+def test_a_long_label_shows_whole_and_the_slider_stays_put(
+    browser: Any, tmp_path: Path, width: int
+) -> None:
+    values = ["none: q = k = v = x", "hand-set", "attnlab / SDPA bool, with a long tail"]
+    ex = explore(draw_power, figsize=(3, 2), dpi=40, power=Slider([1, 2, 3], label="projections",
+                 fmt=lambda p: values[p - 1]))  # fmt: skip
+    page_file = tmp_path / "page.html"
+    page_file.write_text(f"<!DOCTYPE html><html><head><meta name='viewport' "
+                         "content='width=device-width'></head><body style='margin:8px'>"
+                         f"{ex.to_html()}</body></html>", encoding="utf-8")  # fmt: skip
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(page_file.as_uri())
+        slider = page.locator("input.attnlab-slider")
+        boxes = []
+        for k in range(3):
+            slider.evaluate("(i, k) => { i.value = k; i.dispatchEvent(new Event('input')); }", k)
+            label = page.locator(".attnlab-label")
+            assert label.text_content() == f"projections = {values[k]}"
+            clipped = label.evaluate("(e) => e.scrollWidth > e.clientWidth + 1")
+            assert not clipped, f"at {width} px the label is cut: {label.text_content()!r}"
+            boxes.append(slider.bounding_box())
+        assert boxes[0] == boxes[1] == boxes[2], f"the slider moved: {boxes}"
+        assert boxes[0]["width"] <= width
+    finally:
+        context.close()
+
+
 # ------------------------------------------------------------------ legible on a phone
 
 

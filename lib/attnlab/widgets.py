@@ -667,14 +667,18 @@ def _in_live_kernel() -> bool:
 def _control_html(label: str, texts: Sequence[str], start: int) -> str:
     """One slider: ``name = value`` on its own line above a full-width range input.
 
-    The value's box is as wide as the longest value (``ch`` units, tabular digits), and the
-    label never wraps, so dragging never moves the slider under the reader's finger.
+    The value's box is as wide as the longest value (``ch`` units, tabular digits, one to
+    spare), so the label takes the same room whatever the value and dragging never moves
+    the slider under the reader's finger. The control is wide enough for its whole label
+    (at least 18em, at most the column); in a column too narrow for it, the value goes
+    onto a second line, for every value alike.
     """
     name = html.escape(label)
     value = html.escape(texts[start])
-    width = max(len(t) for t in texts)
+    width = max(len(t) for t in texts) + 1
+    whole = len(label) + 3 + width  # "name = value"
     return (
-        '<label class="attnlab-control">'
+        f'<label class="attnlab-control" style="width:min(100%,max(18em,{whole}ch))">'
         f'<span class="attnlab-label"><span class="attnlab-name">{name}</span> = '
         f'<output class="attnlab-value" style="min-width:{width}ch">{value}</output></span>'
         f'<input class="attnlab-slider" type="range" min="0" max="{len(texts) - 1}" step="1" '
@@ -691,9 +695,8 @@ _CSS = (
     "margin-top:.4em}"
     ".attnlab-explorer .attnlab-control{display:flex;flex-direction:column;gap:.15em;"
     "margin:0;width:min(18em,100%);font-variant-numeric:tabular-nums}"
-    ".attnlab-explorer .attnlab-label{white-space:nowrap;overflow:hidden;"
-    "text-overflow:ellipsis}"
-    ".attnlab-explorer .attnlab-value{display:inline-block;text-align:left}"
+    ".attnlab-explorer .attnlab-name{white-space:nowrap}"
+    ".attnlab-explorer .attnlab-value{display:inline-block;text-align:left;white-space:nowrap}"
     ".attnlab-explorer input.attnlab-slider{width:100%;height:28px;margin:0;"
     "accent-color:#1a73e8;cursor:pointer}"
     ".attnlab-explorer input.attnlab-slider:focus-visible{outline:2px solid #1a73e8;"
