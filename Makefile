@@ -94,7 +94,10 @@ BOOK_CACHE := _build/.jupyter_cache
 # executed notebook, figures included, in the book's execution cache, so the book build that
 # follows executes nothing (a notebook nbval did not run through, the book executes itself).
 # That chain (one kernel at a time) runs in the background, its log in _build/notebooks.log,
-# while the library and tool tests take the other core; then the tests of the built website.
+# while the library and tool tests take the other core, with one thread each for torch and
+# NumPy (two busy processes with two spinning threads each on two cores slow training tests
+# tenfold); the notebooks keep the default, so their printed numbers are the committed ones.
+# Then the tests of the built website.
 test: $(STAMP)
 	$(MAKE) lint
 	$(PY) tools/make_toc.py --check
@@ -103,7 +106,7 @@ test: $(STAMP)
 	@echo "nbval over $(NOTEBOOKS), then the book build, in the background (log: _build/notebooks.log)"
 	@{ $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) --nbval-fill-cache $(BOOK_CACHE) \
 	    && $(BIN)/jupyter-book build . -W -n --keep-going; } > _build/notebooks.log 2>&1 & nb=$$!; \
-	$(PY) -m pytest tests $(addprefix --ignore=,$(SITE_TESTS)); \
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests $(addprefix --ignore=,$(SITE_TESTS)); \
 	tests=$$?; wait $$nb; built=$$?; \
 	if [ $$built -ne 0 ]; then tail -n 80 _build/notebooks.log; \
 	    echo "nbval or the book build failed (log: _build/notebooks.log)"; \

@@ -200,7 +200,10 @@ def test(env: Env, row: Row, log: Path, full: bool) -> bool:
     ok = True
     start = time.perf_counter()
     for what, cmd in runs.items():
-        returncode = run(cmd, log, row, "test_cpu", env=env_vars)
+        # One torch/NumPy thread for the tests: the environments run side by side (and
+        # beside `make test` in CI) on two cores; nbval keeps the notebooks' default.
+        threads = {"OMP_NUM_THREADS": "1"} if what == "tests" else {}
+        returncode = run(cmd, log, row, "test_cpu", env={**env_vars, **threads})
         tail = log.read_text().rstrip().rsplit("\n", 1)[-1]
         counts = re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", tail)
         row.counts[what] = ", ".join(f"{n} {word}" for n, word in counts) or "no result"
