@@ -306,3 +306,17 @@ def test_slider_frames_move_into_files_named_by_their_content(tmp_path):
     assert ext.externalize_frames(out, page_dir, tmp_path) == out
     assert ext.externalize_frames("<p>no scrubber</p>", page_dir, tmp_path) == "<p>no scrubber</p>"
     assert base64.b64encode(ex.frames[1]).decode() in ex.to_html()  # the notebook keeps them
+
+
+def test_font_preloads_and_the_fontawesome_script_are_dropped():
+    ext = _book_extension()
+    head = (
+        '<link rel="stylesheet" href="a.css" />\n'
+        '<link rel="preload" as="font" type="font/woff2" crossorigin '
+        'href="../_static/vendor/fontawesome/6.5.2/webfonts/fa-solid-900.woff2" />\n'
+        '  <script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n'
+        '<link rel="preload" href="x.js" as="script" />\n'
+    )
+    assert ext.drop_fontawesome_script(head) == (
+        '<link rel="stylesheet" href="a.css" />\n<link rel="preload" href="x.js" as="script" />\n'
+    )
