@@ -45,7 +45,7 @@ Two choices about what a learner sees, tested in ``tests/test_site.py`` and
   answers for ``tools/make_exercises.py``; :func:`_strip_solution_markers` removes those
   lines from the code shown on the website (the notebooks keep them).
 
-Four fixes to the themes' pages, each small and each tested in ``tests/test_site.py``:
+Five touches to the written pages, each small and each tested in ``tests/test_site.py``:
 
 - **No thebe.** Jupyter Book always loads sphinx-thebe, whose inline config script Sphinx 7.4
   writes twice into every page (the second ``const THEBE_JS_URL`` throws a SyntaxError).
@@ -62,6 +62,9 @@ Four fixes to the themes' pages, each small and each tested in ``tests/test_site
   phone's column narrows it. :func:`size_attributes` writes the two numbers as ``width``
   and ``height`` attributes instead: the browser reserves the figure's box (no layout
   jump while it loads) and scales it with the column (``_static/attnlab.css``).
+- **Slider frames in files.** A scrubber's frames are base64 inside its script (a notebook
+  output is one file); :func:`externalize_frames` moves them into ``_images/frames/`` so a
+  page downloads only the frames a reader looks at.
 - **The menu on phones.** pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3 bind their
   sidebar toggles with ``document.querySelector(".primary-toggle")``, the first of two
   buttons, which is hidden below 992 px: the visible button does nothing (upstream
