@@ -4,7 +4,8 @@
   ``DateTask`` ("march 5, 2021" -> "2021-03-05"), batch 32, Adam lr 5e-3 with 25 warm-up
   steps, graded on 500 held-out dates.
 - **Addition** (decoder-only, 2 blocks, D 48, 4 heads, d_ff 96, about 40k parameters):
-  ``AdditionTask`` ("12+34=046"), batch 128, Adam lr 1e-2 with 50 warm-up steps, graded
+  ``AdditionTask`` ("12+34=046"), batch 128, Adam lr 1e-2 with 50 warm-up steps
+  (``attnlab.train.ADDER``, the recipe of the adder the chapter loads), graded
   on all 500 held-out problems.
 
 Training pauses every ``--check-every`` steps to grade (the time of those checks is *not*
@@ -30,7 +31,7 @@ from _table import print_table
 
 from attnlab.data import AdditionTask, DateTask, batches
 from attnlab.seed import seed_everything
-from attnlab.train import exact_match, train
+from attnlab.train import ADDER, exact_match, train
 from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
 
 TARGET = 0.99
@@ -91,18 +92,20 @@ def main() -> None:
 
         seed_everything(seed, threads=args.threads)
         add = AdditionTask()
-        lm = DecoderOnlyLM(add.vocab_size, 48, 4, 2, 96, add.max_seq_len)
+        sizes = [ADDER[k] for k in ("d_model", "n_heads", "n_layers", "d_ff")]
+        lm = DecoderOnlyLM(add.vocab_size, *sizes, add.max_seq_len)  # chapter 7's adder
         n = sum(p.numel() for p in lm.parameters())
         steps, wall, cpu, final, ok = _run(
-            lm, add, AdditionTask(split="test"), batch=128, steps=500, lr=1e-2, warmup=50,
-            seed=seed, check_every=args.check_every, n_test=500,
+            lm, add, AdditionTask(split="test"), batch=ADDER["batch_size"], steps=ADDER["steps"],
+            lr=ADDER["lr"], warmup=ADDER["warmup"], seed=seed, check_every=args.check_every,
+            n_test=500,
         )  # fmt: skip
         add_rows.append(
             [
                 "attnlab",
                 seed,
                 n,
-                128,
+                ADDER["batch_size"],
                 steps if ok else f">{steps}",
                 f"{wall:.1f}",
                 f"{cpu:.1f}",

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from attnlab.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
-from attnlab.train import exact_match, lr_at, sequence_loss, train
+from attnlab.train import (
+    ADDER,
+    exact_match,
+    lr_at,
+    sequence_loss,
+    stored_adder,
+    train,
+    train_adder,
+    write_stored_adder,
+)
 from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
 
 
@@ -238,9 +249,56 @@ def test_chapter_7_models_reach_99_percent_on_held_out_inputs() -> None:
     train(model, batches(task, 32, rng=2), steps=250, lr=5e-3, warmup=25, progress=False)
     assert exact_match(model, DateTask(split="test"), n=1000) >= 0.99
 
-    add = AdditionTask()
-    seed_everything(1, threads=1)
-    config = TransformerConfig(d_model=48, n_heads=4, n_layers=2, d_ff=96, max_len=add.max_seq_len)
-    lm = DecoderOnlyLM(add.vocab_size, config)
-    train(lm, batches(add, 128, rng=2), steps=500, lr=1e-2, warmup=50, progress=False)
-    assert exact_match(lm, AdditionTask(split="test")) >= 0.99
+    run = train_adder(1, eval_every=ADDER["steps"], progress=False)  # the adder, seed 1
+    assert run.checked == [0, ADDER["steps"]]
+    assert run.accuracy[-1] == exact_match(run.model, AdditionTask(split="test")) >= 0.99
+
+
+# chapter 7's adder, stored with the package -------------------------------------------------
+
+
+def test_the_stored_adder_is_the_recipe_trained_to_99_percent() -> None:
+    before = torch.random.get_rng_state()
+    run = stored_adder()
+    assert torch.equal(torch.random.get_rng_state(), before)  # loading draws no random numbers
+    assert not run.model.training
+    assert sum(p.numel() for p in run.model.parameters()) == 39_952
+    assert run.model.config.d_model == ADDER["d_model"] and run.model.config.d_ff == ADDER["d_ff"]
+    assert len(run.losses) == ADDER["steps"] and all(math.isfinite(x) for x in run.losses)
+    assert run.checked == list(range(0, ADDER["steps"] + 1, 25))
+    # the last grading is the model that was stored: greedy decoding gives the same score now
+    assert run.accuracy[-1] == exact_match(run.model, AdditionTask(split="test")) >= 0.99
+    assert run.accuracy[0] < 0.05 and sum(run.losses[-10:]) < sum(run.losses[:10]) / 20
+
+
+def test_a_stored_adder_of_another_recipe_is_refused(tmp_path) -> None:
+    from attnlab.data_files import __file__ as data_init
+
+    saved = torch.load(
+        Path(data_init).with_name("adder.pt"), map_location="cpu", weights_only=True
+    )
+    saved["recipe"] = {**saved["recipe"], "steps": 400}
+    torch.save(saved, tmp_path / "old.pt")
+    with pytest.raises(ValueError, match=r"steps.: 400.*write_stored_adder\(\)"):
+        stored_adder(tmp_path / "old.pt")
+
+
+def test_train_adder_checks_eval_every() -> None:
+    with pytest.raises(ValueError, match="eval_every"):
+        train_adder(eval_every=0)
+
+
+@pytest.mark.slow
+def test_the_stored_adder_is_what_train_adder_trains(tmp_path) -> None:
+    written = write_stored_adder(tmp_path / "adder.pt")  # trains seed 0 for 500 steps
+    stored = stored_adder()
+    # The same seeded single-thread training: the same losses (another CPU may round
+    # differently, and the difference grows over the steps, so the last steps are only
+    # compared by their outcome).
+    np.testing.assert_allclose(written.losses[:100], stored.losses[:100], rtol=0, atol=1e-4)
+    assert written.checked == stored.checked
+    assert written.accuracy[-1] >= 0.99
+    again = stored_adder(tmp_path / "adder.pt")  # the file round-trips
+    assert again.losses == written.losses and again.accuracy == written.accuracy
+    for a, b in zip(again.model.state_dict().values(), written.model.state_dict().values()):
+        assert torch.equal(a, b)

@@ -7,6 +7,10 @@ left out of the loss. :func:`exact_match` decodes fresh examples greedily and co
 sequences that come out exactly right (for a decoder-only model: the completions of held-out
 prompts).
 
+Chapter 7's adder needs 500 training steps, a third of the chapter's run time, so the model
+:func:`train_adder` trains is stored with the package (:func:`write_stored_adder` writes it,
+:func:`stored_adder` reads it), the way one ships trained weights.
+
 Taught in: chapters/07_transformer.ipynb
 """
 
@@ -14,6 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -22,10 +29,22 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from ._validate import check_int, positive_int, positive_number
-from .data import BOS_ID, EOS_ID, PAD_ID, _as_rng
+from .config import TransformerConfig
+from .data import BOS_ID, EOS_ID, PAD_ID, AdditionTask, _as_rng, batches
+from .seed import seed_everything
 from .transformer import DecoderOnlyLM, EncoderDecoder, generate, greedy_decode
 
-__all__ = ["exact_match", "lr_at", "sequence_loss", "train"]
+__all__ = [
+    "ADDER",
+    "AdderRun",
+    "exact_match",
+    "lr_at",
+    "sequence_loss",
+    "stored_adder",
+    "train",
+    "train_adder",
+    "write_stored_adder",
+]
 
 
 def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | None) -> torch.Tensor:
@@ -271,3 +290,153 @@ def _completion_exact_match(model: DecoderOnlyLM, task: Any, n: int, batch_size:
         out = generate(model, prompt, max_new_tokens=answer.shape[1])  # (b, L)
         correct += int((out[:, task.prompt_len :] == answer).all(dim=1).sum())
     return correct / len(seqs)
+
+
+# -- chapter 7's adder: trained once, stored with the package ---------------------------------
+
+ADDER: dict[str, Any] = {
+    "d_model": 48,  # the model: 2 decoder blocks, 4 heads, about 40,000 parameters
+    "n_heads": 4,
+    "n_layers": 2,
+    "d_ff": 96,
+    "batch_size": 128,  # its training: 500 steps of 128 two-digit sums
+    "steps": 500,
+    "lr": 1e-2,
+    "warmup": 50,
+}
+"""Chapter 7's decoder-only adder on :class:`~attnlab.data.AdditionTask`: its sizes and its
+training (:func:`train`'s ``steps``, ``lr`` and ``warmup``, cosine schedule)."""
+
+_ADDER_FILE = "adder.pt"
+
+
+@dataclass(frozen=True)
+class AdderRun:
+    """A trained adder and what was measured while it learned.
+
+    Attributes:
+        model: the trained :class:`~attnlab.transformer.DecoderOnlyLM`, in eval mode.
+        losses: the training loss of every step (``ADDER["steps"]`` of them).
+        checked: the numbers of steps done at which the held-out sums were graded
+            (0, then every ``eval_every`` steps, and the last).
+        accuracy: exact match on the 500 held-out sums at each of ``checked``.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+
+    model: DecoderOnlyLM
+    losses: list[float]
+    checked: list[int]
+    accuracy: list[float]
+
+
+def _adder_model(task: AdditionTask) -> DecoderOnlyLM:
+    sizes = {k: ADDER[k] for k in ("d_model", "n_heads", "n_layers", "d_ff")}
+    return DecoderOnlyLM(task.vocab_size, TransformerConfig(**sizes, max_len=task.max_seq_len))
+
+
+def train_adder(seed: int = 0, *, eval_every: int = 25, progress: bool = True) -> AdderRun:
+    """Train chapter 7's adder from scratch: :data:`ADDER`, on one CPU thread.
+
+    The calls are the chapter's: ``seed_everything(seed, threads=1)`` (which also sets
+    torch's thread count for the process), a fresh ``DecoderOnlyLM``, then
+    ``train(model, batches(AdditionTask(), 128, rng=seed + 1), steps=500, lr=1e-2,
+    warmup=50)``. Before the first step and every ``eval_every`` steps, greedy decoding
+    grades the 500 held-out sums; grading draws no random numbers, so the training is the
+    same with or without it.
+
+    Args:
+        seed: the seed of the weights (the batches use ``seed + 1``).
+        eval_every: steps between two gradings of the held-out sums.
+        progress: show a progress bar.
+
+    Returns:
+        An :class:`AdderRun`.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+    eval_every = positive_int(eval_every, "eval_every")
+    seed_everything(seed, threads=1)
+    task, held_out = AdditionTask(), AdditionTask(split="test")
+    model = _adder_model(task)
+    checked: list[int] = []
+    accuracy: list[float] = []
+
+    def grade(step: int) -> None:  # train() calls it before step 1 and after every step
+        if step % eval_every == 0 or step == ADDER["steps"]:
+            checked.append(step)
+            accuracy.append(exact_match(model, held_out))
+
+    losses = train(
+        model,
+        batches(task, ADDER["batch_size"], rng=seed + 1),
+        steps=ADDER["steps"],
+        lr=ADDER["lr"],
+        warmup=ADDER["warmup"],
+        callback=grade,
+        progress=progress,
+    )
+    return AdderRun(model.eval(), losses, checked, accuracy)
+
+
+def write_stored_adder(path: str | Path | None = None) -> AdderRun:
+    """Run :func:`train_adder` (seed 0) and save the result for :func:`stored_adder`.
+
+    Run it again after changing :data:`ADDER` or the training code. The file is what
+    ``torch.save`` writes: the recipe, the model's ``state_dict`` (about 160 KB of float32),
+    the losses and the held-out accuracies.
+
+    Args:
+        path: where to write (default: ``adder.pt`` in ``attnlab/data_files``, which
+            :func:`stored_adder` reads).
+
+    Returns:
+        The :class:`AdderRun` that was saved.
+    """
+    run = train_adder(0, progress=False)
+    saved = {
+        "recipe": dict(ADDER),
+        "state_dict": run.model.state_dict(),
+        "losses": run.losses,
+        "checked": run.checked,
+        "accuracy": run.accuracy,
+        "torch": str(torch.__version__),
+    }
+    torch.save(
+        saved, Path(__file__).with_name("data_files") / _ADDER_FILE if path is None else path
+    )
+    return run
+
+
+def stored_adder(path: str | Path | None = None) -> AdderRun:
+    """The adder :func:`write_stored_adder` saved: ``train_adder(0)``'s model and curves.
+
+    Loading draws no random numbers from the caller's generators (the model is built
+    under ``torch.random.fork_rng``, then its weights are replaced by the stored ones).
+
+    Args:
+        path: a file written by :func:`write_stored_adder` (default: the one shipped with
+            the package).
+
+    Returns:
+        An :class:`AdderRun`, its model on the CPU in eval mode.
+
+    Raises:
+        ValueError: the file was written with another recipe than :data:`ADDER`.
+
+    Taught in: chapters/07_transformer.ipynb
+    """
+    source = resources.files("attnlab.data_files") / _ADDER_FILE if path is None else Path(path)
+    with source.open("rb") as f:
+        saved = torch.load(f, map_location="cpu", weights_only=True)
+    if saved["recipe"] != ADDER:
+        raise ValueError(
+            f"{source} holds an adder trained with {saved['recipe']}, not attnlab.train.ADDER "
+            f"{ADDER}: run attnlab.train.write_stored_adder() to train and store it again"
+        )
+    with torch.random.fork_rng(devices=[]):  # building draws initial weights: not the caller's
+        model = _adder_model(AdditionTask())
+    model.load_state_dict(saved["state_dict"])
+    return AdderRun(
+        model.eval(), list(saved["losses"]), list(saved["checked"]), list(saved["accuracy"])
+    )
