@@ -1,4 +1,4 @@
-"""The course's small built-in data, kept as text files beside this module.
+"""The course's small built-in data, kept as files beside this module.
 
 - ``base_words.txt`` and ``affixes.txt``: the whole words and the affixes of the built-in
   WordPiece vocabulary (:func:`attnlab.tokenizer.default_vocab`), separated by white space;
@@ -8,10 +8,13 @@
   column (``"."`` is 0);
 - ``recall_curves.txt``: the test accuracies of chapter 1's recall sweep
   (:func:`attnlab.recall.stored_recall_curves`, written by
-  :func:`attnlab.recall.write_recall_curves`).
+  :func:`attnlab.recall.write_recall_curves`);
+- ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
+  scores of its training, as ``torch.save`` writes them (:func:`attnlab.train.stored_adder`,
+  written by :func:`attnlab.train.write_stored_adder`).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
-``pip install`` has them; :func:`read_text` reads one.
+``pip install`` has them; :func:`read_text` reads a text one.
 
 Taught in: chapters/02_similarity.ipynb
 """
