@@ -122,3 +122,34 @@ def test_the_course_never_speaks_of_how_it_was_made(path):
         texts = [(0, path.read_text(encoding="utf-8"))]
     found = [f"cell {i}: {m.group(0)!r}" for i, text in texts for m in LEAK.finditer(text)]
     assert not found, f"{path.name} mentions its making or sources: {found}"
+
+
+CODE_WIDTH = 84  # chapters/ruff.toml's line length: what a code block shows without scrolling
+
+
+def long_code_lines(markdown: str) -> list[str]:
+    """Lines of fenced or indented code blocks wider than :data:`CODE_WIDTH` characters."""
+    return [
+        line
+        for token in commonmark.parse(markdown)
+        if token.type in ("fence", "code_block")
+        for line in token.content.splitlines()
+        if len(line) > CODE_WIDTH
+    ]
+
+
+def test_the_width_checker_finds_long_code_lines():
+    wide = "x = " + "1 + " * 25 + "1"
+    assert long_code_lines(f"Text {wide}.\n\n```python\nshort()\n{wide}\n```\n") == [wide]
+    assert long_code_lines(f"```\nshort()\n```\n\n    {wide[:80]}\n") == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_code_in_markdown_fits_a_code_block(path):
+    # Code cells are held to this width by ruff; code shown inside Markdown is not.
+    found = [
+        f"cell {index}: {line!r}"
+        for index, source in markdown_cells(path)
+        for line in long_code_lines(source)
+    ]
+    assert not found, f"{path.name} has code lines wider than {CODE_WIDTH}: {found}"

@@ -274,9 +274,7 @@ def test_the_stored_adder_is_the_recipe_trained_to_99_percent() -> None:
 def test_a_stored_adder_of_another_recipe_is_refused(tmp_path) -> None:
     from attnlab.data_files import __file__ as data_init
 
-    saved = torch.load(
-        Path(data_init).with_name("adder.pt"), map_location="cpu", weights_only=True
-    )
+    saved = torch.load(Path(data_init).with_name("adder.pt"), map_location="cpu", weights_only=True)
     saved["recipe"] = {**saved["recipe"], "steps": 400}
     torch.save(saved, tmp_path / "old.pt")
     with pytest.raises(ValueError, match=r"steps.: 400.*write_stored_adder\(\)"):
@@ -300,5 +298,6 @@ def test_the_stored_adder_is_what_train_adder_trains(tmp_path) -> None:
     assert written.accuracy[-1] >= 0.99
     again = stored_adder(tmp_path / "adder.pt")  # the file round-trips
     assert again.losses == written.losses and again.accuracy == written.accuracy
-    for a, b in zip(again.model.state_dict().values(), written.model.state_dict().values()):
-        assert torch.equal(a, b)
+    mine, theirs = again.model.state_dict(), written.model.state_dict()
+    assert list(mine) == list(theirs)
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)
