@@ -52,9 +52,10 @@ Five touches to the written pages, each small and each tested in ``tests/test_si
   The course offers no live code on the website (Colab and Binder are the launch buttons),
   so :func:`_drop_thebe` removes thebe's scripts from every page.
 - **No fontawesome.js.** pydata-sphinx-theme 0.17 adds a 1.45 MB script to every page that
-  redraws its ~20 icons as SVG. Its stylesheet already draws the same icons from the Font
-  Awesome web fonts it ships (157 KB for the solid set, loaded once), so
-  :func:`_drop_fontawesome_script` removes the script from the written pages.
+  redraws its ~20 icons as SVG (0.15, Python 3.10's pin, the same as ``all.min.js``).
+  Its stylesheet already draws the same icons from the Font Awesome web fonts it ships
+  (157 KB for the solid set, loaded once), so :func:`drop_fontawesome_script` removes the
+  script from the written pages.
 - **Figures sized before they load.** The notebooks draw figures with twice the pixels
   (``InlineBackend.figure_formats = ["retina"]``, set in every notebook's setup cell), and
   IPython records each figure's size on the page in the output's metadata. myst-nb turns it
@@ -70,6 +71,9 @@ Five touches to the written pages, each small and each tested in ``tests/test_si
   buttons, which is hidden below 992 px: the visible button does nothing (upstream
   pydata-sphinx-theme issue #2451). ``_static/attnlab-toggles.js`` forwards a click on
   any other toggle to the bound one. Remove it once the theme binds every toggle.
+  (pydata-sphinx-theme 0.15 and sphinx-book-theme 1.1, Python 3.10's pin, have one toggle
+  of each kind, slide the sidebars in from the side and need nothing: the script finds
+  nothing to forward there.)
 """
 
 from __future__ import annotations
@@ -251,9 +255,15 @@ def _drop_thebe(app: Sphinx, pagename: str, templatename: str, context: dict, do
 
 
 FONTAWESOME_SCRIPT = re.compile(
-    r'[ \t]*<script[^>]*src="[^"]*scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>\n?'
+    r'[ \t]*<script[^>]*src="[^"]*'
+    r'(?:scripts/fontawesome\.js|vendor/fontawesome/[^"/]+/js/all\.min\.js)'
+    r'[^"]*"[^>]*>\s*</script>\n?'
 )
-"""pydata-sphinx-theme's ``<script defer src=".../fontawesome.js?digest=...">`` tag."""
+"""pydata-sphinx-theme's Font Awesome script tag: 0.17's ``<script defer
+src=".../scripts/fontawesome.js?digest=...">``, or 0.15's (Python 3.10's pin)
+``<script src=".../vendor/fontawesome/6.5.2/js/all.min.js?digest=...">``, the same 1.49 MB
+(0.54 MB gzip) SVG redrawing beside the same stylesheet (0.15 links Font Awesome's
+``all.min.css``, which holds the icons and their ``@font-face``)."""
 
 
 FONT_PRELOAD = re.compile(r'[ \t]*<link rel="preload" as="font"[^>]*fontawesome[^>]*>\n?')

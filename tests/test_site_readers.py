@@ -4,7 +4,9 @@ Needs ``make book`` first and Chromium (see ``conftest.py``); every page is open
 network blocked. What a reader needs, each checked on every page that has it:
 
 - the menu button opens a visible chapter list on a phone (and the page-contents button
-  its list); on a desktop the sidebar toggle hides the sidebar;
+  its list); on a desktop the sidebar toggle hides the sidebar. With either theme pin:
+  pydata-sphinx-theme 0.16+ (Python 3.11+) opens the lists as ``<dialog>`` boxes,
+  0.15 (Python 3.10) slides the sidebars in from the side (see ``Sidebars``);
 - dragging a slider with the mouse only moves it forward, and the slider stays put while
   its value changes; touch targets are at least 24 px tall (WCAG 2.2, 2.5.8);
 - no JavaScript or console error at all, in light and dark mode; every formula typeset;
@@ -18,6 +20,7 @@ from __future__ import annotations
 import gzip
 import re
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -83,16 +86,62 @@ def _chapter_page(site: Path) -> Path:
 # --------------------------------------------------------------------------- navigation
 
 
+@dataclass(frozen=True)
+class Sidebars:
+    """Where a theme version puts the chapter list and the page contents on a narrow screen.
+
+    pydata-sphinx-theme 0.16+ (Python 3.11+: 0.17.1) moves each sidebar into a
+    ``<dialog>`` that its toggle opens as a modal; 0.15 (Python 3.10's pin: 0.15.4, with
+    sphinx-book-theme 1.1.4) slides the sidebar itself in from the side, its state in a
+    hidden checkbox. Both close with Escape; on a desktop both hide the primary sidebar
+    (``.bd-sidebar-primary``) with the same toggle.
+    """
+
+    primary: str  # what the menu button shows on a narrow screen
+    secondary: str  # what the page-contents button shows
+    is_open: str  # JavaScript: is the chapter list open? (an element of `primary`)
+
+    @staticmethod
+    def of(page: str) -> Sidebars:
+        """The sidebars of a built page's theme, read from its HTML."""
+        if '<dialog id="pst-primary-sidebar-modal"' in page:  # 0.16+
+            return Sidebars(
+                "#pst-primary-sidebar-modal", "#pst-secondary-sidebar-modal", "(d) => d.open"
+            )
+        if 'id="pst-primary-sidebar-checkbox"' in page:  # 0.15
+            return Sidebars(
+                ".bd-sidebar-primary",
+                ".bd-sidebar-secondary",
+                '() => document.getElementById("pst-primary-sidebar-checkbox").checked',
+            )
+        pytest.fail("the page has neither theme's sidebars (pydata-sphinx-theme 0.15-0.17)")
+
+
+def _sidebars(path: Path) -> Sidebars:
+    return Sidebars.of(path.read_text(encoding="utf-8"))
+
+
+_FOCUS_INSIDE = "(box) => box.contains(document.activeElement)"
+
+_SETTLED = "(box) => Promise.all(box.getAnimations({subtree: true}).map((a) => a.finished))"
+"""Wait until the list has finished moving in (0.15 slides it in over a fraction of a
+second; measured before that, it is still partly off-screen)."""
+
+
 @pytest.mark.parametrize("width", [PHONE, 900])
 def test_the_menu_button_opens_a_chapter_list(reader: Any, site: Path, width: int) -> None:
     r = reader(width)
-    page = _open(r, _chapter_page(site))
+    chapter = _chapter_page(site)
+    sidebars = _sidebars(chapter)
+    page = _open(r, chapter)
     toggles = page.locator(".primary-toggle:visible")
     assert toggles.count() >= 1, f"no visible menu button at {width} px"
+    dialog = page.locator(sidebars.primary)
+    assert not dialog.is_visible(), "the chapter list is shown before the menu is opened"
     toggles.first.click()
-    dialog = page.locator("#pst-primary-sidebar-modal")
     dialog.wait_for(state="visible", timeout=2000)
-    assert dialog.evaluate("(d) => d.open"), "the chapter list did not open"
+    dialog.evaluate(_SETTLED)
+    assert dialog.evaluate(sidebars.is_open), "the chapter list did not open"
     # Every chapter is listed by its title, "N. Title" (the current chapter's exercises
     # are listed under it; other chapters' sub-pages stay folded).
     links = dialog.locator("a.reference.internal:visible")
@@ -101,6 +150,9 @@ def test_the_menu_button_opens_a_chapter_list(reader: Any, site: Path, width: in
     assert len(chapters) >= len(list((site / "chapters").glob("*.html"))), titles
     box = links.first.bounding_box()
     assert box is not None and 0 <= box["x"] < width, "the chapter list is off-screen"
+    # The keyboard follows: focus moves into the list (0.15 moves it 100 ms after the
+    # click; Escape closes the list only from inside it).
+    page.wait_for_function(_FOCUS_INSIDE, arg=dialog.element_handle(), timeout=2000)
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden", timeout=2000)
     assert r.errors == []
@@ -108,18 +160,24 @@ def test_the_menu_button_opens_a_chapter_list(reader: Any, site: Path, width: in
 
 def test_the_contents_button_opens_the_page_contents_on_a_phone(reader: Any, site: Path):
     r = reader(PHONE)
-    page = _open(r, _chapter_page(site))
+    chapter = _chapter_page(site)
+    page = _open(r, chapter)
+    dialog = page.locator(_sidebars(chapter).secondary)
+    assert not dialog.is_visible(), "the page contents are shown before the button is pressed"
     page.locator(".secondary-toggle:visible").first.click()
-    dialog = page.locator("#pst-secondary-sidebar-modal")
     dialog.wait_for(state="visible", timeout=2000)
+    dialog.evaluate(_SETTLED)
     assert dialog.locator("a:visible").count() >= 3, "the page contents are empty"
+    box = dialog.locator("a:visible").first.bounding_box()
+    assert box is not None and 0 <= box["x"] < PHONE, "the page contents are off-screen"
     assert r.errors == []
 
 
 def test_the_sidebar_toggle_hides_the_sidebar_on_a_desktop(reader: Any, site: Path) -> None:
     r = reader(DESKTOP)
     page = _open(r, _chapter_page(site))
-    sidebar = page.locator("#pst-primary-sidebar")
+    sidebar = page.locator(".bd-sidebar-primary")  # 0.17: also #pst-primary-sidebar
+    assert sidebar.count() == 1
     assert sidebar.is_visible()
     page.locator(".primary-toggle:visible").first.click()
     page.wait_for_timeout(400)
