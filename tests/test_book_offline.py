@@ -137,6 +137,21 @@ def test_pages_with_math_load_mathjax_from_the_website(site: Path) -> None:
             assert (script.parent / name).is_file(), f"MathJax needs {name} next to {script.name}"
 
 
+def test_no_page_loads_the_font_awesome_script_or_preloads_its_fonts(site: Path) -> None:
+    """Either theme pin's script that redraws the icons as SVG (0.17: scripts/fontawesome.js,
+    0.15: vendor/fontawesome/6.5.2/js/all.min.js; 1.5 MB on every page) is dropped, and so are
+    0.15's font preloads: the theme's stylesheet draws the icons from the web fonts."""
+    themed = 0
+    for page in _pages(site):
+        parsed = _parse(page)
+        where = page.relative_to(site)
+        assert not [u for u in parsed.scripts if "fontawesome" in u.lower()], where
+        fonts = [u for u in parsed.stylesheets if "/webfonts/" in u and "fontawesome" in u]
+        assert not fonts, f"{where} preloads {fonts}"
+        themed += any("pydata-sphinx-theme" in u for u in parsed.stylesheets)
+    assert themed >= 10, f"only {themed} pages use the theme's stylesheet"
+
+
 def test_pages_have_a_valid_theme_mode(site: Path) -> None:
     # Pages without the attribute are not themed (index.html only redirects to the intro).
     modes = {str(p.relative_to(site)): _parse(p).default_mode for p in _pages(site)}
