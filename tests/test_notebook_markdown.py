@@ -75,6 +75,11 @@ def markdown_cells(path: Path) -> list[tuple[int, str]]:
     return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"]
 
 
+def findings(path: Path, check) -> list[str]:
+    """``check(markdown)``'s findings over every Markdown cell of a notebook, by cell."""
+    return [f"cell {i}: {found}" for i, source in markdown_cells(path) for found in check(source)]
+
+
 def test_the_checker_finds_what_jupyter_would_show_raw():
     sample = (
         "See {doc}`../chapters/02_similarity` and {cite}`vaswani2017attention`.\n\n"
@@ -94,11 +99,7 @@ def test_the_checker_finds_what_jupyter_would_show_raw():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_markdown_has_no_myst_syntax(path):
-    problems = [
-        f"cell {index}: {found}"
-        for index, source in markdown_cells(path)
-        for found in myst_leftovers(source)
-    ]
+    problems = findings(path, myst_leftovers)
     assert not problems, f"{path.name} shows raw MyST in Jupyter and Colab: {problems}"
 
 
@@ -147,9 +148,5 @@ def test_the_width_checker_finds_long_code_lines():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_code_in_markdown_fits_a_code_block(path):
     # Code cells are held to this width by ruff; code shown inside Markdown is not.
-    found = [
-        f"cell {index}: {line!r}"
-        for index, source in markdown_cells(path)
-        for line in long_code_lines(source)
-    ]
+    found = findings(path, long_code_lines)
     assert not found, f"{path.name} has code lines wider than {CODE_WIDTH}: {found}"
