@@ -7,8 +7,8 @@ positions are left out of the loss. :func:`exact_match` decodes fresh examples g
 counts the sequences that come out exactly right (for a decoder-only model: the completions
 of held-out prompts).
 
-Chapter 7's adder needs 800 training steps, about 20 s of one CPU core (more than half of
-the chapter's run-time budget), so the model :func:`train_adder` trains is stored with the
+Chapter 7's adder needs 800 training steps, about 15 s of one CPU core (half of the
+chapter's run-time budget), so the model :func:`train_adder` trains is stored with the
 package (:func:`write_stored_adder` writes it, :func:`stored_adder` reads it), the way one
 ships trained weights.
 
