@@ -40,7 +40,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_input, check_int, describe, positive_int, positive_number
+from ._validate import (
+    check_device,
+    check_input,
+    check_int,
+    describe,
+    positive_int,
+    positive_number,
+    same_device,
+    to_numpy,
+)
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -128,6 +137,7 @@ class VanillaRNN(nn.Module):
                     f"h0 must have shape (batch={batch}, hidden_size={self.hidden_size}), "
                     f"got {describe(h0)}"
                 )
+            same_device(x=x, h0=h0)
             h = h0
         f = _NONLINEARITIES[self.nonlinearity]
         outputs = []
@@ -238,7 +248,10 @@ def gradient_norm_vs_distance(
     input_size = getattr(rnn, "input_size", None)
     if not isinstance(input_size, int):
         raise TypeError(f"{type(rnn).__name__} has no integer input_size attribute")
-    x = torch.randn(batch, length, input_size, generator=generator, dtype=weight.dtype)
+    # drawn on the CPU (where the generator is), whatever torch's default device, then moved
+    x = torch.randn(
+        batch, length, input_size, generator=generator, dtype=weight.dtype, device="cpu"
+    )
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -246,7 +259,7 @@ def gradient_norm_vs_distance(
         norms = input_jacobian_norms(rnn, x.to(weight.device)).mean(0)  # (B, T) -> (T,), by t
     finally:
         torch.set_num_threads(previous_threads)
-    return norms.flip(0).cpu().double().numpy()  # indexed by distance T - 1 - t
+    return to_numpy(norms.flip(0)).astype(np.float64)  # indexed by distance T - 1 - t
 
 
 def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -284,6 +297,7 @@ def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
         raise ValueError(
             f"x must have shape (batch, T >= 1, input_size={input_size}), got {describe(x)}"
         )
+    check_device(x, rnn, who=type(rnn).__name__)
     batch, length, _ = x.shape
     hidden = weight.shape[0]
     copies = x.detach().repeat(hidden, 1, 1).requires_grad_()  # (H*B, T, I), copy j first
@@ -373,8 +387,10 @@ def sequential_vs_parallel_time(
         torch.manual_seed(0)
         rnn = VanillaRNN(d, d).to(device)
     generator = torch.Generator().manual_seed(0)
-    # one (B, T, D) input per length
-    inputs = [torch.randn(batch, n, d, generator=generator).to(device) for n in lengths]
+    # one (B, T, D) input per length, drawn on the CPU (the generator's device), then moved
+    inputs = [
+        torch.randn(batch, n, d, generator=generator, device="cpu").to(device) for n in lengths
+    ]
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -407,6 +423,7 @@ def attention_cost(
     *,
     repeats: int = 3,
     threads: int | None = None,
+    device: str | torch.device | None = None,
 ) -> list[dict[str, float]]:
     r"""What one self-attention layer costs as the sequence grows: time and score memory.
 
@@ -421,6 +438,7 @@ def attention_cost(
         d: the width of queries, keys and values.
         repeats: timed runs per length (the minimum is kept).
         threads: if given, the CPU thread count during the runs (restored afterwards).
+        device: where to run (default: torch's default device).
 
     Returns:
         One dict per length: ``{"length": T, "attention_ms": ..., "scores_bytes": ...}``.
@@ -430,6 +448,7 @@ def attention_cost(
     d, repeats = positive_int(d, "d"), positive_int(repeats, "repeats")
     threads = None if threads is None else positive_int(threads, "threads")
     lengths = _lengths(lengths)
+    device = torch.empty(0).device if device is None else torch.device(device)
     generator = torch.Generator().manual_seed(0)
     previous_threads = torch.get_num_threads()
     if threads is not None:
@@ -437,7 +456,7 @@ def attention_cost(
     rows = []
     try:
         for length in lengths:
-            x = torch.randn(1, length, d, generator=generator)  # (1, T, d)
+            x = torch.randn(1, length, d, generator=generator, device="cpu").to(device)  # (1, T, d)
             with torch.no_grad():
                 _, weights = scaled_dot_product_attention(x, x, x)  # (1, T, T)
                 seconds = _best_time(

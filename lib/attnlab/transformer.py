@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from ._validate import (
+    check_device,
     check_input,
     check_int,
     check_real,
@@ -116,6 +117,7 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # No dtype match required: the arithmetic below promotes (float64 x, float32 γ).
         check_input(x, self.d_model, who="LayerNorm")
+        check_device(x, self, who="LayerNorm")  # any float dtype, but the weights' device
         if x.numel() == 0:  # an empty batch: nothing to normalise (and no variance warning)
             return self.gamma * x + self.beta
         mu = x.mean(dim=-1, keepdim=True)  # (..., D) -> (..., 1)
@@ -498,6 +500,7 @@ class _TokenModel(nn.Module):
             raise TypeError(f"{name} must hold integer token ids, got {describe(tokens)}")
         if tokens.ndim != 2 or tokens.shape[1] == 0:
             raise ValueError(f"{name} must have shape (batch, length >= 1), got {describe(tokens)}")
+        check_device(tokens, self, who=type(self).__name__, name=name)
         if tokens.shape[1] > self.max_len:
             raise ValueError(
                 f"{name} has length {tokens.shape[1]}, longer than the model's "
