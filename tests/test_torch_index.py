@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -274,3 +275,16 @@ def test_nothing_else_names_the_cpu_index_without_asking_it_first() -> None:
         text = (ROOT / name).read_text()
         assert "tools/torch_index.py" in text
         assert f"--extra-index-url {CPU_INDEX}" not in text
+
+
+def test_the_readme_says_what_the_makefile_does() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    (default,) = re.findall(r"^TORCH_INDEX \?= (\S+)$", makefile, flags=re.MULTILINE)
+    assert default == CPU_INDEX
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Without a GPU", 1)[1].split("\n## ", 1)[0]
+    assert f"`--extra-index-url {default}`" in section
+    assert "`make lab TORCH_INDEX=`" in section  # tested above: no index at all
+    assert "(`CI` set), nothing is added" in section  # tested above
+    assert "5 s" in section and "proxy" in section  # the probe's timeout and proxies
+    assert "default=TIMEOUT_S" in PROBE.read_text() and "TIMEOUT_S = 5.0" in PROBE.read_text()
