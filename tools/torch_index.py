@@ -1,8 +1,9 @@
 """Ask PyTorch's CPU wheel index once, before pip is told to use it.
 
     python tools/torch_index.py https://download.pytorch.org/whl/cpu
-    --extra-index-url https://download.pytorch.org/whl/cpu        (the index answered)
-                                                                  (it did not: one line on stderr)
+
+prints ``--extra-index-url https://download.pytorch.org/whl/cpu`` when the index answers, and
+nothing (with one line on stderr saying why) when it does not.
 
 The Makefile and binder/postBuild put this script's output on pip's command line. pip itself
 would retry an extra index it cannot reach for every package it looks up (five retries each,
