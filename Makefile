@@ -16,12 +16,16 @@ NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_san
 # on Linux, PyPI's torch brings ~4 GB of CUDA libraries that a laptop without an NVIDIA GPU
 # never uses. Under CI (CI set) pip uses the indexes the machine is configured with.
 # `make lab TORCH_INDEX=` keeps PyPI's build (CUDA on Linux); another URL is used instead.
+# The index is asked once first (tools/torch_index.py: one request, 5 s, through pip's proxy):
+# when it does not answer (a firewall, a proxy that blocks it), a line says so and pip uses
+# the default index alone, rather than retrying the unreachable one for every package.
 ifdef CI
 TORCH_INDEX ?=
 else
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 endif
-PIP_INSTALL = $(PY) -m pip install --quiet -c constraints.txt $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+PIP_INSTALL = $(PY) -m pip install --quiet -c constraints.txt \
+    $(if $(TORCH_INDEX),$$($(PY) tools/torch_index.py $(TORCH_INDEX)))
 
 .PHONY: help venv book test test-matrix lint format toc exercises notebooks lab bench lock clean
 
