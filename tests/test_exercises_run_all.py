@@ -102,10 +102,9 @@ def test_run_all_on_the_untouched_exercises_reaches_the_score(pair, tmp_path):
         assert shown.startswith("○ "), f"cell {cell.id}: {shown!r}"
         assert ": not attempted yet: " in shown, f"cell {cell.id}: {shown!r}"
 
-    for cell in code:
-        if "skip_if_unfinished" in calls(cell):
-            shown = text(cell)
-            assert "○ not done yet: this cell uses exercise" in shown, f"cell {cell.id}: {shown!r}"
+    for cell in (cell for cell in code if "skip_if_unfinished" in calls(cell)):
+        shown = text(cell)
+        assert "○ not done yet: this cell uses exercise" in shown, f"cell {cell.id}: {shown!r}"
 
     module = importlib.import_module(f"attnlab.grading.ch{pair.chapter:02d}")
     names = [exercise.name for exercise in module.GRADERS]
