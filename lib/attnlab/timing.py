@@ -44,6 +44,7 @@ CLOCKS = ("cpu", "wall")
 SAMPLE_SECONDS = 0.005
 """A shorter call is repeated within one timed sample (see :func:`median_seconds_each`)."""
 MAX_CALLS = 10_000
+"""The most calls of one run within one timed sample."""
 
 
 def check_clock(clock: Any) -> str:
