@@ -100,7 +100,13 @@ EXCLUDED = {
     "rnn.path_lengths": _NUMBERS,
     "recall.question_id": _NUMBERS,
     "train.lr_at": _NUMBERS,
-    "scale.median_seconds": "times a callable with time.perf_counter; no tensor in or out",
+    "timing.median_seconds": "times a callable (processor or wall clock); no tensor in or "
+    "out (device= only says which GPU to synchronize before reading the clock)",
+    "timing.median_seconds_each": "times callables in turns, as timing.median_seconds",
+    "timing.check_clock": "validates the name of a clock",
+    "timing.times_faster": _NUMBERS,
+    "transformer.generation_seconds": "times generate, with and without the cache "
+    "(generate's own device behaviour is tested under NEED_VALUES)",
     "scale.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
     "the CPU by definition",
     "seed.seed_everything": "seeds the random generators and sets the thread count",

@@ -33,7 +33,6 @@ Taught in: chapters/01_why_attention.ipynb
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -51,6 +50,7 @@ from ._validate import (
     to_numpy,
 )
 from .attention import scaled_dot_product_attention
+from .timing import check_clock, median_seconds, median_seconds_each
 
 __all__ = [
     "VanillaRNN",
@@ -317,20 +317,6 @@ def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------
 
 
-def _best_time(fn: Any, repeats: int, device: torch.device) -> float:
-    """Smallest wall time of ``fn()`` over ``repeats`` runs, after one warm-up run."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    fn()
-    sync()
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def _lengths(lengths: Any) -> list[int]:
     """``lengths`` as a non-empty list of Python ints, each a positive integer."""
     try:
@@ -350,26 +336,32 @@ def sequential_vs_parallel_time(
     batch: int = 1,
     device: str | torch.device | None = None,
     threads: int | None = None,
+    clock: str = "cpu",
 ) -> list[dict[str, float]]:
-    r"""Wall time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
+    r"""Time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
 
     For each length ``T`` the same random input ``x`` of shape ``(batch, T, d)`` goes through
     a :class:`VanillaRNN` (``T`` steps, each waiting for the last) and through
     :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
     (``softmax(x xᵀ / √d) x``: two matrix products that treat all positions at once).
     Attention does *more* arithmetic (``T² d`` against the RNN's ``T d²``) yet, being
-    parallel, usually takes less time. Timings are the best of ``repeats`` runs without
-    gradients; the RNN's weights come from a fixed seed, so the global RNG is left untouched.
+    parallel, usually takes less time. Each timing is the median of ``repeats`` runs
+    without gradients, the RNN and attention timed in turns after a warm-up
+    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
+    other programs on the machine do not bend the curves. The RNN's weights come from a
+    fixed seed, so the global RNG is left untouched.
 
     Args:
         lengths: the sequence lengths ``T`` to time.
         d: the model width (input and hidden size).
-        repeats: runs per measurement (the minimum is kept).
+        repeats: runs per measurement (the median is kept).
         batch: sequences per run.
         device: where to run (default: torch's default device).
         threads: if given, run with this many CPU threads (restored afterwards). On a busy
             machine ``threads=1`` gives far steadier numbers: multi-threaded kernels can
             wait milliseconds for a thread that the OS has descheduled.
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time); on a
+            GPU the wall clock is used.
 
     Returns:
         One dict per length: ``{"length": T, "rnn_steps": T, "attention_steps": 1,
@@ -383,6 +375,7 @@ def sequential_vs_parallel_time(
     threads = None if threads is None else positive_int(threads, "threads")
     lengths = _lengths(lengths)
     device = torch.empty(0).device if device is None else torch.device(device)
+    clock = check_clock(clock)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         rnn = VanillaRNN(d, d).to(device)
@@ -395,18 +388,22 @@ def sequential_vs_parallel_time(
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        return [_time_one_length(rnn, x, repeats, device) for x in inputs]
+        return [_time_one_length(rnn, x, repeats, device, clock) for x in inputs]
     finally:
         torch.set_num_threads(previous_threads)
 
 
 def _time_one_length(
-    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device
+    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device, clock: str
 ) -> dict[str, float]:
     length = x.shape[1]
+    runs = {
+        "rnn": lambda: rnn(x),  # T sequential steps
+        "attention": lambda: scaled_dot_product_attention(x, x, x),  # one parallel product
+    }
     with torch.no_grad():
-        rnn_s = _best_time(lambda: rnn(x), repeats, device)  # T sequential steps
-        attn_s = _best_time(lambda: scaled_dot_product_attention(x, x, x), repeats, device)
+        seconds = median_seconds_each(runs, repeats, clock=clock, device=device)
+    rnn_s, attn_s = seconds["rnn"], seconds["attention"]
     return {
         "length": length,
         "rnn_steps": length,
@@ -424,21 +421,25 @@ def attention_cost(
     repeats: int = 3,
     threads: int | None = None,
     device: str | torch.device | None = None,
+    clock: str = "cpu",
 ) -> list[dict[str, float]]:
     r"""What one self-attention layer costs as the sequence grows: time and score memory.
 
     For each length ``T``, times :func:`attnlab.attention.scaled_dot_product_attention` on a
-    random ``(1, T, d)`` input with ``q = k = v = x`` (best of ``repeats``), and records the
-    size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4`` in float32.
+    random ``(1, T, d)`` input with ``q = k = v = x`` (median of ``repeats`` after a
+    warm-up, processor time by default: :func:`attnlab.timing.median_seconds`), and
+    records the size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4``
+    in float32.
     The arithmetic is ``≈ 4 T² d`` (two ``T × T × d`` products), so at large ``T`` both
     grow like ``T²``.
 
     Args:
         lengths: the sequence lengths ``T``.
         d: the width of queries, keys and values.
-        repeats: timed runs per length (the minimum is kept).
+        repeats: timed runs per length (the median is kept).
         threads: if given, the CPU thread count during the runs (restored afterwards).
         device: where to run (default: torch's default device).
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time).
 
     Returns:
         One dict per length: ``{"length": T, "attention_ms": ..., "scores_bytes": ...}``.
@@ -449,6 +450,7 @@ def attention_cost(
     threads = None if threads is None else positive_int(threads, "threads")
     lengths = _lengths(lengths)
     device = torch.empty(0).device if device is None else torch.device(device)
+    clock = check_clock(clock)
     generator = torch.Generator().manual_seed(0)
     previous_threads = torch.get_num_threads()
     if threads is not None:
@@ -456,11 +458,15 @@ def attention_cost(
     rows = []
     try:
         for length in lengths:
-            x = torch.randn(1, length, d, generator=generator, device="cpu").to(device)  # (1, T, d)
+            x = torch.randn(1, length, d, generator=generator, device="cpu")  # (1, T, d)
+            x = x.to(device)
             with torch.no_grad():
                 _, weights = scaled_dot_product_attention(x, x, x)  # (1, T, T)
-                seconds = _best_time(
-                    lambda x=x: scaled_dot_product_attention(x, x, x), repeats, x.device
+                seconds = median_seconds(
+                    lambda x=x: scaled_dot_product_attention(x, x, x),
+                    repeats,
+                    clock=clock,
+                    device=device,
                 )
             rows.append(
                 {

@@ -38,9 +38,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,6 +61,7 @@ from ._validate import (
 )
 from .attention import scaled_dot_product_attention
 from .multihead import merge_heads, split_heads
+from .timing import median_seconds
 
 __all__ = [
     "GroupedQueryAttention",
@@ -805,34 +804,6 @@ def kv_cache_bytes(
 
 
 # --- measuring time and memory -----------------------------------------------------------
-
-
-def median_seconds(run: Callable[[], Any], repeats: int = 3) -> float:
-    """Median wall-clock time of ``run()`` over ``repeats`` calls, after one warm-up call.
-
-    The median, not the mean: one call slowed down by the rest of the machine does not
-    move it. Timings vary from run to run; show them in figures, not in printed text.
-
-    Args:
-        run: a function of no arguments.
-        repeats: number of timed calls (``>= 1``).
-
-    Returns:
-        Seconds (``float``).
-
-    Raises:
-        ValueError: ``repeats`` is not a positive integer.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-    positive_int(repeats, "repeats")
-    run()  # warm-up: first calls pay for allocations and lazy initialisation
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def peak_memory(run: Callable[[], Any]) -> int:

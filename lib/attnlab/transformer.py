@@ -51,6 +51,7 @@ from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .scale import KVCache, LayerKV
+from .timing import check_clock, median_seconds_each
 
 __all__ = [
     "Decoder",
@@ -63,6 +64,7 @@ __all__ = [
     "LayerNorm",
     "TransformerConfig",
     "generate",
+    "generation_seconds",
     "greedy_decode",
 ]
 
@@ -931,6 +933,64 @@ def generate(
     finally:
         model.train(was_training)
     return out
+
+
+def generation_seconds(
+    model: DecoderOnlyLM,
+    prompt: torch.Tensor,
+    new_tokens: list[int],
+    *,
+    repeats: int = 3,
+    clock: str = "cpu",
+) -> list[dict[str, float]]:
+    """What the KV cache saves: time of greedy :func:`generate` without and with it.
+
+    For each ``n`` in ``new_tokens``, generation of ``n`` tokens after ``prompt`` is timed
+    both ways, the two in turns, median of ``repeats``
+    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
+    other programs on the machine count for neither. Both ways are warmed up once, at the
+    first ``n``.
+
+    Args:
+        model: a :class:`DecoderOnlyLM`.
+        prompt: ``(B, T0)`` token ids.
+        new_tokens: the numbers of tokens to generate, each ``>= 1``.
+        repeats: timed runs of each (the median is kept).
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time).
+
+    Returns:
+        One dict per ``n``: ``{"new_tokens": n, "recompute_s": ..., "cache_s": ...,
+        "speedup": recompute_s / cache_s}``.
+
+    Raises:
+        ValueError: an empty ``new_tokens``, a count or ``repeats`` that is not a positive
+            integer, or an unknown ``clock``.
+
+    Taught in: chapters/08_scale.ipynb
+    """
+    counts = [positive_int(n, "new_tokens") for n in new_tokens]
+    if not counts:
+        raise ValueError("new_tokens must list at least one number of tokens to generate")
+    positive_int(repeats, "repeats")
+    check_clock(clock)
+    rows = []
+    for i, n in enumerate(counts):
+        runs = {
+            "recompute": lambda n=n: generate(model, prompt, max_new_tokens=n),
+            "cache": lambda n=n: generate(model, prompt, max_new_tokens=n, use_cache=True),
+        }
+        seconds = median_seconds_each(
+            runs, repeats, clock=clock, device=prompt.device, warm_up=i == 0
+        )
+        rows.append(
+            {
+                "new_tokens": n,
+                "recompute_s": seconds["recompute"],
+                "cache_s": seconds["cache"],
+                "speedup": seconds["recompute"] / seconds["cache"],
+            }
+        )
+    return rows
 
 
 def _next_token(
