@@ -128,6 +128,21 @@ def test_he_without_projections(bark):
     assert diagonal_wins > len(words) / 2
 
 
+@claim(
+    "Flip the slider back to see the diagonal of weightless attention, where the words with a "
+    "strong vector (*bark*, *cute*, *he*, *dog*) look mostly at themselves and the others spread "
+    "their weight almost evenly."
+)
+def test_the_map_without_projections(bark):
+    words, A = bark["words"], bark["plain"]
+    for w in ("bark", "cute", "he", "dog"):
+        i = words.index(w)
+        assert A[i].argmax() == i and A[i, i] > 0.25
+    for w in ("is", "very", "and", "a"):
+        i = words.index(w)
+        assert A[i].max() < 0.14 and A[i].min() > 0.08  # 1/9 = 0.11, give or take
+
+
 @claim("Only five cells are non-zero")
 def test_five_cells(bark):
     assert np.count_nonzero(bark["W_q"]) + np.count_nonzero(bark["W_k"]) == 5
