@@ -225,6 +225,7 @@ def test_temperature():
     "on log–log axes the measured spread of $q \\cdot k$ lies on the $\\sqrt{d}$ line, while "
     "the scaled score stays at 1 for every $d$.",
     "Scores of random 256-dimensional vectors have a standard deviation of about 16.",
+    "Scores of random $d$-dimensional vectors spread like $\\sqrt{d}$ (we measured it)",
 )
 def test_scores_spread_like_sqrt_d():
     rng = np.random.default_rng(1)

@@ -374,7 +374,8 @@ def test_weightless_attention_fails(pronoun_run):
 
 @claim(
     "From 1.6% at the start (random projections), the layer climbs to 99.2% after 60 steps "
-    "and 100% after 100: every pronoun in the 1000 test sentences names the right word."
+    "and 100% after 100: every pronoun in the 1000 test sentences names the right word.",
+    "on the pronoun task, weightless attention fails and a trained layer resolves every pronoun.",
 )
 def test_training(pronoun_run):
     report = pronoun_run["report"]
