@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
+import nbformat
 import numpy as np
 import pytest
-from _claims import claim, quotes_are_in
+from _claims import ROOT, claim, quotes_are_in
 
 import attnlab as al
 from attnlab.embeddings import toy_embeddings
@@ -384,6 +385,17 @@ def test_the_one_hot_product(tokenizer):
     onehot = al.one_hot(np.array(ids), 560)
     assert onehot.shape == (5, 560)
     assert int(onehot.sum()) == 5  # one nonzero per row: 5 x 8 useful multiply-adds
+
+
+@claim(
+    "ask you to write seven of them yourself, and to predict three numbers before the code "
+    "confirms them."
+)
+def test_the_exercises_this_chapter_announces():
+    nb = nbformat.read(ROOT / "solutions" / "02_similarity.ipynb", as_version=4)
+    titles = [c.source.splitlines()[0] for c in nb.cells if c.source.startswith("## Exercise")]
+    predictions = [t for t in titles if ": predict:" in t]
+    assert (len(titles) - len(predictions), len(predictions)) == (7, 3)
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())

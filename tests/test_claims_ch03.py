@@ -94,6 +94,15 @@ def test_answer_1():
     assert round(out, 1) == 18.9
 
 
+@claim(
+    "its `scale` argument multiplies the scores, so `scale=4` means a temperature $\\tau = 1/4$."
+)
+def test_scale_is_one_over_the_temperature():
+    q = np.array([[0.6, 0.8]])
+    _, w = al.scaled_dot_product_attention(q, KEYS, VALUES, scale=4.0)
+    assert np.allclose(w[0], al.softmax((q @ KEYS.T)[0], temperature=1 / 4))
+
+
 # -- why three roles --------------------------------------------------------------------------
 
 
@@ -289,8 +298,10 @@ def test_cross_attention_shapes():
 @claim(
     "Each sentence holds six words: a male name, a female name, *he*, *she* and two filler "
     "words, in random order.",
+    "each of the 16 words gets a fixed random embedding of 16 numbers",
 )
 def test_the_pronoun_task():
+    assert len(PRONOUN_WORDS) == 16  # "each of the 16 words gets a fixed random embedding"
     ids, targets = pronoun_batch(200, rng=1)
     words = np.array(PRONOUN_WORDS)
     for row, answer in zip(ids.tolist(), targets.tolist(), strict=True):
