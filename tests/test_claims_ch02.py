@@ -267,6 +267,25 @@ def test_saturation():
 
 
 @claim(
+    "(shuffle the sentence and every token gets the same new vector, only shuffled)",
+    "Yet the output is **contextual**: the same word gets a different vector in a different "
+    "sentence.",
+)
+def test_weightless_attention_ignores_order_but_not_context(tokenizer, E_toy):
+    ids = tokenizer.encode("the river bank by the water")
+    X = STRETCH * E_toy[ids]
+    Y, _ = al.scaled_dot_product_attention(X, X, X)
+    perm = np.random.default_rng(0).permutation(len(ids))
+    Y_shuffled, _ = al.scaled_dot_product_attention(X[perm], X[perm], X[perm])
+    assert np.allclose(Y_shuffled, Y[perm])
+    other = tokenizer.encode("the money in the bank")
+    X2 = STRETCH * E_toy[other]
+    Y2, _ = al.scaled_dot_product_attention(X2, X2, X2)
+    bank = tokenizer.vocab["bank"]
+    assert not np.allclose(Y[ids.index(bank)], Y2[other.index(bank)])
+
+
+@claim(
     "Since each score multiplies two vectors, that multiplies the scores by 9: the same as a "
     "temperature of $1/9$."
 )

@@ -361,7 +361,9 @@ def pronoun_run():
         "the replay no longer draws what the chapter draws: update pronoun_run"
     )
     labels = [PRONOUN_WORDS[i] for i in example[0]]
-    return {"model": model, "plain": plain, "plain_logits": plain_logits, "ids": test_ids,
+    with torch.no_grad():
+        right = model(test_ids).argmax(-1) == test_targets
+    return {"right": right,"model": model, "plain": plain, "plain_logits": plain_logits, "ids": test_ids,
             "targets": test_targets, "snapshots": snapshots, "labels": labels,
             "report": report}  # fmt: skip
 
@@ -400,7 +402,8 @@ def test_training(pronoun_run):
     "At step 0 the random projections spread every row thinly, between 0.13 and 0.21. By step "
     "100 *he* puts 0.76 of its weight on *Leo*, the male name of this sentence, and *she* 0.89 "
     "on *Bella*.",
-    "*Leo* and *a* look at themselves, *Bella* looks at *she*",
+    "The other rows only have to predict their own word, and the task does not care how: *Leo* "
+    "and *a* look at themselves, *Bella* looks at *she*",
 )
 def test_the_training_slider(pronoun_run):
     labels, snaps = pronoun_run["labels"], pronoun_run["snapshots"]
@@ -411,6 +414,7 @@ def test_the_training_slider(pronoun_run):
     assert round(A[at("she"), at("Bella")], 2) == 0.89 and A[at("she")].argmax() == at("Bella")
     assert A[at("Leo")].argmax() == at("Leo") and A[at("a")].argmax() == at("a")
     assert A[at("Bella")].argmax() == at("she")
+    assert pronoun_run["right"].all()  # every word of the 1000 sentences, pronoun or not
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())
