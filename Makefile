@@ -16,12 +16,16 @@ NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_san
 # on Linux, PyPI's torch brings ~4 GB of CUDA libraries that a laptop without an NVIDIA GPU
 # never uses. Under CI (CI set) pip uses the indexes the machine is configured with.
 # `make lab TORCH_INDEX=` keeps PyPI's build (CUDA on Linux); another URL is used instead.
+# The index is asked once first (tools/torch_index.py: one request, 5 s, through pip's proxy):
+# when it does not answer (a firewall, a proxy that blocks it), a line says so and pip uses
+# the default index alone, rather than retrying the unreachable one for every package.
 ifdef CI
 TORCH_INDEX ?=
 else
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 endif
-PIP_INSTALL = $(PY) -m pip install --quiet -c constraints.txt $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+PIP_INSTALL = $(PY) -m pip install --quiet -c constraints.txt \
+    $(if $(TORCH_INDEX),$$($(PY) tools/torch_index.py $(TORCH_INDEX)))
 
 .PHONY: help venv book test test-matrix lint format toc exercises notebooks lab bench lock clean
 
@@ -85,19 +89,25 @@ exercises: toc
 notebooks: $(STAMP)
 	$(PY) tools/execute_notebooks.py $(NOTEBOOKS)
 
-# The tests that read the built website; every other test and nbval run before the book.
-SITE_TESTS := tests/test_site.py tests/test_site_readers.py tests/test_book_offline.py
+# The tests that read the built website, and the one that reads the figures' text recorded
+# while nbval ran the notebooks (tests/test_figure_text.py); every other test and nbval run
+# before the book.
+SITE_TESTS := tests/test_site.py tests/test_site_readers.py tests/test_book_offline.py \
+    tests/test_figure_text.py
 BOOK_CACHE := _build/.jupyter_cache
 
-# Every notebook is executed once. nbval runs it in a fresh kernel and compares every text
-# output with the committed one; with --nbval-fill-cache (conftest.py) it also stores the
-# executed notebook, figures included, in the book's execution cache, so the book build that
-# follows executes nothing (a notebook nbval did not run through, the book executes itself).
-# That chain (one kernel at a time) runs in the background, its log in _build/notebooks.log,
+# Every notebook is executed once per numeric configuration. nbval runs it in a fresh kernel
+# and compares every text output with the committed one; with --nbval-fill-cache
+# (conftest.py) it also stores the executed notebook, figures included, in the book's
+# execution cache, so the book build that follows executes nothing (a notebook nbval did not
+# run through, the book executes itself). That chain (one kernel at a time, this machine's
+# own kernels and thread count) runs in the background, its log in _build/notebooks.log,
 # while the library and tool tests take the other core, with one thread each for torch and
 # NumPy (two busy processes with two spinning threads each on two cores slow training tests
-# tenfold); the notebooks keep the default, so their printed numbers are the committed ones.
-# Then the tests of the built website.
+# tenfold). Then, on that core, nbval a second time "on another machine"
+# (tools/other_machine.py: other SIMD kernels in PyTorch, MKL, oneDNN, NumPy and OpenBLAS,
+# one thread; log in _build/nbval-other-machine.log): the committed outputs must survive
+# both. Then the tests of the built website.
 test: $(STAMP)
 	$(MAKE) lint
 	$(PY) tools/make_toc.py --check
@@ -106,12 +116,19 @@ test: $(STAMP)
 	@echo "nbval over $(NOTEBOOKS), then the book build, in the background (log: _build/notebooks.log)"
 	@{ $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) --nbval-fill-cache $(BOOK_CACHE) \
 	    && $(BIN)/jupyter-book build . -W -n --keep-going; } > _build/notebooks.log 2>&1 & nb=$$!; \
-	OMP_NUM_THREADS=1 $(PY) -m pytest tests $(addprefix --ignore=,$(SITE_TESTS)); \
-	tests=$$?; wait $$nb; built=$$?; \
+	OMP_NUM_THREADS=1 $(PY) -m pytest tests $(addprefix --ignore=,$(SITE_TESTS)); tests=$$?; \
+	echo "nbval again, on another machine (log: _build/nbval-other-machine.log)"; \
+	$(PY) tools/other_machine.py -- $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) \
+	    -p no:cacheprovider > _build/nbval-other-machine.log 2>&1; other=$$?; \
+	head -n 1 _build/nbval-other-machine.log; \
+	if [ $$other -ne 0 ]; then tail -n 60 _build/nbval-other-machine.log; \
+	    echo "nbval on another machine failed (log: _build/nbval-other-machine.log)"; \
+	else grep -E "^(=+ )?[0-9]+ passed" _build/nbval-other-machine.log; fi; \
+	wait $$nb; built=$$?; \
 	if [ $$built -ne 0 ]; then tail -n 80 _build/notebooks.log; \
 	    echo "nbval or the book build failed (log: _build/notebooks.log)"; \
 	else grep -E "^(=+ )?[0-9]+ passed" _build/notebooks.log; fi; \
-	[ $$built -eq 0 ] && [ $$tests -eq 0 ]
+	[ $$built -eq 0 ] && [ $$tests -eq 0 ] && [ $$other -eq 0 ]
 	$(PY) -m pytest $(SITE_TESTS)
 
 lab: $(LAB_STAMP)

@@ -3,7 +3,8 @@ what attention's T × T scores cost, and the trained recall comparison.
 
 1. Time of a loop RNN (``T`` steps, one after another) and of one self-attention product
    over all ``T`` positions, for ``T = 16 … 1024``, ``d = 64``, batch 1, one CPU thread,
-   best of 5; with the slope of each line on log–log axes (1 = linear, 2 = quadratic).
+   processor time, median of 5 taken in turns; with the slope of each line on log–log
+   axes (1 = linear, 2 = quadratic).
 2. Time and score memory of self-attention alone, ``T = 256 … 4096``.
 3. Recall trained: steps until 90% test accuracy for a vanilla RNN and one attention layer,
    distances 1 … 64, 150 steps each (deterministic), and the wall time of the whole run.
@@ -33,7 +34,7 @@ def main() -> None:
     lengths = [16, 32, 64, 128, 256, 512, 1024]
     rows = sequential_vs_parallel_time(lengths, 64, repeats=5, threads=1)
     print_table(
-        "1. Loop RNN vs one attention product (d = 64, batch 1, 1 thread, best of 5)",
+        "1. Loop RNN vs one attention product (d = 64, batch 1, 1 thread, median of 5, CPU time)",
         ["T", "RNN steps", "RNN ms", "attention ms", "RNN / attention"],
         [[r["length"], r["rnn_steps"], r["rnn_ms"], r["attention_ms"], r["ratio"]] for r in rows],
     )
@@ -48,7 +49,7 @@ def main() -> None:
     long = [256, 512, 1024, 2048, 4096]
     cost = attention_cost(long, 64, repeats=3, threads=1)
     print_table(
-        "2. Self-attention alone (d = 64, 1 thread, best of 3)",
+        "2. Self-attention alone (d = 64, 1 thread, median of 3, CPU time)",
         ["T", "attention ms", "scores MiB"],
         [[r["length"], r["attention_ms"], r["scores_bytes"] / MB] for r in cost],
     )

@@ -59,7 +59,8 @@ NESTED_SOLUTION = """class Net:
             ### END SOLUTION
         return None"""
 
-TOP_LEVEL_SOLUTION = """### BEGIN SOLUTION
+TOP_LEVEL_SOLUTION = """answer = ...  # replace ... with your prediction
+### BEGIN SOLUTION
 six = 6
 answer = six * 7
 ### END SOLUTION
@@ -145,14 +146,13 @@ def test_stub_replaces_the_answer_at_the_marker_indentation(generated):
         "class Net:\n    def forward(self, x):\n        if x:\n"
         '            raise NotImplementedError("Exercise 2.2")\n        return None'
     )
-    assert cells["top-level"].source == 'raise NotImplementedError("Exercise 2.3")\nprint(answer)'
+    assert cells["top-level"].source == "answer = ...  # your prediction\nprint(answer)"
 
 
-def test_a_stub_that_runs_with_its_cell_is_tagged_raises_exception(generated):
-    cells = by_id(generated[1])
-    assert cells["top-level"].metadata["tags"] == ["raises-exception"]
-    assert "tags" not in cells["ex1-code"].metadata  # inside a def: defining it is fine
-    assert "tags" not in cells["nested"].metadata
+def test_no_generated_cell_is_tagged_raises_exception(generated):
+    # Run All in Jupyter and Colab ignores the tag: no exercise cell may need it.
+    for cell in generated[1].cells:
+        assert "raises-exception" not in cell.metadata.get("tags", []), cell.id
 
 
 @pytest.mark.parametrize(
@@ -210,7 +210,7 @@ def test_a_placeholder_for_another_name_is_kept():
 def test_numbering_uses_the_chapter_of_the_file_name(tmp_path, run):
     cells = [
         code(SOFTMAX_SOLUTION, "a"),
-        code(TOP_LEVEL_SOLUTION, "b"),
+        code(NESTED_SOLUTION, "b"),
         code(SOFTMAX_SOLUTION, "c"),
     ]
     write_solution(tmp_path, cells, name="07_transformer.ipynb")
@@ -325,6 +325,106 @@ def test_generation_is_idempotent(generated, tmp_path, run):
     assert again.returncode == 0
     assert "0 changed" in again.stdout
     assert path.read_bytes() == first
+
+
+# ------------------------------------------------------------------ Run All
+# Jupyter's and Colab's Run All stop at the first error and ignore `raises-exception`: a
+# solution whose untouched exercise notebook would raise at the top level of a cell is
+# refused. (tests/test_exercises_run_all.py runs every real notebook as Run All does.)
+
+OFFSET_SOLUTION = """def offset_matrix(k, d_model):
+    ### BEGIN SOLUTION
+    return np.eye(d_model)
+    ### END SOLUTION"""
+
+SHIFT_DEMO = """pe = al.sinusoidal_encoding(20, 8)
+shifted = pe[:-3] @ offset_matrix(3, 8).T
+print(np.allclose(shifted, pe[3:]))"""
+
+MODULE_SOLUTION = """class Layer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.d = d
+        ### END SOLUTION"""
+
+
+def run_all_problems(root, *sources, tags=None):
+    """What the generator says of a notebook under ``root`` whose code cells are ``sources``."""
+    cells = [code(source, f"c{i}") for i, source in enumerate(sources)]
+    if tags:
+        cells[-1].metadata["tags"] = tags
+    path = write_solution(root, [md("# Solutions: demo", "title"), *cells], "05_demo.ipynb")
+    pair = make_exercises.Pair(path, root / "exercises" / path.name, 5)
+    try:
+        make_exercises.generate(pair, root)
+    except make_exercises.RunAllError as err:
+        return str(err)
+    return ""
+
+
+def test_a_stub_outside_every_function_is_refused(tmp_path, run):
+    top_level = "### BEGIN SOLUTION\nsix = 6\nanswer = six * 7\n### END SOLUTION\nprint(answer)"
+    write_solution(tmp_path, [md("# Title", "title"), code(top_level, "worked")])
+    for args in ((), ("--check",)):
+        done = run(tmp_path, *args)
+        assert done.returncode == 1
+        assert "Run All: solutions/02_demo.ipynb, cell 1 (id worked), line 1" in done.stderr
+        assert "this stub runs when its cell runs, so Run All stops here" in done.stderr
+    assert not (tmp_path / "exercises" / "02_demo.ipynb").exists()  # nothing written
+
+
+def test_a_call_of_an_exercise_at_the_top_of_a_cell_is_refused(tmp_path):
+    # Chapter 5's mistake: a demo cell after the stub called the learner's function.
+    checked = "check_offset_matrix(offset_matrix)"
+    problems = run_all_problems(tmp_path, OFFSET_SOLUTION, checked, SHIFT_DEMO)
+    assert "cell 3 (id c2), line 2: `shifted = pe[:-3] @ offset_matrix(3, 8).T`" in problems
+    assert "calls `offset_matrix`, which raises until an exercise is done" in problems
+    assert "with skip_if_unfinished():" in problems  # the fix, named
+    assert "c1" not in problems  # handing it to its grader is how it is checked
+
+
+def test_the_raises_exception_tag_is_refused(tmp_path):
+    problems = run_all_problems(tmp_path, OFFSET_SOLUTION, "x = 1", tags=["raises-exception"])
+    assert "cell 2 (id c1): tagged `raises-exception`" in problems
+    assert "ignore the tag" in problems
+
+
+@pytest.mark.parametrize(
+    "demo",
+    [
+        "with skip_if_unfinished():\n    print(offset_matrix(3, 8))",
+        "with torch.no_grad(), grading.skip_if_unfinished():\n    m = offset_matrix(3, 8)",
+        "try:\n    m = offset_matrix(3, 8)\nexcept NotImplementedError:\n    print('later')",
+        "try:\n    m = offset_matrix(3, 8)\nexcept (ValueError, NotImplementedError):\n    pass",
+        "def later():\n    return offset_matrix(3, 8)",  # defined, not called
+        "show = lambda: offset_matrix(3, 8)",
+        "check_offset_matrix(offset_matrix)",
+        "np.eye(8) @ al.offset_matrix(3, 8)",  # the library's, not the learner's
+        "answer = ...  # your prediction\ncheck_self_dot(answer)",
+    ],
+)
+def test_code_that_cannot_reach_a_stub_at_run_all_is_accepted(tmp_path, demo):
+    assert run_all_problems(tmp_path, OFFSET_SOLUTION, demo) == ""
+
+
+@pytest.mark.parametrize(
+    ("demo", "words"),
+    [
+        ("def shift():\n    return offset_matrix(3, 8)\n\nshift()", "calls `shift`"),
+        ("f = lambda k: offset_matrix(k, 8)\nfor k in range(3):\n    f(k)", "calls `f`"),
+        ("explore(lambda k: offset_matrix(k, 8))", "hands a lambda that uses `offset_matrix`"),
+        ("def draw(fig, k):\n    offset_matrix(k, 8)\n\nexplore(draw)", "hands `draw`"),
+        ("for k in range(3):\n    print(offset_matrix(k, 8))", "calls `offset_matrix`"),
+        ("try:\n    m = offset_matrix(3, 8)\nexcept ValueError:\n    pass", "calls `offset"),
+        ("with torch.no_grad():\n    m = offset_matrix(3, 8)", "calls `offset_matrix`"),
+        ("layer = Layer(8)", "calls `Layer`"),
+    ],
+)
+def test_code_that_reaches_a_stub_at_run_all_is_refused(tmp_path, demo, words):
+    problems = run_all_problems(tmp_path, OFFSET_SOLUTION, MODULE_SOLUTION, demo)
+    assert words in problems, problems
+    assert "Run All" in problems
 
 
 # ------------------------------------------------------------------ --check

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -259,7 +261,33 @@ def test_gradient_norm_bad_arguments() -> None:
         gradient_norm_vs_distance(nn.Linear(2, 2), 5)
 
 
-# --- timing (shape only: timings are never asserted) ----------------------------------------------
+# --- timing ------------------------------------------------------------------------------------
+# The rows' shape, and the claims chapter 1 makes of its figure, on sizes where they hold by
+# a wide margin: processor time (the default clock) does not count other programs, so they
+# hold on a busy machine too (tests run beside nbval on a two-core machine).
+
+CHAPTER_1 = Path(__file__).resolve().parent.parent / "chapters" / "01_why_attention.ipynb"
+
+
+def _prose(path: Path) -> str:
+    cells = nbformat.read(path, as_version=4).cells
+    return " ".join(" ".join(c.source.split()) for c in cells if c.cell_type == "markdown")
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def test_chapter_1_claims_of_the_loop_and_the_product() -> None:
+    prose = _prose(CHAPTER_1)
+    assert "We count **processor time**" in prose
+    assert "The RNN's line has a slope close to 1" in prose
+    assert "Attention sits below it at every length" in prose
+    lengths = [32, 128, 512]
+    rows = sequential_vs_parallel_time(lengths, 32, repeats=5, threads=1)
+    rnn_ms = [row["rnn_ms"] for row in rows]
+    assert 0.75 < _slope(lengths, rnn_ms) < 1.25  # about 1.0: T steps of the same size
+    assert all(row["ratio"] > 1.5 for row in rows), rows  # about 3 to 20 on a busy machine
 
 
 def test_sequential_vs_parallel_time_rows() -> None:

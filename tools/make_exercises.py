@@ -5,13 +5,26 @@ Rules, applied to every solution notebook:
 * In code cells, the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` (nbgrader's
   markers, each alone on its line, any indentation) become one line,
   ``raise NotImplementedError("Exercise N.k")``, at the marker's indentation: N is the
-  chapter number from the file name, k counts the answers of the notebook from 1. A stub
-  that runs when its cell runs (outside any ``def``) gets the ``raises-exception`` tag.
+  chapter number from the file name, k counts the answers of the notebook from 1.
 * A prediction is an answer outside any block that is one assignment (``answer = 0.5``),
   or that ends by assigning the name a line just above the marker sets to ``...`` or
   ``None`` (a worked computation): its stub is ``answer = ...  # your prediction`` (the
-  placeholder line goes), so the check cell below runs and says "not answered yet"
+  placeholder line goes), so the check cell below runs and says "not attempted yet"
   instead of the cell stopping on a traceback.
+* **Run All reaches the score cell.** Jupyter's and Colab's Run All stop at the first
+  error, whatever a cell's tags, so an untouched exercise notebook must raise nowhere.
+  A solution is refused (nothing is written, ``--check`` fails) when its exercise
+  notebook would raise at Run All, as far as the code shows (:func:`run_all_problems`):
+
+  - a stub that runs when its cell runs (outside every ``def``) and is not a prediction;
+  - code that runs when its cell runs and calls an exercise's function or class (one
+    whose body is a stub), or a function of the notebook that calls one, or hands one
+    to anything but a ``check_*`` grader; unless it is inside
+    ``with skip_if_unfinished():`` (``attnlab.grading``, which says the exercise is not
+    done yet) or a ``try`` that catches ``NotImplementedError``;
+  - a cell tagged ``raises-exception`` (Run All ignores the tag).
+
+  The test suite also runs every generated notebook as Run All does.
 * Markdown between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` is removed, even
   across cells (every cell in between is dropped); a cell left empty is dropped.
 * Cells tagged ``solution-only`` are dropped. A markdown cell tagged ``solutions-link`` is
@@ -45,6 +58,7 @@ import copy
 import hashlib
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,14 +74,31 @@ MD_END = "<!-- END SOLUTION -->"
 SOLUTION_ONLY = "solution-only"
 SOLUTIONS_LINK = "solutions-link"
 RAISES = "raises-exception"
+GUARD = "skip_if_unfinished"
+"""``with skip_if_unfinished():`` (attnlab.grading) lets a block use an unfinished exercise."""
+GRADER_PREFIX = "check_"
 BANNER_ID = "generated-banner"
 BANNER_TAG = "generated-banner"
 SOLUTIONS_TITLE = "# Solutions:"
 EXERCISES_TITLE = "# Exercises:"
 
 
-class MarkerError(ValueError):
+class SolutionError(ValueError):
+    """A solution notebook that cannot give a working exercise notebook."""
+
+    what = "solution"
+
+
+class MarkerError(SolutionError):
     """Unbalanced or misplaced solution markers in a solution notebook."""
+
+    what = "solution markers"
+
+
+class RunAllError(SolutionError):
+    """An exercise notebook that would stop with an error at Run All, left untouched."""
+
+    what = "Run All"
 
 
 @dataclass(frozen=True)
@@ -180,45 +211,204 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
     return "\n".join(out), labels
 
 
-def runs_when_executed(source: str, labels: list[str]) -> bool:
-    """Does a stub of ``labels`` run when the cell runs (i.e. is it outside every ``def``)?"""
-
-    class Finder(ast.NodeVisitor):
-        def __init__(self) -> None:
-            self.depth = 0
-            self.found = False
-
-        def visit_function(self, node: ast.AST) -> None:
-            self.depth += 1
-            self.generic_visit(node)
-            self.depth -= 1
-
-        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_function
-
-        def visit_Raise(self, node: ast.Raise) -> None:
-            exc = node.exc
-            if (
-                self.depth == 0
-                and isinstance(exc, ast.Call)
-                and isinstance(exc.func, ast.Name)
-                and exc.func.id == "NotImplementedError"
-                and any(isinstance(a, ast.Constant) and a.value in labels for a in exc.args)
-            ):
-                self.found = True
-
-    # IPython magics and shell escapes are not Python: blank them out (same line numbers).
+def _parse(source: str) -> ast.Module | None:
+    """A code cell as Python (IPython magics and shell escapes blanked), or ``None``."""
     python = "\n".join(
         "" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n")
     )
     try:
-        tree = ast.parse(python)
-    except SyntaxError:  # fall back on indentation: an unindented stub runs
+        return ast.parse(python)
+    except SyntaxError:
+        return None
+
+
+def _is_stub(node: ast.AST, labels: list[str] | None = None) -> bool:
+    """Is ``node`` ``raise NotImplementedError("Exercise N.k")`` (of ``labels``, if given)?"""
+    exc = node.exc if isinstance(node, ast.Raise) else None
+    return (
+        isinstance(exc, ast.Call)
+        and isinstance(exc.func, ast.Name)
+        and exc.func.id == "NotImplementedError"
+        and any(
+            isinstance(a, ast.Constant)
+            and isinstance(a.value, str)
+            and (a.value in labels if labels is not None else STUB.fullmatch(a.value))
+            for a in exc.args
+        )
+    )
+
+
+STUB = re.compile(r"Exercise \d+\.\d+")
+DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+"""Nodes whose body runs when called, not when the cell runs."""
+
+
+def _executed(node: ast.AST, guarded: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node under ``node`` that runs when the cell runs, with whether it is guarded.
+
+    Bodies of functions and lambdas are skipped (their decorators and default values run).
+    A ``try`` whose handlers catch ``NotImplementedError`` and a ``with skip_if_unfinished()``
+    guard their bodies.
+    """
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, DEFERRED):
+            at_definition = [*getattr(child, "decorator_list", []), *child.args.defaults]
+            at_definition += [d for d in child.args.kw_defaults if d is not None]
+            for expr in at_definition:
+                yield expr, guarded
+                yield from _executed(expr, guarded)
+            continue
+        yield child, guarded
+        if isinstance(child, ast.Try | getattr(ast, "TryStar", ast.Try)) and any(
+            _catches_stub(h) for h in child.handlers
+        ):
+            for stmt in child.body:
+                yield stmt, True
+                yield from _executed(stmt, True)
+            for part in (*child.handlers, *child.orelse, *child.finalbody):
+                yield part, guarded
+                yield from _executed(part, guarded)
+        elif isinstance(child, ast.With) and any(_is_guard(i.context_expr) for i in child.items):
+            for item in child.items:
+                yield from _executed(item, guarded)
+            for stmt in child.body:
+                yield stmt, True
+                yield from _executed(stmt, True)
+        else:
+            yield from _executed(child, guarded)
+
+
+def _catches_stub(handler: ast.ExceptHandler) -> bool:
+    """Does ``except ...:`` catch a stub's ``NotImplementedError``?"""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = {k.id if isinstance(k, ast.Name) else getattr(k, "attr", None) for k in kinds}
+    return handler.type is None or bool(
+        names & {"NotImplementedError", "RuntimeError", "Exception", "BaseException"}
+    )
+
+
+def _is_guard(expr: ast.expr) -> bool:
+    """Is ``expr`` a call of ``skip_if_unfinished`` (bare or as an attribute)?"""
+    func = expr.func if isinstance(expr, ast.Call) else None
+    return (isinstance(func, ast.Name) and func.id == GUARD) or (
+        isinstance(func, ast.Attribute) and func.attr == GUARD
+    )
+
+
+def runs_when_executed(source: str, labels: list[str]) -> bool:
+    """Does a stub of ``labels`` run when the cell runs (i.e. is it outside every ``def``)?"""
+    tree = _parse(source)
+    if tree is None:  # fall back on indentation: an unindented stub runs
         return any(
             f'raise NotImplementedError("{label}")' in source.split("\n") for label in labels
         )
-    finder = Finder()
-    finder.visit(tree)
-    return finder.found
+    return any(_is_stub(node, labels) for node, _ in _executed(tree))
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _unfinished_names(trees: list[ast.Module]) -> set[str]:
+    """Names that raise a stub's error when called, while the notebook is untouched.
+
+    An exercise's function or class (a stub in its body), and, in turn, each function,
+    class or lambda of the notebook that uses one of those names in its body.
+    """
+    uses: dict[str, set[str]] = {}
+    unfinished: set[str] = set()
+    for tree in trees:
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if any(_is_stub(n) for n in ast.walk(stmt)):
+                    unfinished.add(stmt.name)
+                uses.setdefault(stmt.name, set()).update(_loaded_names(stmt))
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+                lambdas = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Lambda)]
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for name in _loaded_names(target) | _stored_names(target):
+                        for fn in lambdas:
+                            uses.setdefault(name, set()).update(_loaded_names(fn.body))
+    grew = True
+    while grew:
+        grew = False
+        for name, used in uses.items():
+            if name not in unfinished and used & unfinished:
+                unfinished.add(name)
+                grew = True
+    return unfinished
+
+
+def _stored_names(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def run_all_problems(cells: list[tuple[str, str, list[str]]]) -> list[str]:
+    """Why the exercise notebook made of ``cells`` would stop at Run All, if the code shows it.
+
+    Args:
+        cells: ``(where, source, tags)`` of every code cell of the generated notebook, in
+            order; ``where`` names the solution cell for the messages.
+
+    Returns:
+        One message per problem (empty: Run All reaches the end, as far as can be seen
+        without running it): a stub that runs with its cell, a call of an unfinished
+        exercise that runs with its cell, or a ``raises-exception`` tag.
+    """
+    trees = [_parse(source) for _, source, _ in cells]
+    unfinished = _unfinished_names([t for t in trees if t is not None])
+    fix = (
+        f"put the lines that use it under `with {GUARD}():` (from attnlab.grading), which "
+        "says the exercise is not done yet instead of stopping"
+    )
+    problems = []
+    for (where, source, tags), tree in zip(cells, trees, strict=True):
+        if RAISES in tags:
+            problems.append(
+                f"{where}: tagged `{RAISES}`, but Jupyter's and Colab's Run All ignore the tag "
+                "and stop at the first error: make the cell run without one"
+            )
+        if tree is None:
+            continue
+        lines = source.split("\n")
+        for node, guarded in _executed(tree):
+            number = getattr(node, "lineno", 1)
+            line = f"line {number}: `{lines[number - 1].strip()}`"
+            if isinstance(node, ast.Raise) and _is_stub(node) and not guarded:
+                problems.append(
+                    f"{where}, {line}: this stub runs when its cell runs, so Run All stops "
+                    "here; put the answer inside a function, or make it a prediction (one "
+                    "assignment, or a worked answer under a placeholder `answer = ...` line)"
+                )
+            if not isinstance(node, ast.Call) or guarded:
+                continue
+            callee = _callee(node)
+            if isinstance(node.func, ast.Name) and callee in unfinished:
+                problems.append(
+                    f"{where}, {line}: calls `{callee}`, which raises until an exercise is "
+                    f"done, so Run All stops here; {fix}"
+                )
+            elif not (callee or "").startswith(GRADER_PREFIX):
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    if isinstance(arg, ast.Name) and arg.id in unfinished:
+                        what = f"`{arg.id}`"
+                    elif isinstance(arg, ast.Lambda) and _loaded_names(arg) & unfinished:
+                        what = f"a lambda that uses `{min(_loaded_names(arg) & unfinished)}`"
+                    else:
+                        continue
+                    problems.append(
+                        f"{where}, {line}: hands {what}, which raises until an exercise is "
+                        f"done, to `{callee}`, so Run All may stop here; {fix}"
+                    )
+    return problems
 
 
 # ---------------------------------------------------------------------------- markdown
@@ -313,12 +503,14 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
 
     Raises:
         MarkerError: unbalanced or misplaced markers, naming the notebook and cell.
+        RunAllError: the exercise notebook would stop at Run All (:func:`run_all_problems`).
     """
     solution = nbformat.read(pair.solution, as_version=4)
     rel = pair.solution.relative_to(root).as_posix()
     cells: list[nbformat.NotebookNode] = []
     inside_markdown = False
     answers = 0
+    code_cells: list[tuple[str, str, list[str]]] = []
     for index, original in enumerate(solution.cells):
         cid = cell_id(original, pair.solution.stem, index)
         where = f"{rel}, cell {index} (id {cid})"
@@ -335,8 +527,7 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
         elif cell.cell_type == "code":
             cell.source, labels = stub_code(cell.source, pair.chapter, answers + 1, where)
             answers += len(labels)
-            if labels and RAISES not in tags and runs_when_executed(cell.source, labels):
-                tags.append(RAISES)
+            code_cells.append((where, cell.source, tags))
             cell.outputs = []
             cell.execution_count = None
         cell.metadata.pop("execution", None)
@@ -345,6 +536,9 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
         cells.append(cell)
     if inside_markdown:
         raise MarkerError(f"{rel}: `{MD_BEGIN}` is never closed")
+    problems = run_all_problems(code_cells)
+    if problems:
+        raise RunAllError("\n  ".join(problems))
 
     starts_with_title = (
         cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ")
@@ -422,8 +616,8 @@ def check(root: Path) -> list[str]:
         rel = pair.exercise.relative_to(root).as_posix()
         try:
             expected = generate(pair, root)
-        except MarkerError as err:
-            problems.append(f"solution markers: {err}")
+        except SolutionError as err:
+            problems.append(f"{err.what}: {err}")
             continue
         if not pair.exercise.exists():
             problems.append(f"{rel} is missing (generated from {pair.solution.name})")
@@ -443,8 +637,8 @@ def write(root: Path) -> tuple[list[Path], list[str]]:
     for pair in pairs(root):
         try:
             generated.append((pair, serialise(generate(pair, root))))
-        except MarkerError as err:
-            problems.append(f"solution markers: {err}")
+        except SolutionError as err:
+            problems.append(f"{err.what}: {err}")
     if problems:  # write nothing when a solution is broken
         return [], problems
     written = []

@@ -14,7 +14,7 @@ Modules, in the order the course meets them:
   and ``train``: chapter 7;
 - ``scale`` (online softmax, tiled and grouped-query attention, the KV cache): chapter 8;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
-  ``seed`` (reproducibility).
+  ``seed`` (reproducibility), ``timing`` (timings that hold on a busy machine).
 """
 
 # data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
@@ -95,6 +95,7 @@ from .transformer import (
     FeedForward,
     LayerNorm,
     generate,
+    generation_seconds,
     greedy_decode,
 )
 from .widgets import Explorer, Slider, explore
@@ -140,6 +141,7 @@ __all__ = [
     "from_ignore_mask",
     "general_scores",
     "generate",
+    "generation_seconds",
     "gradient_norm_vs_distance",
     "greedy_decode",
     "grouped_query_attention",

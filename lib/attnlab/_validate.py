@@ -17,6 +17,11 @@ One behaviour for every check here:
   A value of the wrong kind or out of range raises ``ValueError`` naming the parameter.
 - **Arrays.** :func:`as_array`, :func:`namespace`, :func:`as_float`, :func:`check_mask`:
   NumPy or torch in, the same kind out; mixing the two is a ``TypeError``.
+- **Devices.** Tensors given together (``q, k, v``; scores and their mask; a module's
+  weights and its input; new keys and a KV cache) must be on one device. Nothing is moved
+  behind the learner's back: a ``ValueError`` names each tensor's device and the move
+  that fixes it (:func:`same_device`, :func:`check_mask`, :func:`check_device`). Tensors
+  become NumPy arrays only through :func:`to_numpy`, which copies them to the host first.
 - **Module inputs.** :func:`check_input` checks that a module's input is a tensor of a
   floating dtype matching the module's weights, on their device, with the feature size the
   module was built for, so the error names the shapes and dtypes instead of torch's
@@ -40,6 +45,7 @@ __all__ = [
     "as_array",
     "as_float",
     "broadcast_shape",
+    "check_device",
     "check_input",
     "check_int",
     "check_last_dim",
@@ -53,6 +59,7 @@ __all__ = [
     "positive_int",
     "positive_number",
     "probability",
+    "same_device",
     "scalar_like",
     "to_numpy",
 ]
@@ -71,7 +78,7 @@ def _scalar(value: Any, integral: bool) -> int | float | None:
     if isinstance(value, (bool, np.bool_)):
         return None
     if (is_numpy_array(value) or is_torch_array(value)) and value.ndim == 0:
-        kind = np.asarray(value.detach().cpu() if is_torch_array(value) else value).dtype.kind
+        kind = to_numpy(value, numeric=False).dtype.kind
         if kind not in ("iu" if integral else "iuf"):
             return None
         value = value.item()
@@ -192,12 +199,15 @@ def namespace(**arrays: Any) -> Any:
     """The array namespace shared by all ``arrays`` (given by name, for the error message).
 
     Raises ``TypeError`` when NumPy arrays and torch tensors are mixed: silently converting
-    one into the other would hide a device transfer or a dtype change.
+    one into the other would hide a device transfer or a dtype change. For the same
+    reason tensors on different devices raise ``ValueError`` (:func:`same_device`).
     """
     kinds = {_kind(a) for a in arrays.values()}
     if "torch" in kinds and len(kinds) > 1:
         listing = ", ".join(f"{n} is {describe(a)}" for n, a in arrays.items())
         raise TypeError(f"mixed array kinds ({listing}): pass all NumPy arrays or all tensors")
+    if len(arrays) > 1 and kinds == {"torch"}:
+        same_device(**arrays)
     if len(kinds) != 1 or "other" in kinds:
         return array_namespace(*arrays.values())
     (kind,) = kinds
@@ -211,6 +221,38 @@ def _kind(a: Any) -> str:
 
 
 _NAMESPACES: dict[str, Any] = {}
+
+
+def same_device(**tensors: Any) -> None:
+    """Raise ``ValueError`` unless the torch tensors among ``tensors`` share one device.
+
+    PyTorch refuses to mix devices too, but its message ("Expected all tensors to be on
+    the same device") names no argument; this one names each, and the move that fixes it.
+    Moving a tensor silently instead would hide a copy between host and GPU at every call.
+    NumPy arrays and ``None`` are ignored.
+
+    Args:
+        tensors: the tensors, by the names the message uses (``q=q, k=k, v=v``).
+
+    Raises:
+        ValueError: "q, k and v must be on one device, got q on cuda:0, k on cuda:0 and
+            v on cpu: move them, e.g. v.to('cuda:0')".
+    """
+    placed = [(name, t.device) for name, t in tensors.items() if is_torch_array(t)]
+    if len({dev for _, dev in placed}) <= 1:
+        return
+    dev = placed[0][1]
+    odd = next(name for name, d in placed if d != dev)
+    names = _and([name for name, _ in placed])
+    where = _and([f"{name} on {d}" for name, d in placed])
+    raise ValueError(
+        f"{names} must be on one device, got {where}: move them, e.g. {odd}.to('{dev}')"
+    )
+
+
+def _and(words: list[str]) -> str:
+    """``"a, b and c"``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def as_float(x: Any, name: str, xp: Any) -> Any:
@@ -277,15 +319,27 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
         return None
 
 
-def check_mask(mask: Any, target_shape: tuple[int, ...], xp: Any, what: str = "scores") -> Any:
+def check_mask(
+    mask: Any, target_shape: tuple[int, ...], xp: Any, what: str = "scores", *, like: Any
+) -> Any:
     """Validate a boolean attention mask (``True`` = may attend) against ``target_shape``.
 
     The mask must be boolean (a float "additive" mask is a different convention, see
-    chapter 6) and must broadcast to ``target_shape`` without changing it.
+    chapter 6), must broadcast to ``target_shape`` without changing it, and must be the
+    same kind of array as ``like`` (the scores or logits it masks), on its device.
+
+    Raises:
+        TypeError: the other kind of array than ``like``, or not boolean.
+        ValueError: another device than ``like``'s, or a shape that does not broadcast.
     """
     mask = as_array(mask, "mask")
     if is_torch_array(mask) != (xp.__name__.endswith("torch")):
         raise TypeError(f"mask is {describe(mask)}, but the {what} are the other kind of array")
+    if is_torch_array(mask) and mask.device != like.device:
+        raise ValueError(
+            f"mask is on {mask.device} but the {what} are on {like.device}: move the mask, "
+            f"e.g. mask.to('{like.device}')"
+        )
     if not xp.isdtype(mask.dtype, "bool"):
         raise TypeError(
             f"mask must be boolean (True = may attend), got {describe(mask)}; "
@@ -402,7 +456,23 @@ def check_input(
             f"{who} has {w} weights but {name} is {describe(x)}: convert one to the other, "
             f"e.g. {name}.to(torch.{w}) or module.to({x.dtype})"
         )
-    if x.device != weight.device:
+    check_device(x, module, who=who, name=name)
+
+
+def check_device(x: Any, module: Any, *, who: str, name: str = "x") -> None:
+    """Raise ``ValueError`` unless the tensor ``x`` is on the device of ``module``'s weights.
+
+    For inputs that :func:`check_input` does not see: token ids (integers, looked up in an
+    embedding), or inputs of a layer that accepts any floating dtype (``LayerNorm``). A
+    module without parameters or buffers accepts any device. Runs even inside
+    :func:`inputs_checked` (it costs one comparison).
+
+    Raises:
+        ValueError: "DecoderOnlyLM has its weights on cuda:0 but tokens is on cpu: move
+            one, e.g. tokens.to('cuda:0')".
+    """
+    weight = _first_tensor(module)
+    if weight is not None and is_torch_array(x) and x.device != weight.device:
         raise ValueError(
             f"{who} has its weights on {weight.device} but {name} is on {x.device}: "
             f"move one, e.g. {name}.to('{weight.device}')"

@@ -22,6 +22,7 @@ from torch import nn
 from ._validate import (
     as_array,
     as_float,
+    check_device,
     check_input,
     check_mask,
     check_qkv,
@@ -84,7 +85,7 @@ def scaled_dot_product_attention(
             "do not broadcast"
         ) from None
     if mask is not None:
-        mask = check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)")
+        mask = check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)", like=scores)
     weights = _masked_softmax(scores, -1, mask, xp)  # softmax(scores, mask=mask): (..., T, S)
     try:
         dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
@@ -254,6 +255,7 @@ class OneLayerAttention(nn.Module):
         """The attention layer alone: ``(out (B, T, D), weights (B, T, T))``."""
         if not isinstance(ids, torch.Tensor) or ids.is_floating_point() or ids.dtype == torch.bool:
             raise TypeError(f"ids must be an integer tensor (B, T), got {describe(ids)}")
+        check_device(ids, self, who="OneLayerAttention", name="ids")
         n_vocab = self.E.shape[0]
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n_vocab):
             raise ValueError(

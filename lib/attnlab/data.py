@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from ._validate import check_int, positive_int
+from ._validate import check_int, positive_int, same_device
 
 __all__ = [
     "BOS_ID",
@@ -709,6 +709,7 @@ def pronoun_accuracy(logits: torch.Tensor, ids: torch.Tensor, targets: torch.Ten
             f"logits must be (B, T, n_vocab) and ids, targets (B, T), got logits "
             f"{tuple(logits.shape)}, ids {tuple(ids.shape)}, targets {tuple(targets.shape)}"
         )
+    same_device(logits=logits, ids=ids, targets=targets)
     pronouns = ids <= _SHE  # (B, T): he and she
     if not bool(pronouns.any()):
         raise ValueError("ids hold no pronoun: nothing to score")

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_int, positive_int
+from ._validate import check_device, check_int, positive_int, to_numpy
 from .masking import causal_mask
 from .multihead import MultiHeadAttention
 from .train import train
@@ -175,6 +175,7 @@ class OneLayerAttention(nn.Module):
         self.weights: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_device(x, self, who="OneLayerAttention")
         T = x.shape[1]
         if T > self.length:
             raise ValueError(f"sequence length {T} is longer than length={self.length}")
@@ -252,11 +253,11 @@ def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]
     targets = 1 + first + torch.roll(inputs, 1, dims=1)  # (B, T)
     right = logits.argmax(-1)[:, 1:] == targets[:, 1:]  # (B, T - 1)
     T = inputs.shape[1]
-    rows = torch.arange(2, T)
+    rows = torch.arange(2, T, device=weights.device)
     previous = weights[:, :, rows, rows - 1].mean(dim=(0, 2))  # (H,)
     first_w = weights[:, :, rows, 0].mean(dim=(0, 2))  # (H,)
     return {
-        "previous": previous.numpy(),
-        "first": first_w.numpy(),
+        "previous": to_numpy(previous),
+        "first": to_numpy(first_w),
         "accuracy": right.float().mean().item(),
     }

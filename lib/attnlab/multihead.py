@@ -494,10 +494,15 @@ def trace_shapes(
     """
     S = q_len if k_len is None else k_len
     _check_sizes(d_model=d_model, n_heads=n_heads, batch=batch, q_len=q_len, k_len=S)
-    mha = MultiHeadAttention(d_model, n_heads)
-    generator = torch.Generator().manual_seed(0)
-    query = torch.randn(batch, q_len, d_model, generator=generator)
-    memory = query if k_len is None else torch.randn(batch, S, d_model, generator=generator)
+    mha = MultiHeadAttention(d_model, n_heads)  # on torch's default device
+    generator = torch.Generator().manual_seed(0)  # a CPU generator: draw there, then move
+
+    def draw(length: int) -> torch.Tensor:
+        x = torch.randn(batch, length, d_model, generator=generator, device="cpu")
+        return x.to(mha.W_q.weight.device)
+
+    query = draw(q_len)
+    memory = query if k_len is None else draw(S)
     mha._trace = []
     try:
         with torch.no_grad():

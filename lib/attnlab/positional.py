@@ -39,6 +39,7 @@ from torch import nn
 from ._validate import (
     as_array,
     as_float,
+    check_device,
     check_input,
     check_int,
     check_real,
@@ -310,6 +311,7 @@ class _AddedPositions(nn.Module):
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         T, start = _check_input(x, self.d_model, self.max_len, type(self).__name__, start)
+        check_device(x, self, who=type(self).__name__)
         return x + self._table(start, T).to(x.dtype)  # (B, T, D) + (T, D) -> (B, T, D)
 
 

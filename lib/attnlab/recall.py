@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ._validate import describe, positive_int, positive_number
+from ._validate import check_device, describe, positive_int, positive_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
@@ -73,7 +73,7 @@ def recall_batch(
 
     Returns:
         ``x``: ``(B, d + 1)`` int64 tokens (the last one ``n``), and ``y``: ``(B,)`` int64
-        answers (``x[:, 0]``).
+        answers (``x[:, 0]``), on the CPU (move them to the model's device).
 
     Raises:
         ValueError: a size that is not a positive integer, or ``n_symbols < 2``.
@@ -84,8 +84,9 @@ def recall_batch(
     positive_int(distance, "distance")
     if positive_int(n_symbols, "n_symbols") < 2:
         raise ValueError(f"n_symbols must be at least 2, got {n_symbols}")
-    symbols = torch.randint(n_symbols, (batch_size, distance), generator=generator)  # (B, d)
-    question = torch.full((batch_size, 1), question_id(n_symbols))  # (B, 1)
+    # drawn on the CPU (where the generator is), whatever torch's default device
+    symbols = torch.randint(n_symbols, (batch_size, distance), generator=generator, device="cpu")
+    question = torch.full((batch_size, 1), question_id(n_symbols), device="cpu")  # (B, 1)
     return torch.cat([symbols, question], dim=1), symbols[:, 0].clone()  # (B, d + 1), (B,)
 
 
@@ -94,12 +95,15 @@ def question_id(n_symbols: int) -> int:
     return n_symbols
 
 
-def _check_tokens(x: object, n_symbols: int, max_len: int | None = None) -> torch.Tensor:
+def _check_tokens(
+    x: object, model: nn.Module, n_symbols: int, max_len: int | None = None
+) -> torch.Tensor:
     if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.ndim != 2 or not x.numel():
         raise TypeError(
             f"expected int64 tokens of shape (batch, length >= 1), got {describe(x)}"
             + (f", {x.dtype}" if isinstance(x, torch.Tensor) else "")
         )
+    check_device(x, model, who=type(model).__name__)
     if x.min() < 0 or x.max() > n_symbols:
         raise ValueError(
             f"token ids must lie in [0, {n_symbols}] (the last is the question), "
@@ -140,7 +144,7 @@ class RecurrentRecaller(nn.Module):
         self.readout = nn.Linear(hidden, n_symbols)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = _check_tokens(x, self.n_symbols)
+        x = _check_tokens(x, self, self.n_symbols)
         states = self.rnn(self.embed(x))[0]  # (B, T) -> (B, T, H) -> (B, T, H)
         return self.readout(states[:, -1])  # (B, H) -> (B, n_symbols)
 
@@ -181,7 +185,7 @@ class AttentionRecaller(nn.Module):
         self.readout = nn.Linear(hidden, n_symbols)
 
     def _attend(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = _check_tokens(x, self.n_symbols, self.max_len)
+        x = _check_tokens(x, self, self.n_symbols, self.max_len)
         positions = torch.arange(x.shape[1], device=x.device)  # (T,)
         h = self.embed(x) + self.position(positions)  # (B, T, D) + (T, D) -> (B, T, D)
         q = self.W_q(h[:, -1:])  # (B, 1, D): one query, from the last position

@@ -33,15 +33,24 @@ Taught in: chapters/01_why_attention.ipynb
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_input, check_int, describe, positive_int, positive_number
+from ._validate import (
+    check_device,
+    check_input,
+    check_int,
+    describe,
+    positive_int,
+    positive_number,
+    same_device,
+    to_numpy,
+)
 from .attention import scaled_dot_product_attention
+from .timing import check_clock, median_seconds, median_seconds_each
 
 __all__ = [
     "VanillaRNN",
@@ -128,6 +137,7 @@ class VanillaRNN(nn.Module):
                     f"h0 must have shape (batch={batch}, hidden_size={self.hidden_size}), "
                     f"got {describe(h0)}"
                 )
+            same_device(x=x, h0=h0)
             h = h0
         f = _NONLINEARITIES[self.nonlinearity]
         outputs = []
@@ -238,7 +248,10 @@ def gradient_norm_vs_distance(
     input_size = getattr(rnn, "input_size", None)
     if not isinstance(input_size, int):
         raise TypeError(f"{type(rnn).__name__} has no integer input_size attribute")
-    x = torch.randn(batch, length, input_size, generator=generator, dtype=weight.dtype)
+    # drawn on the CPU (where the generator is), whatever torch's default device, then moved
+    x = torch.randn(
+        batch, length, input_size, generator=generator, dtype=weight.dtype, device="cpu"
+    )
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -246,7 +259,7 @@ def gradient_norm_vs_distance(
         norms = input_jacobian_norms(rnn, x.to(weight.device)).mean(0)  # (B, T) -> (T,), by t
     finally:
         torch.set_num_threads(previous_threads)
-    return norms.flip(0).cpu().double().numpy()  # indexed by distance T - 1 - t
+    return to_numpy(norms.flip(0)).astype(np.float64)  # indexed by distance T - 1 - t
 
 
 def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -284,6 +297,7 @@ def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
         raise ValueError(
             f"x must have shape (batch, T >= 1, input_size={input_size}), got {describe(x)}"
         )
+    check_device(x, rnn, who=type(rnn).__name__)
     batch, length, _ = x.shape
     hidden = weight.shape[0]
     copies = x.detach().repeat(hidden, 1, 1).requires_grad_()  # (H*B, T, I), copy j first
@@ -301,20 +315,6 @@ def input_jacobian_norms(rnn: nn.Module, x: torch.Tensor) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------
 # 2. Sequential steps vs one parallel product
 # ---------------------------------------------------------------------------------------------
-
-
-def _best_time(fn: Any, repeats: int, device: torch.device) -> float:
-    """Smallest wall time of ``fn()`` over ``repeats`` runs, after one warm-up run."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    fn()
-    sync()
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _lengths(lengths: Any) -> list[int]:
@@ -336,26 +336,32 @@ def sequential_vs_parallel_time(
     batch: int = 1,
     device: str | torch.device | None = None,
     threads: int | None = None,
+    clock: str = "cpu",
 ) -> list[dict[str, float]]:
-    r"""Wall time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
+    r"""Time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
 
     For each length ``T`` the same random input ``x`` of shape ``(batch, T, d)`` goes through
     a :class:`VanillaRNN` (``T`` steps, each waiting for the last) and through
     :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
     (``softmax(x xᵀ / √d) x``: two matrix products that treat all positions at once).
     Attention does *more* arithmetic (``T² d`` against the RNN's ``T d²``) yet, being
-    parallel, usually takes less time. Timings are the best of ``repeats`` runs without
-    gradients; the RNN's weights come from a fixed seed, so the global RNG is left untouched.
+    parallel, usually takes less time. Each timing is the median of ``repeats`` runs
+    without gradients, the RNN and attention timed in turns after a warm-up
+    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
+    other programs on the machine do not bend the curves. The RNN's weights come from a
+    fixed seed, so the global RNG is left untouched.
 
     Args:
         lengths: the sequence lengths ``T`` to time.
         d: the model width (input and hidden size).
-        repeats: runs per measurement (the minimum is kept).
+        repeats: runs per measurement (the median is kept).
         batch: sequences per run.
         device: where to run (default: torch's default device).
         threads: if given, run with this many CPU threads (restored afterwards). On a busy
             machine ``threads=1`` gives far steadier numbers: multi-threaded kernels can
             wait milliseconds for a thread that the OS has descheduled.
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time); on a
+            GPU the wall clock is used.
 
     Returns:
         One dict per length: ``{"length": T, "rnn_steps": T, "attention_steps": 1,
@@ -369,28 +375,35 @@ def sequential_vs_parallel_time(
     threads = None if threads is None else positive_int(threads, "threads")
     lengths = _lengths(lengths)
     device = torch.empty(0).device if device is None else torch.device(device)
+    clock = check_clock(clock)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         rnn = VanillaRNN(d, d).to(device)
     generator = torch.Generator().manual_seed(0)
-    # one (B, T, D) input per length
-    inputs = [torch.randn(batch, n, d, generator=generator).to(device) for n in lengths]
+    # one (B, T, D) input per length, drawn on the CPU (the generator's device), then moved
+    inputs = [
+        torch.randn(batch, n, d, generator=generator, device="cpu").to(device) for n in lengths
+    ]
     previous_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        return [_time_one_length(rnn, x, repeats, device) for x in inputs]
+        return [_time_one_length(rnn, x, repeats, device, clock) for x in inputs]
     finally:
         torch.set_num_threads(previous_threads)
 
 
 def _time_one_length(
-    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device
+    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device, clock: str
 ) -> dict[str, float]:
     length = x.shape[1]
+    runs = {
+        "rnn": lambda: rnn(x),  # T sequential steps
+        "attention": lambda: scaled_dot_product_attention(x, x, x),  # one parallel product
+    }
     with torch.no_grad():
-        rnn_s = _best_time(lambda: rnn(x), repeats, device)  # T sequential steps
-        attn_s = _best_time(lambda: scaled_dot_product_attention(x, x, x), repeats, device)
+        seconds = median_seconds_each(runs, repeats, clock=clock, device=device)
+    rnn_s, attn_s = seconds["rnn"], seconds["attention"]
     return {
         "length": length,
         "rnn_steps": length,
@@ -407,20 +420,26 @@ def attention_cost(
     *,
     repeats: int = 3,
     threads: int | None = None,
+    device: str | torch.device | None = None,
+    clock: str = "cpu",
 ) -> list[dict[str, float]]:
     r"""What one self-attention layer costs as the sequence grows: time and score memory.
 
     For each length ``T``, times :func:`attnlab.attention.scaled_dot_product_attention` on a
-    random ``(1, T, d)`` input with ``q = k = v = x`` (best of ``repeats``), and records the
-    size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4`` in float32.
+    random ``(1, T, d)`` input with ``q = k = v = x`` (median of ``repeats`` after a
+    warm-up, processor time by default: :func:`attnlab.timing.median_seconds`), and
+    records the size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4``
+    in float32.
     The arithmetic is ``≈ 4 T² d`` (two ``T × T × d`` products), so at large ``T`` both
     grow like ``T²``.
 
     Args:
         lengths: the sequence lengths ``T``.
         d: the width of queries, keys and values.
-        repeats: timed runs per length (the minimum is kept).
+        repeats: timed runs per length (the median is kept).
         threads: if given, the CPU thread count during the runs (restored afterwards).
+        device: where to run (default: torch's default device).
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time).
 
     Returns:
         One dict per length: ``{"length": T, "attention_ms": ..., "scores_bytes": ...}``.
@@ -430,6 +449,8 @@ def attention_cost(
     d, repeats = positive_int(d, "d"), positive_int(repeats, "repeats")
     threads = None if threads is None else positive_int(threads, "threads")
     lengths = _lengths(lengths)
+    device = torch.empty(0).device if device is None else torch.device(device)
+    clock = check_clock(clock)
     generator = torch.Generator().manual_seed(0)
     previous_threads = torch.get_num_threads()
     if threads is not None:
@@ -437,11 +458,15 @@ def attention_cost(
     rows = []
     try:
         for length in lengths:
-            x = torch.randn(1, length, d, generator=generator)  # (1, T, d)
+            x = torch.randn(1, length, d, generator=generator, device="cpu")  # (1, T, d)
+            x = x.to(device)
             with torch.no_grad():
                 _, weights = scaled_dot_product_attention(x, x, x)  # (1, T, T)
-                seconds = _best_time(
-                    lambda x=x: scaled_dot_product_attention(x, x, x), repeats, x.device
+                seconds = median_seconds(
+                    lambda x=x: scaled_dot_product_attention(x, x, x),
+                    repeats,
+                    clock=clock,
+                    device=device,
                 )
             rows.append(
                 {

@@ -38,9 +38,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -52,14 +50,18 @@ from torch import nn
 from ._validate import (
     as_array,
     as_float,
+    check_device,
     check_mask,
     check_qkv,
     describe,
+    device,
     namespace,
     positive_int,
+    same_device,
 )
 from .attention import scaled_dot_product_attention
 from .multihead import merge_heads, split_heads
+from .timing import median_seconds
 
 __all__ = [
     "GroupedQueryAttention",
@@ -144,8 +146,8 @@ def online_softmax_stats(x: Any, block_size: int, *, mask: Any = None) -> tuple[
     """
     z, xp = _masked_logits(x, mask)
     positive_int(block_size, "block_size")
-    m = xp.full(z.shape[:-1], NEG_INF, dtype=z.dtype)  # (...)
-    l = xp.zeros(z.shape[:-1], dtype=z.dtype)  # noqa: E741  (...)
+    m = xp.full(z.shape[:-1], NEG_INF, dtype=z.dtype, device=device(z))  # (...)
+    l = xp.zeros(z.shape[:-1], dtype=z.dtype, device=device(z))  # noqa: E741  (...)
     ms, ls = [], []
     for start in range(0, z.shape[-1], block_size):
         m, l = online_softmax_update(m, l, z[..., start : start + block_size])  # noqa: E741
@@ -192,7 +194,7 @@ def _masked_logits(x: Any, mask: Any) -> tuple[Any, Any]:
         raise ValueError(f"x must be (..., n) with n >= 1 logits, got {describe(x)}")
     if mask is None:
         return x, xp
-    mask = check_mask(mask, tuple(x.shape), xp, what="logits")
+    mask = check_mask(mask, tuple(x.shape), xp, what="logits", like=x)
     return xp.where(mask, x, xp.full_like(x, NEG_INF)), xp
 
 
@@ -332,7 +334,7 @@ def tiled_attention(
     if causal and T > S:
         raise ValueError(f"causal=True needs at least as many keys as queries, got T={T} > S={S}")
     if mask is not None:
-        mask = check_mask(mask, (*q.shape[:-1], S), xp, what="scores (..., T, S)")
+        mask = check_mask(mask, (*q.shape[:-1], S), xp, what="scores (..., T, S)", like=q)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if is_torch_array(q):
         return _TiledAttention.apply(q, k, v, mask, bool(causal), scale, block_q, block_k)
@@ -506,7 +508,7 @@ def grouped_query_attention(
     *lead, _, T, d = q.shape
     S = k.shape[-2]
     if mask is not None:
-        mask = check_mask(mask, (*lead, H, T, S), xp, what="scores (..., H, T, S)")
+        mask = check_mask(mask, (*lead, H, T, S), xp, what="scores (..., H, T, S)", like=q)
         if mask.ndim >= 3 and mask.shape[-3] == H and H > 1:
             # (..., H, T, S) -> (..., G, H/G, T, S): each group's query heads together
             mask = xp.reshape(mask, (*mask.shape[:-3], G, H // G, T, S))
@@ -579,6 +581,7 @@ class GroupedQueryAttention(nn.Module):
             raise TypeError(f"GroupedQueryAttention expects a torch.Tensor, got {describe(x)}")
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {describe(x)}")
+        check_device(x, self, who="GroupedQueryAttention")
         q = split_heads(self.W_q(x), self.n_heads)  # (B, T, D) -> (B, H, T, d)
         k = split_heads(self.W_k(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
         v = split_heads(self.W_v(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
@@ -647,8 +650,15 @@ class LayerKV:
 
         Raises:
             ValueError: new keys whose batch, heads or width differ from the cached ones,
-                or (preallocated) more positions than ``capacity``.
+                keys and values on different devices (or on another device than the
+                cached ones), or (preallocated) more positions than ``capacity``.
         """
+        same_device(k=k, v=v)
+        if self._k is not None and k.device != self._k.device:
+            raise ValueError(
+                f"the cache holds keys on {self._k.device} but the new k and v are on "
+                f"{k.device}: move them, e.g. k.to('{self._k.device}')"
+            )
         t, n = self._length, k.shape[-2]
         if self._k is None:
             if self.capacity is None:
@@ -794,34 +804,6 @@ def kv_cache_bytes(
 
 
 # --- measuring time and memory -----------------------------------------------------------
-
-
-def median_seconds(run: Callable[[], Any], repeats: int = 3) -> float:
-    """Median wall-clock time of ``run()`` over ``repeats`` calls, after one warm-up call.
-
-    The median, not the mean: one call slowed down by the rest of the machine does not
-    move it. Timings vary from run to run; show them in figures, not in printed text.
-
-    Args:
-        run: a function of no arguments.
-        repeats: number of timed calls (``>= 1``).
-
-    Returns:
-        Seconds (``float``).
-
-    Raises:
-        ValueError: ``repeats`` is not a positive integer.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-    positive_int(repeats, "repeats")
-    run()  # warm-up: first calls pay for allocations and lazy initialisation
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def peak_memory(run: Callable[[], Any]) -> int:

@@ -283,7 +283,7 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
         raise ValueError(f"axis {axis} is out of range for {describe(x)}")
     z = x / temperature if temperature != 1 else x  # skip a pass over x when τ = 1
     if mask is not None:
-        mask = check_mask(mask, tuple(x.shape), xp, what="logits")
+        mask = check_mask(mask, tuple(x.shape), xp, what="logits", like=x)
     return _masked_softmax(z, axis, mask, xp)
 
 

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ._validate import check_int, check_real, positive_int, positive_number
+from ._validate import check_int, check_real, positive_int, positive_number, same_device
 from .config import TransformerConfig
 from .data import BOS_ID, EOS_ID, PAD_ID, AdditionTask, _as_rng, batches
 from .seed import seed_everything
@@ -73,6 +73,7 @@ def sequence_loss(logits: torch.Tensor, targets: torch.Tensor, pad_id: int | Non
             f"logits must be (B, T, n_vocab) and targets (B, T), got logits {tuple(logits.shape)} "
             f"and targets {tuple(targets.shape)}"
         )
+    same_device(logits=logits, targets=targets)
     if pad_id is not None and bool((targets == pad_id).all()):
         raise ValueError(
             f"every target is padding (pad_id={pad_id}): the mean over zero real tokens "

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from ._validate import (
+    check_device,
     check_input,
     check_int,
     check_real,
@@ -50,6 +51,7 @@ from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .scale import KVCache, LayerKV
+from .timing import check_clock, median_seconds_each
 
 __all__ = [
     "Decoder",
@@ -62,6 +64,7 @@ __all__ = [
     "LayerNorm",
     "TransformerConfig",
     "generate",
+    "generation_seconds",
     "greedy_decode",
 ]
 
@@ -116,6 +119,7 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # No dtype match required: the arithmetic below promotes (float64 x, float32 γ).
         check_input(x, self.d_model, who="LayerNorm")
+        check_device(x, self, who="LayerNorm")  # any float dtype, but the weights' device
         if x.numel() == 0:  # an empty batch: nothing to normalise (and no variance warning)
             return self.gamma * x + self.beta
         mu = x.mean(dim=-1, keepdim=True)  # (..., D) -> (..., 1)
@@ -498,6 +502,7 @@ class _TokenModel(nn.Module):
             raise TypeError(f"{name} must hold integer token ids, got {describe(tokens)}")
         if tokens.ndim != 2 or tokens.shape[1] == 0:
             raise ValueError(f"{name} must have shape (batch, length >= 1), got {describe(tokens)}")
+        check_device(tokens, self, who=type(self).__name__, name=name)
         if tokens.shape[1] > self.max_len:
             raise ValueError(
                 f"{name} has length {tokens.shape[1]}, longer than the model's "
@@ -928,6 +933,64 @@ def generate(
     finally:
         model.train(was_training)
     return out
+
+
+def generation_seconds(
+    model: DecoderOnlyLM,
+    prompt: torch.Tensor,
+    new_tokens: list[int],
+    *,
+    repeats: int = 3,
+    clock: str = "cpu",
+) -> list[dict[str, float]]:
+    """What the KV cache saves: time of greedy :func:`generate` without and with it.
+
+    For each ``n`` in ``new_tokens``, generation of ``n`` tokens after ``prompt`` is timed
+    both ways, the two in turns, median of ``repeats``
+    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
+    other programs on the machine count for neither. Both ways are warmed up once, at the
+    first ``n``.
+
+    Args:
+        model: a :class:`DecoderOnlyLM`.
+        prompt: ``(B, T0)`` token ids.
+        new_tokens: the numbers of tokens to generate, each ``>= 1``.
+        repeats: timed runs of each (the median is kept).
+        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time).
+
+    Returns:
+        One dict per ``n``: ``{"new_tokens": n, "recompute_s": ..., "cache_s": ...,
+        "speedup": recompute_s / cache_s}``.
+
+    Raises:
+        ValueError: an empty ``new_tokens``, a count or ``repeats`` that is not a positive
+            integer, or an unknown ``clock``.
+
+    Taught in: chapters/08_scale.ipynb
+    """
+    counts = [positive_int(n, "new_tokens") for n in new_tokens]
+    if not counts:
+        raise ValueError("new_tokens must list at least one number of tokens to generate")
+    positive_int(repeats, "repeats")
+    check_clock(clock)
+    rows = []
+    for i, n in enumerate(counts):
+        runs = {
+            "recompute": lambda n=n: generate(model, prompt, max_new_tokens=n),
+            "cache": lambda n=n: generate(model, prompt, max_new_tokens=n, use_cache=True),
+        }
+        seconds = median_seconds_each(
+            runs, repeats, clock=clock, device=prompt.device, warm_up=i == 0
+        )
+        rows.append(
+            {
+                "new_tokens": n,
+                "recompute_s": seconds["recompute"],
+                "cache_s": seconds["cache"],
+                "speedup": seconds["recompute"] / seconds["cache"],
+            }
+        )
+    return rows
 
 
 def _next_token(

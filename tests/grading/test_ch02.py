@@ -88,14 +88,22 @@ def test_correct_answers_pass(name, answers):
     assert result.max_error is not None and result.max_error < 1e-12
     n = len(GRADERS[name].cases)
     assert n >= 5
-    assert re.fullmatch(rf"✓ {name}: {n} cases passed, max error \d\.\de[-+]\d\d", repr(result))
+    rtol = GRADERS[name].rtol
+    assert repr(result) == (
+        f"✓ {name}: {n} cases passed, every value within {rtol:.0e} (relative) of the reference"
+    )
 
 
-def test_success_line_shows_the_max_error():
+def test_success_line_states_the_tolerance_not_the_error():
+    # The error's last digits differ between CPUs (2.2e-16 on one, 3.3e-16 on another);
+    # the committed notebooks print this line, so it must read the same on every machine.
     result = check_softmax(np_softmax)
     n = len(SOFTMAX.cases)
-    assert result.max_error == pytest.approx(2.2e-16, abs=1e-15)
-    assert repr(result) == f"✓ softmax: {n} cases passed, max error {result.max_error:.1e}"
+    assert result.max_error is not None and 0 <= result.max_error < 1e-15
+    assert repr(result) == (
+        f"✓ softmax: {n} cases passed, every value within 1e-06 (relative) of the reference"
+    )
+    assert "e-16" not in repr(result) and "max error" not in repr(result)
 
 
 def test_scalar_results_of_plain_vectors_are_accepted():

@@ -240,7 +240,7 @@ def test_right_answers_pass_in_any_spelling(question, answer):
         (NUMBER, np.ones(2), "wrong type", "one value"),
         (NUMBER, float("nan"), "wrong type", "finite"),
         (NUMBER, None, "wrong type", "answer = ..."),
-        (NUMBER, ..., "not attempted", "not answered yet"),
+        (NUMBER, ..., "not attempted", "not attempted yet: replace the `...`"),
         (FLAG, True, "wrong answer", "the mask is applied first"),
         (FLAG, "False", "wrong type", "without quotes"),
         (FLAG, 0, "wrong type", "True or False"),

@@ -13,7 +13,9 @@ check_softmax, summary``. The machinery, each job in its module:
 - :mod:`.results` and :mod:`.display`: :class:`CheckResult`, the score :class:`Summary`
   (the only state: the latest result per exercise) and how both look;
 - :mod:`.registry`: :class:`ChapterGraders`, a chapter's exercises in order, numbered by
-  the module's name (``ch02``).
+  the module's name (``ch02``);
+- :mod:`.unfinished`: :func:`skip_if_unfinished`, for a cell that uses the learner's code
+  outside a check (it must not stop Run All while the exercise is a stub).
 
 Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 """
@@ -23,6 +25,7 @@ from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult, Summary, record, reset, summary
 from .specs import Case, Mistake, Property
+from .unfinished import skip_if_unfinished
 
 __all__ = [
     "Case",
@@ -35,5 +38,6 @@ __all__ = [
     "Summary",
     "record",
     "reset",
+    "skip_if_unfinished",
     "summary",
 ]

@@ -157,7 +157,8 @@ class Question:
     def _check(self, given: Any) -> CheckResult:
         if given is Ellipsis or given is NotImplemented:
             return self._result(
-                NOT_ATTEMPTED, "not answered yet: write your prediction, then run this cell"
+                NOT_ATTEMPTED,
+                "not attempted yet: replace the `...` with your prediction, then run this cell",
             )
         if given is None:
             return self._result(
