@@ -11,7 +11,8 @@ Every run trains for its whole budget, as the chapter does, and is graded every
 training time up to it and "train s" the time of the whole budget (wall clock, the gradings
 left out); "cpu s" is this process's CPU time for the run, gradings included, which a busy
 machine inflates less than wall time. "final" is the exact match after the last step.
-A run per seed and per thread count; the last line says whether every one reached 99%.
+A run per seed and per thread count; under each table, two lines say whether every run
+reached 99% and whether every one ended at or above it.
 
 Run: ``python bench/bench_transformer.py [--seeds 5] [--threads 1 2]`` (or ``make bench``).
 """
