@@ -1,6 +1,6 @@
 """The cost of H heads of size D/H against one head of size D, computed and measured.
 
-For a fixed width D, one :class:`~attnlab.multihead.MultiHeadAttention` layer is built with
+For a fixed width D, one :class:`~attnlab.mechanism.multihead.MultiHeadAttention` layer is built with
 H = 1, 2, 4, ..., 64 heads. For each, the table lists:
 
 - the parameter count (``mha_parameter_count``: 4·D² + 4·D whatever H);
@@ -28,7 +28,7 @@ import torch
 from _table import print_table
 from torch.utils.flop_counter import FlopCounterMode
 
-from attnlab.multihead import MultiHeadAttention, mha_flops, mha_parameter_count
+from attnlab.mechanism.multihead import MultiHeadAttention, mha_flops, mha_parameter_count
 
 
 def fwd_bwd_seconds(mha: MultiHeadAttention, x: torch.Tensor, repeats: int) -> float:

@@ -25,7 +25,7 @@ from _table import print_table
 from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
-from attnlab.multihead import MultiHeadAttention
+from attnlab.mechanism.multihead import MultiHeadAttention
 
 MB = 2**20
 

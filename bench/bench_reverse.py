@@ -17,10 +17,10 @@ import time
 import torch
 from _table import print_table
 
-from attnlab.data import Task, batches
+from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
-from attnlab.train import exact_match, train
-from attnlab.transformer import EncoderDecoder
+from attnlab.tasks.data import Task, batches
+from attnlab.tasks.training import exact_match, train
 
 TARGET = 0.99
 

@@ -19,8 +19,8 @@ import time
 import numpy as np
 from _table import print_table
 
-from attnlab.recall import compare_recall
-from attnlab.rnn import attention_cost, sequential_vs_parallel_time
+from attnlab.tasks.recall import compare_recall
+from attnlab.tasks.rnn import attention_cost, sequential_vs_parallel_time
 
 MB = 2**20
 

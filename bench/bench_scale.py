@@ -32,10 +32,10 @@ import torch
 import torch.nn.functional as F
 from _table import print_table
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.scale import GroupedQueryAttention, KVCache, kv_cache_bytes, peak_memory
-from attnlab.scale import tiled_attention as tiled
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.scale import GroupedQueryAttention, KVCache, kv_cache_bytes, peak_memory
+from attnlab.mechanism.scale import tiled_attention as tiled
 from attnlab.seed import seed_everything
 
 MB = 2**20
@@ -103,7 +103,7 @@ def attention_table(lengths: list[int], heads: int, d: int, max_materialised: in
 
 def cache_table(lengths: list[int], repeats: int) -> float:
     """Print generation time with and without the cache per length; return the last speedup."""
-    from attnlab.transformer import DecoderOnlyLM, generate
+    from attnlab.mechanism.transformer import DecoderOnlyLM, generate
 
     seed_everything(0)
     model = DecoderOnlyLM(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 from _table import print_table
 
-from attnlab.similarity import additive_scores, general_scores, scaled_scores, scores
+from attnlab.mechanism.similarity import additive_scores, general_scores, scaled_scores, scores
 
 D = H = 64
 

@@ -16,15 +16,15 @@ import pytest
 import torch
 from _claims import claim, quotes_are_in
 
-from attnlab.masking import causal_mask
-from attnlab.recall import (
+from attnlab.mechanism.masking import causal_mask
+from attnlab.tasks.recall import (
     STORED_SWEEP,
     AttentionRecaller,
     recall_batch,
     stored_recall_curves,
     train_recall,
 )
-from attnlab.rnn import (
+from attnlab.tasks.rnn import (
     VanillaRNN,
     attention_cost,
     gradient_norm_vs_distance,

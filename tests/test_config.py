@@ -1,4 +1,4 @@
-"""Tests for attnlab.config: one TransformerConfig handed to every transformer part."""
+"""Tests for attnlab.mechanism.config: one TransformerConfig handed to every transformer part."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.config import TransformerConfig
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,

@@ -1,4 +1,4 @@
-"""Tests for attnlab.data: the toy tasks, their padding and their determinism."""
+"""Tests for attnlab.tasks.data: the toy tasks, their padding and their determinism."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.data import (
+from attnlab.tasks.data import (
     BOS_ID,
     EOS_ID,
     FEMALE_NAMES,

@@ -51,11 +51,11 @@ import torch
 from torch import nn
 
 import attnlab
-from attnlab import _validate, data, heads, interop, recall, scale
-from attnlab import train as training
-from attnlab.attention import CrossAttention, OneLayerAttention, SelfAttention
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import (
+from attnlab import _validate
+from attnlab.mechanism import interop, scale
+from attnlab.mechanism.attention import CrossAttention, OneLayerAttention, SelfAttention
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,
@@ -65,6 +65,7 @@ from attnlab.transformer import (
     FeedForward,
     LayerNorm,
 )
+from attnlab.tasks import data, heads, recall, training
 
 META, CPU = torch.device("meta"), torch.device("cpu")
 B, H, T, S, d, d_v, D = 2, 2, 3, 5, 4, 6, 8  # batch, heads, queries, keys, d_head, d_v, d_model
@@ -77,6 +78,7 @@ EXCLUDED_MODULES = {
     "viz": "drawing: every array reaches matplotlib through to_numpy, which copies to the host",
     "widgets": "sliders that redraw figures; no tensor computation of their own",
     "data_files": "reads the text files shipped with the package",
+    "course": "reads the chapters' notebooks from the repository's folders",
 }
 """Whole modules that hold no mechanism (their public names are not enumerated)."""
 
@@ -92,19 +94,19 @@ EXCLUDED = {
     "config.TransformerConfig": _CONTAINER + " (the hyper-parameters of a model)",
     "multihead.ShapeTrace": _CONTAINER + " (shapes recorded by trace_shapes, covered)",
     "recall.RecallCurve": _CONTAINER,
-    "train.AdderRun": _CONTAINER,
+    "training.AdderRun": _CONTAINER,
     "data.Batch": _CONTAINER + " (a NamedTuple of three tensors)",
     "multihead.mha_flops": _NUMBERS,
     "multihead.mha_parameter_count": _NUMBERS,
     "scale.kv_cache_bytes": _NUMBERS,
     "rnn.path_lengths": _NUMBERS,
     "recall.question_id": _NUMBERS,
-    "train.lr_at": _NUMBERS,
-    "timing.median_seconds": "times a callable (processor or wall clock); no tensor in or "
+    "training.lr_at": _NUMBERS,
+    "measure.median_seconds": "times a callable (processor or wall clock); no tensor in or "
     "out (device= only says which GPU to synchronize before reading the clock)",
-    "timing.median_seconds_each": "times callables in turns, as timing.median_seconds",
-    "timing.check_clock": "validates the name of a clock",
-    "timing.times_faster": _NUMBERS,
+    "measure.median_seconds_each": "times callables in turns, as measure.median_seconds",
+    "measure.check_clock": "validates the name of a clock",
+    "measure.times_faster": _NUMBERS,
     "transformer.generation_seconds": "times generate, with and without the cache "
     "(generate's own device behaviour is tested under NEED_VALUES)",
     "scale.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
@@ -119,9 +121,9 @@ EXCLUDED = {
     "recall.compare_recall": _CPU_RUN,
     "recall.write_recall_curves": _CPU_RUN,
     "recall.stored_recall_curves": "loads stored curves (JSON numbers) shipped with the package",
-    "train.train_adder": _CPU_RUN,
-    "train.write_stored_adder": _CPU_RUN,
-    "train.stored_adder": "loads the stored adder onto the CPU (map_location='cpu'); "
+    "training.train_adder": _CPU_RUN,
+    "training.write_stored_adder": _CPU_RUN,
+    "training.stored_adder": "loads the stored adder onto the CPU (map_location='cpu'); "
     "move it with .to(device), which the models here support (DecoderOnlyLM is covered)",
     "tokenizer.Vocab": _TEXT,
     "tokenizer.WordPieceTokenizer": _TEXT,
@@ -815,13 +817,13 @@ NEED_VALUES = [
         "sampling",
     ),
     Case(
-        "train.sequence_loss",
+        "training.sequence_loss",
         _cpu(training.sequence_loss, _cpu_(B, T, 5), torch.tensor([[1, 2, 0], [1, 0, 0]]), 0),
         [()],
         "checks the targets",
     ),
     Case(
-        "train.train",
+        "training.train",
         lambda: functools.partial(
             training.train, _small_ed(), data.batches(_COPY, B, rng=0), steps=2, progress=False
         ),
@@ -830,14 +832,14 @@ NEED_VALUES = [
         check=lambda losses: len(losses) == 2,
     ),
     Case(
-        "train.exact_match",
+        "training.exact_match",
         lambda: functools.partial(training.exact_match, _small_ed(), _COPY, 4, batch_size=2),
         [],
         "encoder-decoder",
         check=_is_probability,
     ),
     Case(
-        "train.exact_match",
+        "training.exact_match",
         _prepare_adder_exact_match,
         [],
         "decoder-only",
@@ -977,7 +979,7 @@ def test_timing_runs_where_it_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append(q.device)
         return attnlab.scaled_dot_product_attention(q, *args, **kwargs)
 
-    monkeypatch.setattr(attnlab.rnn, "scaled_dot_product_attention", attention)
+    monkeypatch.setattr(attnlab.tasks.rnn, "scaled_dot_product_attention", attention)
     rows = attnlab.sequential_vs_parallel_time([2], 4, repeats=1, device=META)
     assert rows[0]["rnn_steps"] == 2
     assert attnlab.attention_cost([2], 4, repeats=1, device=META)[0]["scores_bytes"] == 16
@@ -1188,7 +1190,7 @@ MIXED = [
         lambda: attnlab.generate(on(_small_lm()), _SRC, max_new_tokens=2),
     ),
     _mixed(
-        "train.sequence_loss",
+        "training.sequence_loss",
         "targets",
         lambda: training.sequence_loss(x_(B, T, 5), ids_(B, T, device=CPU), 0),
     ),
@@ -1246,7 +1248,8 @@ def test_the_device_message_names_each_tensor() -> None:
 
 
 def _home(obj: Any) -> str:
-    return obj.__module__.removeprefix("attnlab.")
+    """The module that defines ``obj``, by its last name: ``"multihead"``."""
+    return obj.__module__.rsplit(".", 1)[-1]
 
 
 def public_callables() -> dict[str, Any]:
@@ -1256,9 +1259,11 @@ def public_callables() -> dict[str, Any]:
     Constants (``PAD_ID``, ``ADDER``, ...) are not callables: they compute nothing.
     """
     modules = [attnlab] + [
-        importlib.import_module(f"attnlab.{info.name}")
-        for info in pkgutil.iter_modules(attnlab.__path__)
-        if not info.name.startswith("_") and info.name not in EXCLUDED_MODULES
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(attnlab.__path__, "attnlab.")
+        if not info.ispkg
+        and not any(part.startswith("_") for part in info.name.split("."))
+        and EXCLUDED_MODULES.keys().isdisjoint(info.name.split("."))
     ]
     found = {}
     for module in modules:
@@ -1266,9 +1271,8 @@ def public_callables() -> dict[str, Any]:
             obj = getattr(module, name)
             if inspect.ismodule(obj) or not callable(obj):
                 continue
-            home = _home(obj)
-            if home.split(".")[0] not in EXCLUDED_MODULES:
-                found[f"{home}.{obj.__name__}"] = obj
+            if EXCLUDED_MODULES.keys().isdisjoint(obj.__module__.split(".")):
+                found[f"{_home(obj)}.{obj.__name__}"] = obj
     return found
 
 

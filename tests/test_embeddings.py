@@ -1,4 +1,4 @@
-"""Tests for attnlab.embeddings: the hand-made table keeps the promises the chapter makes;
+"""Tests for attnlab.tasks.embeddings: the hand-made table keeps the promises the chapter makes;
 one_hot and embed (ids to vectors)."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.embeddings import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.similarity import cosine_similarity
+from attnlab.tasks.embeddings import (
     DIMS,
     EmbeddingTable,
     UnknownWordError,
@@ -16,8 +17,7 @@ from attnlab.embeddings import (
     one_hot,
     toy_embeddings,
 )
-from attnlab.similarity import cosine_similarity
-from attnlab.tokenizer import WordPieceTokenizer
+from attnlab.tasks.tokenizer import WordPieceTokenizer
 
 
 @pytest.fixture(scope="module")

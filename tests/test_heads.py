@@ -1,4 +1,4 @@
-"""Tests for attnlab.heads: hand-set heads, the first-and-previous task, the tiny model."""
+"""Tests for attnlab.tasks.heads: hand-set heads, the first-and-previous task, the tiny model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.heads import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.tasks.heads import (
     IGNORE,
     OneLayerAttention,
     decode_pair,

@@ -1,4 +1,4 @@
-"""Tests for attnlab.interop: after copy_torch_weights, ours and PyTorch's layers agree."""
+"""Tests for attnlab.mechanism.interop: after copy_torch_weights, ours and PyTorch's layers agree."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab.interop import copy_torch_weights
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import DecoderBlock, EncoderBlock, FeedForward, LayerNorm
+from attnlab.mechanism.interop import copy_torch_weights
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import DecoderBlock, EncoderBlock, FeedForward, LayerNorm
 
 D, H, D_FF = 16, 4, 24
 TOL = 1e-10

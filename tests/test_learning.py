@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.data import Task, batches
+from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
-from attnlab.train import exact_match, train
-from attnlab.transformer import EncoderDecoder
+from attnlab.tasks.data import Task, batches
+from attnlab.tasks.training import exact_match, train
 
 
 @pytest.mark.slow

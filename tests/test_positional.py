@@ -1,4 +1,4 @@
-"""Tests for attnlab.positional: the sinusoidal table, its offset property, both modules."""
+"""Tests for attnlab.mechanism.positional: the sinusoidal table, its offset property, both modules."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.positional import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rope,

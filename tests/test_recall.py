@@ -1,16 +1,15 @@
-"""Tests for attnlab.recall: the recall task, both models, and the seeded training loop."""
+"""Tests for attnlab.tasks.recall: the recall task, both models, and the seeded training loop."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from importlib import resources
 
 import pytest
 import torch
 from torch import nn
 
-from attnlab import recall
-from attnlab.recall import (
+from attnlab.tasks.recall import (
     STORED_SWEEP,
     AttentionRecaller,
     RecallCurve,
@@ -301,7 +300,7 @@ def test_stored_curves_show_the_crossover() -> None:
 
 
 def test_stored_curves_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
-    text = (Path(recall.__file__).parent / "data_files" / "recall_curves.txt").read_text()
+    text = resources.files("attnlab.data_files").joinpath("recall_curves.txt").read_text()
     monkeypatch.setitem(STORED_SWEEP, "steps", 100)
     with pytest.raises(ValueError, match="regenerate"):
         stored_recall_curves()

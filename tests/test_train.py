@@ -1,4 +1,4 @@
-"""Tests for attnlab.train: the loss, the schedule, the loop and exact-match evaluation."""
+"""Tests for attnlab.tasks.training: the loss, the schedule, the loop and exact-match evaluation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
-from attnlab.train import (
+from attnlab.mechanism.transformer import DecoderOnlyLM, EncoderDecoder
+from attnlab.tasks.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
+from attnlab.tasks.training import (
     ADDER,
     exact_match,
     lr_at,
@@ -21,7 +22,6 @@ from attnlab.train import (
     train_adder,
     write_stored_adder,
 )
-from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
 
 
 def _tiny_model(task: Task) -> EncoderDecoder:
@@ -247,7 +247,7 @@ def test_chapter_7_models_reach_99_percent_on_held_out_inputs() -> None:
     The chapter's own run (seed 0) is checked by nbval; this guards against a recipe that
     works for one lucky seed only. Time is measured in bench/ (bench_transformer.py).
     """
-    from attnlab.config import TransformerConfig
+    from attnlab.mechanism.config import TransformerConfig
     from attnlab.seed import seed_everything
 
     task = DateTask()

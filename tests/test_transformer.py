@@ -1,4 +1,4 @@
-"""Tests for attnlab.transformer: the layers' math, the masks' effects, the models and decoding.
+"""Tests for attnlab.mechanism.transformer: the layers' math, the masks' effects, the models and decoding.
 
 Equality with PyTorch's own layers is in test_vs_pytorch_transformer.py.
 """
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.transformer import (
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,

@@ -15,14 +15,17 @@ import torch
 from torch import nn
 
 from attnlab import _validate
-from attnlab.attention import SelfAttention, scaled_dot_product_attention
-from attnlab.config import TransformerConfig
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention, split_heads
-from attnlab.positional import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
-from attnlab.similarity import cosine_similarity, scaled_scores, softmax
-from attnlab.tokenizer import one_hot
-from attnlab.transformer import (
+from attnlab.mechanism.attention import SelfAttention, scaled_dot_product_attention
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention, split_heads
+from attnlab.mechanism.positional import (
+    SinusoidalPositionalEncoding,
+    offset_matrix,
+    sinusoidal_encoding,
+)
+from attnlab.mechanism.similarity import cosine_similarity, scaled_scores, softmax
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     Encoder,
@@ -30,6 +33,7 @@ from attnlab.transformer import (
     FeedForward,
     LayerNorm,
 )
+from attnlab.tasks.embeddings import one_hot
 
 KINDS = ["numpy", "torch"]
 
@@ -93,7 +97,9 @@ def test_check_int_names_its_range() -> None:
 
 def test_every_module_accepts_numpy_integers_and_names_bad_ones() -> None:
     """The checks copied by hand in several modules now go through _validate."""
-    from attnlab import data, heads, recall, rnn, scale, seed
+    from attnlab import seed
+    from attnlab.mechanism import scale
+    from attnlab.tasks import data, heads, recall, rnn
 
     assert seed.seed_everything(np.int64(3)).integers(10) == np.random.default_rng(3).integers(10)
     ids, answer = recall.recall_batch(np.int64(2), np.int64(3), n_symbols=np.int64(4))
@@ -313,7 +319,7 @@ def test_modules_accept_an_empty_batch(who: str, module: nn.Module, shape) -> No
 
 
 def test_to_numpy_is_the_one_used_by_viz() -> None:
-    from attnlab import viz
+    from attnlab.drawing import viz
 
     assert viz.to_numpy is _validate.to_numpy
 

@@ -25,9 +25,9 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab.masking import causal_mask, combine_masks, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import DecoderBlock, Encoder, EncoderBlock, LayerNorm
+from attnlab.mechanism.masking import causal_mask, combine_masks, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import DecoderBlock, Encoder, EncoderBlock, LayerNorm
 
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5}
 D, H, D_FF = 16, 4, 24

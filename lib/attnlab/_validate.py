@@ -361,7 +361,7 @@ def scalar_like(value: float, like: Any, xp: Any) -> Any:
 def to_numpy(x: Any, name: str = "x", *, numeric: bool = True) -> np.ndarray:
     """``x`` as a NumPy array: tensors are detached and copied to the CPU, lists converted.
 
-    The one conversion used to draw (:mod:`attnlab.viz`) and to compare answers
+    The one conversion used to draw (:mod:`attnlab.drawing.viz`) and to compare answers
     (:mod:`attnlab.grading`).
 
     Args:

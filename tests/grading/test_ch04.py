@@ -24,7 +24,7 @@ from attnlab.grading.ch04 import (
     check_split_heads,
     summary,
 )
-from attnlab.multihead import MultiHeadAttention
+from attnlab.mechanism.multihead import MultiHeadAttention
 
 # ------------------------------------------------------------------ learners' answers
 
@@ -434,7 +434,7 @@ def test_every_planted_mistake_has_a_learner_style_test():
 
 def test_blend_weight_answer_is_the_measured_weight():
     import attnlab as al
-    from attnlab.heads import handset_heads
+    from attnlab.tasks.heads import handset_heads
 
     words = "the dog that chased the cat barked".split()
     q, k = handset_heads(len(words), words.index("dog"))

@@ -397,13 +397,13 @@ def test_an_inverted_key_padding_mask_is_caught_by_what_pytorch_does_with_it():
 
 
 def test_the_converter_graders_do_not_call_attnlabs_converters(monkeypatch):
-    import attnlab.masking
+    import attnlab.mechanism.masking
 
     def broken(*args, **kwargs):
         raise AssertionError("the grader must not use attnlab's converters")
 
     for name in ("to_key_padding_mask", "from_hf_attention_mask"):
-        monkeypatch.setattr(attnlab.masking, name, broken)
+        monkeypatch.setattr(attnlab.mechanism.masking, name, broken)
         monkeypatch.setattr(attnlab, name, broken)
     assert check_to_key_padding_mask(kpm_invert).passed
     assert check_from_hf_attention_mask(hf_compare).passed

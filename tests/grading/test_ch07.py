@@ -14,7 +14,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlab.data import EOS_ID, PAD_ID
 from attnlab.grading.ch07 import (
     GRADERS,
     GREEDY_DECODE,
@@ -30,15 +29,16 @@ from attnlab.grading.ch07 import (
     check_training_loss,
     summary,
 )
-from attnlab.multihead import MultiHeadAttention
-from attnlab.train import sequence_loss
-from attnlab.transformer import (
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import (
     DecoderBlock,
     EncoderBlock,
     FeedForward,
     LayerNorm,
     greedy_decode,
 )
+from attnlab.tasks.data import EOS_ID, PAD_ID
+from attnlab.tasks.training import sequence_loss
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..rnn import VanillaRNN, input_jacobian_norms, path_lengths
+from ..tasks.rnn import VanillaRNN, input_jacobian_norms, path_lengths
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention import SelfAttention, scaled_dot_product_attention
-from ..similarity import additive_scores
+from ..mechanism.attention import SelfAttention, scaled_dot_product_attention
+from ..mechanism.similarity import additive_scores
 from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     check_device,
     check_input,
     check_int,
@@ -46,12 +46,12 @@ from ._validate import (
     positive_int,
     positive_number,
 )
+from ..measure import check_clock, median_seconds_each
 from .config import TransformerConfig
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .scale import KVCache, LayerKV
-from .timing import check_clock, median_seconds_each
 
 __all__ = [
     "Decoder",
@@ -703,7 +703,7 @@ class DecoderOnlyLM(_TokenModel):
 
     Shapes:
         ``forward(tokens (B, T))`` -> logits ``(B, T, vocab)``. With a
-        :class:`~attnlab.scale.KVCache`, ``forward(tokens, cache)`` processes only the
+        :class:`~attnlab.mechanism.scale.KVCache`, ``forward(tokens, cache)`` processes only the
         new tokens: they take positions ``cache.length ..``, attend to the cached keys and
         values as well as their own, and append theirs to the cache (chapter 8).
 
@@ -873,7 +873,7 @@ def generate(
 
     With ``use_cache=True`` the prompt runs once and every later step feeds only the new
     token, whose query attends to the keys and values kept in a
-    :class:`~attnlab.scale.KVCache`: the same tokens as recomputation, with one token's
+    :class:`~attnlab.mechanism.scale.KVCache`: the same tokens as recomputation, with one token's
     work per step instead of the whole prefix's. Once the window slides (the positions of
     every kept token shift), the cache is rebuilt from the window at each step.
 
@@ -947,7 +947,7 @@ def generation_seconds(
 
     For each ``n`` in ``new_tokens``, generation of ``n`` tokens after ``prompt`` is timed
     both ways, the two in turns, median of ``repeats``
-    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
+    (:func:`attnlab.measure.median_seconds_each`), in processor time by default, so that
     other programs on the machine count for neither. Both ways are warmed up once, at the
     first ``n``.
 

@@ -30,11 +30,11 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ._validate import check_int, check_real, positive_int, positive_number, same_device
-from .config import TransformerConfig
+from .._validate import check_int, check_real, positive_int, positive_number, same_device
+from ..mechanism.config import TransformerConfig
+from ..mechanism.transformer import DecoderOnlyLM, EncoderDecoder, generate, greedy_decode
+from ..seed import seed_everything
 from .data import BOS_ID, EOS_ID, PAD_ID, AdditionTask, _as_rng, batches
-from .seed import seed_everything
-from .transformer import DecoderOnlyLM, EncoderDecoder, generate, greedy_decode
 
 __all__ = [
     "ADDER",
@@ -149,7 +149,7 @@ def train(
 
     Args:
         model: the model to train (put in train mode during the call, restored after).
-        batches: an iterable of batches, e.g. :func:`attnlab.data.batches`.
+        batches: an iterable of batches, e.g. :func:`attnlab.tasks.data.batches`.
         steps: the most optimisation steps.
         lr: peak learning rate.
         warmup: linear warm-up steps.
@@ -252,15 +252,15 @@ def exact_match(
 ) -> float:
     """Fraction of ``n`` examples of ``task`` that greedy decoding gets exactly right.
 
-    - :class:`~attnlab.transformer.EncoderDecoder`: ``n`` fresh examples are drawn with
-      ``task.sample`` (a :class:`~attnlab.data.Task` or :class:`~attnlab.data.DateTask`)
-      and decoded by :func:`~attnlab.transformer.greedy_decode`. A sequence counts only if
+    - :class:`~attnlab.mechanism.transformer.EncoderDecoder`: ``n`` fresh examples are drawn with
+      ``task.sample`` (a :class:`~attnlab.tasks.data.Task` or :class:`~attnlab.tasks.data.DateTask`)
+      and decoded by :func:`~attnlab.mechanism.transformer.greedy_decode`. A sequence counts only if
       every token and the EOS are right (and nothing follows the EOS): the decoded ids must
       equal ``tgt_out`` position by position.
-    - :class:`~attnlab.transformer.DecoderOnlyLM` with an
-      :class:`~attnlab.data.AdditionTask`: the first ``min(n, N)`` problems of the task's
+    - :class:`~attnlab.mechanism.transformer.DecoderOnlyLM` with an
+      :class:`~attnlab.tasks.data.AdditionTask`: the first ``min(n, N)`` problems of the task's
       split (all 500 held-out ones for ``split="test"`` and the default ``n``) are cut after
-      the prompt, continued by :func:`~attnlab.transformer.generate`, and count if every
+      the prompt, continued by :func:`~attnlab.mechanism.transformer.generate`, and count if every
       digit of the sum is right. ``rng`` is not used.
 
     Args:
@@ -332,7 +332,7 @@ ADDER: dict[str, Any] = {
     "warmup": 50,
     "decay_to": 0.01,  # then falling along a cosine to 1% of it
 }
-"""Chapter 7's decoder-only adder on :class:`~attnlab.data.AdditionTask`: its sizes and its
+"""Chapter 7's decoder-only adder on :class:`~attnlab.tasks.data.AdditionTask`: its sizes and its
 training (:func:`train`'s ``steps``, ``lr``, ``warmup`` and ``decay_to``, cosine schedule).
 
 Why these numbers. With 500 steps and the default decay (to 10% of ``lr``), only seed 1 of
@@ -355,7 +355,7 @@ class AdderRun:
     """A trained adder and what was measured while it learned.
 
     Attributes:
-        model: the trained :class:`~attnlab.transformer.DecoderOnlyLM`, in eval mode.
+        model: the trained :class:`~attnlab.mechanism.transformer.DecoderOnlyLM`, in eval mode.
         losses: the training loss of every step (``ADDER["steps"]`` of them).
         checked: the numbers of steps done at which the held-out sums were graded
             (0, then every ``eval_every`` steps, and the last).
@@ -464,9 +464,9 @@ def write_stored_adder(path: str | Path | None = None) -> AdderRun:
         "seconds": run.seconds,
         "torch": str(torch.__version__),
     }
-    torch.save(
-        saved, Path(__file__).with_name("data_files") / _ADDER_FILE if path is None else path
-    )
+    if path is None:
+        path = Path(str(resources.files("attnlab.data_files"))) / _ADDER_FILE
+    torch.save(saved, path)
     return run
 
 
@@ -493,8 +493,8 @@ def stored_adder(path: str | Path | None = None) -> AdderRun:
         saved = torch.load(f, map_location="cpu", weights_only=True)
     if saved["recipe"] != ADDER:
         raise ValueError(
-            f"{source} holds an adder trained with {saved['recipe']}, not attnlab.train.ADDER "
-            f"{ADDER}: run attnlab.train.write_stored_adder() to train and store it again"
+            f"{source} holds an adder trained with {saved['recipe']}, not attnlab.tasks.training.ADDER "
+            f"{ADDER}: run attnlab.tasks.training.write_stored_adder() to train and store it again"
         )
     with torch.random.fork_rng(devices=[]):  # building draws initial weights: not the caller's
         model = _adder_model(AdditionTask())

@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_float, describe, device, namespace, positive_int
-from .data_files import read_text
-from .similarity import cosine_similarity
+from .._validate import as_array, as_float, describe, device, namespace, positive_int
+from ..data_files import read_text
+from ..mechanism.similarity import cosine_similarity
+from .tokenizer import word_tokenize
 
 __all__ = ["EmbeddingTable", "UnknownWordError", "embed", "one_hot", "toy_embeddings"]
 
@@ -145,8 +146,6 @@ class EmbeddingTable:
         Punctuation and unknown words raise :class:`UnknownWordError`.
         """
         if isinstance(words, str):
-            from .tokenizer import word_tokenize  # here: tokenizer imports this module
-
             words = word_tokenize(words)
         ids = [self.index(w) for w in words]
         return self.vectors[ids].copy()  # (T,) -> (T, D), writable
@@ -157,7 +156,7 @@ class EmbeddingTable:
         r"""The ``k`` words whose vectors have the largest cosine similarity with ``vector``.
 
         :math:`\cos(u, w) = \frac{u \cdot w}{\|u\|\,\|w\|}` for every word ``w`` (via
-        :func:`attnlab.similarity.cosine_similarity`), best first.
+        :func:`attnlab.mechanism.similarity.cosine_similarity`), best first.
 
         Args:
             vector: ``(D,)`` query vector (e.g. ``table.vector("king")`` or an analogy).

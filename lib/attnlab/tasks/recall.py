@@ -31,8 +31,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ._validate import check_device, describe, positive_int, positive_number
-from .attention import scaled_dot_product_attention
+from .._validate import check_device, describe, positive_int, positive_number
+from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
     "STORED_SWEEP",
@@ -397,9 +397,9 @@ _STORED_FILE = "recall_curves.txt"
 def _format_curves(curves: dict[str, list[RecallCurve]]) -> str:
     steps = next(iter(curves.values()))[0].steps
     lines = [
-        "# Test accuracy of attnlab.recall.compare_recall(**settings) during training: one",
+        "# Test accuracy of attnlab.tasks.recall.compare_recall(**settings) during training: one",
         "# row per model and distance, one column per measured step. Written by",
-        "# attnlab.recall.write_recall_curves(); tests/test_recall.py checks it.",
+        "# attnlab.tasks.recall.write_recall_curves(); tests/test_recall.py checks it.",
         "settings " + json.dumps(STORED_SWEEP, separators=(",", ":")),
         "steps " + " ".join(str(s) for s in steps),
     ]
@@ -415,7 +415,7 @@ def write_recall_curves(path: str | Path | None = None) -> dict[str, list[Recall
 
     Takes several seconds (14 models trained on one thread). Run it after changing
     :data:`STORED_SWEEP` or the training code:
-    ``python -c "import attnlab.recall as r; r.write_recall_curves()"``.
+    ``python -c "import attnlab.tasks.recall as r; r.write_recall_curves()"``.
 
     Args:
         path: where to write (default: the package's own data file, ``recall_curves.txt``
@@ -428,7 +428,7 @@ def write_recall_curves(path: str | Path | None = None) -> dict[str, list[Recall
     """
     curves = compare_recall(**STORED_SWEEP)  # type: ignore[arg-type]
     if path is None:
-        path = Path(__file__).with_name("data_files") / _STORED_FILE
+        path = Path(str(resources.files("attnlab.data_files"))) / _STORED_FILE
     Path(path).write_text(_format_curves(curves), encoding="utf-8")
     return curves
 

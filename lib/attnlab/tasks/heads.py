@@ -8,9 +8,9 @@ token of the sequence (think: the subject of the sentence) and the **previous** 
 - :func:`first_and_previous_batch` makes the task: at every position ``t >= 1`` the model
   must name the pair (first token, previous token), one answer out of ``n_symbols²``.
 - :class:`OneLayerAttention` is the smallest model that can solve it: token and position
-  embeddings, one causal :class:`~attnlab.multihead.MultiHeadAttention` layer with a
+  embeddings, one causal :class:`~attnlab.mechanism.multihead.MultiHeadAttention` layer with a
   residual connection, and a linear read-out. :func:`train_heads_model` trains it
-  deterministically in about a second (one CPU thread) with :func:`attnlab.train.train`.
+  deterministically in about a second (one CPU thread) with :func:`attnlab.tasks.training.train`.
 - :func:`head_roles` measures, for every head, how much weight it puts on the previous
   token and on the first token: the two numbers that say which head does what.
 
@@ -27,10 +27,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_device, check_int, positive_int, to_numpy
-from .masking import causal_mask
-from .multihead import MultiHeadAttention
-from .train import train
+from .._validate import check_device, check_int, positive_int, to_numpy
+from ..mechanism.masking import causal_mask
+from ..mechanism.multihead import MultiHeadAttention
+from .training import train
 
 __all__ = [
     "IGNORE",
@@ -200,7 +200,7 @@ def train_heads_model(
 
     Seeds torch and NumPy with ``seed`` and runs on one CPU thread (restored afterwards), so
     the same call gives the same weights on every machine; about a second of CPU time with
-    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.train.train`).
+    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.tasks.training.train`).
 
     Args:
         n_heads: heads ``H`` (must divide ``d_model``).

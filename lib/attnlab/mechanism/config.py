@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import positive_int, positive_number, probability
+from .._validate import positive_int, positive_number, probability
 
 __all__ = ["TransformerConfig"]
 

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     as_array,
     as_float,
     check_device,

@@ -47,7 +47,7 @@ import torch
 from array_api_compat import is_torch_array
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     as_array,
     as_float,
     check_device,
@@ -59,9 +59,9 @@ from ._validate import (
     positive_int,
     same_device,
 )
+from ..measure import median_seconds
 from .attention import scaled_dot_product_attention
 from .multihead import merge_heads, split_heads
-from .timing import median_seconds
 
 __all__ = [
     "GroupedQueryAttention",
@@ -162,7 +162,7 @@ def online_softmax(x: Any, block_size: int, *, mask: Any = None) -> Any:
     .. math:: \mathrm{softmax}(x)_i = \frac{e^{x_i - m}}{l}, \quad (m, l) \text{ from }
         :func:`online_softmax_update` \text{ over the blocks}
 
-    Equal to :func:`attnlab.similarity.softmax` (with the same mask) to float rounding.
+    Equal to :func:`attnlab.mechanism.similarity.softmax` (with the same mask) to float rounding.
 
     Args:
         x: ``(..., n)`` logits.
@@ -302,7 +302,7 @@ def tiled_attention(
         k: ``(..., S, d)`` keys (the same leading axes as ``q``).
         v: ``(..., S, d_v)`` values.
         mask: optional boolean mask broadcastable to ``(..., T, S)``; ``True`` = may attend.
-        causal: also hide later keys, aligned as :func:`attnlab.masking.causal_mask`
+        causal: also hide later keys, aligned as :func:`attnlab.mechanism.masking.causal_mask`
             (query ``i`` sees keys ``j <= i + S - T``); needs ``S >= T``.
         scale: multiply the scores by this instead of ``1 / sqrt(d)``.
         block_q: queries per tile. block_k: keys per tile.
@@ -479,7 +479,7 @@ def grouped_query_attention(
         q: ``(..., H, T, d)`` queries.
         k: ``(..., G, S, d)`` keys. v: ``(..., G, S, d_v)`` values.
         mask: optional boolean mask broadcastable to ``(..., H, T, S)``.
-        scale: as :func:`attnlab.attention.scaled_dot_product_attention`.
+        scale: as :func:`attnlab.mechanism.attention.scaled_dot_product_attention`.
 
     Returns:
         ``out`` ``(..., H, T, d_v)`` and ``weights`` ``(..., H, T, S)``.
@@ -527,7 +527,7 @@ class GroupedQueryAttention(nn.Module):
 
     ``W_q`` maps ``D -> D`` (``H`` heads of ``d = D / H``), ``W_k`` and ``W_v`` map
     ``D -> G·d`` (only ``G`` heads), ``W_o`` maps ``D -> D``. With ``n_kv_heads = n_heads``
-    this is :class:`attnlab.multihead.MultiHeadAttention` (same parameters, same output);
+    this is :class:`attnlab.mechanism.multihead.MultiHeadAttention` (same parameters, same output);
     with ``n_kv_heads = 1`` it is multi-query attention. The key-value projections, and
     the KV cache, shrink by ``G / H``.
 
@@ -720,7 +720,7 @@ class KVCache:
     Args:
         n_layers: number of attention layers that will use the cache.
         capacity: optional, preallocate every layer's buffers for this many positions
-            (see :class:`LayerKV`); :func:`~attnlab.transformer.generate` passes the
+            (see :class:`LayerKV`); :func:`~attnlab.mechanism.transformer.generate` passes the
             model's ``max_len``.
 
     Attributes:

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     as_array,
     as_float,
     check_device,

@@ -22,7 +22,7 @@ from typing import Any
 
 from array_api_compat import is_torch_array
 
-from ._validate import (
+from .._validate import (
     NEG_INF,
     as_array,
     as_float,

@@ -25,7 +25,7 @@ import array_api_compat.torch as torch_xp
 import torch
 from torch import nn
 
-from ._validate import as_array, check_input, describe, namespace, positive_int
+from .._validate import as_array, check_input, describe, namespace, positive_int
 from .attention import scaled_dot_product_attention
 from .config import TransformerConfig
 
@@ -113,7 +113,7 @@ class MultiHeadAttention(nn.Module):
     """Multi-head attention with learned projections ``W_q, W_k, W_v, W_o`` (each ``D -> D``).
 
     ``q, k, v`` are projected, split into ``H`` heads of size ``d = D / H``, attended with
-    :func:`~attnlab.attention.scaled_dot_product_attention` (scale ``1 / sqrt(d)``), merged
+    :func:`~attnlab.mechanism.attention.scaled_dot_product_attention` (scale ``1 / sqrt(d)``), merged
     and projected by ``W_o``. With ``key`` and ``value`` omitted it is self-attention; with
     ``key = value = encoder_output`` it is the decoder's cross-attention.
 
@@ -124,7 +124,7 @@ class MultiHeadAttention(nn.Module):
 
     Args:
         d_model: size ``D`` of each token vector, or a
-            :class:`~attnlab.config.TransformerConfig` (its ``d_model``, ``n_heads``,
+            :class:`~attnlab.mechanism.config.TransformerConfig` (its ``d_model``, ``n_heads``,
             ``bias`` and ``dropout``; chapter 7's blocks build their attention this way).
         n_heads: number of heads ``H``; must divide ``d_model``.
         bias: whether the four projections have a bias (default ``True``).
@@ -134,12 +134,12 @@ class MultiHeadAttention(nn.Module):
 
     Shapes:
         ``query``: ``(B, T, D)``; ``key``, ``value``: ``(B, S, D)``; ``mask``: boolean,
-        ``True`` = may attend, 2-D ``(T, S)`` (e.g. :func:`~attnlab.masking.causal_mask`) or
+        ``True`` = may attend, 2-D ``(T, S)`` (e.g. :func:`~attnlab.mechanism.masking.causal_mask`) or
         4-D broadcastable to ``(B, H, T, S)`` (a ``(B, 1, S)`` padding mask becomes
         ``mask[:, None]``). Returns ``out``: ``(B, T, D)`` and per-head ``weights``:
         ``(B, H, T, S)``. A query with no visible key gets zero attention output (so ``out``
         is just ``W_o``'s bias there), never NaN. ``cache``: an optional
-        :class:`~attnlab.scale.LayerKV`; the new keys and values are appended to it and
+        :class:`~attnlab.mechanism.scale.LayerKV`; the new keys and values are appended to it and
         the queries attend to all of them (``S`` = cached + new; the mask must cover them).
 
     Raises:
@@ -473,7 +473,7 @@ def trace_shapes(
 
     The shapes are read from the tensors of a real forward pass (random input, random
     weights), so the trace cannot drift from the code (the scores, which stay inside
-    :func:`~attnlab.attention.scaled_dot_product_attention`, are listed with the shape of
+    :func:`~attnlab.mechanism.attention.scaled_dot_product_attention`, are listed with the shape of
     the weights made from them). With ``k_len`` the keys and values
     come from a second sequence of that length (cross-attention); otherwise ``S = T``.
 
