@@ -190,6 +190,52 @@ class _Context:
     parents: dict[int, ast.AST]
 
 
+def _where(node: ast.AST, ctx: _Context) -> str:
+    """``" (in the line that computes `scores`)"``: where in the answer ``node`` sits."""
+    while not isinstance(node, ast.stmt) and id(node) in ctx.parents:
+        node = ctx.parents[id(node)]
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        names = [target] if not isinstance(target, ast.Tuple) else target.elts
+        shown = ", ".join(_code(n, 20) for n in names)
+        return f" (in the line that computes `{shown}`)"
+    if isinstance(node, ast.AugAssign):
+        return f" (in the update of `{_code(node.target, 20)}`)"
+    if isinstance(node, ast.Return):
+        return " (in the returned value)"
+    return ""
+
+
+def _short(node: ast.AST) -> bool:
+    """Short enough to quote without quoting a line of the answer."""
+    return len(ast.unparse(node)) <= 24 and not any(
+        isinstance(n, (ast.BinOp, ast.Compare)) for n in ast.walk(node)
+    )
+
+
+def _where(node: ast.AST, ctx: _Context) -> str:
+    """``" (in the line that computes `scores`)"``: where in the answer ``node`` sits."""
+    while not isinstance(node, ast.stmt) and id(node) in ctx.parents:
+        node = ctx.parents[id(node)]
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        names = [target] if not isinstance(target, ast.Tuple) else target.elts
+        shown = ", ".join(_code(n, 20) for n in names)
+        return f" (in the line that computes `{shown}`)"
+    if isinstance(node, ast.AugAssign):
+        return f" (in the update of `{_code(node.target, 20)}`)"
+    if isinstance(node, ast.Return):
+        return " (in the returned value)"
+    return ""
+
+
+def _short(node: ast.AST) -> bool:
+    """Short enough to quote without quoting a line of the answer."""
+    return len(ast.unparse(node)) <= 24 and not any(
+        isinstance(n, (ast.BinOp, ast.Compare)) for n in ast.walk(node)
+    )
+
+
 def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if not isinstance(node, ast.Call):
         return
@@ -297,7 +343,11 @@ def _attribute_transpose_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]
                 continue
             new = copy.deepcopy(node)
             setattr(new, side, ast.Attribute(copy.deepcopy(operand), "T", ast.Load()))
-            yield _Variant("transpose", f"`{_code(operand)}` is used transposed in a product", new)
+            yield _Variant(
+                "transpose",
+                f"`{_code(operand)}` is used transposed in a product{_where(node, ctx)}",
+                new,
+            )
 
 
 _NONCOMMUTATIVE = {
@@ -317,7 +367,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         symbol = _NONCOMMUTATIVE[type(node.op)]
         yield _Variant(
             "swap",
-            f"the two sides of `{symbol}` are the wrong way round: `{_code(new)}`",
+            f"the two sides of a `{symbol}` are the wrong way round{_where(node, ctx)}",
             new,
         )
     elif isinstance(node, ast.Call) and len(node.args) >= 2 and _name(node.func) != "range":
@@ -338,10 +388,11 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                         "way round)"
                     )
                 else:
-                    text = (
-                        f"two arguments of `{name}` are swapped: `{_code(a, 24)}` and "
-                        f"`{_code(b, 24)}`"
-                    )
+                    text = f"two arguments of `{name}` are swapped{_where(node, ctx)}"
+                    if _short(a) and _short(b):
+                        text = (
+                            f"two arguments of `{name}` are swapped: `{_code(a)}` and `{_code(b)}`"
+                        )
                 yield _Variant("swap", text, new)
     elif isinstance(node, ast.IfExp):
         new = ast.IfExp(node.test, copy.deepcopy(node.orelse), copy.deepcopy(node.body))
@@ -456,25 +507,31 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             continue
         rest = node.left if side == "right" else node.right
         verb = "division by" if divides else "multiplication by"
-        yield _Variant("scale", f"the {verb} `{_code(factor, 30)}` is missing", copy.deepcopy(rest))
+        shown = f" `{_code(factor)}`" if _short(factor) else ""
+        yield _Variant(
+            "scale", f"the {verb}{shown} is missing{_where(node, ctx)}", copy.deepcopy(rest)
+        )
         other_op = ast.Mult() if divides else ast.Div()
         new = copy.deepcopy(node)
         new.op = other_op
         if side == "left":  # c * x -> x / c
             new = ast.BinOp(copy.deepcopy(rest), ast.Div(), copy.deepcopy(factor))
+        what = f"`{_code(factor)}`" if _short(factor) else "it"
         yield _Variant(
             "scale",
-            f"you {'multiplied by' if divides else 'divided by'} `{_code(factor, 30)}` where "
-            f"the formula {'divides' if divides else 'multiplies'}",
+            f"you {'multiplied by' if divides else 'divided by'} {what} where the formula "
+            f"{'divides' if divides else 'multiplies'}{_where(node, ctx)}",
             new,
         )
         if _is_sqrt(factor):
             new = copy.deepcopy(node)
             setattr(new, side, copy.deepcopy(_sqrt_inner(factor)))
+            inner = _sqrt_inner(factor)
+            shown_inner = f"`{_code(inner)}`" if _short(inner) else "the number itself"
             yield _Variant(
                 "scale",
-                f"you {'divided' if divides else 'multiplied'} by "
-                f"`{_code(_sqrt_inner(factor), 30)}`, not by its square root",
+                f"you {'divided' if divides else 'multiplied'} by {shown_inner}, not by its "
+                f"square root{_where(node, ctx)}",
                 new,
             )
         elif divides and not isinstance(factor, ast.Constant):
@@ -484,10 +541,11 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 [copy.deepcopy(factor)],
                 [],
             )
+            shown_factor = f"`{_code(factor)}`" if _short(factor) else "the divisor"
             yield _Variant(
                 "scale",
-                f"you divided by the square root of `{_code(factor, 30)}`, not by "
-                f"`{_code(factor, 30)}` itself",
+                f"you divided by the square root of {shown_factor}, not by "
+                f"{'it' if _short(factor) else 'the divisor'} itself{_where(node, ctx)}",
                 new,
             )
 
@@ -702,7 +760,8 @@ def _product_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         new.op = ast.Mult()
         yield _Variant(
             "product",
-            f"`*` multiplies entry by entry, where `{_code(node, 30)}` needs a matrix product",
+            f"`*` multiplies entry by entry where a matrix product `@` is needed"
+            f"{_where(node, ctx)}",
             new,
         )
     elif isinstance(node.op, ast.Mult) and not any(
@@ -712,7 +771,8 @@ def _product_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         new.op = ast.MatMult()
         yield _Variant(
             "product",
-            f"`@` is a matrix product, where `{_code(node, 30)}` multiplies entry by entry",
+            f"`@` is a matrix product where the formula multiplies entry by entry"
+            f"{_where(node, ctx)}",
             new,
         )
 
@@ -748,18 +808,17 @@ def _statement_ops(node: ast.AST, ctx: _Context, assigned_before: set[str]) -> I
     if isinstance(node, ast.Assign) and len(node.targets) == 1:
         target = node.targets[0]
         if isinstance(target, ast.Name) and target.id in assigned_before:
+            calls = [_name(n.func) for n in ast.walk(node.value) if isinstance(n, ast.Call)]
+            with_ = f" with `{calls[0]}`" if calls and calls[0] else ""
             yield _Variant(
-                "drop",
-                f"a step is missing: the line that updates `{target.id}` "
-                f"(`{target.id} = {_summary(node.value)}`)",
-                None,
+                "drop", f"a step is missing: the line that updates `{target.id}`{with_}", None
             )
     elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         yield _Variant("drop", f"a step is missing: the update of `{node.target.id}`", None)
     elif isinstance(node, ast.If) and not node.orelse:
         yield _Variant("drop", f"the block `if {_code(node.test, 30)}:` is skipped", None)
     elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        yield _Variant("drop", f"a step is missing: `{_summary(node.value)}`", None)
+        yield _Variant("drop", f"a step is missing: the call to `{_name(node.value.func)}`", None)
 
 
 def _summary(node: ast.expr) -> str:

@@ -170,6 +170,11 @@ class Grader:
         wrap: turns the worked solution's object (a class) into the function the grader
             calls (``lambda cls: adapt(run, cls)``); ``None`` for a function.
         chapter: the chapter number, set by :meth:`.ChapterGraders.add`.
+        equivalent: ``(key, reason)`` for each generated mutant (:meth:`mutants`) that gives
+            the right outcome on every case, with the reason no input could tell it apart
+            (``.T`` of a 1-D array, ``dim=-2`` for ``dim=1`` on 3-D tensors): the tests
+            check that every other mutant fails and gets a diagnosis, so a mutant that
+            passes unrecorded is a missing case.
     """
 
     name: str
@@ -187,6 +192,7 @@ class Grader:
     solution: str | None = ""
     wrap: Callable[[Any], Callable[..., Any]] | None = None
     chapter: int | None = None
+    equivalent: tuple[tuple[str, str], ...] = ()
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -374,7 +380,9 @@ class Grader:
         if n > 1:
             return_all = f"return {'both' if n == 2 else f'all {n}'}: `return {names}`"
             if not isinstance(value, (tuple, list)):
-                single = is_torch_array(value) or isinstance(value, (np.ndarray, np.generic))
+                single = is_torch_array(value) or isinstance(
+                    value, (np.ndarray, np.generic, int, float)
+                )
                 return (
                     (),
                     f"expected a tuple ({names}), got {_describe(value)}",

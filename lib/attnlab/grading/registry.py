@@ -41,12 +41,15 @@ class ChapterGraders:
 
     Args:
         module: the grading module's ``__name__``, ``"attnlab.grading.chNN"``.
+        mutants_reviewed: every generated mistake of every exercise (:mod:`.mutants`) has
+            been looked at: it fails with a diagnosis, or is recorded as equivalent in its
+            grader's ``equivalent`` (tests/grading/test_mutants.py holds the chapter to it).
 
     Raises:
         ValueError: if the module is not named ``chNN``.
     """
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, *, mutants_reviewed: bool = False) -> None:
         match = _MODULE.search(module)
         if match is None:
             raise ValueError(
@@ -55,6 +58,7 @@ class ChapterGraders:
             )
         self.module = module
         self.chapter = int(match["number"])
+        self.mutants_reviewed = mutants_reviewed
         self._exercises: dict[str, Exercise] = {}
 
     @property
