@@ -284,6 +284,8 @@ SIGN_OF_OFFSET = GRADERS.add(
                 "cos(-x) = cos(x)",
             ),
         ),
+        hint="write PE(p)·PE(q) pair by pair: each pair gives a cosine of the offset times a "
+        "frequency; does a cosine tell +3 from -3?",
     )
 )
 
@@ -395,8 +397,8 @@ PERMUTATION = GRADERS.add(
             ),
         ),
         hint="shuffle the input tokens (axis -2), apply fn, and compare with fn applied first "
-        "and its output shuffled the same way: np.max(np.abs(fn(x[..., perm, :]) - "
-        "fn(x)[..., perm, :]))",
+        "and its output shuffled the same way: the gap is the largest absolute difference "
+        "between the two",
         atol=1e-9,
     )
 )

@@ -1062,6 +1062,7 @@ def generate(source: str) -> list[Mutant]:
     one mutant (the first); a change that gives back the original code gives none.
     """
     tree, ranges = _tree(source)
+    text_source = textwrap.dedent(source)
     definition = _definition(tree)
     original = ast.unparse(tree)
     text = ast.unparse(definition)
@@ -1113,8 +1114,8 @@ def generate(source: str) -> list[Mutant]:
             if code == original or code in seen:
                 continue
             seen.add(code)
-            before = _code(node, 60) if not isinstance(node, ast.stmt) else _first_line(node)
-            statement = _first_line(_statement(node, ctx.parents))
+            before = _segment(text_source, node)
+            statement = _segment(text_source, _statement(node, ctx.parents))
             if not isinstance(node, ast.stmt) and statement != before:
                 before = f"{before} in {statement}"
             after = (
@@ -1136,6 +1137,36 @@ def _statement(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
     while not isinstance(node, ast.stmt) and id(node) in parents:
         node = parents[id(node)]
     return node
+
+
+def _strip_comment(line: str) -> str:
+    """``line`` without its ``# comment`` (a ``#`` inside a string stays)."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return line[:i]
+    return line
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    """The node as written in the source (spaces collapsed), at most 60 characters.
+
+    Keys are read from the source rather than unparsed, so that they read the same on
+    every Python version.
+    """
+    text = ast.get_source_segment(source, node) if hasattr(node, "lineno") else None
+    if text is None:
+        text = ast.unparse(node)
+    lines = [_strip_comment(line) for line in text.split("\n")]
+    if isinstance(node, (ast.For, ast.While, ast.If, ast.With, ast.FunctionDef, ast.ClassDef)):
+        lines = lines[:1]  # a block: its header
+    text = " ".join(" ".join(lines).split())
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _first_line(node: Any) -> str:
@@ -1198,6 +1229,7 @@ def hard_coded(
         return []
     found = []
     seen: set[str] = set()
+    counts: dict[str, int] = {}
     for k, index in enumerate(sites):
         value = values.get(k)
         if type(value) is not int:
@@ -1207,9 +1239,13 @@ def hard_coded(
         if code in seen:
             continue
         seen.add(code)
+        key = f"constant: {_code(node)} -> {value}"
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] > 1:
+            key = f"{key} ({counts[key]})"
         found.append(
             Mutant(
-                f"constant: {_code(node)} -> {value}",
+                key,
                 "constant",
                 f"a size is hard-coded: your code uses the fixed number {value} where it "
                 f"should read it from the input (`{_code(node, 30)}`), so it fits only inputs "

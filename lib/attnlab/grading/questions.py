@@ -192,5 +192,5 @@ class Question:
         return self._result(
             WRONG_ANSWER,
             f"{_fmt(value)} is not right",
-            self.hint or "run the code above and compare, then think about why",
+            self.hint or "not this: the hints under the question lead to the answer step by step",
         )
