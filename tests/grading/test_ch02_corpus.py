@@ -584,7 +584,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "rows of your weights do not sum to 1"),
     ("self_attention", "value, not function", sa_only_out(np.eye(3)), "passed a value"),
     # Written after the graders, without tuning them: how the diagnoses generalise.
-    ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "overflowed"),
+    ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "whole array"),
     ("cosine_similarity", "sqrt of the product of norms", lambda a, b: good_dot(a, b) / np.sqrt(norm(a) * norm(b)), "the square root of"),
     ("self_attention", "scaled after the softmax", lambda x: ((w := good_softmax(x @ x.T) / np.sqrt(x.shape[1])) @ x, w), "rows of your weights do not sum to 1"),
     ("dot", "mean instead of sum", lambda a, b: np.mean(a * b, axis=-1), "1 / (5 = d)"),

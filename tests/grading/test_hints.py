@@ -75,9 +75,7 @@ def prediction_line(answer: str) -> list[str]:
     """The expression a prediction's worked answer assigns, unless it is a plain literal."""
     lines = []
     for node in ast.parse(answer).body:
-        if isinstance(node, ast.Assign) and not isinstance(
-            node.value, (ast.Constant, ast.UnaryOp)
-        ):
+        if isinstance(node, ast.Assign) and not isinstance(node.value, (ast.Constant, ast.UnaryOp)):
             lines.append(ast.unparse(node.value))
     return lines
 
@@ -133,9 +131,7 @@ def _grader_texts(exercise) -> list[tuple[str, str]]:
     grader = getattr(exercise, "values", exercise)
     texts = [("fallback hint", grader.hint)]
     texts += [(f"planted mistake {i}", m.diagnosis) for i, m in enumerate(grader.mistakes)]
-    texts += [
-        (f"error hint {s!r}", h) for s, h in grader.error_hints if isinstance(h, str)
-    ]
+    texts += [(f"error hint {s!r}", h) for s, h in grader.error_hints if isinstance(h, str)]
     texts += [(f"generated mistake {m.key}", m.description) for m in grader.mutants()]
     return texts
 

@@ -78,9 +78,7 @@ def variants(answer: str) -> list[tuple[str, float]]:
             changed = copy.deepcopy(tree)
             target = list(ast.walk(changed))[index]
             target.value = new
-            statement = next(
-                s for s in changed.body if any(n is target for n in ast.walk(s))
-            )
+            statement = next(s for s in changed.body if any(n is target for n in ast.walk(s)))
             try:
                 value = _value(changed)
             except (ArithmeticError, ValueError):

@@ -125,6 +125,13 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you added the bias twice: PyTorch's nn.RNN has two biases (b_ih and b_hh), "
+                "but here they are already added up into the one b",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    x_t @ W_ih.T + b + h_prev @ W_hh.T + b
+                ),
+            ),
+            Mistake(
                 "you swapped the two weight matrices: W_ih maps the input x_t and W_hh the "
                 "previous state h_prev",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_hh.T + h_prev @ W_ih.T + b),
@@ -339,6 +346,13 @@ def _sum_gradient(x, W_ih, W_hh, b):
     return grad.norm(dim=-1).flip(0)
 
 
+def _one_unit_gradient(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    x = x.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(rnn(x[None])[1][0, 0], x)  # unit 0 only: (T, I)
+    return grad.norm(dim=-1).flip(0)
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -362,6 +376,11 @@ GRADIENT_NORMS = GRADERS.add(
                 _sum_gradient,
             ),
             Mistake(
+                "you took the gradient of one hidden unit only: the Frobenius norm adds the "
+                "squares of every hidden unit's Jacobian, one autograd.grad per unit",
+                _one_unit_gradient,
+            ),
+            Mistake(
                 "you returned the squared norm; take the square root",
                 lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b) ** 2,
             ),
@@ -373,6 +392,11 @@ GRADIENT_NORMS = GRADERS.add(
         rtol=1e-6,
         atol=1e-10,
         equivalent=(
+            (
+                "offset: range(h_last.shape[-1]) in for j in range(h_last.shape[-1]): -> "
+                "reversed(range(h_last.shape[-1]))",
+                "the units' squares add up to the same sum in any order",
+            ),
             (
                 "library: return squared.sqrt().flip(0) -> return "
                 "torch.from_numpy(squared.sqrt().flip(0).detach().nump",
@@ -580,6 +604,11 @@ BYTENET_PATH = GRADERS.add(
                 "geometrically",
             ),
             (999, "that is the RNN's path; dilated layers multiply the view by k each time"),
+            (
+                4,
+                "4 layers reach 10,000 positions; the first and the last of 1000 positions "
+                "need a view of 1000 positions: fewer layers do",
+            ),
             (1, "that is self-attention; a convolution stack needs several layers"),
             (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
         ),

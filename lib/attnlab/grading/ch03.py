@@ -166,6 +166,7 @@ def _np_attend(
     invert: bool = False,
     after: bool = False,
     zero_empty: bool = True,
+    stable: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention in NumPy, with one planted change at a time."""
     d = q.shape[-1]
@@ -174,7 +175,7 @@ def _np_attend(
     if visible is not None and not after:
         scores = np.where(visible, scores, fill)  # (..., T, S)
     with np.errstate(all="ignore"):
-        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True))
+        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True) if stable else scores)
         weights = e / np.sum(e, axis=axis, keepdims=True)
     if visible is not None and after:
         weights = weights * visible
@@ -308,7 +309,15 @@ ATTENTION = GRADERS.add(
         reference=_attention_reference,
         cases=_attention_cases("numpy"),
         outputs=("out", "weights"),
-        mistakes=_attention_mistakes(_np_attend),
+        mistakes=(
+            *_attention_mistakes(_np_attend),
+            Mistake(
+                "overflow: without subtracting each row's max before exp, large scores give "
+                "e^(large) = inf and inf/inf = NaN; subtracting the same number from a row "
+                "leaves its softmax unchanged",
+                lambda q, k, v, mask=None: _np_attend(q, k, v, mask, stable=False),
+            ),
+        ),
         equivalent=(
             (
                 "drop: top = np.where(np.isfinite(top), top, 0.0) -> (left out)",
@@ -524,6 +533,12 @@ ADDITIVE = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you took the dot product of the projected queries and keys (a general "
+                "score): additive attention adds them, inside a tanh, and reads the result "
+                "out with v_a",
+                lambda q, k, W_a, U_a, v_a: (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2),
+            ),
+            Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
                     np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a, -1, -2
@@ -682,6 +697,15 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(_sdpa(divide_by=float)),
             ),
             Mistake(
+                "you divided by sqrt(d_model), the size of the input: the scale is the "
+                "square root of d_head, the size of each query and key",
+                _planted_module(
+                    lambda x, q, k, v, mask: _sdpa(divide_by=lambda d: math.sqrt(x.shape[-1]))(
+                        x, q, k, v, mask
+                    )
+                ),
+            ),
+            Mistake(
                 "softmax over the wrong dim: each query's row (dim=-1) sums to 1",
                 _planted_module(_sdpa(dim=-2)),
             ),
@@ -755,6 +779,11 @@ UNSCALED_WEIGHT = GRADERS.add(
                 "differ by 16, not 2",
             ),
             (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
+            (
+                1 / (1 + math.exp(-8)),
+                "that is the weight for a difference of 8; the unscaled scores 112 and 96 "
+                "differ by more",
+            ),
             (
                 112 / (112 + 96),
                 "softmax is not a plain ratio of the scores: it compares e^112 with e^96",

@@ -241,6 +241,14 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ),
     ("einstein sum", _fixed(_EINSUM_HINT)),
     ("einsum(): ", _fixed(_EINSUM_HINT)),
+    (
+        "boolean index did not match",
+        _fixed(
+            "a boolean index must have the shape of the array it indexes (it does not "
+            "broadcast like the mask may): build a new array with np.where (or torch.where, "
+            "masked_fill) instead"
+        ),
+    ),
     ("too many indices for array", _fixed(_INDEX_HINT)),
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),

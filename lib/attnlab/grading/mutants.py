@@ -88,12 +88,16 @@ class Mutant:
         kind: the operator's family, one of :data:`KINDS`.
         description: what the mistake is, in the learner's terms (a diagnosis).
         source: the changed definition, as Python source (``while`` loops guarded).
+        unlikely: how unlikely a learner is to make it (0 for most; 1 for one input used
+            for another, 2 for two arguments of a call swapped): when two mutants explain a
+            learner's answer equally well, the likelier one names it.
     """
 
     key: str
     kind: str
     description: str
     source: str
+    unlikely: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class _Variant:
     kind: str
     description: str
     new: Any  # an expression, a list of statements, or None (delete the statement)
+    unlikely: int = 0
 
 
 # ------------------------------------------------------------------ names and fragments
@@ -121,6 +126,7 @@ _WRAPPERS = {
 _ACTIVATIONS = {"tanh": ("sigmoid", "relu"), "sigmoid": ("tanh",), "relu": ("tanh",)}
 _NUMPY_TWINS = {"tanh", "exp", "log", "sqrt", "abs", "stack", "zeros", "ones", "where"}
 _AXIS_WORDS = {"axis", "dim"}
+_MAXIMA = {"max", "amax", "maximum", "logsumexp"}
 _KEEP_WORDS = {"keepdims", "keepdim"}
 
 
@@ -188,6 +194,7 @@ class _Context:
     torch_code: bool  # does the answer use torch
     numpy_code: bool  # does it use NumPy
     parents: dict[int, ast.AST]
+    maxima: frozenset[str] = frozenset()  # names assigned from a max (``top = np.max(...)``)
 
 
 def _where(node: ast.AST, ctx: _Context) -> str:
@@ -382,17 +389,28 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 new = copy.deepcopy(node)
                 new.args[i], new.args[j] = new.args[j], new.args[i]
                 if name == "where" and (i, j) == (1, 2):
-                    text = (
-                        "the two values of `where` are swapped: the entries the condition "
-                        "keeps and the ones it replaces trade places (a mask read the wrong "
-                        "way round)"
-                    )
+                    names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+                    if names & set(ctx.params + ctx.optional):  # the condition is an input
+                        text = (
+                            "the two values of `where` are swapped: the entries the condition "
+                            "keeps and the ones it replaces trade places (a mask read the "
+                            "wrong way round)"
+                        )
+                    else:
+                        text = (
+                            f"the two values of `where` are swapped{_where(node, ctx)}: the "
+                            "entries its condition keeps and the ones it replaces trade places"
+                        )
+                        yield _Variant("swap", text, new, unlikely=1)
+                        continue
                 else:
                     text = f"two arguments of `{name}` are swapped{_where(node, ctx)}"
                     if _short(a) and _short(b):
                         text = (
                             f"two arguments of `{name}` are swapped: `{_code(a)}` and `{_code(b)}`"
                         )
+                    yield _Variant("swap", text, new, unlikely=2)
+                    continue
                 yield _Variant("swap", text, new)
     elif isinstance(node, ast.IfExp):
         new = ast.IfExp(node.test, copy.deepcopy(node.orelse), copy.deepcopy(node.body))
@@ -470,6 +488,7 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 "input",
                 f"you used `{other}` where `{node.id}` belongs",
                 ast.Name(other, ast.Load()),
+                unlikely=1,
             )
 
 
@@ -600,6 +619,13 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     f"(`{_code(new, 40)}`)",
                     new,
                 )
+        parent = ctx.parents.get(id(node))
+        if isinstance(parent, ast.For) and parent.iter is node:
+            yield _Variant(
+                "offset",
+                "your loop runs backwards, from the last step to the first",
+                ast.Call(ast.Name("reversed", ast.Load()), [copy.deepcopy(node)], []),
+            )
         return
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         value = _int(node.right)
@@ -611,7 +637,11 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     if changed == 0
                     else ast.BinOp(copy.deepcopy(node.left), node.op, ast.Constant(changed))
                 )
-                yield _Variant("offset", f"off by one: `{_code(new)}`", new)
+                text = f"off by one: `{_code(new)}` where the count needs one "
+                text += "more" if (delta < 0) == isinstance(node.op, ast.Add) else "less"
+                if _short(node.left):
+                    text = f"off by one: `{_code(new)}` instead of `{_code(node)}`"
+                yield _Variant("offset", text, new)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
         op = type(node.ops[0])
@@ -791,6 +821,17 @@ def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             else:
                 new.func.id = other  # type: ignore[attr-defined]
             yield _Variant("drop", f"`{other}` where the formula has `{name}`", new)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _fill_of(node) is None:
+        shown = f"`{_code(node.right)}`" if _short(node.right) else "the second term"
+        if isinstance(node.right, ast.Name) and node.right.id in ctx.maxima:
+            shown = f"the max (`{node.right.id}`)"
+        elif isinstance(node.right, ast.Call) and _name(node.right.func) in _MAXIMA:
+            shown = "the max"
+        yield _Variant(
+            "drop",
+            f"{shown} is not subtracted{_where(node, ctx)}",
+            copy.deepcopy(node.left),
+        )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         for side, other in (("left", node.right), ("right", node.left)):
             dropped = getattr(node, side)
@@ -851,6 +892,26 @@ def _inplace_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
 
 def _op(op: ast.operator) -> str:
     return {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(op), "?")
+
+
+_FILLED = {"zeros": "ones", "zeros_like": "ones_like", "new_zeros": "new_ones"}
+
+
+def _constant_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
+    """A hard-coded start: ones where the answer starts from zeros."""
+    if isinstance(node, ast.Call) and _name(node.func) in _FILLED:
+        new = copy.deepcopy(node)
+        other = _FILLED[_name(node.func)]
+        if isinstance(new.func, ast.Attribute):
+            new.func.attr = other
+        else:
+            new.func.id = other  # type: ignore[attr-defined]
+        yield _Variant(
+            "constant",
+            f"your start value is ones (`{other}`), where the answer starts from zeros"
+            f"{_where(node, ctx)}",
+            new,
+        )
 
 
 def _dtype_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
@@ -956,6 +1017,7 @@ _EXPRESSION_OPS: tuple[Callable[[ast.AST, _Context], Iterator[_Variant]], ...] =
     _drop_ops,
     _inplace_ops,
     _dtype_ops,
+    _constant_ops,
     _library_ops,
     _return_ops,
 )
@@ -1071,6 +1133,14 @@ def generate(source: str) -> list[Mutant]:
         params=required,
         optional=optional,
         attributes=_attributes(definition),
+        maxima=frozenset(
+            t.id
+            for n in ast.walk(definition)
+            if isinstance(n, ast.Assign)
+            and any(isinstance(c, ast.Call) and _name(c.func) in _MAXIMA for c in ast.walk(n.value))
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        ),
         torch_code="torch" in text or "nn." in text or "masked_fill" in text,
         numpy_code="np." in text,
         parents=_parents(tree),
@@ -1129,7 +1199,9 @@ def generate(source: str) -> list[Mutant]:
             counts[key] = counts.get(key, 0) + 1
             if counts[key] > 1:
                 key = f"{key} ({counts[key]})"
-            found.append(Mutant(key, variant.kind, variant.description, _finish(changed)))
+            found.append(
+                Mutant(key, variant.kind, variant.description, _finish(changed), variant.unlikely)
+            )
     return found
 
 

@@ -648,6 +648,12 @@ class Grader:
         contradicted = any(r and not s for r, s in zip(right, strict, strict=True))
         if contradicted:
             return None
+        # A partial match (a second mistake elsewhere) must explain at least half of the
+        # cases the learner gets wrong, not one case by coincidence.
+        wrong = [i for i, r in enumerate(right) if not r]
+        explained = sum(lenient[i] for i in wrong)
+        if 2 * explained < len(wrong):
+            return None
         if strict[index]:
             return (2, sum(strict))
         if lenient[index]:
@@ -747,6 +753,7 @@ class Grader:
             return _GENERATED[key]
         name = self._solution_name()
         found: list[_Candidate] = []
+        unlikely: list[int] = []
         for mutant in self.mutants() if name is not None else ():
             assert self.chapter is not None and name is not None
             try:
@@ -755,7 +762,10 @@ class Grader:
             except Exception:
                 continue
             found.append(_Candidate("generated", mutant.description, outcomes))
-        _GENERATED[key] = tuple(found)
+            unlikely.append(mutant.unlikely)
+        # The likelier mistakes first: on a tie, the first candidate names the answer.
+        order = sorted(range(len(found)), key=lambda i: unlikely[i])
+        _GENERATED[key] = tuple(found[i] for i in order)
         weakref.finalize(self, _GENERATED.pop, key, None)
         return _GENERATED[key]
 

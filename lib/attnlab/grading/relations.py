@@ -213,6 +213,20 @@ def _one_clue(seen: Seen, name: str) -> tuple[str, str] | None:
         v = _numeric_input(value)
         if v is not None and _close(g, v) and not _close(v, w):
             return f"input {arg}", f"{yours} is the input `{arg}` unchanged"
+    for other, value in seen.expected.items():
+        v = _float(value)
+        if other == name or v is None or v.ndim != g.ndim + 1:
+            continue
+        for axis in range(v.ndim):
+            for index in (0, v.shape[axis] - 1):
+                part = np.take(v, index, axis)
+                if part.shape == g.shape and _close(g, part) and not _close(part, w):
+                    which = "first" if index == 0 else "last"
+                    return (
+                        f"slice {other} {axis} {which}",
+                        f"{yours} is the {which} entry of `{other}` along axis {axis}, which "
+                        f"is not the one `{name}` should hold",
+                    )
     if g.shape != w.shape:
         return _axes_clue(g, w, yours, named)
     finite = np.isfinite(g) & np.isfinite(w)
@@ -512,6 +526,17 @@ def cases_clue(
             return (
                 f"right on the cases without `{option}=` and wrong on those with it: is the "
                 f"`{option}` argument used?"
+            )
+    for arg in sorted({k for _, _, inputs, _ in failed for k in inputs}):
+        values = [inputs.get(arg) for _, _, inputs, _ in failed]
+        others = [inputs.get(arg) for _, _, inputs, _ in passed]
+        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values + others):
+            continue
+        categorical = isinstance(values[0], str)
+        if len(set(values)) == 1 and values[0] not in others and (categorical or len(values) > 1):
+            return (
+                f"right on every case except those with {arg} = {values[0]!r}: look at what "
+                f"your code does for that {arg}"
             )
     with_mask = [any(_masks(inputs)) for _, _, inputs, _ in failed]
     without = [not any(_masks(inputs)) for _, _, inputs, _ in passed]
