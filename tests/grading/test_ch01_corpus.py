@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from corpus import classify, tally
 
 from attnlab.grading.ch01 import (
     check_bytenet_path,
@@ -24,8 +25,6 @@ from attnlab.grading.ch01 import (
     check_rnn_step,
     check_survives_20,
 )
-
-from .corpus import classify, tally
 
 CHECKS = {
     "rnn_step": check_rnn_step,

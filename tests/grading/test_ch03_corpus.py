@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from corpus import classify, tally
 from torch import nn
 
 from attnlab.grading.ch03 import (
@@ -27,8 +28,6 @@ from attnlab.grading.ch03 import (
     check_slide_keys,
     check_unscaled_weight,
 )
-
-from .corpus import classify, tally
 
 CHECKS = {
     "slide_keys": check_slide_keys,

@@ -882,6 +882,8 @@ def _inplace_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if isinstance(left, ast.Name) and left.id in ctx.params and target.id != left.id:
         edit = ast.AugAssign(ast.Name(left.id, ast.Store()), value.op, copy.deepcopy(value.right))
         keep = ast.Assign([ast.Name(target.id, ast.Store())], ast.Name(left.id, ast.Load()))
+        for made in (edit, keep):
+            ast.fix_missing_locations(ast.copy_location(made, node))
         yield _Variant(
             "inplace",
             f"`{left.id}` is edited in place (`{left.id} {_op(value.op)}= ...`): the caller's "
@@ -1052,7 +1054,7 @@ def _replace(tree: ast.AST, index: int, new: Any) -> ast.AST:
     for field, value in ast.iter_fields(parent):
         if value is target:
             setattr(parent, field, copy.deepcopy(new))
-            return tree
+            return ast.fix_missing_locations(tree)
         if isinstance(value, list) and any(v is target for v in value):
             position = next(i for i, v in enumerate(value) if v is target)
             if new is None:
@@ -1063,7 +1065,7 @@ def _replace(tree: ast.AST, index: int, new: Any) -> ast.AST:
                 value[position : position + 1] = copy.deepcopy(new)
             else:
                 value[position] = copy.deepcopy(new)
-            return tree
+            return ast.fix_missing_locations(tree)
     raise LookupError("node not found in its parent")
 
 

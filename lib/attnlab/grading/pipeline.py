@@ -268,8 +268,9 @@ class Grader:
                         f"wrong shape{self._of(name)} on case {run.case.describe()}: {text}",
                         runs,
                         (run, k),
-                        "compare the shapes step by step: which axis did you reduce, keep or "
-                        "transpose?",
+                        (self.hint if self.adapt is not None else None)
+                        or "compare the shapes step by step: which axis did you reduce, keep "
+                        "or transpose?",
                         recognised=reason,
                     )
         for run in runs:
