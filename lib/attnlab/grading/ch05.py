@@ -620,8 +620,9 @@ _LAYER_VALUES = Grader(
     error_hints=(
         (
             "must match the size",
-            "slice the table to the input's length before adding: self.pe[:T] with "
-            "T = x.shape[1] (the table has max_len rows)",
+            "the table and x do not line up where they are added: x has T positions on "
+            "its axis 1 and the table max_len rows; check which rows you take, and along "
+            "which axis of x they are added",
         ),
     ),
     hint="build the (max_len, D) sinusoidal table once in __init__ (register_buffer), then "

@@ -520,6 +520,14 @@ class Grader:
             found = general[0] if general else None
         if found is not None:
             return self._result(EXCEPTION, message, found, diagnosed=True)
+        if ours and "values to unpack" in text:
+            return self._result(
+                EXCEPTION,
+                message,
+                "your code returned another number of values than the exercise asks for: "
+                f"{self.signature}",
+                diagnosed=True,
+            )
         if ours:
             return self._result(
                 EXCEPTION,
