@@ -515,7 +515,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("dot", "diag of a @ b.T", lambda a, b: np.diag(a @ b.T), "np.diag"),
     ("dot", "float(np.sum(a * b))", lambda a, b: float(np.sum(a * b)), "every axis"),
     ("dot", "builtin sum", lambda a, b: sum(a * b), "first axis"),
-    ("dot", "np.sum(a * b, axis=1)", lambda a, b: np.sum(a * b, axis=1), "axis 1 does not exist"),
+    ("dot", "np.sum(a * b, axis=1)", lambda a, b: np.sum(a * b, axis=1), "axis 1"),
     ("dot", "np.inner", lambda a, b: np.inner(a, b), "every pair's dot product"),
     ("dot", "loop over rows", lambda a, b: np.array([x @ y for x, y in zip(a, b, strict=True)]), "single numbers"),
     ("dot", "loop over rows, np.sum", lambda a, b: np.array([np.sum(x * y) for x, y in zip(a, b, strict=True)]), "looped over the first axis"),

@@ -192,3 +192,33 @@ def test_the_normalisation_sees_through_spaces_prefixes_and_names():
         "def f(n):\n    ### BEGIN SOLUTION\n    layers = 0\n    return n - 1\n"
         "    return (n - 1) // (k - 1)\n    ### END SOLUTION"
     ) == ["(n - 1) // (k - 1)"]
+
+
+_SECTION = re.compile(r"""section [\"“]([^\"”]+)[\"”]""")
+
+
+def _headings(chapter) -> set[str]:
+    nb = nbformat.read(ROOT / "chapters" / chapter.solutions.name, as_version=4)
+    found = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found |= {
+                line[3:].strip() for line in cell.source.split("\n") if line.startswith("## ")
+            }
+    return {_plain(h) for h in found}
+
+
+def _plain(title: str) -> str:
+    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``."""
+    return re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_a_section_a_hint_points_to_is_one_of_the_chapters(chapter, code, module):
+    texts = [b for blocks in _details(ROOT / code.notebook).values() for b in blocks]
+    for exercise in module.GRADERS:
+        texts += [text or "" for _, text in _grader_texts(exercise)]
+    named = {_plain(m) for text in texts for m in _SECTION.findall(text)}
+    assert named <= _headings(chapter), named - _headings(chapter)
+    if module.GRADERS.mutants_reviewed:
+        assert named, "the reviewed chapters' hints point to the sections that teach the steps"

@@ -290,6 +290,8 @@ _LIBRARY_DIRS = tuple(
 
 def _is_library(filename: str) -> bool:
     """Is ``filename`` attnlab's, the standard library's or an installed package's?"""
+    if filename.startswith(("<__array_function__", "<frozen")):
+        return True  # NumPy's dispatch wrappers (NumPy < 2), frozen standard modules
     path = str(Path(filename).resolve()) if filename else ""
     return path.startswith(_LIBRARY_DIRS) or "-packages" in path
 
