@@ -17,6 +17,7 @@ import time
 import torch
 from _table import print_table
 
+from attnlab.mechanism.config import TransformerConfig
 from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
 from attnlab.tasks.data import Task, batches
@@ -29,9 +30,8 @@ def run(seed: int, max_steps: int = 1000) -> tuple[int, float, float, float]:
     """Train one model; return (steps, train seconds, check seconds, final exact match)."""
     seed_everything(seed, threads=2)
     task = Task("reverse", n_symbols=10, min_len=10, max_len=10)
-    model = EncoderDecoder(
-        task.vocab_size, task.vocab_size, 64, 4, 1, 128, max_len=task.max_seq_len
-    )
+    config = TransformerConfig(d_model=64, n_heads=4, d_ff=128, max_len=task.max_seq_len)
+    model = EncoderDecoder(task.vocab_size, task.vocab_size, config)
     checking = 0.0
 
     def reached() -> bool:

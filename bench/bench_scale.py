@@ -32,9 +32,11 @@ import torch
 import torch.nn.functional as F
 from _table import print_table
 
+from attnlab.measure import peak_memory
 from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.kvcache import KVCache, kv_cache_bytes
 from attnlab.mechanism.masking import causal_mask
-from attnlab.mechanism.scale import GroupedQueryAttention, KVCache, kv_cache_bytes, peak_memory
+from attnlab.mechanism.scale import GroupedQueryAttention
 from attnlab.mechanism.scale import tiled_attention as tiled
 from attnlab.seed import seed_everything
 
@@ -103,12 +105,15 @@ def attention_table(lengths: list[int], heads: int, d: int, max_materialised: in
 
 def cache_table(lengths: list[int], repeats: int) -> float:
     """Print generation time with and without the cache per length; return the last speedup."""
-    from attnlab.mechanism.transformer import DecoderOnlyLM, generate
+    from attnlab.mechanism.config import TransformerConfig
+    from attnlab.mechanism.decoding import generate
+    from attnlab.mechanism.transformer import DecoderOnlyLM
 
     seed_everything(0)
-    model = DecoderOnlyLM(
-        vocab=64, d_model=128, n_heads=4, n_layers=4, d_ff=512, max_len=max(lengths) + 1
-    ).eval()
+    config = TransformerConfig(
+        d_model=128, n_heads=4, n_layers=4, d_ff=512, max_len=max(lengths) + 1
+    )
+    model = DecoderOnlyLM(64, config).eval()
     prompt = torch.tensor([[1]])
     rows, speedup = [], float("nan")
     generate(model, prompt, max_new_tokens=8, use_cache=True)  # warm-up

@@ -52,8 +52,9 @@ from torch import nn
 
 import attnlab
 from attnlab import _validate
-from attnlab.mechanism import interop, scale
+from attnlab.mechanism import interop, kvcache, scale
 from attnlab.mechanism.attention import CrossAttention, OneLayerAttention, SelfAttention
+from attnlab.mechanism.config import TransformerConfig
 from attnlab.mechanism.multihead import MultiHeadAttention
 from attnlab.mechanism.transformer import (
     Decoder,
@@ -98,18 +99,19 @@ EXCLUDED = {
     "data.Batch": _CONTAINER + " (a NamedTuple of three tensors)",
     "multihead.mha_flops": _NUMBERS,
     "multihead.mha_parameter_count": _NUMBERS,
-    "scale.kv_cache_bytes": _NUMBERS,
+    "kvcache.kv_cache_bytes": _NUMBERS,
     "rnn.path_lengths": _NUMBERS,
     "recall.question_id": _NUMBERS,
-    "training.lr_at": _NUMBERS,
+    "loop.lr_at": _NUMBERS,
     "measure.median_seconds": "times a callable (processor or wall clock); no tensor in or "
     "out (device= only says which GPU to synchronize before reading the clock)",
     "measure.median_seconds_each": "times callables in turns, as measure.median_seconds",
     "measure.check_clock": "validates the name of a clock",
+    "measure.Stopwatch": "reads a clock, less the paused stretches: no tensor",
     "measure.times_faster": _NUMBERS,
-    "transformer.generation_seconds": "times generate, with and without the cache "
+    "decoding.generation_seconds": "times generate, with and without the cache "
     "(generate's own device behaviour is tested under NEED_VALUES)",
-    "scale.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
+    "measure.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
     "the CPU by definition",
     "seed.seed_everything": "seeds the random generators and sets the thread count",
     "embeddings.EmbeddingTable": "a NumPy table of hand-made word vectors (no tensor)",
@@ -222,15 +224,20 @@ def _tiled_backward() -> tuple[Any, ...]:
 
 
 def _layer_kv(capacity: int | None) -> tuple[Any, ...]:
-    cache = scale.LayerKV(capacity)
+    cache = kvcache.LayerKV(capacity)
     cache.update(x_(B, H, T, d), x_(B, H, T, d_v))
     k, v = cache.update(x_(B, H, 1, d), x_(B, H, 1, d_v))  # one more position
     return k, v, cache.k, cache.v
 
 
 def _decoder_with_cache() -> tuple[Any, ...]:
-    decoder = on(Decoder(D, H, 2, 16, cross_attention=False))
-    cache = scale.KVCache(2, capacity=8)
+    decoder = on(
+        Decoder(
+            TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=False),
+            cross_attention=False,
+        )
+    )
+    cache = attnlab.KVCache(2, capacity=8)
     first = decoder(x_(B, T, D), None, causal_(T), cache=cache)  # the prompt
     step = decoder(x_(B, 1, D), None, None, cache=cache)  # one new token
     return first, step, cache[0].k, cache[1].v
@@ -238,7 +245,7 @@ def _decoder_with_cache() -> tuple[Any, ...]:
 
 def _gqa_module_with_cache() -> tuple[Any, ...]:
     gqa = on(scale.GroupedQueryAttention(D, 4, 2))
-    cache = scale.LayerKV()
+    cache = kvcache.LayerKV()
     gqa(x_(B, T, D), causal_(T), cache)
     return gqa(x_(B, 1, D), None, cache)  # one query over T + 1 cached keys
 
@@ -257,7 +264,9 @@ def _mha_to_torch() -> tuple[Any, ...]:
 
 def _copied_encoder_block() -> Any:
     theirs = nn.TransformerEncoderLayer(D, H, 16, batch_first=True, device=META)
-    ours = interop.copy_torch_weights(on(EncoderBlock(D, H, 16)), theirs)
+    ours = interop.copy_torch_weights(
+        on(EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))), theirs
+    )
     return ours(x_(B, T, D)), ours.ffn.linear1.weight
 
 
@@ -374,7 +383,7 @@ ON_META = [
     ),
     Case(
         "positional.LearnedPositionalEmbedding",
-        lambda: on(attnlab.LearnedPositionalEmbedding(16, D))(x_(B, T, D), 2),
+        lambda: on(attnlab.LearnedPositionalEmbedding(D, 16))(x_(B, T, D), 2),
         [(B, T, D)],
     ),
     # masks
@@ -408,8 +417,8 @@ ON_META = [
     # heads that specialise
     Case("heads.decode_pair", lambda: heads.decode_pair(ids_(B, T) + 1), [(B, T), (B, T)]),
     Case(
-        "heads.OneLayerAttention",
-        lambda: on(heads.OneLayerAttention(4, 6, D, H))(ids_(B, 5)),
+        "heads.OneLayerMultiHead",
+        lambda: on(heads.OneLayerMultiHead(4, 6, D, H))(ids_(B, 5)),
         [(B, 5, 17)],
     ),
     # the recurrent baseline
@@ -484,19 +493,19 @@ ON_META = [
         "cache",
     ),
     Case(
-        "scale.LayerKV",
+        "kvcache.LayerKV",
         lambda: _layer_kv(None),
         [(B, H, T + 1, d), (B, H, T + 1, d_v)] * 2,
         "growing",
     ),
     Case(
-        "scale.LayerKV",
+        "kvcache.LayerKV",
         lambda: _layer_kv(8),
         [(B, H, T + 1, d), (B, H, T + 1, d_v)] * 2,
         "preallocated",
     ),
     Case(
-        "scale.KVCache",
+        "kvcache.KVCache",
         _decoder_with_cache,
         [(B, T, D), (B, 1, D), (B, H, T + 1, D // H), (B, H, T + 1, D // H)],
     ),
@@ -505,30 +514,45 @@ ON_META = [
     Case("transformer.FeedForward", lambda: on(FeedForward(D, 16))(x_(B, T, D)), [(B, T, D)]),
     Case(
         "transformer.EncoderBlock",
-        lambda: _block(EncoderBlock(D, H, 16), x_(B, T, D), ones_(B, 1, 1, T)),
+        lambda: _block(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False)),
+            x_(B, T, D),
+            ones_(B, 1, 1, T),
+        ),
         [(B, T, D), (B, H, T, T)],
     ),
     Case(
         "transformer.EncoderBlock",
-        lambda: _block(EncoderBlock(D, H, 16, norm_first=True), x_(B, T, D)),
+        lambda: _block(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=True)),
+            x_(B, T, D),
+        ),
         [(B, T, D), (B, H, T, T)],
         "pre-LN",
     ),
     Case(
         "transformer.DecoderBlock",
         lambda: _block(
-            DecoderBlock(D, H, 16), x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False)),
+            x_(B, T, D),
+            x_(B, S, D),
+            causal_(T),
+            ones_(B, 1, 1, S),
         ),
         [(B, T, D), (B, H, T, T), (B, H, T, S)],
     ),
     Case(
         "transformer.Encoder",
-        lambda: on(Encoder(D, H, 2, 16, norm_first=True))(x_(B, S, D), ones_(B, 1, 1, S)),
+        lambda: on(
+            Encoder(TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=True))
+        )(x_(B, S, D), ones_(B, 1, 1, S)),
         [(B, S, D)],
     ),
     Case(
         "transformer.Decoder",
-        lambda: on(Decoder(D, H, 2, 16))(x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)),
+        lambda: on(
+            Decoder(TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)),
         [(B, T, D)],
     ),
     Case("interop.copy_torch_weights", _copied_encoder_block, [(B, T, D), (16, D)]),
@@ -613,12 +637,16 @@ def meta_is_the_default(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _small_ed() -> EncoderDecoder:
     torch.manual_seed(0)
-    return EncoderDecoder(12, 12, d_model=D, n_heads=H, n_layers=1, d_ff=16, max_len=8).eval()
+    return EncoderDecoder(
+        12, 12, TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=8)
+    ).eval()
 
 
 def _small_lm(pad_id: int | None = None) -> DecoderOnlyLM:
     torch.manual_seed(0)
-    return DecoderOnlyLM(12, d_model=D, n_heads=H, n_layers=1, d_ff=16, max_len=8, pad_id=pad_id)
+    return DecoderOnlyLM(
+        12, TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=8), pad_id=pad_id
+    )
 
 
 _SRC = torch.tensor([[4, 5, 6, 0], [7, 8, 9, 10]])  # (2, 4), padded
@@ -643,14 +671,14 @@ def _prepare_lm_cache() -> Callable[[], Any]:
 def _prepare_adder_exact_match() -> Callable[[], Any]:
     task = data.AdditionTask(1)
     torch.manual_seed(0)
-    sizes = {"d_model": D, "n_heads": H, "n_layers": 1, "d_ff": 16}
-    lm = DecoderOnlyLM(task.vocab_size, max_len=task.max_seq_len, **sizes)
+    config = TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=task.max_seq_len)
+    lm = DecoderOnlyLM(task.vocab_size, config)
     return lambda: training.exact_match(lm, task, n=4, batch_size=2)
 
 
 def _prepare_head_roles() -> Callable[[], Any]:
     torch.manual_seed(0)
-    model = heads.OneLayerAttention(4, 6, D, H).eval()
+    model = heads.OneLayerMultiHead(4, 6, D, H).eval()
     return functools.partial(heads.head_roles, model, ids_(B, 5, device=CPU))
 
 
@@ -781,7 +809,7 @@ NEED_VALUES = [
         "checks token ids; cache",
     ),
     Case(
-        "transformer.greedy_decode",
+        "decoding.greedy_decode",
         lambda: functools.partial(
             attnlab.greedy_decode, _small_ed(), _SRC, bos_id=1, eos_id=2, max_len=5
         ),
@@ -790,13 +818,13 @@ NEED_VALUES = [
         check=lambda out: out.shape[0] == B and 1 <= out.shape[1] <= 5,
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(attnlab.generate, _small_lm(), _SRC, max_new_tokens=3),
         [(B, 7)],
         "greedy",
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(
             attnlab.generate, _small_lm(), _SRC, max_new_tokens=6, use_cache=True
         ),
@@ -804,7 +832,7 @@ NEED_VALUES = [
         "cache, sliding window",
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(
             attnlab.generate,
             _small_lm(),
@@ -817,13 +845,13 @@ NEED_VALUES = [
         "sampling",
     ),
     Case(
-        "training.sequence_loss",
+        "loop.sequence_loss",
         _cpu(training.sequence_loss, _cpu_(B, T, 5), torch.tensor([[1, 2, 0], [1, 0, 0]]), 0),
         [()],
         "checks the targets",
     ),
     Case(
-        "training.train",
+        "loop.train",
         lambda: functools.partial(
             training.train, _small_ed(), data.batches(_COPY, B, rng=0), steps=2, progress=False
         ),
@@ -1068,7 +1096,7 @@ MIXED = [
     _mixed(
         "positional.LearnedPositionalEmbedding",
         "x",
-        lambda: on(attnlab.LearnedPositionalEmbedding(16, D))(_cpu_(B, T, D)),
+        lambda: on(attnlab.LearnedPositionalEmbedding(D, 16))(_cpu_(B, T, D)),
     ),
     _mixed(
         "masking.combine_masks",
@@ -1080,9 +1108,9 @@ MIXED = [
         "embeddings.one_hot", "like", lambda: attnlab.one_hot(ids_(B, T, device=CPU), 6, like=x_(1))
     ),
     _mixed(
-        "heads.OneLayerAttention",
+        "heads.OneLayerMultiHead",
         "x",
-        lambda: on(heads.OneLayerAttention(4, 6, D, H))(ids_(B, 5, device=CPU)),
+        lambda: on(heads.OneLayerMultiHead(4, 6, D, H))(ids_(B, 5, device=CPU)),
     ),
     _mixed("rnn.VanillaRNN", "x", lambda: on(attnlab.VanillaRNN(3, D))(_cpu_(B, T, 3))),
     _mixed("rnn.VanillaRNN", "h0", lambda: on(attnlab.VanillaRNN(3, D))(x_(B, T, 3), _cpu_(B, D))),
@@ -1141,56 +1169,66 @@ MIXED = [
         "mask",
         lambda: on(scale.GroupedQueryAttention(D, 4, 2))(x_(B, T, D), causal_(T, device=CPU)),
     ),
-    _mixed("scale.LayerKV", "v", lambda: scale.LayerKV().update(x_(B, H, T, d), _cpu_(B, H, T, d))),
     _mixed(
-        "scale.LayerKV",
+        "kvcache.LayerKV", "v", lambda: kvcache.LayerKV().update(x_(B, H, T, d), _cpu_(B, H, T, d))
+    ),
+    _mixed(
+        "kvcache.LayerKV",
         "cached",
-        lambda: _update_twice(scale.LayerKV(8), x_(B, H, T, d), _cpu_(B, H, 1, d)),
+        lambda: _update_twice(kvcache.LayerKV(8), x_(B, H, T, d), _cpu_(B, H, 1, d)),
     ),
     _mixed("transformer.LayerNorm", "x", lambda: on(LayerNorm(D))(_cpu_(B, T, D))),
     _mixed("transformer.FeedForward", "x", lambda: on(FeedForward(D, 16))(_cpu_(B, T, D))),
     _mixed(
         "transformer.EncoderBlock",
         "mask",
-        lambda: on(EncoderBlock(D, H, 16))(x_(B, T, D), ones_(B, 1, 1, T, device=CPU)),
+        lambda: on(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), ones_(B, 1, 1, T, device=CPU)),
     ),
     _mixed(
         "transformer.DecoderBlock",
         "memory",
-        lambda: on(DecoderBlock(D, H, 16))(x_(B, T, D), _cpu_(B, S, D)),
+        lambda: on(
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), _cpu_(B, S, D)),
     ),
     _mixed(
         "transformer.DecoderBlock",
         "memory_mask",
-        lambda: on(DecoderBlock(D, H, 16))(
-            x_(B, T, D), x_(B, S, D), None, ones_(B, 1, 1, S, device=CPU)
-        ),
+        lambda: on(
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), None, ones_(B, 1, 1, S, device=CPU)),
     ),
     _mixed(
         "transformer.Encoder",
         "mask",
-        lambda: on(Encoder(D, H, 1, 16))(x_(B, S, D), ones_(B, 1, 1, S, device=CPU)),
+        lambda: on(
+            Encoder(TransformerConfig(d_model=D, n_heads=H, n_layers=1, d_ff=16, norm_first=False))
+        )(x_(B, S, D), ones_(B, 1, 1, S, device=CPU)),
     ),
     _mixed(
         "transformer.Decoder",
         "self_mask",
-        lambda: on(Decoder(D, H, 1, 16))(x_(B, T, D), x_(B, S, D), causal_(T, device=CPU)),
+        lambda: on(
+            Decoder(TransformerConfig(d_model=D, n_heads=H, n_layers=1, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), causal_(T, device=CPU)),
     ),
     _mixed("transformer.EncoderDecoder", "src", lambda: on(_small_ed())(_SRC, _TGT.to(META))),
     _mixed("transformer.EncoderDecoder", "tgt_in", lambda: _decode_on_cpu_target()),
     _mixed("transformer.DecoderOnlyLM", "tokens", lambda: on(_small_lm())(_SRC)),
     _mixed(
-        "transformer.greedy_decode",
+        "decoding.greedy_decode",
         "src",
         lambda: attnlab.greedy_decode(on(_small_ed()), _SRC, bos_id=1, eos_id=2, max_len=3),
     ),
     _mixed(
-        "transformer.generate",
+        "decoding.generate",
         "prompt",
         lambda: attnlab.generate(on(_small_lm()), _SRC, max_new_tokens=2),
     ),
     _mixed(
-        "training.sequence_loss",
+        "loop.sequence_loss",
         "targets",
         lambda: training.sequence_loss(x_(B, T, 5), ids_(B, T, device=CPU), 0),
     ),
@@ -1212,7 +1250,7 @@ MIXED = [
 ]
 
 
-def _update_twice(cache: scale.LayerKV, first: Any, second: Any) -> Any:
+def _update_twice(cache: kvcache.LayerKV, first: Any, second: Any) -> Any:
     cache.update(first, first)
     return cache.update(second, second)  # new keys on another device than the cached ones
 

@@ -9,7 +9,7 @@ import torch
 from attnlab.mechanism.attention import scaled_dot_product_attention
 from attnlab.tasks.heads import (
     IGNORE,
-    OneLayerAttention,
+    OneLayerMultiHead,
     decode_pair,
     first_and_previous_batch,
     first_and_previous_batches,
@@ -70,7 +70,7 @@ def test_batches_are_reproducible_and_reject_bad_sizes() -> None:
 
 def test_model_shapes_and_stored_weights() -> None:
     torch.manual_seed(0)
-    model = OneLayerAttention(n_symbols=5, length=6, d_model=8, n_heads=2)
+    model = OneLayerMultiHead(n_symbols=5, length=6, d_model=8, n_heads=2)
     x, _ = first_and_previous_batch(3, n_symbols=5, length=6, rng=0)
     assert model(x).shape == (3, 6, 26)
     assert model.weights.shape == (3, 2, 6, 6)

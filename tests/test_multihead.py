@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.mechanism.attention import scaled_dot_product_attention
 from attnlab.mechanism.masking import causal_mask, padding_mask
 from attnlab.mechanism.multihead import MultiHeadAttention, merge_heads, split_heads
 
@@ -147,16 +146,18 @@ def test_key_defaults_to_query_and_value_to_key() -> None:
 
 
 def test_uses_the_shared_attention_function(monkeypatch) -> None:
-    """One implementation: the module must call attention.scaled_dot_product_attention."""
+    """One implementation: the module must call attention.attend, the kernel of
+    scaled_dot_product_attention."""
     import attnlab.mechanism.multihead as multihead
+    from attnlab.mechanism.attention import attend
 
     calls = []
 
     def spy(*args, **kwargs):
         calls.append(args[0].shape)
-        return scaled_dot_product_attention(*args, **kwargs)
+        return attend(*args, **kwargs)
 
-    monkeypatch.setattr(multihead, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(multihead, "attend", spy)
     layer()(randn(2, 5, 12))
     assert calls == [torch.Size([2, 3, 5, 4])]
 
@@ -335,10 +336,14 @@ def test_trace_shapes_leaves_no_recorder_behind_and_rejects_bad_sizes() -> None:
         trace_shapes(1, 2, 4, 2).shape_of("nope")
 
 
-def test_forward_records_nothing_by_default() -> None:
-    mha = layer()
-    mha(randn(2, 5, 12))
-    assert mha._trace is None
+def test_forward_holds_no_tracing() -> None:
+    """Chapter 4's shape trace is a traced copy of forward (trace_shapes): forward itself
+    only computes."""
+    import inspect
+
+    source = inspect.getsource(MultiHeadAttention.forward)
+    assert "trace" not in source and "record" not in source
+    assert len(source.splitlines()) <= 30, "forward fits on one screen"
 
 
 # --- parameter and FLOP counts ------------------------------------------------------------

@@ -94,7 +94,7 @@ def test_vocab_lookup_by_id_is_a_type_error_pointing_to_decode(key) -> None:
     ],
 )
 def test_vocab_decode_out_of_range_names_id_and_size(ids: object, bad: int) -> None:
-    with pytest.raises(ValueError, match=rf"id {bad} .*size 6"):
+    with pytest.raises(ValueError, match=rf"token id {bad} .*has 6 ids: valid ids are 0\.\.5"):
         Vocab(["river", "bank"]).decode(ids)
 
 

@@ -9,7 +9,7 @@ code lives in four layers, each importing only from the layers below it:
 
 - ``mechanism/``: the equations. ``similarity``, ``attention`` (chapters 2-3),
   ``multihead`` (4), ``positional`` (5), ``masking`` (6), ``config`` and ``transformer``
-  (7), ``kvcache`` and ``scale`` (8), ``interop`` (PyTorch's weights in, for comparisons);
+  (7), ``decoding`` (7-8), ``kvcache`` and ``scale`` (8), ``interop`` (PyTorch's weights in, for comparisons);
 - ``tasks/``: the tasks and experiments the chapters run on the mechanism. ``rnn`` and
   ``recall`` (1), ``tokenizer`` and ``embeddings`` (2), ``heads`` (4), ``data`` and
   ``training`` (3, 6, 7);
@@ -30,6 +30,8 @@ from .mechanism.attention import (
     scaled_dot_product_attention,
 )
 from .mechanism.config import TransformerConfig
+from .mechanism.decoding import generate, generation_seconds, greedy_decode
+from .mechanism.kvcache import KVCache, kv_cache_bytes
 from .mechanism.masking import (
     causal_mask,
     combine_masks,
@@ -61,9 +63,7 @@ from .mechanism.positional import (
 )
 from .mechanism.scale import (
     GroupedQueryAttention,
-    KVCache,
     grouped_query_attention,
-    kv_cache_bytes,
     online_softmax,
     tiled_attention,
 )
@@ -85,9 +85,6 @@ from .mechanism.transformer import (
     EncoderDecoder,
     FeedForward,
     LayerNorm,
-    generate,
-    generation_seconds,
-    greedy_decode,
 )
 from .seed import seed_everything
 from .tasks import data, heads, recall

@@ -488,7 +488,7 @@ def test_planted_bugs_get_the_expected_diagnosis(check, bug, status, words):
 
 
 def test_cache_memory_answer_is_the_formula():
-    from attnlab.mechanism.scale import kv_cache_bytes
+    from attnlab.mechanism.kvcache import kv_cache_bytes
 
     size = kv_cache_bytes(n_layers=24, n_kv_heads=4, d_head=64, seq_len=2048)
     assert size / 2**20 == CACHE_MEMORY.answer

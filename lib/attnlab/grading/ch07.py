@@ -4,7 +4,7 @@ Each grader compares the learner's code with a reference on seeded cases and kno
 planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The references are
 PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEncoderLayer``,
 ``nn.TransformerDecoderLayer``) and the course's tested code otherwise
-(:class:`~attnlab.mechanism.transformer.FeedForward`, :func:`~attnlab.mechanism.transformer.greedy_decode`,
+(:class:`~attnlab.mechanism.transformer.FeedForward`, :func:`~attnlab.mechanism.decoding.greedy_decode`,
 :func:`~attnlab.tasks.training.sequence_loss`).
 
 Four exercises hand in something other than a function of arrays, and are graded through
@@ -33,10 +33,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..mechanism.config import TransformerConfig
+from ..mechanism.decoding import greedy_decode as _greedy_decode
 from ..mechanism.interop import copy_torch_weights
 from ..mechanism.multihead import MultiHeadAttention
 from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
-from ..mechanism.transformer import greedy_decode as _greedy_decode
 from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
 from ..tasks.training import sequence_loss
 from .modules import adapt, check_class, check_function

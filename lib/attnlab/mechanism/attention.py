@@ -22,6 +22,7 @@ from torch import nn
 from .._validate import (
     as_array,
     as_float,
+    broadcast_shape,
     check_device,
     check_input,
     check_mask,
@@ -70,32 +71,44 @@ def scaled_dot_product_attention(
     xp = namespace(q=q, k=k, v=v)
     q, k, v = (as_float(a, n, xp) for a, n in ((q, "q"), (k, "k"), (v, "v")))
     check_qkv(q, k, v)
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
-    else:
-        scale = check_real(scale, "scale")
-    # (q * scale) kᵀ equals (q kᵀ) * scale, and scaling the T x d queries is cheaper than
-    # scaling the T x S scores whenever d < S.
-    q_scaled = q * scale if scale != 1 else q  # (..., T, d)
-    try:
-        scores = q_scaled @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
-    except (ValueError, RuntimeError):
+    lead = broadcast_shape(tuple(q.shape[:-2]), tuple(k.shape[:-2]))
+    if lead is None:
         raise ValueError(
             f"the leading (batch/head) axes of q {tuple(q.shape)} and k {tuple(k.shape)} "
             "do not broadcast"
-        ) from None
-    if mask is not None:
-        mask = check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)", like=scores)
-    weights = _masked_softmax(scores, -1, mask, xp)  # softmax(scores, mask=mask): (..., T, S)
-    try:
-        dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
-        out = dropped @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-    except (ValueError, RuntimeError):
+        )
+    scores_shape = (*lead, q.shape[-2], k.shape[-2])  # (..., T, S)
+    if broadcast_shape(lead, tuple(v.shape[:-2])) is None:
         raise ValueError(
-            f"the leading axes of the weights {tuple(weights.shape)} and v {tuple(v.shape)} "
+            f"the leading axes of the weights {scores_shape} and v {tuple(v.shape)} "
             "do not broadcast"
-        ) from None
-    return out, weights
+        )
+    if mask is not None:
+        mask = check_mask(mask, scores_shape, xp, what="scores (..., T, S)", like=q)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real(scale, "scale")
+    return attend(q, k, v, mask, scale=scale, dropout=dropout, xp=xp)
+
+
+def attend(
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any,
+    *,
+    scale: float,
+    dropout: Callable[[Any], Any] | None = None,
+    xp: Any,
+) -> tuple[Any, Any]:
+    """:func:`scaled_dot_product_attention` of checked inputs: the equation, nothing else.
+
+    For the library's own layers, whose ``q, k, v`` are their own projections.
+    """
+    # (q · scale) kᵀ equals (q kᵀ) · scale; scaling the T x d queries is cheaper when d < S.
+    q = q * scale if scale != 1 else q  # (..., T, d)
+    scores = q @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
+    weights = _masked_softmax(scores, -1, mask, xp)  # softmax over the visible keys
+    dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
+    return dropped @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v); (..., T, S)
 
 
 class SelfAttention(nn.Module):

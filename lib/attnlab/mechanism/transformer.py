@@ -9,7 +9,12 @@ Where the LayerNorm sits is the one design choice that differs between papers:
   The residual path is then a clean sum from input to output, which keeps gradients
   well-scaled at initialisation and lets deep stacks train without a careful warm-up.
 
-The blocks here reproduce ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``
+Blocks, stacks and models are built from one :class:`~attnlab.mechanism.config.TransformerConfig`
+(``EncoderBlock(config)``), whose ``norm_first`` says where the norms sit (pre-LN unless it
+says otherwise). The two layers a chapter teaches by their sizes take them directly:
+``LayerNorm(d_model)``, ``FeedForward(d_model, d_ff)``.
+
+The blocks reproduce ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``
 layer for layer (same sub-layers, same dropout sites, ReLU), for both placements
 (``norm_first``); ``tests/test_vs_pytorch_transformer.py`` checks it with copied weights.
 
@@ -19,6 +24,10 @@ cross-attention), each ``(B, H, T, S)``. The models collect them with
 :meth:`EncoderDecoder.attention_maps` / :meth:`DecoderOnlyLM.attention_maps`: run a forward
 pass, then read ``maps["cross"][layer][batch, head]``. (They are kept rather than returned so
 that ``model(src, tgt_in)`` stays a plain "tokens in, logits out" call.)
+
+Checks: a layer called on its own checks its input. A model checks its tokens once, then
+runs its stacks inside :func:`~attnlab._validate.inputs_checked`: the blocks and their
+sub-layers, which then receive only tensors the model made, skip their checks.
 
 References:
     Vaswani et al., "Attention Is All You Need", 2017 (the architecture, post-LN).
@@ -40,18 +49,17 @@ from .._validate import (
     check_device,
     check_input,
     check_int,
-    check_real,
-    describe,
+    check_token_batch,
     inputs_checked,
     positive_int,
     positive_number,
+    probability,
 )
-from ..measure import check_clock, median_seconds_each
 from .config import TransformerConfig
+from .kvcache import KVCache, LayerKV
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .scale import KVCache, LayerKV
 
 __all__ = [
     "Decoder",
@@ -62,16 +70,7 @@ __all__ = [
     "EncoderDecoder",
     "FeedForward",
     "LayerNorm",
-    "TransformerConfig",
-    "generate",
-    "generation_seconds",
-    "greedy_decode",
 ]
-
-# The keyword form's defaults: the layers and stacks default to post-LN (as PyTorch's
-# layers), the models to pre-LN (as TransformerConfig).
-_LAYER_DEFAULTS = {"n_layers": 1, "dropout": 0.0, "norm_first": False}
-_MODEL_DEFAULTS = {"dropout": 0.0, "norm_first": True}
 
 
 class LayerNorm(nn.Module):
@@ -86,10 +85,8 @@ class LayerNorm(nn.Module):
     ``γ`` starts at 1 and ``β`` at 0, so a fresh layer is a pure normalisation.
 
     Args:
-        d_model: number of features ``D``, or a :class:`TransformerConfig` (its
-            ``d_model`` and ``eps``).
-        eps: added to the variance so a constant vector does not divide by zero
-            (default ``1e-5``).
+        d_model: number of features ``D``.
+        eps: added to the variance so a constant vector does not divide by zero.
 
     Shapes:
         ``x``: ``(..., D)``; returns ``(..., D)``.
@@ -101,17 +98,11 @@ class LayerNorm(nn.Module):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(self, d_model: int | TransformerConfig, eps: float | None = None) -> None:
+    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
         super().__init__()
-        if isinstance(d_model, TransformerConfig):
-            if eps is not None:
-                raise TypeError("LayerNorm: pass either a TransformerConfig or eps, not both")
-            d_model, eps = d_model.d_model, d_model.eps
-        d_model = positive_int(d_model, "d_model")
-        eps = positive_number(1e-5 if eps is None else eps, "eps")
-        self.d_model, self.eps = d_model, eps
-        self.gamma = nn.Parameter(torch.ones(d_model))
-        self.beta = nn.Parameter(torch.zeros(d_model))
+        self.d_model, self.eps = positive_int(d_model, "d_model"), positive_number(eps, "eps")
+        self.gamma = nn.Parameter(torch.ones(self.d_model))
+        self.beta = nn.Parameter(torch.zeros(self.d_model))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, eps={self.eps}"
@@ -137,10 +128,10 @@ class FeedForward(nn.Module):
     sees another here; mixing across positions is attention's job.
 
     Args:
-        d_model: number of features ``D``, or a :class:`TransformerConfig` (its
-            ``d_model``, ``d_ff``, ``dropout`` and ``bias``).
-        d_ff: hidden width (required with an integer ``d_model``).
+        d_model: number of features ``D``.
+        d_ff: hidden width.
         dropout: dropout on the hidden activations (as ``nn.TransformerEncoderLayer``).
+        bias: whether the two linear layers have biases.
 
     Shapes:
         ``x``: ``(B, T, D)`` (any leading axes); returns ``(B, T, D)``.
@@ -152,23 +143,12 @@ class FeedForward(nn.Module):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(
-        self,
-        d_model: int | TransformerConfig,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-    ) -> None:
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, *, bias: bool = True) -> None:
         super().__init__()
-        if not isinstance(d_model, TransformerConfig) and d_ff is None:
-            raise TypeError("FeedForward needs a TransformerConfig, or d_model and d_ff")
-        defaults = {"n_heads": 1, "dropout": 0.0}
-        config = TransformerConfig.resolve(
-            d_model, None, "FeedForward", defaults, d_ff=d_ff, dropout=dropout
-        )
-        self.d_model = config.d_model
-        self.linear1 = nn.Linear(config.d_model, config.d_ff, bias=config.bias)
-        self.dropout = nn.Dropout(config.dropout)
-        self.linear2 = nn.Linear(config.d_ff, config.d_model, bias=config.bias)
+        self.d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
+        self.linear1 = nn.Linear(self.d_model, d_ff, bias=bias)
+        self.dropout = nn.Dropout(probability(dropout))
+        self.linear2 = nn.Linear(d_ff, self.d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_input(x, self.d_model, who="FeedForward", module=self)
@@ -176,59 +156,39 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(h))  # (B, T, d_ff) -> (B, T, D)
 
 
+# -- the parts of a block, from its config --------------------------------------------------------
+
+
+def _attention(config: TransformerConfig) -> MultiHeadAttention:
+    return MultiHeadAttention(
+        config.d_model, config.n_heads, bias=config.bias, dropout=config.dropout
+    )
+
+
+def _feed_forward(config: TransformerConfig) -> FeedForward:
+    return FeedForward(config.d_model, config.d_ff, config.dropout, bias=config.bias)
+
+
+def _norm(config: TransformerConfig) -> LayerNorm:
+    return LayerNorm(config.d_model, config.eps)
+
+
 class _Block(nn.Module):
-    """What the encoder and decoder blocks share: the config, the self-attention sub-layer,
-    the checks.
+    """What the encoder and decoder blocks share: the config, self-attention, the checks."""
 
-    ``__init__`` takes a :class:`TransformerConfig` or the keyword form (post-LN default),
-    then ``_build(config, **options)`` (the subclass's) creates the sub-layers.
-    """
-
-    config: TransformerConfig
     self_attn: MultiHeadAttention
     dropout1: nn.Dropout
     self_attn_weights: torch.Tensor | None
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        d_model: int | None = None,
-        **options: Any,
-    ) -> None:
+    def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            type(self).__name__,
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        self.config, self.norm_first = config, config.norm_first
-        self._build(config, **options)
-
-    def _build(self, config: TransformerConfig) -> None:
-        raise NotImplementedError
+        self.config = TransformerConfig.check(config, type(self).__name__)
+        self.norm_first = config.norm_first
 
     def _check(self, x: Any, name: str = "x") -> None:
         D = self.config.d_model
-        check_input(
-            x,
-            D,
-            who=type(self).__name__,
-            name=name,
-            shape=f"(B, T, d_model={D})",
-            ndim=3,
-            module=self,
-        )
+        shape = f"(B, T, d_model={D})"
+        check_input(x, D, who=type(self).__name__, name=name, shape=shape, ndim=3, module=self)
 
     def _self_attention(
         self, x: torch.Tensor, mask: torch.Tensor | None, cache: LayerKV | None = None
@@ -241,23 +201,21 @@ class _Block(nn.Module):
 class EncoderBlock(_Block):
     """One encoder layer: self-attention, then the feed-forward network, each with residual + LN.
 
+    Pre-LN (``config.norm_first``, the default)::
+
+        x = x + dropout1(self_attn(norm1(x)))
+        x = x + dropout2(ffn(norm2(x)))
+
     Post-LN (``norm_first=False``, the paper and PyTorch's default)::
 
         x = norm1(x + dropout1(self_attn(x)))
         x = norm2(x + dropout2(ffn(x)))
 
-    Pre-LN (``norm_first=True``)::
-
-        x = x + dropout1(self_attn(norm1(x)))
-        x = x + dropout2(ffn(norm2(x)))
-
     After a forward pass, ``self_attn_weights`` holds the (detached) ``(B, H, T, T)`` weights.
 
     Args:
         config: a :class:`TransformerConfig` (``d_model``, ``n_heads``, ``d_ff``,
-            ``dropout``, ``norm_first``, ``bias``, ``eps``). The keyword form
-            ``EncoderBlock(d_model, n_heads, d_ff, dropout=0.0, norm_first=False)`` builds
-            one: note its post-LN default.
+            ``dropout``, ``norm_first``, ``bias``, ``eps``).
 
     Shapes:
         ``x``: ``(B, T, D)``; ``mask``: boolean, ``True`` = may attend, ``(T, T)`` or
@@ -265,18 +223,17 @@ class EncoderBlock(_Block):
 
     Raises:
         ValueError: ``x`` not of shape ``(B, T, D)``.
-        TypeError: ``x`` not a tensor of the block's floating dtype.
+        TypeError: ``config`` not a :class:`TransformerConfig`; ``x`` not a tensor of the
+            block's floating dtype.
 
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def _build(self, config: TransformerConfig) -> None:
-        self.self_attn = MultiHeadAttention(config)
-        self.ffn = FeedForward(config)
-        self.norm1 = LayerNorm(config)
-        self.norm2 = LayerNorm(config)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__(config)
+        self.self_attn, self.ffn = _attention(config), _feed_forward(config)
+        self.norm1, self.norm2 = _norm(config), _norm(config)
+        self.dropout1, self.dropout2 = nn.Dropout(config.dropout), nn.Dropout(config.dropout)
         self.self_attn_weights: torch.Tensor | None = None
 
     def extra_repr(self) -> str:
@@ -284,25 +241,25 @@ class EncoderBlock(_Block):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         self._check(x)
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), mask)
-            x = x + self.dropout2(self.ffn(self.norm2(x)))
-        else:
-            x = self.norm1(x + self._self_attention(x, mask))
-            x = self.norm2(x + self.dropout2(self.ffn(x)))
-        return x  # (B, T, D)
+        if self.norm_first:  # pre-LN: x + Sublayer(LN(x))
+            x = x + self._self_attention(self.norm1(x), mask)  # (B, T, D)
+            x = x + self.dropout2(self.ffn(self.norm2(x)))  # (B, T, D)
+        else:  # post-LN: LN(x + Sublayer(x))
+            x = self.norm1(x + self._self_attention(x, mask))  # (B, T, D)
+            x = self.norm2(x + self.dropout2(self.ffn(x)))  # (B, T, D)
+        return x
 
 
 class DecoderBlock(_Block):
     """One decoder layer: masked self-attention, cross-attention over the encoder, then the FFN.
 
-    Post-LN (``norm_first=False``)::
+    Pre-LN (``config.norm_first``, the default)::
 
-        x = norm1(x + dropout1(self_attn(x, mask=self_mask)))
-        x = norm2(x + dropout2(cross_attn(x, memory, memory, mask=memory_mask)))
-        x = norm3(x + dropout3(ffn(x)))
+        x = x + dropout1(self_attn(norm1(x), mask=self_mask))
+        x = x + dropout2(cross_attn(norm2(x), memory, memory, mask=memory_mask))
+        x = x + dropout3(ffn(norm3(x)))
 
-    Pre-LN (``norm_first=True``) moves each ``norm`` onto the sub-layer's input, as in
+    Post-LN (``norm_first=False``) moves each ``norm`` onto the residual sum, as in
     :class:`EncoderBlock`. In cross-attention the queries come from the decoder and the
     keys and values from the encoder output ``memory``: each target token looks up the
     source tokens it needs.
@@ -314,33 +271,34 @@ class DecoderBlock(_Block):
     ``cross_attn_weights`` ``(B, H, T, S)`` (detached).
 
     Args:
-        config: a :class:`TransformerConfig`, or the keyword form of :class:`EncoderBlock`.
+        config: a :class:`TransformerConfig`.
         cross_attention: whether the block attends to an encoder output.
 
     Shapes:
         ``x``: ``(B, T, D)``; ``memory``: ``(B, S, D)``; ``self_mask``: ``(T, T)`` or 4-D
         broadcastable to ``(B, H, T, T)`` (pass the causal mask here); ``memory_mask``: 4-D
         broadcastable to ``(B, H, T, S)`` (the source padding mask, ``(B, 1, 1, S)``).
-        Returns ``(B, T, D)``.
+        ``cache``: an optional :class:`~attnlab.mechanism.kvcache.LayerKV` for the
+        self-attention. Returns ``(B, T, D)``.
 
     Raises:
         ValueError: ``memory`` missing with cross-attention, or given without it; ``x`` or
             ``memory`` not of shape ``(B, length, D)``.
-        TypeError: ``x`` or ``memory`` not a tensor of the block's floating dtype.
+        TypeError: ``config`` not a :class:`TransformerConfig`; ``x`` or ``memory`` not a
+            tensor of the block's floating dtype.
 
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def _build(self, config: TransformerConfig, *, cross_attention: bool = True) -> None:
-        self.self_attn = MultiHeadAttention(config)
-        self.cross_attn = MultiHeadAttention(config) if cross_attention else None
-        self.ffn = FeedForward(config)
-        self.norm1 = LayerNorm(config)
-        self.norm2 = LayerNorm(config) if cross_attention else None
-        self.norm3 = LayerNorm(config)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
-        self.dropout3 = nn.Dropout(config.dropout)
+    def __init__(self, config: TransformerConfig, *, cross_attention: bool = True) -> None:
+        super().__init__(config)
+        self.self_attn = _attention(config)
+        self.cross_attn = _attention(config) if cross_attention else None
+        self.ffn = _feed_forward(config)
+        self.norm1 = _norm(config)
+        self.norm2 = _norm(config) if cross_attention else None
+        self.norm3 = _norm(config)
+        self.dropout1, self.dropout2, self.dropout3 = (nn.Dropout(config.dropout) for _ in "123")
         self.self_attn_weights: torch.Tensor | None = None
         self.cross_attn_weights: torch.Tensor | None = None
 
@@ -356,6 +314,21 @@ class DecoderBlock(_Block):
         *,
         cache: LayerKV | None = None,
     ) -> torch.Tensor:
+        self._check_inputs(x, memory)
+        attend = self._self_attention
+        if self.norm_first:  # pre-LN: x + Sublayer(LN(x))
+            x = x + attend(self.norm1(x), self_mask, cache)  # (B, T, D)
+            if self.cross_attn is not None:  # (B, T, D) queries over (B, S, D) memory
+                x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
+            x = x + self.dropout3(self.ffn(self.norm3(x)))  # (B, T, D)
+        else:  # post-LN: LN(x + Sublayer(x))
+            x = self.norm1(x + attend(x, self_mask, cache))  # (B, T, D)
+            if self.cross_attn is not None:
+                x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
+            x = self.norm3(x + self.dropout3(self.ffn(x)))  # (B, T, D)
+        return x
+
+    def _check_inputs(self, x: Any, memory: Any) -> None:
         if self.cross_attn is not None and memory is None:
             raise ValueError("this DecoderBlock has cross-attention: pass the encoder memory")
         if self.cross_attn is None and memory is not None:
@@ -365,17 +338,6 @@ class DecoderBlock(_Block):
         self._check(x)
         if memory is not None:
             self._check(memory, "memory")
-        if self.norm_first:
-            x = x + self._self_attention(self.norm1(x), self_mask, cache)
-            if self.cross_attn is not None:
-                x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
-            x = x + self.dropout3(self.ffn(self.norm3(x)))
-        else:
-            x = self.norm1(x + self._self_attention(x, self_mask, cache))
-            if self.cross_attn is not None:
-                x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
-            x = self.norm3(x + self.dropout3(self.ffn(x)))
-        return x  # (B, T, D)
 
     def _cross_attention(
         self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
@@ -386,43 +348,19 @@ class DecoderBlock(_Block):
 
 
 class _Stack(nn.Module):
-    """``n_layers`` blocks, and a final LayerNorm for a pre-LN stack (see :class:`Encoder`).
+    """``config.n_layers`` blocks, and a final LayerNorm for a pre-LN stack (see :class:`Encoder`).
 
-    ``__init__`` takes a :class:`TransformerConfig` or the keyword form (post-LN default);
     ``block_options`` go to every block (``cross_attention`` for a :class:`Decoder`).
     """
 
     block: type[_Block]
 
-    def __init__(
-        self,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        n_layers: int | None = None,
-        d_ff: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
-        *,
-        d_model: int | None = None,
-        **block_options: Any,
-    ) -> None:
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            type(self).__name__,
-            _LAYER_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
+    def __init__(self, config: TransformerConfig, **block_options: Any) -> None:
         super().__init__()
-        self.config = config
+        self.config = TransformerConfig.check(config, type(self).__name__)
         layers = (self.block(config, **block_options) for _ in range(config.n_layers))
         self.layers = nn.ModuleList(layers)
-        self.norm = LayerNorm(config) if config.norm_first else None
+        self.norm = _norm(config) if config.norm_first else None
 
     def _finish(self, x: torch.Tensor) -> torch.Tensor:
         return x if self.norm is None else self.norm(x)
@@ -438,8 +376,7 @@ class Encoder(_Stack):
     A post-LN stack already ends with a norm, so it gets none (``self.norm`` is ``None``).
 
     Args:
-        config: a :class:`TransformerConfig` (with ``n_layers``), or the keyword form
-            ``Encoder(d_model, n_heads, n_layers, d_ff, dropout=0.0, norm_first=False)``.
+        config: a :class:`TransformerConfig` (its ``n_layers`` blocks).
 
     Shapes:
         ``x``: ``(B, S, D)``; ``mask`` as in :class:`EncoderBlock`. Returns ``(B, S, D)``.
@@ -462,7 +399,7 @@ class Decoder(_Stack):
     *last* encoder layer's output), as in the paper.
 
     Args:
-        config: a :class:`TransformerConfig`, or the keyword form of :class:`Encoder`.
+        config: a :class:`TransformerConfig`.
         cross_attention: ``False`` for a decoder-only model.
 
     Shapes:
@@ -473,6 +410,9 @@ class Decoder(_Stack):
     """
 
     block = DecoderBlock
+
+    def __init__(self, config: TransformerConfig, *, cross_attention: bool = True) -> None:
+        super().__init__(config, cross_attention=cross_attention)
 
     def forward(
         self,
@@ -489,59 +429,57 @@ class Decoder(_Stack):
         return self._finish(x)
 
 
+# -- the models ---------------------------------------------------------------------------------
+
+
 class _TokenModel(nn.Module):
-    """Shared checks and embedding for the two models."""
+    """What the two models share: the config, the token checks, embedding, running a stack."""
 
-    max_len: int
-    pad_id: int | None
+    def _setup(self, config: TransformerConfig, pad_id: int | None) -> None:
+        who = type(self).__name__
+        self.config = TransformerConfig.check(config, who)
+        self.d_model, self.max_len = config.d_model, config.require_max_len(who)
+        self.pad_id = pad_id
 
-    def _check_tokens(self, tokens: Any, name: str, vocab: int) -> None:
-        if not isinstance(tokens, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {describe(tokens)}")
-        if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
-            raise TypeError(f"{name} must hold integer token ids, got {describe(tokens)}")
-        if tokens.ndim != 2 or tokens.shape[1] == 0:
-            raise ValueError(f"{name} must have shape (batch, length >= 1), got {describe(tokens)}")
-        check_device(tokens, self, who=type(self).__name__, name=name)
-        if tokens.shape[1] > self.max_len:
-            raise ValueError(
-                f"{name} has length {tokens.shape[1]}, longer than the model's "
-                f"max_len={self.max_len}"
-            )
-        lo, hi = int(tokens.min()), int(tokens.max())
-        if lo < 0 or hi >= vocab:
-            bad = hi if hi >= vocab else lo
-            raise ValueError(
-                f"{name} holds token id {bad} (ids range over {lo}..{hi}), but the vocabulary "
-                f"has {vocab} ids: valid ids are 0..{vocab - 1}"
-            )
+    def _embedding(self, vocab: int) -> nn.Embedding:
+        return nn.Embedding(vocab, self.d_model, padding_idx=self.pad_id)
 
-    @staticmethod
-    def _init_embedding(embedding: nn.Embedding, d_model: int) -> None:
+    def _init_embedding(self, embedding: nn.Embedding) -> None:
         # N(0, 1/D): after the sqrt(D) scaling the token vectors have unit-variance entries,
         # the same scale as the positional code they are added to.
-        nn.init.normal_(embedding.weight, std=d_model**-0.5)
+        nn.init.normal_(embedding.weight, std=self.d_model**-0.5)
         if embedding.padding_idx is not None:
             with torch.no_grad():
                 embedding.weight[embedding.padding_idx].zero_()
 
+    def _embed(self, table: nn.Embedding, tokens: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Token vectors · √D + positions ``start ..``, then dropout: ``(B, T) -> (B, T, D)``."""
+        x = table(tokens) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
+        return self.dropout(self.positional(x, start))  # (B, T, D)
+
+    def _run(self, stack: _Stack, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        """``stack(x, ...)``, with ``x`` checked once here: the layers inside receive only
+        tensors the model made, so they skip their own checks (:func:`inputs_checked`)."""
+        check_input(x, self.d_model, who=type(self).__name__, module=stack)
+        with inputs_checked():
+            return stack(x, *args, **kwargs)  # (B, T, D) -> (B, T, D)
+
+    def _check_tokens(self, tokens: Any, name: str, vocab: int) -> None:
+        check_token_batch(
+            tokens, vocab, who=type(self).__name__, name=name, module=self, max_len=self.max_len
+        )
+
 
 def _token_id(i: Any, name: str, size: int, where: str = "") -> int:
     """``i`` as an ``int`` in ``0 .. size - 1`` (NumPy integers accepted, bools not)."""
-    try:
-        n = check_int(i, name)
-    except ValueError:
-        n = -1
-    if not 0 <= n < size:
-        raise ValueError(f"{name} must be an id in {where}0..{size - 1}, got {i!r}")
-    return n
+    return check_int(i, name, low=0, high=size - 1, expected=f"an id in {where}0..{size - 1}")
 
 
-def _make_positional(kind: str, d_model: int, max_len: int) -> nn.Module:
+def _positions(kind: str, d_model: int, max_len: int) -> nn.Module:
     if kind == "sinusoidal":
         return SinusoidalPositionalEncoding(d_model, max_len)
     if kind == "learned":
-        return LearnedPositionalEmbedding(max_len, d_model)
+        return LearnedPositionalEmbedding(d_model, max_len)
     raise ValueError(f"positional must be 'sinusoidal' or 'learned', got {kind!r}")
 
 
@@ -558,17 +496,15 @@ class EncoderDecoder(_TokenModel):
     is causal and also hides padded target keys. (A source made only of padding thus
     gives all-zero cross-attention weights, never NaN.)
 
-    The model defaults to pre-LN (``norm_first=True``) because it trains reliably on a CPU
-    with Adam and a short warm-up; ``norm_first=False`` gives the paper's post-LN layout.
+    The config's default, pre-LN (``norm_first=True``), trains reliably on a CPU with Adam
+    and a short warm-up; ``norm_first=False`` gives the paper's post-LN layout.
 
     Args:
         src_vocab: number of source token ids.
         tgt_vocab: number of target token ids.
         config: a :class:`TransformerConfig` with ``max_len`` set (the longest source or
             target sequence accepted); its ``n_layers`` blocks go in the encoder and in
-            the decoder, its ``dropout`` also on the embeddings. The keyword form
-            ``EncoderDecoder(src_vocab, tgt_vocab, d_model, n_heads, n_layers, d_ff,
-            max_len, dropout=0.0, norm_first=True)`` builds one.
+            the decoder, its ``dropout`` also on the embeddings.
         pad_id: the padding token id (in both vocabularies); its embedding is zero and
             receives no gradient.
         positional: ``"sinusoidal"`` (the paper) or ``"learned"``.
@@ -579,7 +515,8 @@ class EncoderDecoder(_TokenModel):
     Raises:
         ValueError: token ids outside the vocabulary (naming the id and the vocabulary
             size), sequences longer than ``max_len``, inconsistent batch sizes.
-        TypeError: tokens that are not an integer tensor.
+        TypeError: a ``config`` that is not a :class:`TransformerConfig`; tokens that are
+            not an integer tensor.
 
     Taught in: chapters/07_transformer.ipynb
     """
@@ -588,65 +525,42 @@ class EncoderDecoder(_TokenModel):
         self,
         src_vocab: int,
         tgt_vocab: int,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        n_layers: int | None = None,
-        d_ff: int | None = None,
-        max_len: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
+        config: TransformerConfig,
+        *,
         pad_id: int = 0,
         positional: str = "sinusoidal",
-        *,
-        d_model: int | None = None,
     ) -> None:
         super().__init__()
         src_vocab = positive_int(src_vocab, "src_vocab")
         tgt_vocab = positive_int(tgt_vocab, "tgt_vocab")
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "EncoderDecoder",
-            _MODEL_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            max_len=max_len,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        max_len = config.require_max_len("EncoderDecoder")
         pad_id = _token_id(pad_id, "pad_id", min(src_vocab, tgt_vocab), "both vocabularies: ")
-        D = config.d_model
-        self.config = config
-        self.src_vocab, self.tgt_vocab, self.d_model = src_vocab, tgt_vocab, D
-        self.max_len, self.pad_id = max_len, pad_id
-        self.src_embed = nn.Embedding(src_vocab, D, padding_idx=pad_id)
-        self.tgt_embed = nn.Embedding(tgt_vocab, D, padding_idx=pad_id)
-        self._init_embedding(self.src_embed, D)
-        self._init_embedding(self.tgt_embed, D)
-        self.positional = _make_positional(positional, D, max_len)
+        self._setup(config, pad_id)
+        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.src_embed, self.tgt_embed = self._embedding(src_vocab), self._embedding(tgt_vocab)
+        self._init_embedding(self.src_embed)
+        self._init_embedding(self.tgt_embed)
+        self.positional = _positions(positional, self.d_model, self.max_len)
         self.dropout = nn.Dropout(config.dropout)
-        self.encoder = Encoder(config)
-        self.decoder = Decoder(config)
-        self.to_logits = nn.Linear(D, tgt_vocab)
+        self.encoder, self.decoder = Encoder(config), Decoder(config)
+        self.to_logits = nn.Linear(self.d_model, tgt_vocab)
 
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Run the encoder: returns ``memory`` ``(B, S, D)`` and the source mask ``(B, 1, 1, S)``."""
         self._check_tokens(src, "src", self.src_vocab)
-        src_mask = padding_mask(tokens=src, pad_id=self.pad_id)[
-            :, None
-        ]  # (B, 1, S) -> (B, 1, 1, S)
-        x = self.src_embed(src) * math.sqrt(self.d_model)  # (B, S) -> (B, S, D)
-        x = self.dropout(self.positional(x))  # (B, S, D)
-        return self.encoder(x, src_mask), src_mask
+        src_mask = padding_mask(tokens=src, pad_id=self.pad_id)[:, None]  # (B, 1, 1, S)
+        x = self._embed(self.src_embed, src)  # (B, S) -> (B, S, D)
+        return self._run(self.encoder, x, src_mask), src_mask  # (B, S, D), (B, 1, 1, S)
 
     def decode(
         self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor
     ) -> torch.Tensor:
         """Run the decoder on ``tgt_in`` ``(B, T)`` over ``memory``: logits ``(B, T, tgt_vocab)``."""
         self._check_tokens(tgt_in, "tgt_in", self.tgt_vocab)
+        D = self.d_model
+        shape = f"(B, S, d_model={D})"
+        check_input(
+            memory, D, who="EncoderDecoder", name="memory", shape=shape, ndim=3, module=self
+        )
         if tgt_in.shape[0] != memory.shape[0]:
             raise ValueError(
                 f"tgt_in has batch size {tgt_in.shape[0]} but the encoder memory has "
@@ -657,9 +571,8 @@ class EncoderDecoder(_TokenModel):
             causal_mask(T, like=tgt_in),  # (T, T)
             padding_mask(tokens=tgt_in, pad_id=self.pad_id)[:, None],  # (B, 1, 1, T)
         )  # -> (B, 1, T, T)
-        y = self.tgt_embed(tgt_in) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
-        y = self.dropout(self.positional(y))  # (B, T, D)
-        y = self.decoder(y, memory, self_mask, src_mask)  # (B, T, D)
+        y = self._embed(self.tgt_embed, tgt_in)  # (B, T) -> (B, T, D)
+        y = self._run(self.decoder, y, memory, self_mask, src_mask)  # (B, T, D)
         return self.to_logits(y)  # (B, T, D) -> (B, T, tgt_vocab)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
@@ -695,17 +608,16 @@ class DecoderOnlyLM(_TokenModel):
     Args:
         vocab: number of token ids.
         config: a :class:`TransformerConfig` with ``max_len`` set, as in
-            :class:`EncoderDecoder`; or the keyword form ``DecoderOnlyLM(vocab, d_model,
-            n_heads, n_layers, d_ff, max_len, dropout=0.0, norm_first=True)``.
+            :class:`EncoderDecoder`.
         positional: ``"learned"`` (GPT's choice, the default) or ``"sinusoidal"``.
         pad_id: optional padding id; if given, padded keys are hidden too and its embedding
             is zero.
 
     Shapes:
         ``forward(tokens (B, T))`` -> logits ``(B, T, vocab)``. With a
-        :class:`~attnlab.mechanism.scale.KVCache`, ``forward(tokens, cache)`` processes only the
-        new tokens: they take positions ``cache.length ..``, attend to the cached keys and
-        values as well as their own, and append theirs to the cache (chapter 8).
+        :class:`~attnlab.mechanism.kvcache.KVCache`, ``forward(tokens, cache)`` processes
+        only the new tokens: they take positions ``cache.length ..``, attend to the cached
+        keys and values as well as their own, and append theirs to the cache (chapter 8).
 
     Raises:
         ValueError / TypeError: as :class:`EncoderDecoder`.
@@ -716,44 +628,22 @@ class DecoderOnlyLM(_TokenModel):
     def __init__(
         self,
         vocab: int,
-        config: TransformerConfig | int | None = None,
-        n_heads: int | None = None,
-        n_layers: int | None = None,
-        d_ff: int | None = None,
-        max_len: int | None = None,
-        dropout: float | None = None,
-        norm_first: bool | None = None,
+        config: TransformerConfig,
+        *,
         positional: str = "learned",
         pad_id: int | None = None,
-        *,
-        d_model: int | None = None,
     ) -> None:
         super().__init__()
         vocab = positive_int(vocab, "vocab")
-        config = TransformerConfig.resolve(
-            config,
-            None,
-            "DecoderOnlyLM",
-            _MODEL_DEFAULTS,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            max_len=max_len,
-            dropout=dropout,
-            norm_first=norm_first,
-        )
-        max_len = config.require_max_len("DecoderOnlyLM")
         pad_id = None if pad_id is None else _token_id(pad_id, "pad_id", vocab)
-        D = config.d_model
-        self.config = config
-        self.vocab, self.d_model, self.max_len, self.pad_id = vocab, D, max_len, pad_id
-        self.embed = nn.Embedding(vocab, D, padding_idx=pad_id)
-        self._init_embedding(self.embed, D)
-        self.positional = _make_positional(positional, D, max_len)
+        self._setup(config, pad_id)
+        self.vocab = vocab
+        self.embed = self._embedding(vocab)
+        self._init_embedding(self.embed)
+        self.positional = _positions(positional, self.d_model, self.max_len)
         self.dropout = nn.Dropout(config.dropout)
         self.decoder = Decoder(config, cross_attention=False)
-        self.to_logits = nn.Linear(D, vocab)
+        self.to_logits = nn.Linear(self.d_model, vocab)
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         self._check_tokens(tokens, "tokens", self.vocab)
@@ -763,24 +653,25 @@ class DecoderOnlyLM(_TokenModel):
             raise ValueError(
                 f"{past} cached + {T} new tokens exceed the model's max_len={self.max_len}"
             )
+        mask = self._mask(tokens, past, cache)  # (T, S), (B, 1, T, S) or None
+        x = self._embed(self.embed, tokens, past)  # (B, T, D), positions past .. past + T - 1
+        x = self._run(self.decoder, x, None, mask, cache=cache)  # (B, T, D)
+        return self.to_logits(x)  # (B, T, D) -> (B, T, vocab)
+
+    def _mask(self, tokens: torch.Tensor, past: int, cache: KVCache | None) -> Any:
+        """Causal over ``past + T`` keys, padded keys hidden (the cached ones too)."""
+        T = tokens.shape[1]
         # The new queries are the last T of past + T positions. A single one may see every
         # key: no causal mask to build (the one-token steps of cached generation).
         mask = None if T == 1 else causal_mask(T, past + T, like=tokens)  # (T, S)
-        if self.pad_id is not None:
-            keys = padding_mask(tokens=tokens, pad_id=self.pad_id)[:, None]  # (B, 1, 1, T)
-            if cache is not None:  # padding among the cached keys stays hidden
-                if cache.key_visible is not None:
-                    keys = torch.cat([cache.key_visible, keys], dim=-1)  # (B, 1, 1, S)
-                cache.key_visible = keys
-            mask = keys if mask is None else combine_masks(mask, keys)  # -> (B, 1, T, S)
-        x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
-        x = self.dropout(self.positional(x, past))  # positions past .. past + T - 1
-        # Checked once here (the embeddings match the blocks' weights); the blocks and their
-        # sub-layers, which receive only tensors made inside the model, skip their checks.
-        check_input(x, self.d_model, who="DecoderOnlyLM", module=self.decoder)
-        with inputs_checked():
-            x = self.decoder(x, None, mask, cache=cache)  # (B, T, D)
-        return self.to_logits(x)  # (B, T, D) -> (B, T, vocab)
+        if self.pad_id is None:
+            return mask
+        keys = padding_mask(tokens=tokens, pad_id=self.pad_id)[:, None]  # (B, 1, 1, T)
+        if cache is not None:  # padding among the cached keys stays hidden
+            if cache.key_visible is not None:
+                keys = torch.cat([cache.key_visible, keys], dim=-1)  # (B, 1, 1, S)
+            cache.key_visible = keys
+        return keys if mask is None else combine_masks(mask, keys)  # -> (B, 1, T, S)
 
     def attention_maps(self) -> dict[str, list[torch.Tensor]]:
         """``{"decoder_self": [...]}``: per layer, the ``(B, H, T, T)`` causal weights of the last pass."""
@@ -791,212 +682,3 @@ def _complete(maps: dict[str, list[Any]]) -> dict[str, list[torch.Tensor]]:
     if any(w is None for ws in maps.values() for w in ws):
         raise RuntimeError("no attention weights yet: run the model on a batch first")
     return maps
-
-
-@torch.no_grad()
-def greedy_decode(
-    model: EncoderDecoder, src: torch.Tensor, *, bos_id: int, eos_id: int, max_len: int
-) -> torch.Tensor:
-    """Translate ``src`` one token at a time, always taking the most likely next token.
-
-    Starts every target with ``bos_id``; at each step runs the decoder on the prefix so far
-    and appends the argmax of the last position's logits. A sequence that has produced
-    ``eos_id`` is finished: later positions get ``model.pad_id``. Stops after ``max_len``
-    tokens or when every sequence is finished. The encoder runs once. The model is put in
-    eval mode for the call (dropout off) and restored afterwards.
-
-    Args:
-        model: an :class:`EncoderDecoder`.
-        src: ``(B, S)`` source token ids.
-        bos_id: the begin-of-sequence id that starts the decoder input.
-        eos_id: the end-of-sequence id.
-        max_len: the most tokens to generate (EOS included); at most ``model.max_len``.
-
-    Returns:
-        ``(B, L)`` generated ids with ``L <= max_len``, without the BOS, each row ending at its
-        EOS and padded with ``model.pad_id`` after it; same layout as a ``tgt_out`` batch.
-
-    Raises:
-        ValueError: ``max_len`` out of range, or ids outside the target vocabulary.
-
-    Taught in: chapters/07_transformer.ipynb
-    """
-    if not isinstance(model, EncoderDecoder):
-        raise TypeError(f"greedy_decode needs an EncoderDecoder, got {type(model).__name__}")
-    max_len = positive_int(max_len, "max_len")
-    if max_len > model.max_len:
-        raise ValueError(f"max_len={max_len} exceeds the model's max_len={model.max_len}")
-    bos_id = _token_id(bos_id, "bos_id", model.tgt_vocab)
-    eos_id = _token_id(eos_id, "eos_id", model.tgt_vocab)
-    was_training = model.training
-    model.eval()
-    try:
-        memory, src_mask = model.encode(src)  # (B, S, D), (B, 1, 1, S)
-        B = src.shape[0]
-        out = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-        finished = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B,)
-        for _ in range(max_len):
-            logits = model.decode(out, memory, src_mask)[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
-            nxt = logits.argmax(dim=-1)  # (B,)
-            nxt = torch.where(finished, torch.full_like(nxt, model.pad_id), nxt)
-            out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t) -> (B, t + 1)
-            finished |= nxt == eos_id
-            if bool(finished.all()):
-                break
-    finally:
-        model.train(was_training)
-    return out[:, 1:]  # drop BOS: (B, L)
-
-
-@torch.no_grad()
-def generate(
-    model: DecoderOnlyLM,
-    prompt: torch.Tensor,
-    *,
-    max_new_tokens: int,
-    eos_id: int | None = None,
-    use_cache: bool = False,
-    temperature: float = 0.0,
-    generator: torch.Generator | None = None,
-) -> torch.Tensor:
-    r"""Continue ``prompt`` with a :class:`DecoderOnlyLM`: greedily, or by sampling.
-
-    .. math:: p(\text{next} = v) = \mathrm{softmax}(\text{logits} / \tau)_v
-
-    Appends one token ``max_new_tokens`` times: with ``temperature`` 0 (the default) the
-    argmax (greedy decoding); with ``temperature`` :math:`\tau > 0` a token drawn from the
-    softmax of the logits divided by :math:`\tau` (chapter 2's temperature: below 1 sharper,
-    above 1 flatter; :math:`\tau \to 0` is greedy). When the sequence outgrows
-    ``model.max_len`` only its last ``max_len`` tokens are fed back (a sliding window, as
-    nanoGPT does). With ``eos_id``, a row that produced it is continued with ``eos_id``
-    and generation stops early once every row has. Runs in eval mode (restored after).
-
-    With ``use_cache=True`` the prompt runs once and every later step feeds only the new
-    token, whose query attends to the keys and values kept in a
-    :class:`~attnlab.mechanism.scale.KVCache`: the same tokens as recomputation, with one token's
-    work per step instead of the whole prefix's. Once the window slides (the positions of
-    every kept token shift), the cache is rebuilt from the window at each step.
-
-    Args:
-        model: a :class:`DecoderOnlyLM`.
-        prompt: ``(B, T0)`` token ids, ``T0 >= 1``.
-        max_new_tokens: how many tokens to append.
-        eos_id: optional end-of-sequence id.
-        use_cache: keep the keys and values of past tokens (chapter 8).
-        temperature: 0 for greedy decoding, or a positive sampling temperature.
-        generator: optional ``torch.Generator`` for the draws (the same seed gives the same
-            samples).
-
-    Returns:
-        ``(B, T0 + n)`` ids: the prompt followed by ``n <= max_new_tokens`` new tokens.
-
-    Raises:
-        ValueError: a negative or non-numeric ``temperature``.
-
-    Taught in: chapters/07_transformer.ipynb and chapters/08_scale.ipynb (the cache)
-    """
-    if not isinstance(model, DecoderOnlyLM):
-        raise TypeError(f"generate needs a DecoderOnlyLM, got {type(model).__name__}")
-    temperature = check_real(
-        temperature,
-        "temperature",
-        expected="0 (greedy) or a positive number",
-        ok=lambda t: 0.0 <= t < math.inf,
-    )
-    max_new_tokens = positive_int(max_new_tokens, "max_new_tokens")
-    eos_id = None if eos_id is None else _token_id(eos_id, "eos_id", model.vocab)
-    if not isinstance(prompt, torch.Tensor):
-        raise TypeError(f"prompt must be a torch.Tensor of token ids, got {describe(prompt)}")
-    model._check_tokens(prompt[:, -model.max_len :], "prompt", model.vocab)
-    window = model.max_len
-    was_training = model.training
-    model.eval()
-    try:
-        out = prompt.long()
-        finished = torch.zeros(out.shape[0], dtype=torch.bool, device=out.device)  # (B,)
-        cache = None
-        for _ in range(max_new_tokens):
-            if not use_cache:
-                logits = model(out[:, -window:])[:, -1]  # (B, t, n_vocab) -> (B, n_vocab)
-            elif cache is None or cache.length >= window:  # prefill (again)
-                cache = KVCache(len(model.decoder.layers), capacity=window)
-                logits = model(out[:, -window:], cache)[:, -1]  # (B, n_vocab)
-            else:  # one new token: (B, 1) -> (B, 1, n_vocab) -> (B, n_vocab)
-                logits = model(out[:, -1:], cache)[:, -1]
-            nxt = _next_token(logits, temperature, generator)  # (B,)
-            if eos_id is not None:
-                nxt = torch.where(finished, torch.full_like(nxt, eos_id), nxt)
-                finished |= nxt == eos_id
-            out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t) -> (B, t + 1)
-            if eos_id is not None and bool(finished.all()):
-                break
-    finally:
-        model.train(was_training)
-    return out
-
-
-def generation_seconds(
-    model: DecoderOnlyLM,
-    prompt: torch.Tensor,
-    new_tokens: list[int],
-    *,
-    repeats: int = 3,
-    clock: str = "cpu",
-) -> list[dict[str, float]]:
-    """What the KV cache saves: time of greedy :func:`generate` without and with it.
-
-    For each ``n`` in ``new_tokens``, generation of ``n`` tokens after ``prompt`` is timed
-    both ways, the two in turns, median of ``repeats``
-    (:func:`attnlab.measure.median_seconds_each`), in processor time by default, so that
-    other programs on the machine count for neither. Both ways are warmed up once, at the
-    first ``n``.
-
-    Args:
-        model: a :class:`DecoderOnlyLM`.
-        prompt: ``(B, T0)`` token ids.
-        new_tokens: the numbers of tokens to generate, each ``>= 1``.
-        repeats: timed runs of each (the median is kept).
-        clock: ``"cpu"`` (processor time, the default) or ``"wall"`` (elapsed time).
-
-    Returns:
-        One dict per ``n``: ``{"new_tokens": n, "recompute_s": ..., "cache_s": ...,
-        "speedup": recompute_s / cache_s}``.
-
-    Raises:
-        ValueError: an empty ``new_tokens``, a count or ``repeats`` that is not a positive
-            integer, or an unknown ``clock``.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-    counts = [positive_int(n, "new_tokens") for n in new_tokens]
-    if not counts:
-        raise ValueError("new_tokens must list at least one number of tokens to generate")
-    positive_int(repeats, "repeats")
-    check_clock(clock)
-    rows = []
-    for i, n in enumerate(counts):
-        runs = {
-            "recompute": lambda n=n: generate(model, prompt, max_new_tokens=n),
-            "cache": lambda n=n: generate(model, prompt, max_new_tokens=n, use_cache=True),
-        }
-        seconds = median_seconds_each(
-            runs, repeats, clock=clock, device=prompt.device, warm_up=i == 0
-        )
-        rows.append(
-            {
-                "new_tokens": n,
-                "recompute_s": seconds["recompute"],
-                "cache_s": seconds["cache"],
-                "speedup": seconds["recompute"] / seconds["cache"],
-            }
-        )
-    return rows
-
-
-def _next_token(
-    logits: torch.Tensor, temperature: float, generator: torch.Generator | None
-) -> torch.Tensor:
-    if temperature == 0:
-        return logits.argmax(dim=-1)  # (B, n_vocab) -> (B,)
-    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (B, n_vocab)
-    return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (B, 1) -> (B,)

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from .._validate import check_int, positive_int, same_device
+from .._validate import check_int, check_token_ids, positive_int, same_device
 
 __all__ = [
     "BOS_ID",
@@ -337,12 +337,9 @@ class _TextTask:
         """
         if isinstance(ids, torch.Tensor):
             ids = ids.tolist()
-        out = []
-        for i in np.asarray(ids).reshape(-1).tolist():
-            if not 0 <= int(i) < len(self.tokens):
-                raise ValueError(f"token id {i} is outside 0..{len(self.tokens) - 1}")
-            out.append(self.tokens[int(i)])
-        return out
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        check_token_ids(ids, len(self.tokens), what="this task's vocabulary")
+        return [self.tokens[i] for i in ids.tolist()]
 
     def decode(self, ids: Any) -> str:
         """The text of one sequence of ids: stops at the first EOS, skips PAD and BOS."""

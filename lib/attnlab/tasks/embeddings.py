@@ -30,14 +30,21 @@ Taught in: chapters/02_similarity.ipynb
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validate import as_array, as_float, describe, device, namespace, positive_int
+from .._validate import (
+    as_array,
+    as_float,
+    check_token_ids,
+    describe,
+    device,
+    namespace,
+    positive_int,
+)
 from ..data_files import read_text
 from ..mechanism.similarity import cosine_similarity
 from .tokenizer import word_tokenize
@@ -214,14 +221,7 @@ def toy_embeddings() -> EmbeddingTable:
 def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
     if not xp.isdtype(ids.dtype, "integral"):
         raise TypeError(f"ids must be integers, got {describe(ids)}")
-    if math.prod(ids.shape) == 0:
-        return
-    low, high = int(xp.min(ids)), int(xp.max(ids))
-    if low < 0 or high >= size:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"id {bad} is out of range for {what} of size {size} (valid ids: 0..{size - 1})"
-        )
+    check_token_ids(ids, size, what=what)
 
 
 def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:

@@ -7,10 +7,10 @@ token of the sequence (think: the subject of the sentence) and the **previous** 
   one relation exactly, from one-hot position features.
 - :func:`first_and_previous_batch` makes the task: at every position ``t >= 1`` the model
   must name the pair (first token, previous token), one answer out of ``n_symbols²``.
-- :class:`OneLayerAttention` is the smallest model that can solve it: token and position
+- :class:`OneLayerMultiHead` is the smallest model that can solve it: token and position
   embeddings, one causal :class:`~attnlab.mechanism.multihead.MultiHeadAttention` layer with a
   residual connection, and a linear read-out. :func:`train_heads_model` trains it
-  deterministically in about a second (one CPU thread) with :func:`attnlab.tasks.training.train`.
+  deterministically in about a second (one CPU thread) with :func:`attnlab.tasks.loop.train`.
 - :func:`head_roles` measures, for every head, how much weight it puts on the previous
   token and on the first token: the two numbers that say which head does what.
 
@@ -30,11 +30,11 @@ from torch import nn
 from .._validate import check_device, check_int, positive_int, to_numpy
 from ..mechanism.masking import causal_mask
 from ..mechanism.multihead import MultiHeadAttention
-from .training import train
+from .loop import train
 
 __all__ = [
     "IGNORE",
-    "OneLayerAttention",
+    "OneLayerMultiHead",
     "decode_pair",
     "first_and_previous_batch",
     "first_and_previous_batches",
@@ -145,7 +145,7 @@ def decode_pair(target: Any, n_symbols: int = 8) -> tuple[Any, Any]:
     return (target - 1) // n_symbols, (target - 1) % n_symbols
 
 
-class OneLayerAttention(nn.Module):
+class OneLayerMultiHead(nn.Module):
     """Embeddings, one causal multi-head attention layer with a residual, a linear read-out.
 
     ``h = E[x] + P``; ``logits = W_out (h + MultiHeadAttention(h))``. There is no
@@ -175,7 +175,7 @@ class OneLayerAttention(nn.Module):
         self.weights: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_device(x, self, who="OneLayerAttention")
+        check_device(x, self, who="OneLayerMultiHead")
         T = x.shape[1]
         if T > self.length:
             raise ValueError(f"sequence length {T} is longer than length={self.length}")
@@ -195,12 +195,12 @@ def train_heads_model(
     batch_size: int = 32,
     lr: float = 1e-2,
     seed: int = 0,
-) -> tuple[OneLayerAttention, list[float]]:
-    """Train a :class:`OneLayerAttention` on "first and previous", deterministically.
+) -> tuple[OneLayerMultiHead, list[float]]:
+    """Train a :class:`OneLayerMultiHead` on "first and previous", deterministically.
 
     Seeds torch and NumPy with ``seed`` and runs on one CPU thread (restored afterwards), so
     the same call gives the same weights on every machine; about a second of CPU time with
-    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.tasks.training.train`).
+    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.tasks.loop.train`).
 
     Args:
         n_heads: heads ``H`` (must divide ``d_model``).
@@ -218,7 +218,7 @@ def train_heads_model(
     torch.set_num_threads(1)
     try:
         torch.manual_seed(seed)
-        model = OneLayerAttention(n_symbols, length, d_model, n_heads)
+        model = OneLayerMultiHead(n_symbols, length, d_model, n_heads)
         data = first_and_previous_batches(
             batch_size, n_symbols=n_symbols, length=length, rng=np.random.default_rng(seed)
         )
@@ -229,7 +229,7 @@ def train_heads_model(
 
 
 @torch.no_grad()
-def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]:
+def head_roles(model: OneLayerMultiHead, inputs: torch.Tensor) -> dict[str, Any]:
     """How each head of ``model`` splits its attention, and how often the model is right.
 
     Runs ``model`` on ``inputs`` and averages, over the batch and over query positions
@@ -237,7 +237,7 @@ def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]
     weight each head puts on key ``t - 1`` and on key 0.
 
     Args:
-        model: a trained :class:`OneLayerAttention`.
+        model: a trained :class:`OneLayerMultiHead`.
         inputs: ``(B, T)`` symbols, e.g. from :func:`first_and_previous_batch`.
 
     Returns:

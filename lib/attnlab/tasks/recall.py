@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .._validate import check_device, describe, positive_int, positive_number
+from .._validate import check_device, check_token_ids, describe, positive_int, positive_number
 from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
@@ -104,11 +104,9 @@ def _check_tokens(
             + (f", {x.dtype}" if isinstance(x, torch.Tensor) else "")
         )
     check_device(x, model, who=type(model).__name__)
-    if x.min() < 0 or x.max() > n_symbols:
-        raise ValueError(
-            f"token ids must lie in [0, {n_symbols}] (the last is the question), "
-            f"got {describe(x)} with ids {int(x.min())}..{int(x.max())}"
-        )
+    check_token_ids(
+        x, n_symbols + 1, name="tokens", what=f"the task ({n_symbols} symbols, 1 question)"
+    )
     if max_len is not None and x.shape[1] > max_len:
         raise ValueError(f"sequences longer than max_len={max_len}: got {describe(x)}")
     return x

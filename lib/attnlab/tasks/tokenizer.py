@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
-from .._validate import check_int, describe, namespace
+from .._validate import check_int, check_token_ids, describe, namespace
 from ..data_files import read_text
 
 __all__ = [
@@ -218,16 +218,11 @@ def _check_ids(ids: Any, vocab_size: int) -> list[int]:
         if ids.ndim != 1 or not xp.isdtype(ids.dtype, "integral"):
             raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
         ids = ids.tolist()
-    out = []
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
             raise TypeError(f"ids must be integers, got {i!r} ({type(i).__name__})")
-        if not 0 <= i < vocab_size:
-            raise ValueError(
-                f"id {int(i)} is out of range for a vocabulary of size {vocab_size} "
-                f"(valid ids: 0..{vocab_size - 1})"
-            )
-        out.append(int(i))
+    out = [int(i) for i in ids]
+    check_token_ids(np.asarray(out, dtype=np.int64), vocab_size)
     return out
 
 
