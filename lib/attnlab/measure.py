@@ -217,6 +217,11 @@ class Stopwatch:
         """Seconds since the start, without the paused ones."""
         return self._now() - self._start - self._paused
 
+    @property
+    def paused_seconds(self) -> float:
+        """Seconds spent inside :meth:`paused` blocks so far."""
+        return self._paused
+
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """Leave the time spent inside this block out of :attr:`seconds`."""

@@ -15,7 +15,6 @@ Taught in: chapters/07_transformer.ipynb
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .._validate import positive_int
+from ..measure import Stopwatch
 from ..mechanism.config import TransformerConfig
 from ..mechanism.decoding import generate, greedy_decode
 from ..mechanism.transformer import DecoderOnlyLM, EncoderDecoder
@@ -220,17 +220,14 @@ def train_adder(
     checked: list[int] = []
     accuracy: list[float] = []
     seconds: list[float] = []
-    grading = 0.0  # seconds spent grading, left out of the training time
-    start = time.perf_counter()
+    watch = Stopwatch()  # training time: the grading below is paused out of it
 
     def grade(step: int) -> None:  # train() calls it before step 1 and after every step
-        nonlocal grading
         if step % eval_every == 0 or step == ADDER["steps"]:
-            now = time.perf_counter()
-            seconds.append(now - start - grading)
+            seconds.append(watch.seconds)
             checked.append(step)
-            accuracy.append(exact_match(model, held_out))
-            grading += time.perf_counter() - now
+            with watch.paused():
+                accuracy.append(exact_match(model, held_out))
 
     losses = train(
         model,
