@@ -60,6 +60,7 @@ __all__ = [
     "match_kind",
     "namespace",
     "positive_int",
+    "positive_ints",
     "positive_number",
     "probability",
     "same_device",
@@ -132,6 +133,11 @@ def positive_int(value: Any, name: str) -> int:
     return check_int(value, name, low=1)
 
 
+def positive_ints(**sizes: Any) -> list[int]:
+    """Each of ``sizes`` (by name) as a positive Python ``int``, in order (:func:`positive_int`)."""
+    return [positive_int(n, name) for name, n in sizes.items()]
+
+
 def check_real(
     value: Any,
     name: str,
@@ -167,7 +173,12 @@ def probability(value: Any, name: str = "dropout") -> float:
 
 
 def check_heads(
-    width: Any, heads: Any, *, width_name: str = "d_model", heads_name: str = "n_heads"
+    width: Any,
+    heads: Any,
+    *,
+    width_name: str = "d_model",
+    heads_name: str = "n_heads",
+    why: str = "",
 ) -> tuple[int, int]:
     """``(width, heads)`` as positive ``int``s, ``heads`` dividing ``width``.
 
@@ -180,10 +191,8 @@ def check_heads(
     """
     width, heads = positive_int(width, width_name), positive_int(heads, heads_name)
     if width % heads:
-        raise ValueError(
-            f"{width_name}={width} is not divisible by {heads_name}={heads}: each head gets "
-            f"{width_name} / {heads_name} features"
-        )
+        why = why or f"each head gets {width_name} / {heads_name} features"
+        raise ValueError(f"{width_name}={width} is not divisible by {heads_name}={heads}: {why}")
     return width, heads
 
 

@@ -30,7 +30,7 @@ from .._validate import (
     check_real,
     describe,
     namespace,
-    positive_int,
+    positive_ints,
 )
 from .similarity import _masked_softmax
 
@@ -148,7 +148,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        d_model, d_head, d_v = _check_sizes(d_model=d_model, d_head=d_head, d_v=d_v)
+        d_model, d_head, d_v = positive_ints(d_model=d_model, d_head=d_head, d_v=d_v)
         self.d_model, self.d_head, self.d_v = d_model, d_head, d_v
         self.W_q = nn.Linear(d_model, d_head, bias=bias)
         self.W_k = nn.Linear(d_model, d_head, bias=bias)
@@ -203,7 +203,7 @@ class CrossAttention(nn.Module):
         d_context = d_model if d_context is None else d_context
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        d_model, d_context, d_head, d_v = _check_sizes(
+        d_model, d_context, d_head, d_v = positive_ints(
             d_model=d_model, d_context=d_context, d_head=d_head, d_v=d_v
         )
         self.d_model, self.d_context, self.d_head, self.d_v = d_model, d_context, d_head, d_v
@@ -282,10 +282,6 @@ class OneLayerAttention(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         out, _ = self.attend(ids)  # (B, T, D)
         return out @ self.E.T  # (B, T, D) @ (D, n_vocab) -> (B, T, n_vocab)
-
-
-def _check_sizes(**sizes: Any) -> list[int]:
-    return [positive_int(n, name) for name, n in sizes.items()]
 
 
 def _check_input(

@@ -34,6 +34,7 @@ from .._validate import (
     describe,
     namespace,
     positive_int,
+    positive_ints,
     probability,
 )
 from .attention import attend
@@ -332,7 +333,7 @@ def mha_parameter_count(d_model: int, n_heads: int = 1, *, bias: bool = True) ->
 
     Taught in: chapters/04_multihead.ipynb
     """
-    _check_sizes(d_model=d_model, n_heads=n_heads)
+    check_heads(d_model, n_heads)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
@@ -377,7 +378,8 @@ def mha_flops(
     Taught in: chapters/04_multihead.ipynb
     """
     k_len = q_len if k_len is None else k_len
-    _check_sizes(d_model=d_model, n_heads=n_heads, q_len=q_len, k_len=k_len, batch=batch)
+    check_heads(d_model, n_heads)
+    positive_ints(q_len=q_len, k_len=k_len, batch=batch)
     B, T, S, D, H = batch, q_len, k_len, d_model, n_heads
     d = D // H
     cost = {
@@ -389,12 +391,6 @@ def mha_flops(
     cost["total"] = sum(cost.values())
     cost["softmax entries"] = B * H * T * S
     return cost
-
-
-def _check_sizes(d_model: int, n_heads: int, **lengths: Any) -> None:
-    check_heads(d_model, n_heads)
-    for name, n in lengths.items():
-        positive_int(n, name)
 
 
 @dataclass(frozen=True)
@@ -463,7 +459,8 @@ def trace_shapes(
     Taught in: chapters/04_multihead.ipynb
     """
     S = q_len if k_len is None else k_len
-    _check_sizes(d_model=d_model, n_heads=n_heads, batch=batch, q_len=q_len, k_len=S)
+    check_heads(d_model, n_heads)
+    positive_ints(batch=batch, q_len=q_len, k_len=S)
     mha = MultiHeadAttention(d_model, n_heads)  # on torch's default device
     generator = torch.Generator().manual_seed(0)  # a CPU generator: draw there, then move
 

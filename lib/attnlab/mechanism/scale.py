@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import array_api_compat.torch as torch_xp
 import numpy as np
 import torch
 from array_api_compat import is_torch_array
@@ -45,7 +46,8 @@ from .._validate import (
     NEG_INF,
     as_array,
     as_float,
-    check_device,
+    check_heads,
+    check_input,
     check_mask,
     check_qkv,
     describe,
@@ -55,7 +57,7 @@ from .._validate import (
 )
 from .attention import scaled_dot_product_attention
 from .kvcache import LayerKV
-from .multihead import merge_heads, split_heads
+from .multihead import _merge, _split
 
 __all__ = [
     "GroupedQueryAttention",
@@ -539,15 +541,14 @@ class GroupedQueryAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int, *, bias: bool = True):
         super().__init__()
-        for name, n in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
-            positive_int(n, name)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        if n_heads % n_kv_heads:
-            raise ValueError(
-                f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
-                "key-value head serves the same number of query heads"
-            )
+        d_model, n_heads = check_heads(d_model, n_heads)
+        n_heads, n_kv_heads = check_heads(
+            n_heads,
+            n_kv_heads,
+            width_name="n_heads",
+            heads_name="n_kv_heads",
+            why="each key-value head serves the same number of query heads",
+        )
         self.d_model, self.n_heads, self.n_kv_heads = d_model, n_heads, n_kv_heads
         self.d_head = d_model // n_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
@@ -564,15 +565,14 @@ class GroupedQueryAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: Any = None, cache: LayerKV | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"GroupedQueryAttention expects a torch.Tensor, got {describe(x)}")
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {describe(x)}")
-        check_device(x, self, who="GroupedQueryAttention")
-        q = split_heads(self.W_q(x), self.n_heads)  # (B, T, D) -> (B, H, T, d)
-        k = split_heads(self.W_k(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
-        v = split_heads(self.W_v(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
+        D, xp = self.d_model, torch_xp
+        check_input(
+            x, D, who="GroupedQueryAttention", shape=f"(B, T, d_model={D})", ndim=3, module=self
+        )
+        q = _split(self.W_q(x), self.n_heads, xp)  # (B, T, D) -> (B, H, T, d)
+        k = _split(self.W_k(x), self.n_kv_heads, xp)  # (B, T, G·d) -> (B, G, T, d)
+        v = _split(self.W_v(x), self.n_kv_heads, xp)  # (B, T, G·d) -> (B, G, T, d)
         if cache is not None:
             k, v = cache.update(k, v)  # -> (B, G, S, d) each, S = cached + T
         out, weights = grouped_query_attention(q, k, v, mask)  # (B, H, T, d), (B, H, T, S)
-        return self.W_o(merge_heads(out)), weights  # (B, H, T, d) -> (B, T, D) -> (B, T, D)
+        return self.W_o(_merge(out, xp)), weights  # (B, H, T, d) -> (B, T, D) -> (B, T, D)
