@@ -237,12 +237,12 @@ CORRECT = [
 ]
 
 
-@pytest.mark.parametrize(("name", "check", "fn"), CORRECT, ids=lambda x: getattr(x, "__name__", x))
-def test_correct_answers_pass(name, check, fn):
-    result = check(fn)
-    assert result.passed, result.text
-    assert result.diagnosis is None
-    assert len(GRADERS[name].cases) >= 4
+# Every right answer, graded by tests/grading/test_correct_answers.py (one test for all chapters).
+CORRECT_ANSWERS = [(name, fn) for name, _, fn in CORRECT]
+
+
+def test_every_exercise_has_four_cases():
+    assert all(len(GRADERS[name].cases) >= 4 for name, _, _ in CORRECT)
 
 
 def test_the_references_pass():
