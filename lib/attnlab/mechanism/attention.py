@@ -174,10 +174,13 @@ class CrossAttention(nn.Module):
 
     Args:
         d_model: size ``D`` of each vector of ``x`` (the queries' side).
-        d_context: size of each vector of ``context`` (default ``d_model``).
         d_head: size ``d`` of queries and keys (default ``d_model``).
         bias: whether the projections have a bias.
+        d_context: size of each vector of ``context`` (default ``d_model``).
         d_v: size of the values and of the output (default ``d_head``).
+
+    The arguments come in :class:`SelfAttention`'s order; the two sizes it does not have
+    (``d_context``, ``d_v``) are keywords.
 
     Shapes:
         ``x``: ``(B, T, D)``, ``context``: ``(B, S, D_c)``; returns ``out``: ``(B, T, d_v)``
@@ -193,10 +196,10 @@ class CrossAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        d_context: int | None = None,
         d_head: int | None = None,
         bias: bool = False,
         *,
+        d_context: int | None = None,
         d_v: int | None = None,
     ) -> None:
         super().__init__()
