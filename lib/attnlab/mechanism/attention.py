@@ -37,6 +37,31 @@ from .similarity import _masked_softmax
 __all__ = ["CrossAttention", "OneLayerAttention", "SelfAttention", "scaled_dot_product_attention"]
 
 
+def attend(
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any,
+    *,
+    scale: float,
+    dropout: Callable[[Any], Any] | None = None,
+    xp: Any,
+) -> tuple[Any, Any]:
+    """The equation, on inputs already checked: ``(softmax(q kᵀ · scale) v, weights)``.
+
+    :func:`scaled_dot_product_attention` checks its inputs, then calls this; so do the
+    library's own layers, whose ``q, k, v`` are their own projections. Shapes: ``q``
+    ``(..., T, d)``, ``k`` ``(..., S, d)``, ``v`` ``(..., S, d_v)``, ``mask`` ``None`` or
+    boolean, broadcastable to ``(..., T, S)``; ``xp`` the array namespace of the three.
+    """
+    # (q · scale) kᵀ equals (q kᵀ) · scale; scaling the T x d queries is cheaper when d < S.
+    q = q * scale if scale != 1 else q  # (..., T, d)
+    scores = q @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
+    weights = _masked_softmax(scores, -1, mask, xp)  # softmax over the visible keys
+    dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
+    return dropped @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v); (..., T, S)
+
+
 def scaled_dot_product_attention(
     q: Any,
     k: Any,
@@ -87,28 +112,6 @@ def scaled_dot_product_attention(
         mask = check_mask(mask, scores_shape, xp, what="scores (..., T, S)", like=q)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real(scale, "scale")
     return attend(q, k, v, mask, scale=scale, dropout=dropout, xp=xp)
-
-
-def attend(
-    q: Any,
-    k: Any,
-    v: Any,
-    mask: Any,
-    *,
-    scale: float,
-    dropout: Callable[[Any], Any] | None = None,
-    xp: Any,
-) -> tuple[Any, Any]:
-    """:func:`scaled_dot_product_attention` of checked inputs: the equation, nothing else.
-
-    For the library's own layers, whose ``q, k, v`` are their own projections.
-    """
-    # (q · scale) kᵀ equals (q kᵀ) · scale; scaling the T x d queries is cheaper when d < S.
-    q = q * scale if scale != 1 else q  # (..., T, d)
-    scores = q @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
-    weights = _masked_softmax(scores, -1, mask, xp)  # softmax over the visible keys
-    dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
-    return dropped @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v); (..., T, S)
 
 
 class SelfAttention(nn.Module):
