@@ -39,7 +39,7 @@ from ..multihead import MultiHeadAttention
 from ..train import sequence_loss
 from ..transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..transformer import greedy_decode as _greedy_decode
-from .modules import adapt, check_class, check_function
+from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -62,32 +62,6 @@ __all__ = [
 
 GRADERS = ChapterGraders(__name__)
 """Chapter 7's exercises, in the order of the notebook."""
-
-
-# ---- adapters (:mod:`.modules`): a class or a function of a model, as a function of a case
-
-
-def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """``fn`` computed once per distinct input: the references and the planted mistakes.
-
-    They are deterministic, and a failing check runs every planted mistake on every case:
-    the second failing check of a notebook (or a test session) reuses their outputs.
-    """
-    cache: dict[tuple[Any, ...], torch.Tensor] = {}
-
-    def key(a: Any) -> Any:
-        if isinstance(a, torch.Tensor):
-            return (tuple(a.shape), str(a.dtype), a.detach().cpu().numpy().tobytes())
-        return a
-
-    def memoised(*args: Any) -> torch.Tensor:
-        k = tuple(key(a) for a in args)
-        if k not in cache:
-            cache[k] = fn(*args)
-        return cache[k].clone()
-
-    memoised.__name__ = fn.__name__
-    return memoised
 
 
 def _randn(g: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
@@ -500,7 +474,7 @@ def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
         return ours(x, mask)
 
 
-@_memo
+@memoised
 def _reference_encoder(x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -570,7 +544,7 @@ _PARALLEL = (
 def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_encoder, cls))
+    return memoised(adapt(_run_encoder, cls))
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -740,7 +714,7 @@ def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_fir
         return ours(x, memory, self_mask, memory_mask)
 
 
-@_memo
+@memoised
 def _reference_decoder(x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -821,7 +795,7 @@ _QUERIES_FROM_MEMORY = (
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_decoder, cls))
+    return memoised(adapt(_run_decoder, cls))
 
 
 def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -951,7 +925,7 @@ def _run_greedy(fn, src, max_len, model):
     return fn(_small_model(model), src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=max_len)
 
 
-@_memo
+@memoised
 def _reference_greedy(src, max_len, model):
     return _run_greedy(_greedy_decode, src, max_len, model)
 
@@ -991,7 +965,7 @@ def _greedy(
 
 
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_greedy, _greedy(**bug)))
+    return memoised(adapt(_run_greedy, _greedy(**bug)))
 
 
 GREEDY_DECODE = GRADERS.add(
@@ -1103,7 +1077,7 @@ def _run_loss(fn, src, tgt, model):
     return fn(_small_model(model), src, tgt, pad_id=PAD_ID)
 
 
-@_memo
+@memoised
 def _reference_loss(src, tgt, model):
     lm = _small_model(model)
     logits = lm(src, tgt[:, :-1])  # teacher forcing: the decoder reads BOS + y
@@ -1145,7 +1119,7 @@ def _loss(
 
 
 def _planted_loss(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_loss, _loss(**bug)))
+    return memoised(adapt(_run_loss, _loss(**bug)))
 
 
 TRAINING_LOSS = GRADERS.add(
