@@ -14,6 +14,7 @@ Taught in: exercises/08_scale.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,12 +31,15 @@ from ..scale import (
     repeat_kv,
 )
 from .ch04 import planted_heads
-from .modules import adapt, check_class
+from .gradients import Recorder, require_gradient
+from .modules import adapt, check_class, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .specs import returned as returned_items
+from .status import WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -104,6 +108,18 @@ def _update_cases() -> tuple[Case, ...]:
             "one score per block",
             {"m": np.array([0.5]), "total": np.array([1.0]), "block": np.array([[2.0]])},
         ),
+        Case(
+            "a batch of rows, (2, 3, 4)",
+            {"m": block(2, 3), "total": 1.0 + rng.random((2, 3)), "block": block(2, 3, 4)},
+        ),
+        Case(
+            "rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "m": np.array([-1.0, 999.0, -1001.0]),
+                "total": np.array([2.0, 1.0, 3.0]),
+                "block": np.array([0.0, 1000.0, -1000.0])[:, None] + block(3, 4),
+            },
+        ),
     )
 
 
@@ -160,6 +176,13 @@ ONLINE_UPDATE = GRADERS.add(
         ),
         hint="m' = max(m, max_j x_j); total' = total·exp(m - m') + Σ_j exp(x_j - m'), with the "
         "maximum and the sum along the last axis of the block",
+        equivalent=(
+            (
+                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
+                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+        ),
     )
 )
 
@@ -190,6 +213,13 @@ def _softmax_cases() -> tuple[Case, ...]:
         Case("scores of 1000", {"x": 1000.0 + 3.0 * rng.standard_normal((2, 8)), "block_size": 3}),
         Case("a batch", {"x": rng.standard_normal((2, 3, 8)), "block_size": 4}),
         Case("masked scores (-inf)", {"x": masked, "block_size": 3}),
+        Case(
+            "rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "x": np.array([[0.0], [1000.0], [-1000.0]]) + rng.standard_normal((3, 7)),
+                "block_size": 3,
+            },
+        ),
     )
 
 
@@ -221,6 +251,20 @@ def _softmax_last_block_max(x: Any, block_size: int) -> Any:
     last = np.max(x[..., -(x.shape[-1] % block_size or block_size) :], axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.exp(x - last[..., None]) / l[..., None]
+
+
+def _softmax_one_max(x: Any, block_size: int) -> Any:
+    """Planted: one running max for the whole array, not one per row."""
+    m, l = -INF, np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = max(m, float(np.max(block)))
+        safe = m_new if np.isfinite(m_new) else 0.0
+        l = l * np.exp(m - safe) + np.sum(np.exp(block - safe), axis=-1)  # noqa: E741
+        m = m_new
+    safe = m if np.isfinite(m) else 0.0
+    seen = l[..., None] > 0  # a row far below the max ends with l = 0 (NaN matches it too)
+    return np.where(seen, np.exp(x - safe) / np.where(seen, l[..., None], 1.0), 0.0)
 
 
 def _softmax_per_block(x: Any, block_size: int) -> Any:
@@ -267,6 +311,65 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "you normalised each block on its own: the running sum must gather every "
                 "block before any weight is divided by it",
                 _softmax_per_block,
+            ),
+            Mistake(
+                "your running max is one number for the whole array (a max without "
+                "axis=-1): each row needs its own, or a row far below the largest score "
+                "overall gets e^(x - m) = 0 everywhere (here the row near -1000, against a "
+                "max near 1000)",
+                _softmax_one_max,
+            ),
+        ),
+        equivalent=(
+            (
+                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
+                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+            (
+                "constant: np.zeros(x.shape[:-1]) in total = np.zeros(x.shape[:-1]) -> "
+                "np.ones(x.shape[:-1])",
+                "the first visible block multiplies the starting total by e^(-inf - m') = 0, "
+                "so its value never counts",
+            ),
+            (
+                "library: np.zeros in total = np.zeros(x.shape[:-1]) -> torch.zeros",
+                "the first visible block multiplies the starting total by 0, and adds NumPy "
+                "terms to it: what it started as never reaches the weights",
+            ),
+            (
+                "offset: x.shape[:-1] in m = np.full(x.shape[:-1], -np.inf) -> x.shape[:0]",
+                "a single -inf broadcasts against the first block's maxima, one per row",
+            ),
+            (
+                "offset: x.shape[:-1] in total = np.zeros(x.shape[:-1]) -> x.shape[:0]",
+                "a single 0 broadcasts against the first block's sums, one per row",
+            ),
+            *(
+                (
+                    f"fill: -np.inf in m = np.full(x.shape[:-1], -np.inf) -> {fill}",
+                    "a finite start far below every score: a row's first visible score "
+                    "replaces it as the running max, and a row that sees nothing keeps a "
+                    "total of 0 (all-zero weights) either way",
+                )
+                for fill in ("-1000000000.0", "-10000.0", "-1.7976931348623157e+308")
+            ),
+            (
+                "offset: range(0, x.shape[-1], block_size) in for start in range(0, "
+                "x.shape[-1], block_size): -> reversed(range(0, x.shape[-1], block_size))",
+                "the blocks may be folded in any order: the running max and sum end the same",
+            ),
+            (
+                "swap: np.where(seen, total[..., None], 1.0) in denominator = np.where(seen, "
+                "total[..., None], 1.0) -> np.where(1.0, total[..., None], seen)",
+                "the denominator only keeps 0/0 out of rows that saw nothing, whose weights "
+                "the last line sets to 0 anyway",
+            ),
+            (
+                "swap: np.where(np.isneginf(m), 0.0, m) in safe = np.where(np.isneginf(m), "
+                "0.0, m)[..., None] -> np.where(0.0, np.isneginf(m), m)",
+                "the guard only matters in rows that saw nothing, whose weights the last "
+                "line sets to 0 anyway",
             ),
         ),
         hint="start from m = -inf and total = 0; fold each block of block_size scores with "
@@ -340,6 +443,16 @@ def _tile_cases() -> tuple[Case, ...]:
                 "v": rng.standard_normal((2, 5, 4)),
             },
         ),
+        Case(
+            "query rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "m": np.array([-1.0, 999.0, -1001.0]),
+                "total": 1.0 + rng.random(3),
+                "acc": rng.standard_normal((3, 2)),
+                "scores": np.array([[0.0], [1000.0], [-1000.0]]) + rng.standard_normal((3, 4)),
+                "v": rng.standard_normal((4, 2)),
+            },
+        ),
     )
 
 
@@ -396,6 +509,13 @@ TILE_UPDATE = GRADERS.add(
         ),
         hint="m' = max(m, max(scores)); α = exp(m - m'); p = exp(scores - m'); "
         "total' = α·total + Σ p; acc' = α·acc + p @ v (α and the maxima per query row)",
+        equivalent=(
+            (
+                "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
+                "scores.max(axis=-1)) -> np.maximum(scores.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+        ),
     )
 )
 
@@ -424,16 +544,20 @@ def _kv_cases() -> tuple[Case, ...]:
     def t(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=g, dtype=torch.float64)
 
-    def case(label: str, B: int, H: int, past: int, d: int) -> Case:
+    def case(label: str, B: int, H: int, past: int, d: int, scale: float = 1.0) -> Case:
         names = ("q", "k", "v", "k_cache", "v_cache")
         shapes = ((B, H, 1, d),) * 3 + ((B, H, past, d),) * 2
-        return Case(label, {n: t(*s) for n, s in zip(names, shapes, strict=True)})
+        inputs = {n: t(*s) for n, s in zip(names, shapes, strict=True)}
+        inputs["q"] = scale * inputs["q"]
+        return Case(label, inputs)
 
     return (
         case("one cached token", 1, 1, 1, 4),
         case("five cached tokens, 2 heads", 1, 2, 5, 8),
         case("a batch of 3", 3, 2, 4, 4),
         case("a long cache", 2, 4, 20, 16),
+        case("an empty cache: the first token", 2, 2, 0, 4),
+        case("large scores (an unstable softmax overflows)", 1, 2, 3, 4, scale=400.0),
     )
 
 
@@ -494,6 +618,21 @@ KV_STEP = GRADERS.add(
         ),
         hint="k_all = torch.cat([k_cache, k], dim=-2) (the same for v); out = "
         "softmax(q k_allᵀ / √d) v_all; return out, k_all, v_all",
+        equivalent=(
+            (
+                "swap: k_cache.transpose(-2, -1) in scores = ( q @ k_cache.transpose(-2, -1) "
+                "/ math.sqrt(q.shap… -> k_cache.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            *(
+                (
+                    f"input: q in scores = ( q @ k_cache.transpose(-2, -1) / "
+                    f"math.sqrt(q.shap… -> {name} (2)",
+                    "queries and keys have the same size d: either one's last axis gives the scale",
+                )
+                for name in ("k", "k_cache")
+            ),
+        ),
     )
 )
 
@@ -516,11 +655,13 @@ def _gqa_reference(q: Any, k: Any, v: Any) -> Any:
 def _gqa_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(8)
 
-    def case(label: str, B: int, H: int, G: int, T: int, S: int, d: int) -> Case:
+    def case(
+        label: str, B: int, H: int, G: int, T: int, S: int, d: int, scale: float = 1.0
+    ) -> Case:
         return Case(
             label,
             {
-                "q": torch.randn(B, H, T, d, generator=g, dtype=torch.float64),
+                "q": scale * torch.randn(B, H, T, d, generator=g, dtype=torch.float64),
                 "k": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
                 "v": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
             },
@@ -528,10 +669,28 @@ def _gqa_cases() -> tuple[Case, ...]:
 
     return (
         case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 3, 4),
-        case("6 query heads, 3 key-value heads", 2, 6, 3, 4, 5, 8),
+        case("6 query heads, 3 key-value heads, T=4, S=5", 2, 6, 3, 4, 5, 8),
         case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 4),
         case("8 heads in 4 groups", 2, 8, 4, 5, 5, 4),
         case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 4),
+        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 4, 4, scale=400.0),
+    )
+
+
+def _heads_hint(message: str) -> str | None:
+    """q @ kᵀ with G key-value heads where q has H: the repeat is missing or on another axis."""
+    found = re.search(
+        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
+        r"non-singleton dimension 1",
+        message,
+    )
+    if found is None:
+        return None
+    return (
+        f"the query heads and your key-value heads do not line up on the head axis (dim 1: "
+        f"sizes {found[1]} and {found[2]}): each of the G key-value heads must appear H/G "
+        "times along dim=1 before the product; a repeat along another axis (or without "
+        "`dim=`, which flattens), or none, leaves G heads there"
     )
 
 
@@ -574,6 +733,22 @@ GQA = GRADERS.add(
         ),
         hint="repeat each of the G key-value heads H/G times along the head axis "
         "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
+        error_hints=(("non-singleton dimension 1", _heads_hint),),
+        equivalent=(
+            (
+                "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
+                "math.sqrt(q.shape[-1]) -> k.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            (
+                "input: k in n_rep = q.shape[1] // k.shape[1] -> v",
+                "keys and values have the same G heads",
+            ),
+            (
+                "input: q in scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) -> k (2)",
+                "queries and keys have the same size d: either one's last axis gives the scale",
+            ),
+        ),
     )
 )
 
@@ -626,16 +801,39 @@ def _gqa_module_cases() -> tuple[Case, ...]:
 
 
 def _run_gqa_module(cls: Any, x, n_heads, n_kv_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
-    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
+    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop.
+
+    What the layer returns is checked before the grader uses it (a pair of tensors, ``out``
+    carrying a gradient), so that a problem with it is reported as the learner's answer,
+    never as an exception of the grader. A gradient that does not reach ``x`` or ``W_k``
+    is compared as zeros.
+    """
     reference = _seeded_gqa(x.shape[-1], n_heads, n_kv_heads, seed)
     layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
     layer.load_state_dict(reference.state_dict())
     x = x.detach().clone().requires_grad_()
-    out, weights = layer(x, mask=mask)
+    recorder = Recorder()
+    with recorder:
+        returned = layer(x, mask=mask)
+    out, weights = returned_items(returned, ("out", "weights"), "your forward")
+    for name, value in (("out", out), ("weights", weights)):
+        if not isinstance(value, torch.Tensor):
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"your forward returned `{name}` as {type(value).__name__}, not a torch.Tensor",
+                "compute with torch operations on the tensors, so that the layer returns "
+                "tensors (and gradients can flow back through them)",
+            )
+    require_gradient(out, "out", recorder)
     g = torch.Generator().manual_seed(seed)
     upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
     (out * upstream).sum().backward()
-    return out.detach(), weights.detach(), x.grad, layer.W_k.weight.grad
+    return (out.detach(), weights.detach(), _grad(x), _grad(layer.W_k.weight))
+
+
+def _grad(w: torch.Tensor) -> torch.Tensor:
+    """``w.grad``, or zeros where no gradient reached ``w`` (compared as such)."""
+    return torch.zeros_like(w) if w.grad is None else w.grad
 
 
 class _PlantedGQA(nn.Module):
@@ -670,7 +868,7 @@ class _PlantedGQA(nn.Module):
 
 def _planted_gqa(bug: str) -> Callable[..., Any]:
     planted = type(f"Planted_{bug.replace(' ', '_')}", (_PlantedGQA,), {"bug": bug})
-    return adapt(_run_gqa_module, planted)
+    return memoised(adapt(_run_gqa_module, planted))
 
 
 _KV_SIZE = (
@@ -684,7 +882,7 @@ GQA_MODULE = GRADERS.add(
         name="gqa_module",
         signature="MyGroupedQueryAttention(d_model, n_heads, n_kv_heads); forward(x, "
         "mask=None) -> (out (B, T, D), weights (B, H, T, S))",
-        reference=adapt(_run_gqa_module, GroupedQueryAttention),
+        reference=memoised(adapt(_run_gqa_module, GroupedQueryAttention)),
         cases=_gqa_module_cases(),
         outputs=("out", "weights", "x gradient", "W_k gradient"),
         mistakes=(
@@ -746,6 +944,31 @@ GQA_MODULE = GRADERS.add(
         hint="project x with W_q to H heads and with W_k, W_v to G heads, repeat each "
         "key-value head H/G times in place, softmax(q kᵀ / √d) over the keys (hide the "
         "keys where mask is False), weights @ v, merge back to (B, T, D), then W_o",
+        solution="MyGroupedQueryAttention",
+        wrap=lambda cls: adapt(_run_gqa_module, cls),
+        equivalent=(
+            (
+                "library: return self.W_o(concat), weights -> return (self.W_o(concat), "
+                "torch.from_numpy(weights.detach().",
+                "the weights are returned to be looked at; the gradients flow through out, "
+                "which is checked",
+            ),
+            (
+                "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
+                "math.sqrt(d) -> k.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            *(
+                (
+                    'fill: float("-inf") in scores = scores.masked_fill(~mask, '
+                    f'float("-inf")) -> {fill}',
+                    "every query sees at least one key (the statement asks for no rule for "
+                    "a query that sees none): a fill this far below the scores gives the "
+                    "hidden keys e^(fill - max) = 0 exactly, as -inf does",
+                )
+                for fill in ("-1000000000.0", "-10000.0", "-1.7976931348623157e+308")
+            ),
+        ),
         rtol=1e-7,
         atol=1e-9,
     )
