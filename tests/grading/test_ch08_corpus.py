@@ -336,7 +336,7 @@ def gqa_no_scale(q, k, v):
 
 
 def gqa_expand(q, k, v):
-    B, H, T, d = q.shape
+    B, H, _T, _d = q.shape
     return _attend(q, k.expand(B, H, -1, -1), v.expand(B, H, -1, -1))
 
 
@@ -360,7 +360,7 @@ class GQABase(nn.Module):
         self.W_o = nn.Linear(d_model, d_model)
 
     def heads(self, x):
-        B, T, D = x.shape
+        B, T, _D = x.shape
         q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)
         k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)
         v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)
@@ -410,7 +410,7 @@ class GQAThroughNumpy(GQABase):
 
 class GQATiled(GQABase):
     def forward(self, x, mask=None):
-        B, T, D = x.shape
+        B, T, _D = x.shape
         q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)
         k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2).repeat(1, self.H // self.G, 1, 1)
         v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2).repeat(1, self.H // self.G, 1, 1)
@@ -457,7 +457,7 @@ class GQANoBias(GQABase):
 
 class GQAViewNoTranspose(GQABase):
     def forward(self, x, mask=None):
-        B, T, D = x.shape
+        B, T, _D = x.shape
         q = self.W_q(x).view(B, self.H, T, self.d)
         k = self.W_k(x).view(B, self.G, T, self.d).repeat_interleave(self.H // self.G, 1)
         v = self.W_v(x).view(B, self.G, T, self.d).repeat_interleave(self.H // self.G, 1)
