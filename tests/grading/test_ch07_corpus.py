@@ -284,9 +284,11 @@ class DecNoCrossResidual(DecoderParts):
 # ------------------------------------------------------------------ 7.7 greedy decoding
 
 
-def _decoder(pad=None, eos=None, bos=None, last=True, stop_any=False, keep_bos=False):
+def _decoder(pad=None, eos=None, bos=None, last=True, stop_any=False, keep_bos=False, ev=True):
     @torch.no_grad()
     def greedy_decode(model, src, bos_id, eos_id, max_len):
+        if ev:
+            model.eval()
         memory, src_mask = model.encode(src)
         start = bos_id if bos is None else bos
         stop = eos_id if eos is None else eos
@@ -308,6 +310,7 @@ def _decoder(pad=None, eos=None, bos=None, last=True, stop_any=False, keep_bos=F
 
 @torch.no_grad()
 def greedy_python_lists(model, src, bos_id, eos_id, max_len):
+    model.eval()
     memory, src_mask = model.encode(src)
     rows = [[bos_id] for _ in range(src.shape[0])]
     for _ in range(max_len):
@@ -418,6 +421,7 @@ CORPUS = [
     ("greedy_decode", "the first position's logits", _decoder(last=False), "last"),
     ("greedy_decode", "stops at the first EOS", _decoder(stop_any=True), "every row"),
     ("greedy_decode", "BOS kept", _decoder(keep_bos=True), "BOS"),
+    ("greedy_decode", "no model.eval()", _decoder(ev=False), "model.eval()"),
     ("greedy_decode", "lists, pad written as 0", greedy_python_lists, "model.pad_id"),
     ("training_loss", "ignore_index=0", loss_pad_zero, "pad_id"),
     ("training_loss", "padding counted", loss_no_ignore, "padding"),

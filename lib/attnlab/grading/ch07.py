@@ -39,13 +39,14 @@ from ..multihead import MultiHeadAttention
 from ..train import sequence_loss
 from ..transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..transformer import greedy_decode as _greedy_decode
+from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake
-from .status import WRONG_TYPE
+from .status import NO_GRADIENT, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -61,7 +62,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 7's exercises, in the order of the notebook."""
 
 
@@ -197,7 +198,13 @@ LAYER_NORM = GRADERS.add(
         ),
         hint="for each token: the mean and the biased variance over its D features (the "
         "last axis), then the equation's normalisation and scale, step by step; compare each "
-        "step with the statement's formula",
+        "step with the statement's formula (the chapter's section \"Layer normalisation\")",
+        equivalent=(
+            (
+                "swap: x - mu in var = ((x - mu) ** 2).mean(dim=-1, keepdim=True) -> mu - x",
+                "the deviation is squared: (mu - x)² = (x - mu)²",
+            ),
+        ),
         error_hints=(
             (
                 "keepdim",
@@ -495,11 +502,39 @@ def _encoder_cases() -> tuple[Case, ...]:
     )
 
 
+def _with_gradient(block: nn.Module, forward: Callable[[], Any]) -> Any:
+    """The block's output, checked to carry a gradient back to its weights (then detached).
+
+    A block's output that is a tensor without a graph (a ``.detach()``, a NumPy detour, a
+    ``torch.no_grad()`` inside ``forward``) could not be trained: that is reported as the
+    learner's answer (:class:`~.specs.AnswerProblem`), not compared. So is a sub-layer
+    whose weights get no gradient because the graph was cut on the way (a sub-layer left
+    out altogether is a wrong value, diagnosed as such).
+    """
+    recorder = Recorder()
+    with recorder:
+        out = forward()
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
+        return out
+    require_gradient(out, "the block's output", recorder)
+    if recorder.cuts:
+        out.sum().backward(retain_graph=False)
+        for name, part in block.named_children():
+            if any(p.grad is None for p in part.parameters()):
+                raise AnswerProblem(
+                    NO_GRADIENT,
+                    f"no gradient reaches the weights of `self.{name}`",
+                    f"`self.{name}`'s output was cut from the computation by "
+                    f"{cut_by(recorder)}: the block's output has the right numbers but "
+                    "training could not update that sub-layer; keep every step in torch",
+                )
+    return out.detach()
+
+
 def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, mask)
+    return _with_gradient(ours, lambda: ours(x, mask))
 
 
 @memoised
@@ -668,6 +703,8 @@ ENCODER_BLOCK = GRADERS.add(
         "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
         "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
         error_hints=(*_BUILD_HINTS, *_PAIR_HINTS),
+        solution="MyEncoderBlock",
+        wrap=lambda cls: adapt(_run_encoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -770,8 +807,7 @@ def _decoder_cases() -> tuple[Case, ...]:
 def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, memory, self_mask, memory_mask)
+    return _with_gradient(ours, lambda: ours(x, memory, self_mask, memory_mask))
 
 
 @memoised
@@ -921,6 +957,8 @@ DECODER_BLOCK = GRADERS.add(
             ("must match the size of tensor", _QUERIES_FROM_MEMORY),
             ("does not broadcast to the scores", _masks_hint),
         ),
+        solution="MyDecoderBlock",
+        wrap=lambda cls: adapt(_run_decoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -944,12 +982,18 @@ def check_decoder_block(cls: Any) -> CheckResult:
 # ---- the small models of 7.7 and 7.8 -----------------------------------------------------
 
 _VOCAB = 12
-_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5), (10, 0.8, (9, 10, 11)))
+_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5), (14, 0.0, (9, 10, 11)))
 """``(seed, EOS bias[, (pad, BOS, EOS ids)])`` of each small model: untrained, but biased
 towards EOS so that rows end at different steps (the tests check the cases cover early
 ends and unfinished rows). The last one gives the special tokens other ids than the
 course's 0, 1, 2 (which are then ordinary tokens), so that an answer that writes those
 numbers instead of ``model.pad_id``, ``pad_id``, ``bos_id`` or ``eos_id`` is told apart."""
+
+
+def _vocab(index: int) -> int:
+    """The vocabulary size of the ``index``-th small model: 14 for the one with other ids
+    (a size written as 12 is told apart), 12 for the others."""
+    return _VOCAB + 2 if len(_MODELS[index]) > 2 else _VOCAB
 
 
 def _ids(index: int) -> tuple[int, int, int]:
@@ -961,21 +1005,26 @@ def _ids(index: int) -> tuple[int, int, int]:
 def _tokens(index: int, g: torch.Generator, *shape: int) -> torch.Tensor:
     """Random ordinary tokens (no special id) for the ``index``-th small model."""
     special = _ids(index)
-    ordinary = torch.tensor([i for i in range(_VOCAB) if i not in special])
+    ordinary = torch.tensor([i for i in range(_vocab(index)) if i not in special])
     return ordinary[torch.randint(0, len(ordinary), shape, generator=g)]
 
 
-def _small_model(index: int) -> EncoderDecoder:
+def _small_model(index: int, dropout: float = 0.0) -> EncoderDecoder:
     """The ``index``-th seeded, untrained float64 :class:`EncoderDecoder` the graders use.
 
-    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first), D = 16, 2 heads,
-    one layer each side, ``max_len`` 12; its output bias never picks PAD or BOS.
+    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first; see :func:`_vocab` and
+    :func:`_ids` for the last model), D = 16, 2 heads, one layer each side, ``max_len``
+    12; its output bias never picks PAD or BOS. It is returned in training mode: with a
+    ``dropout``, a decoder that does not switch it to ``eval()`` draws other tokens.
     """
     seed, eos_bias = _MODELS[index][:2]
     pad, bos, eos = _ids(index)
     torch.manual_seed(seed)
-    config = TransformerConfig(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12)
-    model = EncoderDecoder(_VOCAB, _VOCAB, config, pad_id=pad).double()
+    config = TransformerConfig(
+        d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12, dropout=dropout
+    )
+    vocab = _vocab(index)
+    model = EncoderDecoder(vocab, vocab, config, pad_id=pad).double()
     with torch.no_grad():
         model.to_logits.bias[eos] += eos_bias
         model.to_logits.bias[pad] -= 10.0
@@ -1010,7 +1059,12 @@ def _greedy_cases() -> tuple[Case, ...]:
 
 def _run_greedy(fn, src, max_len, model):
     _, bos, eos = _ids(model)
-    return fn(_small_model(model), src, bos_id=bos, eos_id=eos, max_len=max_len)
+    lm = _small_model(model, dropout=_GREEDY_DROPOUT)
+    return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+
+
+_GREEDY_DROPOUT = 0.3
+"""The decoding models' dropout: left in training mode, they would decode other tokens."""
 
 
 @memoised
@@ -1026,6 +1080,7 @@ def _greedy(
     steps: int = 0,
     prepend: bool = False,
     fixed: str = "",
+    train_mode: bool = False,
 ) -> Callable[..., torch.Tensor]:
     """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
@@ -1034,7 +1089,8 @@ def _greedy(
         pad_id = PAD_ID if fixed == "pad" else model.pad_id
         bos_id = BOS_ID if fixed == "bos" else bos_id
         eos_id = EOS_ID if fixed == "eos" else eos_id
-        model.eval()
+        if not train_mode:
+            model.eval()
         memory, src_mask = model.encode(src)
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
@@ -1120,6 +1176,12 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(fixed="pad"),
             ),
             Mistake(
+                "the model stays in training mode, so its dropout is on while you decode "
+                "and the tokens are drawn at random; switch it to evaluation mode "
+                "(`model.eval()`) before decoding",
+                _planted_greedy(train_mode=True),
+            ),
+            Mistake(
                 f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
                 "use the `eos_id` the function is given (this model's EOS is another id)",
                 _planted_greedy(fixed="eos"),
@@ -1141,6 +1203,38 @@ GREEDY_DECODE = GRADERS.add(
         ),
         rtol=0.0,
         atol=0.0,
+        wrap=lambda fn: adapt(_run_greedy, fn),
+        equivalent=(
+            (
+                "library: return out[:, 1:] -> return torch.from_numpy(out[:, 1:].detach()."
+                "numpy().copy())",
+                "token ids carry no gradient: a NumPy round trip of the result changes nothing",
+            ),
+            (
+                "size: src.shape[0] in B = src.shape[0] -> src.shape[-2]",
+                "src is (B, S): axis -2 is axis 0",
+            ),
+            (
+                "dtype: torch.full((B, 1), bos_id, dtype=torch.long, device=src.dev… in out = "
+                "torch.full((B, 1), bos_id, dtype=torch.long, device=s… -> torch.full((B, 1), "
+                "bos_id, device=src.device)",
+                "torch.full with an int fill value makes int64 (torch.long) already",
+            ),
+            (
+                "offset: range(max_len) in for _ in range(max_len): -> reversed(range(max_len))",
+                "the loop's counter is not used: only the number of steps counts",
+            ),
+            (
+                "axis: logits[:, -1].argmax(dim=-1) in nxt = logits[:, -1].argmax(dim=-1) -> "
+                "logits[:, -1].argmax(dim=1)",
+                "the last position's logits are (B, n_vocab): axis 1 is the last axis",
+            ),
+            (
+                "axis: torch.cat([out, nxt[:, None]], dim=1) in out = torch.cat([out, nxt[:, "
+                "None]], dim=1) -> torch.cat([out, nxt[:, None]], dim=-1)",
+                "the tokens are (B, t): axis -1 is axis 1",
+            ),
+        ),
     )
 )
 
@@ -1328,6 +1422,7 @@ TRAINING_LOSS = GRADERS.add(
         ),
         rtol=1e-9,
         atol=1e-12,
+        wrap=lambda fn: adapt(_run_loss, fn),
     )
 )
 
