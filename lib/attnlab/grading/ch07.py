@@ -431,15 +431,16 @@ def _randomise(layer: nn.Module, seed: int) -> nn.Module:
 
 
 def _torch_layer(kind: type, d_model: int, n_heads: int, d_ff: int, norm_first: bool, seed: int):
-    layer = kind(
-        d_model,
-        n_heads,
-        d_ff,
-        dropout=0.0,
-        batch_first=True,
-        norm_first=norm_first,
-        dtype=torch.float64,
-    )
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        layer = kind(
+            d_model,
+            n_heads,
+            d_ff,
+            dropout=0.0,
+            batch_first=True,
+            norm_first=norm_first,
+            dtype=torch.float64,
+        )
     return _randomise(layer, seed).train()  # train mode (dropout 0): the plain code path
 
 
@@ -533,7 +534,8 @@ def _with_gradient(block: nn.Module, forward: Callable[[], Any]) -> Any:
 
 def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
     return _with_gradient(ours, lambda: ours(x, mask))
 
 
@@ -806,7 +808,8 @@ def _decoder_cases() -> tuple[Case, ...]:
 
 def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
     return _with_gradient(ours, lambda: ours(x, memory, self_mask, memory_mask))
 
 
@@ -1059,8 +1062,9 @@ def _greedy_cases() -> tuple[Case, ...]:
 
 def _run_greedy(fn, src, max_len, model):
     _, bos, eos = _ids(model)
-    lm = _small_model(model, dropout=_GREEDY_DROPOUT)
-    return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        lm = _small_model(model, dropout=_GREEDY_DROPOUT)
+        return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
 
 
 _GREEDY_DROPOUT = 0.3
@@ -1285,7 +1289,8 @@ def _loss_cases() -> tuple[Case, ...]:
 
 
 def _run_loss(fn, src, tgt, model):
-    loss = fn(_small_model(model), src, tgt, pad_id=_ids(model)[0])
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        loss = fn(_small_model(model), src, tgt, pad_id=_ids(model)[0])
     if isinstance(loss, float):
         raise AnswerProblem(
             WRONG_TYPE,
@@ -1298,7 +1303,8 @@ def _run_loss(fn, src, tgt, model):
 
 @memoised
 def _reference_loss(src, tgt, model):
-    lm = _small_model(model)
+    with torch.random.fork_rng(devices=[]):
+        lm = _small_model(model)
     logits = lm(src, tgt[:, :-1])  # teacher forcing: the decoder reads BOS + y
     return sequence_loss(logits, tgt[:, 1:], _ids(model)[0])  # ... and predicts y + EOS
 

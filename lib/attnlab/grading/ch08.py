@@ -943,12 +943,13 @@ _GQA_NAMES = ("W_q", "W_k", "W_v", "W_o")
 
 
 def _seeded_gqa(d_model: int, n_heads: int, n_kv_heads: int, seed: int) -> GroupedQueryAttention:
-    torch.manual_seed(seed)
-    layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
-    with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
-        for name in _GQA_NAMES:
-            getattr(layer, name).bias.normal_()
-    return layer
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        torch.manual_seed(seed)
+        layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
+        with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
+            for name in _GQA_NAMES:
+                getattr(layer, name).bias.normal_()
+        return layer
 
 
 def _gqa_module_cases() -> tuple[Case, ...]:
@@ -985,7 +986,8 @@ def _run_gqa_module(cls: Any, x, n_heads, n_kv_heads, seed, mask=None) -> tuple[
     is compared as zeros.
     """
     reference = _seeded_gqa(x.shape[-1], n_heads, n_kv_heads, seed)
-    layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
+    with torch.random.fork_rng(devices=[]):  # building a layer draws random weights
+        layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
     layer.load_state_dict(reference.state_dict())
     x = x.detach().clone().requires_grad_()
     recorder = Recorder()
