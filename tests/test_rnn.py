@@ -302,12 +302,14 @@ def test_sequential_vs_parallel_time_rows() -> None:
             "rnn_steps",
             "attention_steps",
             "rnn_ms",
+            "torch_rnn_ms",
             "attention_ms",
             "ratio",
         }
         assert row["rnn_steps"] == row["length"]
         assert row["attention_steps"] == 1
         assert row["rnn_ms"] > 0
+        assert row["torch_rnn_ms"] > 0
         assert row["attention_ms"] > 0
         assert row["ratio"] == pytest.approx(row["rnn_ms"] / row["attention_ms"])
 
