@@ -23,7 +23,9 @@ from attnlab.recall import (
     SEED_SWEEP,
     STORED_SWEEP,
     AttentionRecaller,
+    compare_recall,
     recall_batch,
+    same_outcome,
     stored_recall_curves,
     stored_recall_seeds,
     train_recall,
@@ -438,6 +440,35 @@ def test_the_recall_table(curves):
     assert all(a.final == 1.0 for a in attention.values())
     assert attention[64].steps_to(0.9) == 70
     assert rnn[4].final == 1.0 and rnn[8].final < 0.5
+
+
+@claim(
+    "train the four models on either side of the distance where this run's RNN gives up "
+    "again, $\\Delta = 4$ and $\\Delta = 8$",
+    "ask of each whether it learns (90% or more at the end) and whether that is the stored "
+    "outcome.",
+    "`same_outcome` compares what survives that: both curves end at 90% or more and first got "
+    "there within 20 steps of each other, or both end below 0.2, near chance",
+)
+def test_the_live_retraining(curves):
+    # what the cell prints: learns (yes, no, yes, yes) and the stored outcome four times
+    live = compare_recall([4, 8], steps=150)
+    stored = {(c.model, c.distance): c for row in curves.values() for c in row}
+    learns = {(c.model, c.distance): c.final >= 0.9 for row in live.values() for c in row}
+    assert learns == {
+        ("rnn", 4): True,
+        ("rnn", 8): False,
+        ("attention", 4): True,
+        ("attention", 8): True,
+    }
+    for row in live.values():
+        for c in row:
+            assert same_outcome(c, stored[c.model, c.distance]), (c.model, c.distance)
+    # the margins hold with room: the RNN at 8 ends far below 0.2, and the others reach 90%
+    # within one measurement (10 steps) of the stored step, where 20 steps are allowed
+    assert live["rnn"][1].final < 0.15
+    for c in (live["rnn"][0], *live["attention"]):
+        assert abs(c.steps_to(0.9) - stored[c.model, c.distance].steps_to(0.9)) <= 10
 
 
 @claim(

@@ -44,6 +44,7 @@ __all__ = [
     "question_id",
     "recall_batch",
     "recall_over_seeds",
+    "same_outcome",
     "stored_recall_curves",
     "stored_recall_seeds",
     "train_recall",
@@ -376,6 +377,50 @@ def compare_recall(
                     model = RecurrentRecaller(n_symbols, hidden, kind)
             results[kind].append(train_recall(model, distance, seed=seed, **train_kwargs))
     return results
+
+
+LEARNED = 0.9
+"""The accuracy at which a recall model counts as having learned the task."""
+CHANCE_AT_MOST = 0.2
+"""The highest final accuracy that counts as "near chance" (chance is 1/8 = 0.125)."""
+STEP_MARGIN = 20
+"""How many training steps (two measurements) a retrained curve may reach 90% away from the
+stored one and still tell the same story."""
+
+
+def same_outcome(fresh: RecallCurve, stored: RecallCurve) -> bool:
+    """Whether a retrained curve tells the stored curve's story: the outcome, not the digits.
+
+    The training is seeded and single-threaded, so one machine repeats it exactly; another
+    CPU's SIMD kernels or another PyTorch round differently, a score can cross a threshold
+    one measurement earlier or later, and a curve can shift by a grading or two. So two
+    curves of one model and distance agree when both end at :data:`LEARNED` (90%) or above
+    and first reached it within :data:`STEP_MARGIN` steps of each other, or when both end
+    below :data:`CHANCE_AT_MOST`. A training that is slower or faster by a learning rate off
+    by ten misses those margins.
+
+    Args:
+        fresh: a curve just trained.
+        stored: the stored curve of the same model and distance.
+
+    Returns:
+        ``True`` when the two tell the same story.
+
+    Raises:
+        ValueError: the curves are of different models, distances or measured steps.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    if (fresh.model, fresh.distance, fresh.steps) != (stored.model, stored.distance, stored.steps):
+        raise ValueError(
+            f"compare curves of one model, distance and schedule: {fresh.model} at "
+            f"{fresh.distance} against {stored.model} at {stored.distance}"
+        )
+    if (fresh.final >= LEARNED) != (stored.final >= LEARNED):
+        return False
+    if stored.final >= LEARNED:  # both learned: about as fast?
+        return abs(fresh.steps_to(LEARNED) - stored.steps_to(LEARNED)) <= STEP_MARGIN
+    return max(fresh.final, stored.final) < CHANCE_AT_MOST  # neither: both near chance?
 
 
 # --- the stored sweep of chapter 1 -----------------------------------------------------------
