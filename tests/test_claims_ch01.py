@@ -19,6 +19,7 @@ from _claims import claim, quotes_are_in
 
 from attnlab.mechanism.attention import scaled_dot_product_attention
 from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.scale import tiled_attention
 from attnlab.tasks.recall import (
     SEED_SWEEP,
     STORED_SWEEP,
@@ -38,7 +39,6 @@ from attnlab.tasks.rnn import (
     sequential_vs_parallel_time,
     set_recurrent_radius,
 )
-from attnlab.mechanism.scale import tiled_attention
 
 CHAPTER = "chapters/01_why_attention.ipynb"
 RADII = [0.5, 0.8, 0.9, 1.0, 1.1, 1.2, 1.5]

@@ -333,7 +333,7 @@ ON_META = [
     ),
     Case(
         "attention.CrossAttention",
-        lambda: on(CrossAttention(D, 6, d))(x_(B, T, D), x_(B, S, 6), ones_(B, 1, S)),
+        lambda: on(CrossAttention(D, d, d_context=6))(x_(B, T, D), x_(B, S, 6), ones_(B, 1, S)),
         [(B, T, d), (B, T, S)],
     ),
     # multi-head attention

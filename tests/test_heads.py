@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.tasks import heads
 from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.multihead import merge_heads, split_heads
+from attnlab.tasks import heads
 from attnlab.tasks.heads import (
     HEAD_SEEDS,
     IGNORE,
@@ -25,8 +27,6 @@ from attnlab.tasks.heads import (
     train_heads_model,
     write_head_roles,
 )
-from attnlab.mechanism.masking import causal_mask
-from attnlab.mechanism.multihead import merge_heads, split_heads
 
 
 @pytest.mark.parametrize(("length", "subject"), [(6, 1), (7, 0), (5, 4)])
@@ -131,7 +131,7 @@ def test_accuracy_without_heads_removes_only_what_it_is_told() -> None:
 def test_accuracy_without_heads_is_the_sum_over_heads_without_one() -> None:
     # zeroing head h's block of W^O is the same as zeroing head h's output before W^O
     torch.manual_seed(0)
-    model = OneLayerAttention(n_symbols=4, length=5, d_model=8, n_heads=2).eval()
+    model = OneLayerMultiHead(n_symbols=4, length=5, d_model=8, n_heads=2).eval()
     x, _ = first_and_previous_batch(50, n_symbols=4, length=5, rng=0)
     with torch.no_grad():
         h = model.embed(x) + model.position[:5]
@@ -196,7 +196,7 @@ def test_stored_head_roles_are_what_training_gives(tmp_path) -> None:
 
 
 def test_stored_head_roles_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
-    text = (Path(heads.__file__).parent / "data_files" / "head_roles.txt").read_text()
+    text = (Path(heads.__file__).parents[1] / "data_files" / "head_roles.txt").read_text()
     monkeypatch.setitem(HEAD_SEEDS, "d_model", 32)
     with pytest.raises(ValueError, match="regenerate"):
         stored_head_roles()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -401,7 +402,7 @@ def test_stored_seeds_are_what_recall_over_seeds_trains(tmp_path) -> None:
 
 
 def test_stored_seeds_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
-    text = (Path(recall.__file__).parent / "data_files" / "recall_seeds.txt").read_text()
+    text = (Path(recall.__file__).parents[1] / "data_files" / "recall_seeds.txt").read_text()
     monkeypatch.setitem(SEED_SWEEP, "steps", 100)
     with pytest.raises(ValueError, match="regenerate"):
         stored_recall_seeds()

@@ -49,8 +49,8 @@ from .._validate import (
     same_device,
     to_numpy,
 )
-from ..mechanism.attention import scaled_dot_product_attention
 from ..measure import check_clock, median_seconds, median_seconds_each
+from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
     "VanillaRNN",
