@@ -371,3 +371,24 @@ def test_inputs_checked_skips_check_input_inside_only() -> None:
         raise KeyError("an error inside")
     with pytest.raises(TypeError, match="LayerNorm"):  # and after an error inside
         norm(np.zeros((2, 4)))
+
+
+# --- the last two holes of the independent check ---------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_queries_and_keys_of_width_zero_are_refused_naming_the_shape(kind: str) -> None:
+    """With d = 0 every score is 0 and the weights would be uniform, silently."""
+    q, k, v = np.ones((2, 3, 0)), np.ones((2, 4, 0)), np.ones((2, 4, 5))
+    if kind == "torch":
+        q, k, v = (torch.from_numpy(a) for a in (q, k, v))
+    with pytest.raises(ValueError, match=r"at least one feature.*q: shape \(2, 3, 0\)"):
+        scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("axis", [None, 1.0, "0", [0]])
+def test_softmax_axis_of_the_wrong_type_is_a_type_error(axis) -> None:
+    with pytest.raises(TypeError, match="axis must be an integer"):
+        softmax(np.ones((2, 3)), axis=axis)
+    with pytest.raises(ValueError, match="out of range"):  # a wrong value stays a ValueError
+        softmax(np.ones((2, 3)), axis=2)
