@@ -219,6 +219,22 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         ),
     ),
     (
+        "step must be greater than zero",
+        _fixed(
+            "torch tensors don't support negative steps such as [::-1]: reverse a tensor with "
+            ".flip(dim) instead"
+        ),
+    ),
+    (
+        "does not require grad",
+        _fixed(
+            "autograd differentiates with respect to a tensor that requires grad and is used "
+            "in the computation: the tensor you differentiate with respect to does not require "
+            "grad (x[None].requires_grad_() makes a new tensor, x itself stays as it was); make "
+            "x a leaf that requires grad before using it"
+        ),
+    ),
+    (
         "Dimension out of range",
         _fixed(
             "the dim you named does not exist for this case's tensor (it has fewer axes); a "

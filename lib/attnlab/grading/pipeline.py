@@ -398,6 +398,18 @@ class Grader:
                 )
             items = tuple(value)
         else:
+            if (
+                isinstance(value, (tuple, list))
+                and len(value) > 1
+                and all(is_torch_array(v) or isinstance(v, np.ndarray) for v in value)
+            ):
+                return (
+                    (),
+                    f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
+                    + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                    f"your function returned {len(value)} values where the exercise returns "
+                    f"one, `{self.outputs[0]}`: return only {self.outputs[0]}, not a tuple",
+                )
             items = (value,)
         arrays = []
         for name, item, want, torch_out in zip(
@@ -406,6 +418,20 @@ class Grader:
             what = "returned" if len(self.outputs) == 1 else f"`{name}` is"
             if item is None:
                 return (), f"{what} None", _none_item(name)
+            if (
+                isinstance(item, (list, tuple))
+                and item
+                and all(is_torch_array(i) or isinstance(i, np.ndarray) for i in item)
+            ):
+                library = "torch" if torch_out else "np"
+                return (
+                    (),
+                    f"{what} {_describe(item)}; expected "
+                    + ("a torch.Tensor" if torch_out else "a NumPy array"),
+                    f"`{name}` is a Python {type(item).__name__} of {len(item)} array{'s' * (len(item) != 1)}, one per "
+                    f"step: stack them into one array ({library}.stack, along the axis where "
+                    "the signature puts them)",
+                )
             if torch_out and not is_torch_array(item):
                 return (
                     (),
