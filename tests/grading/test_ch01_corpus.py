@@ -314,7 +314,7 @@ def l_forward_list(x, W_ih, W_hh, b):
 
 
 def l_forward_h0_input_size(x, W_ih, W_hh, b):
-    B, T, I = x.shape
+    B, T, I = x.shape  # noqa: E741
     h = torch.zeros(B, I, dtype=x.dtype)
     outs = []
     for t in range(T):

@@ -636,7 +636,7 @@ def l_spread_scores_all_pairs(d, n, seed):
 
 
 def l_spread_global_random(d, n, seed):
-    q, k = np.random.randn(n, d), np.random.randn(n, d)  # the seed is not used
+    q, k = np.random.randn(n, d), np.random.randn(n, d)  # noqa: NPY002 (the seed is not used)
     s = (q * k).sum(-1)
     return s.std(), (s / np.sqrt(d)).std()
 
@@ -663,7 +663,7 @@ def l_sa_cosine(x):
 
 def l_sa_star(x):
     w = good_softmax(x * x / np.sqrt(x.shape[1]))
-    return w @ x.T, w
+    return w * x, w
 
 
 def l_sa_scaled_inputs(x):

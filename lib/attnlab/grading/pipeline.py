@@ -57,6 +57,7 @@ Taught in: every chapter's exercises (first in exercises/01_why_attention.ipynb)
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import textwrap
 import weakref
@@ -175,6 +176,12 @@ class Grader:
             (``.T`` of a 1-D array, ``dim=-2`` for ``dim=1`` on 3-D tensors): the tests
             check that every other mutant fails and gets a diagnosis, so a mutant that
             passes unrecorded is a missing case.
+        statistical: the outputs are measurements of random draws from a seed, compared
+            with a tolerance as wide as the draws vary (a right answer may draw in another
+            order). Within it, an answer is still refused when a second call with the same
+            seed gives other numbers (the seed is not used), or when it gives exactly the
+            numbers of a planted mistake on every case and not the reference's (the same
+            draws, measured the wrong way).
     """
 
     name: str
@@ -193,6 +200,7 @@ class Grader:
     wrap: Callable[[Any], Callable[..., Any]] | None = None
     chapter: int | None = None
     equivalent: tuple[tuple[str, str], ...] = ()
+    statistical: bool = False
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -306,6 +314,10 @@ class Grader:
                         self.hint or "compare your code with the equation, step by step",
                         max_error=max_error,
                     )
+        if self.statistical:
+            found = self._statistical_problem(fn, runs)
+            if found is not None:
+                return self._result(WRONG_VALUES, found[0], found[1], max_error, diagnosed=True)
         if any(runs[0].torch_out):
             problem = gradient_problem(fn, self.reference, self.cases, self.outputs, self.rtol)
             if problem is not None:
@@ -318,6 +330,42 @@ class Grader:
         return self._result(PASSED, _passed_line(n, self.rtol), None, max_error)
 
     # ---- helpers
+
+    def _statistical_problem(self, fn: Any, runs: list[_Run]) -> tuple[str, str] | None:
+        """Within the tolerance, but not repeatable, or exactly a planted mistake's draws."""
+        first = runs[0]
+        try:
+            again = self._items(call_quietly(fn, first.case)[0])
+            repeated = tuple(_numpy(v) for v in again)
+        except Exception:
+            repeated = None
+        if repeated is None or not all(
+            np.array_equal(a, b) for a, b in zip(repeated, first.outputs or (), strict=False)
+        ):
+            return (
+                f"two calls on case {first.case.describe()} gave different numbers",
+                "the same seed must give the same draws: draw from a generator made from "
+                "the seed (np.random.default_rng(seed)), not from NumPy's global random "
+                "state, which ignores it",
+            )
+
+        def exactly(a: tuple[np.ndarray, ...], b: Any) -> bool:
+            return not isinstance(b, _Raised) and all(
+                np.allclose(x, y, rtol=1e-9, atol=1e-12) for x, y in zip(a, b, strict=True)
+            )
+
+        learner = [r.outputs or () for r in runs]
+        if all(exactly(o, r.expected) for o, r in zip(learner, runs, strict=True)):
+            return None
+        for mistake in self.mistakes:
+            outcomes = self._outcomes(mistake.fn)
+            if all(exactly(o, m) for o, m in zip(learner, outcomes, strict=True)):
+                return (
+                    "your numbers are within the tolerance of a measurement, but they are "
+                    "exactly those of a known mistake on every case",
+                    mistake.diagnosis,
+                )
+        return None
 
     def _not_a_function(self, value: Any, earlier: CheckResult | None) -> CheckResult:
         """The check was given a value (often what the function returned), not a function."""
@@ -542,6 +590,8 @@ class Grader:
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
         if found is None:
+            found = self._failing_callee(fn)
+        if found is None:
             general = error_hints(said)
             found = general[0] if general else None
         if found is not None:
@@ -582,6 +632,8 @@ class Grader:
         failing_run, k = failing
         index = runs.index(failing_run)
         found = self._explain(runs, index, k, failing_run.learner)
+        if found is None:
+            found = self._failing_callee(failing_run.learner)
         if found is not None:
             return self._result(status, message, found, max_error, diagnosed=True)
         if status == WRONG_VALUES:
@@ -744,6 +796,43 @@ class Grader:
 
     def _as_graded(self, made: Any) -> Callable[..., Any]:
         return self.wrap(made) if self.wrap is not None else made
+
+    def _failing_callee(self, fn: Any) -> str | None:
+        """The learner's own earlier exercise that this function calls, when it is wrong.
+
+        The learner's ``cosine_similarity`` may call their ``dot``: when that ``dot`` fails
+        its own check, it is the likelier cause (found from the names the function's code
+        uses, whatever the worked solution calls).
+        """
+        if self.chapter is None or fn is None:
+            return None
+        learner = getattr(fn, "__learner__", fn)
+        code = getattr(learner, "__code__", None)
+        scope = _globals_of(learner)
+        if code is None or not scope:
+            return None
+        try:
+            module = importlib.import_module(f"{__package__}.ch{self.chapter:02d}")
+            graders = module.GRADERS
+        except (ImportError, AttributeError):
+            return None
+        for name in code.co_names:
+            if name == self.name or name not in graders.names:
+                continue
+            mine, other = scope.get(name), graders[name]
+            if not callable(mine) or (getattr(mine, "__module__", "") or "").startswith("attnlab"):
+                continue
+            if not isinstance(other, Grader):
+                continue
+            result = other._grade(mine)
+            if result.passed or result.status == NOT_ATTEMPTED:
+                continue
+            return (
+                f"your `{self.name}` calls your `{name}`, which does not pass its own check "
+                f"({result.message.splitlines()[0]}): fix `{name}` first, then check this "
+                "exercise again"
+            )
+        return None
 
     def _dependencies(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
         """The worked solution run with the learner's own versions of what it calls."""

@@ -154,6 +154,11 @@ def value_clue(seen: Sequence[Seen], *, name: str) -> str | None:
     ``seen``: the failing case first, then the other cases where this output is wrong.
     """
     clues = [_one_clue(s, name) for s in seen]
+    # A case with fewer than 3 numbers cannot show a relation (too few to tell it from a
+    # coincidence): it neither names one nor contradicts one that the other cases show.
+    told = [c for c, s in zip(clues, seen, strict=True) if c is not None or np.size(s.want) >= 3]
+    if told and told != clues and all(c is not None for c in told):
+        clues = told
     first = clues[0]
     if first is None:
         return _factor_across(seen, name)
