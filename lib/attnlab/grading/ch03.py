@@ -12,6 +12,7 @@ Taught in: exercises/03_qkv.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,17 @@ def _slide_cases() -> tuple[Case, ...]:
     )
 
 
+def _slide_broadcast_hint(message: str) -> str | None:
+    found = re.search(r"shapes \((\d+),\) \((\d+),\)", message)
+    if found is None:
+        return None
+    return (
+        f"a vector of shape ({found[1]},), one coefficient per key, met q of shape "
+        f"({found[2]},): give the coefficients a second axis so that each one scales the "
+        "whole of q"
+    )
+
+
 SLIDE_KEYS = GRADERS.add(
     Grader(
         name="slide_keys",
@@ -114,8 +126,33 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: (targets / (q @ q))[:, None] * q,
             ),
             Mistake(
+                "you divided by d: adding c·q changes the score by c (q·q), and q·q is not d",
+                lambda q, k, targets: k + ((targets - k @ q) / len(q))[:, None] * q,
+            ),
+            Mistake(
+                "you returned the coefficients c, one per key: the exercise returns the moved "
+                "keys themselves, (S, d)",
+                lambda q, k, targets: (targets - k @ q) / (q @ q),
+            ),
+            Mistake(
+                "you rescaled the keys: the scores come out right, but the new key minus the "
+                "old one is not a multiple of `q`; move each key along q instead",
+                lambda q, k, targets: k * (targets / (k @ q))[:, None],
+            ),
+            Mistake(
+                "np.sum(k * q) without an axis gives one total instead of a score per key: "
+                "sum over the last axis",
+                lambda q, k, targets: k + ((targets - np.sum(k * q)) / (q @ q))[:, None] * q,
+            ),
+            Mistake(
                 "the shift has the wrong sign: (target - q·k_j), not (q·k_j - target)",
                 lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
+            ),
+        ),
+        error_hints=(
+            (
+                "could not be broadcast together with shapes",
+                _slide_broadcast_hint,
             ),
         ),
         hint="write the score of the moved key, q·(k_j + c_j q), as the old score plus a term "
@@ -545,6 +582,7 @@ ADDITIVE = GRADERS.add(
                 ),
             ),
         ),
+        no_loops=True,
         hint="follow the shapes: the projected queries (..., T, h) and keys (..., S, h) must "
         "meet in every pair, (..., T, S, h), before tanh and the read-out by v_a; the "
         'chapter\'s section "Four ways to score a query against a key" shows the additive '
@@ -595,6 +633,13 @@ def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ..
                 "name the projections self.W_q, self.W_k and self.W_v (nn.Linear(d_model, "
                 "d_head, bias=False)), created in __init__ after super().__init__()",
             )
+    if getattr(layer, "W_k", None) is getattr(layer, "W_q", None):
+        raise AnswerProblem(
+            EXCEPTION,
+            "your `W_k` is the same layer as `W_q`",
+            "W_k is the same layer as W_q (self.W_k = self.W_q): create three separate "
+            "nn.Linear layers, so that queries and keys get their own weights",
+        )
     names = sorted(n for n, _ in layer.named_parameters())
     if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
         raise AnswerProblem(
@@ -659,11 +704,15 @@ def _module_cases() -> tuple[Case, ...]:
         }
 
     causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    no_key = torch.tensor(
+        [[True, False, True, False], [False] * 4, [True] * 4, [False, True, True, False]]
+    )  # query 1 sees no key: its weights and output are 0
     return (
         Case("d_model 8, d_head 4", inputs(2, 5, 8, 4)),
         Case("d_model 6, d_head 6", inputs(1, 3, 6, 6)),
         Case("d_model 16, d_head 2, one token", inputs(3, 1, 16, 2)),
         Case("a causal mask", {**inputs(2, 5, 8, 4), "mask": causal}),
+        Case("a query with no visible key", {**inputs(1, 4, 8, 4), "mask": no_key}),
     )
 
 
@@ -738,8 +787,13 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "call super().__init__() first in __init__",
             ),
         ),
+        # A right layer may round its scale to float32 (torch.tensor(d) is float32):
+        # a relative error of 6e-8 in the scale moves each value by about 1e-7 of the
+        # largest magnitude of its output, and a gradient entry near 0 by far more than
+        # 1e-6 of itself: each output is compared up to 1e-6 of its largest magnitude.
         rtol=1e-6,
         atol=1e-9,
+        norm_atol=1e-6,
     )
 )
 
@@ -774,9 +828,14 @@ UNSCALED_WEIGHT = GRADERS.add(
         "of saturation, where its gradient vanishes.",
         wrong=(
             (
-                0.88,
+                1 / (1 + math.exp(-2)),
                 "0.88 is the weight *with* the division by 8; without it the scores "
                 "differ by 16, not 2",
+            ),
+            (0.0, "that is about key 2's weight (e^-16 of key 1's); the question asks for key 1"),
+            (
+                math.exp(16),
+                "e^16 is the ratio of the two weights; the weight is a share, e^16 / (1 + e^16)",
             ),
             (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
             (
@@ -826,6 +885,11 @@ RAW_SPREAD = GRADERS.add(
             (64.0, "64 is the variance of q·k; the standard deviation is its square root"),
             (1.0, "1 is the spread *after* dividing by sqrt(d_k); before, it is larger"),
             (0.0, "0 is the mean of q·k; the question asks for its spread"),
+            (0.125, "1/8 is the scaling factor 1 / sqrt(d_k); the question asks for the spread"),
+            (
+                math.sqrt(8),
+                "that is √8 (or 64 ** 0.25): the variance is 64, and the spread is its square root",
+            ),
         ),
         hint="the variances of independent terms add up",
     )
@@ -851,6 +915,8 @@ CROSS_COLUMNS = GRADERS.add(
             (7, "7 is the number of queries, the rows; the columns are the keys"),
             (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
             (512, "512 is d_model; the weight matrix is queries x keys"),
+            (19, "the columns are the keys only, not queries + keys"),
+            (84, "84 = 7 x 12 is the number of entries, rows times columns"),
         ),
         hint="rows are queries, columns are keys: where do the keys come from?",
     )

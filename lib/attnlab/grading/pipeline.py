@@ -176,6 +176,11 @@ class Grader:
             (``.T`` of a 1-D array, ``dim=-2`` for ``dim=1`` on 3-D tensors): the tests
             check that every other mutant fails and gets a diagnosis, so a mutant that
             passes unrecorded is a missing case.
+        no_loops: the statement forbids Python loops: a right answer whose own code loops
+            (``for``, ``while``, a comprehension) is refused, with where.
+        norm_atol: an absolute tolerance relative to each output's largest magnitude
+            (``|got - want| <= atol + norm_atol * max|want| + rtol * |want|``), for outputs
+            whose entries near 0 carry the rounding of the large ones (gradients).
         statistical: the outputs are measurements of random draws from a seed, compared
             with a tolerance as wide as the draws vary (a right answer may draw in another
             order). Within it, an answer is still refused when a second call with the same
@@ -201,6 +206,8 @@ class Grader:
     chapter: int | None = None
     equivalent: tuple[tuple[str, str], ...] = ()
     statistical: bool = False
+    norm_atol: float = 0.0
+    no_loops: bool = False
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -308,12 +315,24 @@ class Grader:
                     return self._failure(
                         WRONG_VALUES,
                         f"wrong values{self._of(name)} on case {run.case.describe()}: "
-                        f"{_worst(got, want)}",
+                        f"{_worst(got, want, self.rtol)}",
                         runs,
                         (run, k),
                         self.hint or "compare your code with the equation, step by step",
                         max_error=max_error,
                     )
+        if self.no_loops:
+            loop = _python_loop(fn)
+            if loop is not None:
+                return self._result(
+                    WRONG_VALUES,
+                    f"right values, but your code uses a Python loop ({loop})",
+                    "the statement asks for no Python loops: let broadcasting pair every "
+                    "query with every key at once (new axes of size 1), so that one "
+                    "expression computes every score",
+                    max_error,
+                    diagnosed=True,
+                )
         if self.statistical:
             found = self._statistical_problem(fn, runs)
             if found is not None:
@@ -465,7 +484,7 @@ class Grader:
         ):
             what = "returned" if len(self.outputs) == 1 else f"`{name}` is"
             if item is None:
-                return (), f"{what} None", _none_item(name)
+                return (), f"{what} None", _none_item(name, fn)
             if (
                 isinstance(item, (list, tuple))
                 and item
@@ -524,9 +543,15 @@ class Grader:
             arrays.append(array)
         return tuple(arrays), None, None
 
+    def _atol(self, want: np.ndarray) -> float:
+        if not self.norm_atol or want.dtype.kind not in "fc" or want.size == 0:
+            return self.atol
+        finite = np.abs(want[np.isfinite(want)])
+        return self.atol + self.norm_atol * float(np.max(finite, initial=0.0))
+
     def _close(self, got: np.ndarray, want: np.ndarray) -> bool:
         return got.shape == want.shape and bool(
-            np.allclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True)
+            np.allclose(got, want, rtol=self.rtol, atol=self._atol(want), equal_nan=True)
         )
 
     def _errors(self, run: _Run) -> list[float]:
@@ -909,6 +934,28 @@ class Grader:
         return found
 
 
+def _python_loop(fn: Any) -> str | None:
+    """``'a for loop, line 3'`` when the learner's own function loops, else ``None``."""
+    try:
+        source = textwrap.dedent(inspect.getsource(getattr(fn, "__learner__", fn)))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    kinds = {
+        ast.For: "a for loop",
+        ast.While: "a while loop",
+        ast.ListComp: "a list comprehension",
+        ast.GeneratorExp: "a generator expression",
+        ast.SetComp: "a comprehension",
+        ast.DictComp: "a comprehension",
+    }
+    for node in ast.walk(tree):
+        for kind, words in kinds.items():
+            if isinstance(node, kind):
+                return f"{words}, line {node.lineno} of your function"
+    return None
+
+
 def _called_names(source: str) -> set[str]:
     tree = ast.parse(textwrap.dedent(source))
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -942,7 +989,16 @@ def _none_returned(fn: Any) -> str:
     )
 
 
-def _none_item(name: str) -> str:
+def _none_item(name: str, fn: Any = None) -> str:
+    try:
+        source = inspect.getsource(getattr(fn, "__learner__", fn)) if fn is not None else ""
+    except (OSError, TypeError):
+        source = ""
+    if name == "weights" and "scaled_dot_product_attention" in source:
+        return (
+            "F.scaled_dot_product_attention doesn't return the weights, only the output: "
+            "compute the weights yourself and return both"
+        )
     if "grad" in name:
         return (
             f"`{name}` is None: no gradient reached it, so the computation does not use that "
@@ -1014,14 +1070,17 @@ def _abs_diff(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.abs(got.astype(np.float64) - want.astype(np.float64))
 
 
-def _worst(got: np.ndarray, want: np.ndarray) -> str:
+def _worst(got: np.ndarray, want: np.ndarray, rtol: float = 0.0) -> str:
     """``'max error 3.1e-01; at index (0, 2): expected 0.2312, got 0.5412'``.
 
     The two numbers get as many digits as it takes to tell them apart (a result rounded
     to 4 decimals shows ``expected -0.33541, got -0.3354``, not the same number twice).
     """
     diff = _abs_diff(got, want)
-    index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    # The entry that breaks the tolerance most, not only the largest difference.
+    excess = diff - rtol * np.abs(want.astype(np.float64)) if want.dtype.kind in "fc" else diff
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    index = np.unravel_index(int(np.argmax(excess)), diff.shape) if diff.ndim else ()
     where = f" at index {tuple(int(i) for i in index)}:" if diff.ndim else ""
     expected, value = _values(want[index], got[index])
     return f"max error {_fmt(float(diff[index]))};{where} expected {expected}, got {value}"

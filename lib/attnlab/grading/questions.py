@@ -66,7 +66,9 @@ def _rounded_from(given: float, wrong: float) -> bool:
     if digits is None or given == 0 or wrong == 0:
         return False
     significant = digits + math.floor(math.log10(abs(given))) + 1
-    return significant >= 2 and abs(given - wrong) <= 0.5 * 10.0**-digits + 1e-12
+    return significant >= 2 and abs(given - wrong) <= max(
+        0.5 * 10.0**-digits + 1e-12, 1e-6 * abs(wrong)
+    )
 
 
 @dataclass(frozen=True)
