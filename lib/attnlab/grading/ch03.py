@@ -204,11 +204,14 @@ def _np_attend(
     after: bool = False,
     zero_empty: bool = True,
     stable: bool = True,
+    additive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention in NumPy, with one planted change at a time."""
     d = q.shape[-1]
     scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and additive:
+        scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = np.where(visible, scores, fill)  # (..., T, S)
     with np.errstate(all="ignore"):
@@ -335,6 +338,28 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
             "you returned (weights, out); the order is (out, weights)",
             lambda q, k, v, mask=None: attend(q, k, v, mask)[::-1],
         ),
+        Mistake(
+            "you scored the queries against `v` and mixed the keys: the scores compare "
+            "queries with keys, and the weights mix the values",
+            lambda q, k, v, mask=None: attend(q, v, k, mask),
+        ),
+        Mistake(
+            "you transposed the mask: it is already laid out like the scores, (..., T, S), "
+            "one row per query: don't transpose it",
+            lambda q, k, v, mask=None: attend(
+                q, k, v, None if mask is None else mask.swapaxes(-1, -2)
+            ),
+        ),
+        Mistake(
+            "your scale is the square root of the number of axes (len(q.shape)): d is the "
+            "size of each query and key, q.shape[-1]",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=math.sqrt(q.ndim)),
+        ),
+        Mistake(
+            "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
+            "hides nothing; fill the hidden scores with -inf instead",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, additive=True),
+        ),
     )
 
 
@@ -427,14 +452,22 @@ def _torch_attend(
     invert: bool = False,
     after: bool = False,
     zero_empty: bool = True,
+    stable: bool = True,
+    additive: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The torch twin of :func:`_np_attend`, with the same planted changes."""
     d = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and additive:
+        scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = scores.masked_fill(~visible, fill)
-    weights = torch.softmax(scores, dim=axis)
+    if stable:
+        weights = torch.softmax(scores, dim=axis)
+    else:  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
+        e = torch.exp(scores)
+        weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
     if visible is not None and after:
         weights = weights * visible
     if visible is not None and zero_empty and not after and fill == -math.inf:
@@ -449,7 +482,15 @@ ATTENTION_TORCH = GRADERS.add(
         reference=_attention_reference,
         cases=_attention_cases("torch"),
         outputs=("out", "weights"),
-        mistakes=_attention_mistakes(_torch_attend),
+        mistakes=(
+            *_attention_mistakes(_torch_attend),
+            Mistake(
+                "overflow: without subtracting each row's max before exp, large scores give "
+                "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
+                "torch.softmax, which does",
+                lambda q, k, v, mask=None: _torch_attend(q, k, v, mask, stable=False),
+            ),
+        ),
         equivalent=(
             (
                 "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
@@ -526,6 +567,11 @@ def _additive_cases() -> tuple[Case, ...]:
     )
 
 
+def _softmax_last(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _pairwise(q: np.ndarray, k: np.ndarray, W_a: np.ndarray, U_a: np.ndarray) -> np.ndarray:
     """``q W_a + k U_a`` for every (query, key) pair: ``(..., T, S, h)``."""
     return (q @ W_a)[..., :, None, :] + (k @ U_a)[..., None, :, :]
@@ -574,6 +620,33 @@ ADDITIVE = GRADERS.add(
                 "score): additive attention adds them, inside a tanh, and reads the result "
                 "out with v_a",
                 lambda q, k, W_a, U_a, v_a: (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2),
+            ),
+            Mistake(
+                "you applied tanh to each projection separately: the tanh goes around the sum "
+                "of the two, tanh(q W_a + k U_a), once per pair",
+                lambda q, k, W_a, U_a, v_a: (
+                    (np.tanh(q @ W_a)[..., :, None, :] + np.tanh(k @ U_a)[..., None, :, :]) @ v_a
+                ),
+            ),
+            Mistake(
+                "you multiplied tanh(q W_a) by tanh(k U_a) (an einsum over h): the score is "
+                "tanh of their sum, read out by v_a",
+                lambda q, k, W_a, U_a, v_a: np.einsum(
+                    "...th,...sh,h->...ts", np.tanh(q @ W_a), np.tanh(k @ U_a), v_a
+                ),
+            ),
+            Mistake(
+                "your rows sum to 1: you applied a softmax, but the exercise asks for the raw "
+                "scores (no softmax)",
+                lambda q, k, W_a, U_a, v_a: _softmax_last(np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a),
+            ),
+            Mistake(
+                "your new axes are counted from the front ([:, None]): with a batch in "
+                "front, the new axis lands after the batch axis, not after the queries; "
+                "count the new axes from the end",
+                lambda q, k, W_a, U_a, v_a: (
+                    np.tanh((q @ W_a)[:, None, :] + (k @ U_a)[None, :, :]) @ v_a
+                ),
             ),
             Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
@@ -716,12 +789,22 @@ def _module_cases() -> tuple[Case, ...]:
     )
 
 
-def _sdpa(divide_by: Callable[[int], float] = math.sqrt, dim: int = -1) -> Callable:
+def _sdpa(
+    divide_by: Callable[[int], float] = math.sqrt,
+    dim: int = -1,
+    *,
+    invert: bool = False,
+    detach: bool = False,
+    transpose_all: bool = False,
+) -> Callable:
     def forward(x, q, k, v, mask):
-        scores = q @ k.transpose(-2, -1) / divide_by(q.shape[-1])  # (B, T, T)
+        keys = k.T if transpose_all else k.transpose(-2, -1)
+        scores = q @ keys / divide_by(q.shape[-1])  # (B, T, T)
         if mask is not None:
-            scores = scores.masked_fill(~mask, -math.inf)
-        weights = torch.softmax(scores, dim=dim)
+            scores = scores.masked_fill(mask if invert else ~mask, -math.inf)
+        weights = torch.nan_to_num(torch.softmax(scores, dim=dim))  # a row seeing no key: 0
+        if detach:
+            weights = weights.detach()
         return weights @ v, weights
 
     return forward
@@ -773,6 +856,26 @@ SELF_ATTENTION_MODULE = GRADERS.add(
             Mistake(
                 "you returned (weights, out); the order is (out, weights)",
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, mask)[::-1]),
+            ),
+            Mistake(
+                "k.T reverses every axis of a batch (B, T, d): transpose only the last two, "
+                "k.transpose(-2, -1)",
+                _planted_module(_sdpa(transpose_all=True)),
+            ),
+            Mistake(
+                "no gradient reaches W_q and W_k: the weights were detached (.detach() or "
+                ".data), so training could not change the scores",
+                _planted_module(_sdpa(detach=True)),
+            ),
+            Mistake(
+                "your scale is d_head / 2: `d_head ** 1/2` is (d_head ** 1) / 2, since ** "
+                "binds tighter than /; the square root needs parentheses or math.sqrt",
+                _planted_module(_sdpa(divide_by=lambda d: d / 2)),
+            ),
+            Mistake(
+                "your mask is inverted: True means the key may be attended to, and "
+                "masked_fill fills where its argument is True",
+                _planted_module(_sdpa(invert=True)),
             ),
         ),
         hint="check the pieces one at a time: the three projections (each called on x), "

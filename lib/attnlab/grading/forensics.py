@@ -219,6 +219,27 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         ),
     ),
     (
+        "bad operand type for unary ~: 'NoneType'",
+        _fixed(
+            "`mask` is None on the cases without a mask (mask=None is the default): use the "
+            "mask only when one is given (`if mask is not None:`)"
+        ),
+    ),
+    (
+        "must be Tensor, not int",
+        _fixed(
+            "a torch function got a Python int (such as q.shape[-1]): for a plain number use "
+            "math.sqrt (or ** 0.5), or make it a tensor first"
+        ),
+    ),
+    (
+        "must be Tensor, not float",
+        _fixed(
+            "a torch function got a Python float: for a plain number use the math module "
+            "(math.sqrt, math.exp), or make it a tensor first"
+        ),
+    ),
+    (
         "step must be greater than zero",
         _fixed(
             "torch tensors don't support negative steps such as [::-1]: reverse a tensor with "
