@@ -116,8 +116,8 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q))[:, None] * q,
             ),
             Mistake(
-                "you did not subtract the keys' current scores: the shift is "
-                "(target - q·k_j) / (q·q), not target / (q·q)",
+                "you did not subtract the keys' current scores: the shift has to make up the "
+                "difference between the target and the score the key already has",
                 lambda q, k, targets: k + (targets / (q @ q))[:, None] * q,
             ),
             Mistake(
@@ -145,7 +145,7 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((targets - np.sum(k * q)) / (q @ q))[:, None] * q,
             ),
             Mistake(
-                "the shift has the wrong sign: (target - q·k_j), not (q·k_j - target)",
+                "the shift has the wrong sign: it moves each score away from its target",
                 lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
             ),
         ),
@@ -330,8 +330,12 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
         ),
         Mistake(
             "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. Set "
-            "the weights of rows with no visible key to 0 (e.g. np.where(mask.any(-1, "
-            "keepdims=True), weights, 0))",
+            "the weights of rows with no visible key to 0 (e.g. "
+            + (
+                "np.where(mask.any(-1, keepdims=True), weights, 0))"
+                if attend is _np_attend
+                else "torch.where(mask.any(-1, keepdim=True), weights, 0.0))"
+            ),
             lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
         ),
         Mistake(

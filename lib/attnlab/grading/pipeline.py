@@ -59,6 +59,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import textwrap
 import weakref
 from collections.abc import Callable, Iterator
@@ -72,6 +73,7 @@ from .._validate import to_numpy
 from . import mutants as _mutants
 from . import relations, worked
 from .forensics import (
+    TooSlow,
     call_quietly,
     error_hints,
     learner_frames,
@@ -225,7 +227,13 @@ class Grader:
     def _grade(self, fn: Any) -> CheckResult:
         if not callable(fn):
             return self._not_a_function(fn, None)
-        runs = [self._run(fn, case) for case in self.cases]
+        runs: list[_Run] = []
+        for case in self.cases:
+            if any(isinstance(r.error, TooSlow) for r in runs):
+                # one endless call is enough: the others would each wait as long
+                runs.append(self._skipped(case))
+                continue
+            runs.append(self._run(fn, case))
 
         for run in runs:
             if isinstance(run.error, NotImplementedError) and raised_directly(run.error):
@@ -413,6 +421,15 @@ class Grader:
     def _of(self, name: str) -> str:
         return "" if len(self.outputs) == 1 else f" of `{name}`"
 
+    def _skipped(self, case: Case) -> _Run:
+        expected = self._items(call_quietly(self.reference, case)[0])
+        return _Run(
+            case=case,
+            expected=tuple(_numpy(e) for e in expected),
+            torch_out=tuple(is_torch_array(e) for e in expected),
+            error=TooSlow("not run: an earlier case did not finish"),
+        )
+
     def _run(self, fn: Callable[..., Any], case: Case) -> _Run:
         expected = self._items(call_quietly(self.reference, case)[0])
         run = _Run(
@@ -531,12 +548,21 @@ class Grader:
                 elif isinstance(item, (list, tuple)):
                     hint = "work on whole arrays instead of building a Python list"
                 expected = "a torch.Tensor" if torch_out else "a NumPy array"
+                if self.adapt is not None:  # the answer's natural form is not an array
+                    expected = "numbers (" + self.signature.split(";")[-1].strip() + ")"
                 return (), f"{what} {_describe(item)}; expected {expected}", hint
             if array.dtype != want.dtype:
                 if array.dtype.kind == want.dtype.kind == "f":
                     hint = _precision_hint(array.dtype, want.dtype, torch_out)
                 elif array.dtype.kind in "iu" and want.dtype.kind in "fc":
                     hint = "converting to int truncates; keep floats"
+                elif array.dtype.kind == "f" and want.dtype.kind in "iu" and array.ndim == 0:
+                    return (
+                        (),
+                        f"{what} a float ({float(array):g}); expected an int",
+                        "the answer is a whole number, an int: / and math.log give floats "
+                        "(3.0); math.ceil, math.floor and // give ints",
+                    )
                 else:
                     hint = f"return {want.dtype} values"
                 return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
@@ -736,17 +762,21 @@ class Grader:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
-        best: tuple[tuple[int, int], str] | None = None
+        best: tuple[tuple[int, int], _Candidate] | None = None
         if groups is None:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
             for candidate in group(runs, fn):
                 rank = self._rank(candidate.outcomes, learner, right, index)
                 if rank is not None and (best is None or rank > best[0]):
-                    best = (rank, candidate.diagnosis)
+                    best = (rank, candidate)
             if best is not None and best[0][0] >= 3:
                 break  # a full match: later groups can only tie
-        return None if best is None else best[1]
+        if best is None:
+            return None
+        if best[1].source == "generated":
+            return _in_learner_terms(best[1].diagnosis, fn)
+        return best[1].diagnosis
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
@@ -886,9 +916,9 @@ class Grader:
                 continue
             yield _Candidate(
                 "dependency",
-                f"your `{name}` itself looks right: these are the numbers the worked `{name}` "
-                f"gives with your `{dep}`, which it calls; the mistake is in your `{dep}` "
-                "(check that exercise again)",
+                f"your `{name}` itself looks right: the worked `{name}`, given your `{dep}` "
+                f"(which it calls), does the same (the same numbers, or the same exception); "
+                f"the mistake is in your `{dep}` (check that exercise again)",
                 outcomes,
             )
 
@@ -932,6 +962,27 @@ class Grader:
 
         found += _mutants.hard_coded(source, name, worked.namespace(self.chapter), run_first)
         return found
+
+
+_NAMED_PLACE = re.compile(
+    r" ?\((?:in the line that computes|in the update of) `([^`]+)`\)|(?<=\w) \(`(\w+)`\)"
+)
+
+
+def _in_learner_terms(diagnosis: str, fn: Any) -> str:
+    """A generated mutant's diagnosis without the worked solution's variable names that the
+    learner's code does not use ("(in the line that computes `shift`)", "the max (`top`)")."""
+    try:
+        source = inspect.getsource(getattr(fn, "__learner__", fn))
+    except (OSError, TypeError):
+        return diagnosis
+
+    def keep(found: re.Match[str]) -> str:
+        names = re.findall(r"[A-Za-z_]\w*", found[1] or found[2])
+        used = all(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
+        return found[0] if used else ""
+
+    return _NAMED_PLACE.sub(keep, diagnosis)
 
 
 def _python_loop(fn: Any) -> str | None:
