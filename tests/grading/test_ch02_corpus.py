@@ -890,3 +890,31 @@ def _wordpiece_ok(word, vocab):
 def test_right_answers_written_otherwise_pass(exercise, what, answer):
     result = CHECKS[exercise](answer)
     assert result.passed, result.text
+
+
+def l_wp_endless(word, vocab):
+    """The learner's loop that does not move on when nothing matches."""
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+    return ids
+
+
+def test_an_endless_loop_is_stopped_and_named(monkeypatch):
+    """The learner's 2.1 attempt that never ends: stopped after the time limit (shortened
+    here), reported once, with a diagnosis, and the other cases are not run."""
+    import time
+
+    from attnlab.grading import forensics
+
+    monkeypatch.setattr(forensics, "TIME_LIMIT", 0.5)
+    began = time.perf_counter()
+    result = check_wordpiece(l_wp_endless)
+    assert time.perf_counter() - began < 10
+    assert not result.passed and result.diagnosed
+    assert "TooSlow" in result.message and "did not finish" in result.diagnosis
+    assert "move on when nothing matches" in result.diagnosis

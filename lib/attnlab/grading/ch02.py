@@ -656,7 +656,7 @@ COSINE_FLIP = GRADERS.add(
         wrong=(
             (-3.0, "the factor 3 only stretches the vector; the cosine divides out lengths"),
             (3.0, "a cosine never leaves [-1, 1]; and -3a points away from a"),
-            (1.0, "a and -3a are parallel but point in opposite directions"),
+            (1.0, "a and -3a lie on one line, but do they point the same way?"),
             (0.0, "0 is the cosine of perpendicular vectors; -3a lies on the same line as a"),
             (
                 -1 / 3,
@@ -1338,7 +1338,7 @@ EQUAL_ROWS = GRADERS.add(
                 "largest; here all four scores of a row are equal",
             ),
             (0.0, "the weights of a row sum to 1, and here no key scores lower than another"),
-            (0.5, "all four keys tie, not two"),
+            (0.5, "the scores of row 0 do not split into two groups: count how many are equal"),
             (
                 1 / 3,
                 "a token attends to itself too: its row has four keys, not the three others",
