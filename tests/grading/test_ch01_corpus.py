@@ -412,7 +412,7 @@ CORPUS = [
     ("rnn_forward", "h_last is the first state", forward_first_state, "h_last"),
     ("rnn_forward", "float32 zeros", forward_float32_state, "float32"),
     ("rnn_forward", "x[t] for x[:, t]", forward_batch_index, "indexes along the wrong axis"),
-    ("rnn_forward", "torch.cat", forward_cat, "lost an axis"),
+    ("rnn_forward", "torch.cat", forward_cat, "which stacking makes"),
     ("rnn_forward", "loop from 1", forward_skip_first, "skips the first step"),
     ("rnn_forward", "torch.no_grad", forward_no_grad, "no_grad"),
     ("rnn_forward", "weights swapped in the call", forward_swapped_weights, "W_hh"),
@@ -428,7 +428,7 @@ CORPUS = [
     ("gradient_norms", "flip(1) on a vector", norms_flip_dim1, "dim"),
     ("gradient_norms", "max entry, not the norm", norms_max_entry, "Frobenius"),
     ("path_length", "recurrent n", lambda n, kind, k: path(n, kind, k, recurrent=lambda n: n), "n - 1 steps"),
-    ("path_length", "conv with /", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: (n - 1) / (k - 1)), "float64"),
+    ("path_length", "conv with /", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: (n - 1) / (k - 1)), "expected an int"),
     ("path_length", "conv int()", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: int((n - 1) / (k - 1))), "round"),
     ("path_length", "conv n // k", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: n // k), "k - 1"),
     ("path_length", "dilated ceil(log)", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: math.ceil(math.log(n, k))), "math.log"),
@@ -479,6 +479,7 @@ def test_the_corpus_covers_every_exercise_and_is_large():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(CHECKS[exercise], answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 

@@ -36,6 +36,7 @@ from attnlab.grading.ch02 import (
     check_wordpiece,
 )
 from attnlab.grading.results import CheckResult
+from attnlab.grading.status import GRADER_ERROR
 
 CHECKS: dict[str, Callable[[Any], CheckResult]] = {
     "wordpiece": check_wordpiece,
@@ -819,6 +820,8 @@ CORPUS: list[tuple[str, str, Any, str]] = [
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
     """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
     result = CHECKS[exercise](answer)
+    if result.status == GRADER_ERROR:
+        return "crash", result
     if result.passed:
         return "accepted", result
     if not result.diagnosed:
@@ -840,6 +843,7 @@ def test_the_corpus_is_large_and_covers_every_exercise():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(exercise, answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 

@@ -659,6 +659,7 @@ def test_the_corpus_covers_every_exercise_and_is_large():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(CHECKS[exercise], answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 

@@ -247,6 +247,14 @@ RNN_FORWARD = GRADERS.add(
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, shift=True),
             ),
             Mistake(
+                "torch.cat joins the states along an axis they already have, (B, T·H): the "
+                "time axis T is a new axis, which stacking makes",
+                lambda x, W_ih, W_hh, b: (
+                    torch.cat(list(_loop(x, W_ih, W_hh, b)[0].unbind(1)), dim=1),
+                    _loop(x, W_ih, W_hh, b)[1],
+                ),
+            ),
+            Mistake(
                 "you stacked the states along the first axis (T, B, H); stack along dim=1 to "
                 "get (B, T, H)",
                 lambda x, W_ih, W_hh, b: (

@@ -1113,6 +1113,12 @@ def _attend_cosine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights @ x, weights
 
 
+def _attend_dimensions(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D)."""
+    weights = softmax(x.T @ x / math.sqrt(x.shape[-1]), -1)  # (D, D)
+    return weights @ x, weights
+
+
 def _attend_elementwise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Planted: scores x * x, entry by entry: (T, D) weights mixing entry by entry."""
     weights = softmax(x * x / math.sqrt(x.shape[-1]), -1)  # (T, D)
@@ -1208,6 +1214,12 @@ SELF_ATTENTION = GRADERS.add(
                 "your scores are cosines (each vector divided by its length first): "
                 "self-attention scores are plain dot products of the rows, scaled by sqrt(D)",
                 _attend_cosine,
+            ),
+            Mistake(
+                "your scores are xᵀ x, (D, D): that compares the D dimensions with each "
+                "other, not the tokens; a score pairs two tokens, one operand is not "
+                "oriented that way",
+                _attend_dimensions,
             ),
             Mistake(
                 "your scores multiply x by x entry by entry (x * x), one number per entry: "

@@ -556,12 +556,13 @@ def cases_clue(
                 f"your code does for that {arg}"
             )
     for arg in sorted({k for _, _, inputs, _ in passed for k in inputs}):
-        right_values = {inputs.get(arg) for _, _, inputs, _ in passed}
+        right_list = [inputs.get(arg) for _, _, inputs, _ in passed]
         wrong_values = [inputs.get(arg) for _, _, inputs, _ in failed]
         if not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in [*right_values, *wrong_values]
+            isinstance(v, int) and not isinstance(v, bool) for v in [*right_list, *wrong_values]
         ):
             continue
+        right_values = set(right_list)
         if len(right_values) == 1 and not right_values & set(wrong_values):
             (value,) = right_values
             return (
