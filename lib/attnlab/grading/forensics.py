@@ -78,7 +78,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         yield
     finally:
         left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
         if outer:
             signal.setitimer(signal.ITIMER_REAL, max(outer - (seconds - left), 1e-3))
 
