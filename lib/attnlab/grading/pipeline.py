@@ -549,7 +549,7 @@ class Grader:
                     hint = "work on whole arrays instead of building a Python list"
                 expected = "a torch.Tensor" if torch_out else "a NumPy array"
                 if self.adapt is not None:  # the answer's natural form is not an array
-                    expected = "numbers (" + self.signature.split(";")[-1].strip() + ")"
+                    expected = "numbers: the exercise " + self.signature.split(";")[-1].strip()
                 return (), f"{what} {_describe(item)}; expected {expected}", hint
             if array.dtype != want.dtype:
                 if array.dtype.kind == want.dtype.kind == "f":
