@@ -196,7 +196,7 @@ def ln_runs():
     "loss stops falling: it stays near 2.3 until the end. The pre-LN loss is not smooth\neither: "
     "at step 8 it jumps, above the post-LN loss, but then it falls again, to 1.55 over\nthe last "
     "ten steps.",
-    "we repeated\nit with the seeds 0 to 4, each with its own initial weights and its own batches: "
+    "we repeated\nit with the random seeds 0 to 4, each with its own initial weights and its own batches: "
     "over the\nlast ten of the 30 steps, pre-LN ended between 1.4 and 1.6 and post-LN between "
     "1.9 and\n2.4, lower with pre-LN in every run.",
     "Without warm-up, at a learning rate of 0.02, the 4 + 4-layer model kept learning with\n  "
