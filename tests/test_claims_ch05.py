@@ -144,6 +144,7 @@ def test_the_heat_map_of_the_table():
 
 @claim(
     "each position vector has length\n$\\sqrt{D/2}$, at position 5 as at position five million.",
+    "the table of a 10-token sentence is the first 10 rows of the table for 1000 tokens.",
     "With $D = 5$ the columns are sin, cos, sin, cos, sin:",
 )
 def test_lengths_and_odd_d():
@@ -155,6 +156,9 @@ def test_lengths_and_odd_d():
     far = al.apply_rope(np.stack([upright, upright]), positions=np.array([5, 5_000_000]))
     np.testing.assert_allclose(-far[0, 0::2], pe[5, 0::2], atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(far, axis=1), np.sqrt(32), rtol=1e-12)
+    np.testing.assert_array_equal(
+        al.sinusoidal_encoding(10, 64), al.sinusoidal_encoding(1000, 64)[:10]
+    )
     odd = al.sinusoidal_encoding(3, 5)
     p = np.arange(3)
     for f, kind in enumerate([np.sin, np.cos, np.sin, np.cos, np.sin]):
@@ -187,6 +191,8 @@ def test_the_offset_matrix_acts_on_rows_through_its_transpose():
 
 @claim(
     "At $k = 0$, $M_0$ is the identity and the dots and stars coincide.",
+    "At $k = 2$, $M_k$ is block diagonal: four $2 \\times 2$ blocks, each holding $\\cos b$ twice on "
+    "its diagonal and $\\pm \\sin b$ off it.",
     "Pair 0 (features 0, 1) turns by $2$ radians ($115°$), pair 1\n(features 2, 3) by a tenth "
     "of that ($11.5°$), and pair 3 (features 6, 7) by $0.115°$, too\nlittle to see.",
     "at $k = 40$ pair 2 has\nturned $22.9°$, pair 1 $229°$, and pair 0 has gone round more than "
@@ -195,6 +201,12 @@ def test_the_offset_matrix_acts_on_rows_through_its_transpose():
 )
 def test_the_offset_slider():
     np.testing.assert_array_equal(al.offset_matrix(0, 8), np.eye(8))
+    m2 = al.offset_matrix(2, 8)
+    blocks = np.kron(np.eye(4), np.ones((2, 2))).astype(bool)
+    assert (m2[~blocks] == 0).all()
+    for i in range(4):
+        (c1, s1), (s2, c2) = m2[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        assert c1 == c2 and s1 == -s2 and math.isclose(c1**2 + s1**2, 1)
     omega = 2 * np.pi / wavelengths(8)  # radians per step, from the table
 
     def degrees(k):
@@ -268,6 +280,8 @@ def test_the_base_slider():
 @claim(
     "Rows 10 to 15 get exactly zero, whatever the loss, on every step",
     "There is no row for positions 512 to 599: the lookup fails (here, a `ValueError`).",
+    "In the second case the lookup works, but rows 10 to 15 never received a gradient, so the "
+    "model adds the random vectors they were initialised with.",
 )
 def test_a_learned_table_and_its_unseen_rows():
     torch.manual_seed(0)
@@ -312,6 +326,19 @@ def test_rope_against_added_sinusoids():
     c = added - added.mean()
     bands = c.mean(axis=1, keepdims=True) + c.mean(axis=0, keepdims=True)
     assert ((c - bands) ** 2).sum() < 0.2 * (c**2).sum()
+
+
+@claim(
+    "Read each pair as one complex number and the rotation is a multiplication:",
+)
+def test_rope_is_a_complex_multiplication():
+    x = chapter_draws()["q"]  # (6, 8)
+    rotated = al.apply_rope(x)
+    omega = 10000.0 ** (-np.arange(0, 8, 2) / 8)
+    p = np.arange(6)[:, None]
+    z = (x[:, 0::2] + 1j * x[:, 1::2]) * np.exp(1j * p * omega)
+    np.testing.assert_allclose(rotated[:, 0::2], z.real, atol=1e-12)
+    np.testing.assert_allclose(rotated[:, 1::2], z.imag, atol=1e-12)
 
 
 # -- adding or concatenating -----------------------------------------------------------------

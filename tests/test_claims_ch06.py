@@ -172,6 +172,7 @@ def test_the_wrong_ways_to_mask():
 
 
 @claim(
+    "The largest float16 number is 65504.",
     "The fill $-10^9$ cannot be stored: it\n  becomes $-\\infty$ by accident, and PyTorch's "
     "`masked_fill` refuses it outright.",
     "half-precision code fills with $-10^4$, which float16 stores exactly but which leaks\n  "
@@ -187,7 +188,7 @@ def test_fills_in_float16():
     assert torch.tensor(-1e9, dtype=half).item() == -math.inf
     assert torch.tensor(-1e4, dtype=half).item() == -10000.0
     low = torch.finfo(half).min
-    assert low == -65504.0
+    assert low == -65504.0 and torch.finfo(half).max == 65504.0
     keep = torch.tensor([True, True, True, False, False])
     with pytest.raises(RuntimeError):
         torch.zeros(5, dtype=half).masked_fill(~keep, -1e9)
@@ -334,6 +335,28 @@ def test_the_loss_ignores_padding(decoder_batch):
     sequence_loss(logits, tgt_out, pad_id=PAD_ID).backward()
     real = tgt_out != PAD_ID
     assert (logits.grad[~real] == 0).all() and (logits.grad[real].abs().sum(-1) > 0).all()
+
+
+@claim(
+    "Only the short sentence's: its 3 real queries attend to 7 pad keys. The long sentence has "
+    "no padding, so nothing changes for it. (With the mask, neither changes.)",
+)
+def test_answer_1():
+    torch.manual_seed(0)
+    attention = al.SelfAttention(D).eval()
+    short, long = torch.randn(1, 3, D), torch.randn(1, 10, D)
+    batch = torch.cat([torch.cat([short, torch.randn(1, 7, D)], dim=1), long])  # (2, 10, D)
+    lengths = torch.tensor([3, 10])
+    mask = al.padding_mask(lengths=lengths, max_len=10)  # (2, 1, 10)
+    with torch.no_grad():
+        alone_short, alone_long = attention(short)[0][0], attention(long)[0][0]
+        unmasked, w = attention(batch)
+        masked = attention(batch, mask)[0]
+    assert (w[0, :3, 3:].sum(-1) > 0.1).all()  # 3 real queries give weight to the 7 pads
+    assert (unmasked[0, :3] - alone_short).abs().max() > 1e-3
+    torch.testing.assert_close(unmasked[1], alone_long)
+    torch.testing.assert_close(masked[0, :3], alone_short)
+    torch.testing.assert_close(masked[1], alone_long)
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())

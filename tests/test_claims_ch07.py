@@ -295,6 +295,25 @@ def test_the_date_loss(date_model):
     assert np.mean(losses[-10:]) < 0.01
 
 
+@claim(
+    "the model one machine trains\ngets 999 of the 1000 dates right where another's gets all 1000.",
+)
+def test_the_date_score(date_model):
+    _, model, *_ = date_model
+    assert exact_match(model, DateTask(split="test"), n=1000) >= 0.999
+
+
+@claim(
+    "The model has 2 layers × 4 heads of each of its three attention layers: 24 maps for one\n"
+    "input.",
+)
+def test_the_date_model_has_24_maps(date_model):
+    *_, maps, _ = date_model
+    assert set(maps) == {"encoder_self", "decoder_self", "cross"}
+    shapes = [m.shape[0] for kind in maps.values() for m in kind]  # heads per layer
+    assert len(shapes) == 6 and sum(shapes) == 24
+
+
 def rows_of(task, tokens):
     return task.labels(tokens)
 
@@ -521,6 +540,66 @@ def test_sampling_temperatures(adder):
 def test_answer_1():
     out = LayerNorm(4, eps=1e-12)(torch.tensor([[2.0, 4.0, 6.0, 8.0]]))
     assert [round(float(x), 2) for x in out[0]] == [-1.34, -0.45, 0.45, 1.34]
+
+
+@claim(
+    "The differences are below $10^{-12}$, the size of float64 rounding: the same function,\n"
+    "written twice.",
+)
+def test_the_blocks_equal_pytorchs():
+    from dataclasses import replace
+
+    from attnlab.interop import copy_torch_weights
+
+    torch.manual_seed(0)
+    small = TransformerConfig(d_model=16, n_heads=4, d_ff=32)
+    f64 = {"dropout": 0.0, "batch_first": True, "dtype": torch.float64}
+    src = torch.randn(2, 7, 16, dtype=torch.float64)
+    tgt = torch.randn(2, 5, 16, dtype=torch.float64)
+    causal = al.causal_mask(5, like=tgt)
+    for norm_first in (False, True):
+        cfg = replace(small, norm_first=norm_first)
+        theirs = nn.TransformerEncoderLayer(16, 4, 32, norm_first=norm_first, **f64)
+        ours = copy_torch_weights(EncoderBlock(cfg).double(), theirs)
+        assert (ours(src) - theirs(src)).abs().max().item() < 1e-12
+        theirs = nn.TransformerDecoderLayer(16, 4, 32, norm_first=norm_first, **f64)
+        ours = copy_torch_weights(DecoderBlock(cfg).double(), theirs)
+        mine, ref = ours(tgt, src, causal), theirs(tgt, src, tgt_mask=~causal)
+        assert (mine - ref).abs().max().item() < 1e-12
+
+
+@claim(
+    "Only the feed-forward network's: $W_1$ and $W_2$ double, $b_1$ doubles, $b_2$ stays.",
+    "Attention ($4D^2 + 4D$) and LayerNorm ($2D$ each) do not depend on $d_{ff}$.",
+)
+def test_answer_2():
+    def counts(d_ff):
+        block = EncoderBlock(TransformerConfig(d_model=16, n_heads=4, d_ff=d_ff))
+        return {name: p.numel() for name, p in block.named_parameters()}
+
+    one, two = counts(32), counts(64)
+    changed = {name for name in one if one[name] != two[name]}
+    ffn = {name for name in one if name.startswith("ffn.")}
+    assert len(changed) == 3 and changed <= ffn  # W_1, b_1, W_2
+    assert all(two[n] == 2 * one[n] for n in changed)
+    assert [one[n] for n in ffn - changed] == [16]  # b_2 stays
+    attention = sum(v for n, v in one.items() if "attn" in n or "attention" in n)
+    assert attention == 4 * 16 * 16 + 4 * 16
+
+
+@claim(
+    "$11 \\times 7$: one row per query, and the queries are the decoder's output tokens.\n"
+    "Each row is a softmax over the 7 input tokens, so rows sum to 1.",
+)
+def test_answer_3():
+    torch.manual_seed(0)
+    cfg = TransformerConfig(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12)
+    model = EncoderDecoder(12, 12, cfg).eval()
+    with torch.no_grad():
+        model(torch.randint(3, 12, (1, 7)), torch.randint(3, 12, (1, 11)))
+    cross = model.attention_maps()["cross"][0][0, 0]  # one head: (T, S)
+    assert tuple(cross.shape) == (11, 7)
+    torch.testing.assert_close(cross.sum(-1), torch.ones(11))
 
 
 def test_the_prose_helper_reads_the_chapter():
