@@ -20,7 +20,13 @@ from _claims import claim, quotes_are_in
 from torch.profiler import ProfilerActivity, profile
 
 import attnlab as al
-from attnlab.scale import KVCache, online_softmax_stats, online_softmax_update, peak_memory
+from attnlab.scale import (
+    KVCache,
+    median_seconds,
+    online_softmax_stats,
+    online_softmax_update,
+    peak_memory,
+)
 
 CHAPTER = "chapters/08_scale.ipynb"
 MiB, GiB = 2**20, 2**30
@@ -167,6 +173,19 @@ def test_pytorch_runs_a_flash_kernel_on_the_cpu():
         F.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()
     names = {e.name for e in prof.events()}
     assert "aten::_scaled_dot_product_flash_attention_for_cpu" in names
+
+
+@pytest.mark.slow
+@claim(
+    "The materialised form's time grows steeply with $T$: besides the arithmetic,\nit writes the "
+    "$T \\times T$ matrices to memory and reads them back, several times over for\nthe backward "
+    "pass.",
+)
+def test_the_materialised_time_grows_steeply():
+    al.seed_everything(0, threads=1)
+    short, long = (one_pass(FORMS["materialised"], T) for T in (128, 1024))
+    ratio = median_seconds(long, repeats=3) / median_seconds(short, repeats=3)
+    assert ratio > 8 * 2  # 8 times the length: far more than 8 times the time
 
 
 # -- the KV cache -----------------------------------------------------------------------------
