@@ -337,7 +337,6 @@ def test_the_cross_attention_map(date_model):
     assert w[0, 4] > 0.95  # the 1
     for row, col in ((1, 5), (2, 6), (3, 7)):  # 9, 6, 7 at their own digits
         assert w[row].argmax() == col and w[row, col] > 0.45
-        assert w[row, col] > 2 * np.sort(w[row])[-2] or w[row, col] > 0.45
     assert out[8] == "2" and w[8, 1] > 0.9
     assert out[9] == "3" and w[9].max() < 0.4
 
