@@ -516,9 +516,9 @@ def test_the_adder_generalises(adder):
     "threads) reached 99% by step 625 and ended at 100%.",
 )
 def test_the_recipe_over_five_seeds():
-    # one thread here (the chapter's and the stored model's); bench/bench_transformer.py
-    # runs the two thread counts
-    for seed in range(5):
+    # seed 0 is the stored model (test_the_adder_curves); one thread here, the chapter's and
+    # the stored model's (bench/bench_transformer.py runs both thread counts)
+    for seed in range(1, 5):
         run = train_adder(seed, threads=1, eval_every=25, progress=False)
         first_99 = min(s for s, a in zip(run.checked, run.accuracy, strict=True) if a >= 0.99)
         assert first_99 <= 625, f"seed {seed}: 99% first at step {first_99}"
