@@ -198,9 +198,9 @@ def ln_runs():
     "ten steps.",
     "we repeated\nit with the random seeds 0 to 4, each with its own initial weights and its own batches: "
     "over the\nlast ten of the 30 steps, pre-LN ended between 1.4 and 1.6 and post-LN between "
-    "1.9 and\n2.4, lower with pre-LN in every run.",
-    "Without warm-up, at a learning rate of 0.02, the 4 + 4-layer model kept learning with\n  "
-    "**pre-LN** blocks and stalled with **post-LN** blocks, for each of five seeds",
+    "1.8 and\n2.4, lower with pre-LN in every run, by 0.4 or more.",
+    "Without warm-up, at a learning rate of 0.02, the 4 + 4-layer model learned faster with\n  "
+    "**pre-LN** blocks than with **post-LN** blocks, for each of five seeds",
 )
 def test_post_ln_and_pre_ln(ln_runs):
     post, pre = (np.array(c) for c in ln_runs[0])  # the figure's run
@@ -211,9 +211,9 @@ def test_post_ln_and_pre_ln(ln_runs):
     assert pre[-10:].mean() < pre[7] - 0.8 and round(pre[-10:].mean(), 2) == 1.55
     for post, pre in ln_runs.values():
         late_post, late_pre = np.mean(post[-10:]), np.mean(pre[-10:])
-        assert 1.35 <= late_pre < 1.65 and 1.85 <= late_post < 2.45
-        assert late_pre < late_post - 0.3
-        assert np.mean(post[-10:]) > np.mean(post[10:20]) - 0.4  # post-LN: stalled
+        # one decimal, as quoted: on another machine seed 3's post-LN run ends at 1.81
+        assert 1.35 <= late_pre < 1.65 and 1.75 <= late_post < 2.45
+        assert round(late_post - late_pre, 1) >= 0.4
 
 
 @claim(
