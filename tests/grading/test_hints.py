@@ -99,7 +99,13 @@ def answer_lines(source: str) -> list[str]:
 
 
 def _details(notebook: Path) -> dict[str, list[str]]:
-    """The ``<details>`` hints of each exercise of a solution notebook, by its heading."""
+    """The ``<details>`` hints of each exercise of a solution notebook, by its heading.
+
+    The text between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` (within a
+    cell or across cells) is the worked answer's explanation, not a hint, and is left out;
+    the rest of such a cell (hints before it, the next exercise after it) is read. A hint
+    belongs to the last ``## `` heading before it, in the same cell or an earlier one.
+    """
     nb = nbformat.read(notebook, as_version=4)
     hints: dict[str, list[str]] = {}
     heading = "(before the first exercise)"
@@ -107,18 +113,21 @@ def _details(notebook: Path) -> dict[str, list[str]]:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        text = cell.source
-        if "<!-- BEGIN SOLUTION -->" in text:
-            inside_answer = "<!-- END SOLUTION -->" not in text
-            continue
-        if inside_answer:
-            inside_answer = "<!-- END SOLUTION -->" not in text
-            continue
-        found = re.search(r"^## (.*)$", text, re.M)
-        if found:
-            heading = found[1]
-        for block in re.findall(r"<details>(.*?)</details>", text, re.S):
-            hints.setdefault(heading, []).append(block)
+        shown = []
+        for part in re.split(r"(<!-- (?:BEGIN|END) SOLUTION -->)", cell.source):
+            if part == "<!-- BEGIN SOLUTION -->":
+                inside_answer = True
+            elif part == "<!-- END SOLUTION -->":
+                inside_answer = False
+            elif not inside_answer:
+                shown.append(part)
+        text = "\n".join(shown)
+        for piece in re.split(r"^(?=## )", text, flags=re.M):
+            found = re.match(r"## (.*)$", piece, re.M)
+            if found:
+                heading = found[1]
+            for block in re.findall(r"<details>(.*?)</details>", piece, re.S):
+                hints.setdefault(heading, []).append(block)
     return hints
 
 
