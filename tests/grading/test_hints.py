@@ -218,8 +218,10 @@ def _headings(chapter) -> set[str]:
 
 
 def _plain(title: str) -> str:
-    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``."""
-    return re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``
+    (and ``$-\\infty$``: ``-∞``)."""
+    title = re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+    return title.replace("\\infty", "∞")
 
 
 @pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))

@@ -343,10 +343,6 @@ BERT_PARAMETERS = GRADERS.add(
                 4 * 768 * 768 + 768,
                 "that counts one bias vector; each of the four projections has its own bias",
             ),
-            (
-                4 * 768 * 64 + 4 * 64,
-                "that is one head's share (d = 64 features); the layer holds all twelve heads",
-            ),
         ),
         hint="what are the layer's weight matrices and biases, and how large is each for "
         "D = 768? Does the number of heads change them? (exercise 4.3)",
@@ -706,6 +702,13 @@ LOAD_INTO_TORCH = GRADERS.add(
             ),
         ),
         wrap=lambda fn: adapt(_run_load, fn),
+        equivalent=(
+            (
+                "axis: torch.cat(weights, dim=0) in theirs.in_proj_weight.copy_(torch.cat("
+                "weights, dim=0)) -> torch.cat(weights, dim=-2)",
+                "the weights are 2-D: dim -2 is dim 0",
+            ),
+        ),
         error_hints=(
             (
                 "cannot assign",
