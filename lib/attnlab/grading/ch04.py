@@ -449,8 +449,8 @@ def planted_heads(
 
     Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
     projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
-    inverted", "softmax axis", "softmax heads", "direct merge", "no W_o"). Chapter 8's grouped-query
-    layer ends the same way.
+    inverted", "softmax axis", "softmax heads", "direct merge", "cat time", "no W_o").
+    Chapter 8's grouped-query layer ends the same way.
     """
     if mask is not None and bug != "mask ignored":
         hidden = mask if bug == "mask inverted" else ~mask
@@ -461,6 +461,8 @@ def planted_heads(
     B, H, T, d = heads.shape
     if bug == "direct merge":
         concat = heads.reshape(B, T, H * d)
+    elif bug == "cat time":  # the heads one after another in time: (B, H * T, d)
+        concat = torch.cat(heads.unbind(1), dim=1)
     else:
         concat = heads.transpose(1, 2).reshape(B, T, H * d)
     out = concat if bug == "no W_o" else W_o(concat)
@@ -480,8 +482,9 @@ class _PlantedMHA(nn.Module):
         self.W_v = nn.Linear(d_model, d_model)
         self.W_o = nn.Linear(d_model, d_model)
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
+    def _split(self, x: torch.Tensor, length: int | None = None) -> torch.Tensor:
         B, L, _ = x.shape
+        L = L if length is None else length
         if self.bug == "direct split":
             return x.reshape(B, self.n_heads, L, self.d_head)
         return x.reshape(B, L, self.n_heads, self.d_head).transpose(1, 2)
@@ -489,8 +492,12 @@ class _PlantedMHA(nn.Module):
     def forward(self, query, key, value, mask=None):
         if self.bug == "key and value swapped":
             key, value = value, key
-        q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key)), None
-        v = self._split(self.W_v(value))
+        # "query length": keys and values split with the queries' length T, not their S
+        T = query.shape[1] if self.bug == "query length" else None
+        q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key), T), None
+        v = self._split(self.W_v(value), T)
+        if self.bug == "mask repeated" and mask is not None:  # (T, S) -> (1, H * T, S)
+            mask = mask.unsqueeze(0).repeat_interleave(self.n_heads, dim=1)
         if self.bug == "k for v":
             v = self._split(self.W_k(value))
         scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
@@ -558,6 +565,23 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "the softmax runs over the heads (dim=1): each head's weights must sum to 1 "
                 "over the keys, the last axis",
                 _planted("softmax heads"),
+            ),
+            Mistake(
+                "you concatenated the heads along the time axis (dim 1 of each (B, T, d) "
+                "head), one after another in time: put them side by side along the "
+                "features, the last axis, to get (B, T, D) for W_o",
+                _planted("cat time"),
+            ),
+            Mistake(
+                "you split the keys and values with the queries' length T: they have their "
+                "own length S (key.shape[1]), which differs from T in cross-attention",
+                _planted("query length"),
+            ),
+            Mistake(
+                "the (T, S) mask broadcasts over the batch and the heads as it is; repeated "
+                "along dim 1 it became (1, H·T, S), H·T rows of queries. Use it without "
+                "repeating (or add axes of size 1 in front)",
+                _planted("mask repeated"),
             ),
             Mistake(
                 "keys and values are swapped: the scores compare the queries with W_k(key), "
