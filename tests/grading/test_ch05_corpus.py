@@ -472,7 +472,7 @@ CORPUS = [
     ("positional_encoding", "a plain attribute", TableAsAttribute, "register_buffer"),
     ("positional_encoding", "sliced by the batch size", SliceByBatch, "axis 1"),
     ("positional_encoding", "not sliced", NoSlice, "max_len"),
-    ("positional_encoding", "no dtype conversion", KeepsFloat64, "float32"),
+    ("positional_encoding", "no dtype conversion", KeepsFloat64, "to the input's dtype"),
     ("positional_encoding", "x += table", AddsInPlace, "in place"),
     ("positional_encoding", "concatenated", ConcatenatesTable, "add"),
 ]  # fmt: skip
