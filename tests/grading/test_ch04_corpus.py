@@ -345,6 +345,37 @@ class DirectSplit(Base):
         return self.W_o(self.merge(out)), w
 
 
+class NoBiases(Base):
+    def __init__(self, d_model, n_heads):
+        super().__init__(d_model, n_heads)
+        self.W_q = nn.Linear(d_model, d_model, bias=False)
+        self.W_k = nn.Linear(d_model, d_model, bias=False)
+        self.W_v = nn.Linear(d_model, d_model, bias=False)
+        self.W_o = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w
+
+
+class MaskAfterSoftmax(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d_head), dim=-1)
+        if mask is not None:
+            w = w.masked_fill(~mask, 0.0)
+        return self.W_o(self.merge(w @ v)), w
+
+
 class RightWithChunks(Base):
     def forward(self, query, key, value, mask=None):
         q = torch.stack(self.W_q(query).chunk(self.n_heads, dim=-1), dim=1)  # (B, H, T, d)
@@ -474,6 +505,8 @@ CORPUS = [
     ("multihead_attention", "softmax through NumPy", ThroughNumpy, "NumPy"),
     ("multihead_attention", "no W_o", NoOutputProjection, "W_o"),
     ("multihead_attention", "reshape straight to (B, H, L, d)", DirectSplit, "one reshape"),
+    ("multihead_attention", "nn.Linear(..., bias=False)", NoBiases, "with its bias"),
+    ("multihead_attention", "weights masked after the softmax", MaskAfterSoftmax, "after the softmax"),
     ("load_into_torch", "no torch.no_grad()", load_no_no_grad, "no_grad"),
     ("load_into_torch", "torch.cat(dim=1)", load_cat_dim_1, "dim 0"),
     ("load_into_torch", "assigns tensors to parameters", load_assign_tensor, "Parameter"),

@@ -36,7 +36,7 @@ from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake
 from .specs import returned as returned_items
-from .status import NO_GRADIENT
+from .status import EXCEPTION, NO_GRADIENT
 
 __all__ = [
     "GRADERS",
@@ -417,10 +417,43 @@ def _module_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
+def _same_parameters(layer: nn.Module, reference: nn.Module) -> None:
+    """Raise :class:`~.specs.AnswerProblem` unless ``layer`` has the reference's parameters
+    (the weights are copied in by name: a layer without biases cannot take them)."""
+    want = {n: tuple(p.shape) for n, p in reference.state_dict().items()}
+    got = {n: tuple(p.shape) for n, p in layer.state_dict().items()}
+    if got == want:
+        return
+    missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+    if missing or extra:
+        said = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"not expected {', '.join(extra)}" if extra else "",
+            )
+            if part
+        )
+        raise AnswerProblem(
+            EXCEPTION,
+            f"your layer's parameters are not the exercise's ({said})",
+            "the layer has exactly four projections, self.W_q, self.W_k, self.W_v and "
+            "self.W_o, each nn.Linear(d_model, d_model) with its bias (the default)",
+        )
+    wrong = next(n for n in want if got[n] != want[n])
+    raise AnswerProblem(
+        EXCEPTION,
+        f"`{wrong}` has shape {got[wrong]}; expected {want[wrong]}",
+        "each projection maps d_model features to d_model features: nn.Linear(d_model, "
+        "d_model); the heads are made by splitting its output, not by smaller layers",
+    )
+
+
 def _run_module(cls: Any, query, key, value, n_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
     """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
     reference = _seeded_layer(query.shape[-1], n_heads, seed)
     layer = cls(query.shape[-1], n_heads).double()
+    _same_parameters(layer, reference)
     layer.load_state_dict(reference.state_dict())
     query = query.detach().clone().requires_grad_()
     recorder = Recorder()
@@ -449,14 +482,17 @@ def planted_heads(
 
     Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
     projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
-    inverted", "softmax axis", "softmax heads", "direct merge", "cat time", "no W_o").
+    inverted", "mask after", "softmax axis", "softmax heads", "direct merge", "cat time",
+    "no W_o").
     Chapter 8's grouped-query layer ends the same way.
     """
-    if mask is not None and bug != "mask ignored":
+    if mask is not None and bug not in ("mask ignored", "mask after"):
         hidden = mask if bug == "mask inverted" else ~mask
         scores = scores.masked_fill(hidden, -math.inf)
     dim = {"softmax axis": -2, "softmax heads": 1}.get(bug, -1)
     weights = torch.softmax(scores, dim=dim)
+    if mask is not None and bug == "mask after":
+        weights = weights.masked_fill(~mask, 0.0)
     heads = weights @ v  # (B, H, T, d)
     B, H, T, d = heads.shape
     if bug == "direct merge":
@@ -555,6 +591,12 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "you ignored the mask: set the scores where mask is False to -inf before "
                 "the softmax",
                 _planted("mask ignored"),
+            ),
+            Mistake(
+                "you masked the weights after the softmax: the masked keys still took their "
+                "share of the softmax, so the rows no longer sum to 1. Fill the scores with "
+                "-inf where mask is False before the softmax",
+                _planted("mask after"),
             ),
             Mistake(
                 "your mask is inverted: masked_fill fills where its argument is True, and "
