@@ -233,3 +233,15 @@ def test_a_section_a_hint_points_to_is_one_of_the_chapters(chapter, code, module
     assert named <= _headings(chapter), named - _headings(chapter)
     if module.GRADERS.mutants_reviewed:
         assert named, "the reviewed chapters' hints point to the sections that teach the steps"
+
+
+@pytest.mark.parametrize(
+    ("chapter", "code", "module"),
+    [c for c in _cases() if c.values[2].GRADERS.mutants_reviewed],  # issue 28's chapters
+)
+def test_the_last_hint_of_every_exercise_names_its_section(chapter, code, module):
+    hints = _details(ROOT / code.notebook)
+    exercises = {h: blocks for h, blocks in hints.items() if h.startswith("Exercise")}
+    assert exercises, "no exercise hints found"
+    missing = [h for h, blocks in exercises.items() if not _SECTION.search(blocks[-1])]
+    assert not missing, f"the last hint names no chapter section: {missing}"
