@@ -145,6 +145,12 @@ def soft_one_max(scores, mask):
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
+def soft_sum_over_axis_0(scores, mask):
+    z = np.where(mask, scores, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return np.nan_to_num(e / e.sum(axis=0, keepdims=True))
+
+
 def soft_bool_index(scores, mask):
     scores[~np.broadcast_to(mask, scores.shape)] = -np.inf
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -332,6 +338,7 @@ CORPUS = [
     ("masked_softmax", "no max subtracted", soft_unstable, "max"),
     ("masked_softmax", "one max for everything", soft_one_max, "own"),
     ("masked_softmax", "scores[~mask] = -inf", soft_bool_index, "in place"),
+    ("masked_softmax", "sum over axis 0", soft_sum_over_axis_0, "last axis"),
     ("masked_softmax", "weights * mask", soft_weights_times_mask, "BEFORE the softmax"),
     ("masked_softmax", "inverted", soft_inverted, "inverted"),
     ("to_key_padding_mask", "not inverted", kpm_not_inverted, "invert"),

@@ -223,6 +223,15 @@ def _no_max(scores: np.ndarray, mask: np.ndarray, *, guarded: bool) -> np.ndarra
         return e / total
 
 
+def _summed_along(scores: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Planted: the exponentials divided by their sum along another axis than the keys'
+    (NaN from the rows with no visible key turned into 0 at the end)."""
+    z = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        return np.nan_to_num(e / np.sum(e, axis=axis, keepdims=True))
+
+
 def _one_max(scores: np.ndarray, mask: np.ndarray, *, of_scores: bool) -> np.ndarray:
     """Planted: one max for the whole array (of the scores, or of the masked scores)."""
     z = np.where(mask, scores, -np.inf)
@@ -326,6 +335,15 @@ MASKED_SOFTMAX = GRADERS.add(
                     lambda scores, mask, guarded=guarded: _no_max(scores, mask, guarded=guarded),
                 )
                 for guarded in (True, False)
+            ),
+            *(
+                Mistake(
+                    "you normalised along another axis than the keys' (the sum runs over "
+                    "the queries or the batch): each row's weights, along the last axis, "
+                    "must sum to 1",
+                    lambda scores, mask, axis=axis: _summed_along(scores, mask, axis),
+                )
+                for axis in (0, -2)
             ),
             *(
                 Mistake(
