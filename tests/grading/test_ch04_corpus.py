@@ -151,6 +151,10 @@ def count_full_heads(d_model, n_heads, bias=True):
     return n_heads * per_head + d_model * d_model + (d_model if bias else 0)
 
 
+def count_layer_per_head(d_model, n_heads, bias=True):
+    return n_heads * (4 * d_model * d_model + (4 * d_model if bias else 0))
+
+
 def count_right(d_model, n_heads, bias=True):
     return 4 * (d_model + 1) * d_model if bias else 4 * d_model**2
 
@@ -488,6 +492,7 @@ CORPUS = [
     ("mha_parameter_count", "d = D / H, a float", count_float_head, "int"),
     ("mha_parameter_count", "three matrices", count_three, "W_o"),
     ("mha_parameter_count", "full D x D per head", count_full_heads, "every head"),
+    ("mha_parameter_count", "the layer once per head", count_layer_per_head, "once per head"),
     ("bert_parameters", "no biases", 2_359_296, "bias"),
     ("bert_parameters", "one head's share", 4 * 768 * 64 + 4 * 64, "head"),
     ("bert_parameters", "twelve full layers", 12 * 2_362_368, "every head"),

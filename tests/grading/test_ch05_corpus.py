@@ -58,6 +58,21 @@ def table_loop_int_division(length, d_model):
     return pe
 
 
+def table_base_1000(length, d_model):
+    pos = np.arange(length)[:, None]
+    div = 1000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * div)
+    pe[:, 1::2] = np.cos(pos * div[: d_model // 2])
+    return pe
+
+
+def table_sines_then_cosines(length, d_model):
+    pos = np.arange(length)[:, None]
+    div = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    return np.concatenate([np.sin(pos * div), np.cos(pos * div[: d_model // 2])], axis=1)
+
+
 def table_all_cosines(length, d_model):
     pos = np.arange(length)[:, None]
     omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
@@ -153,6 +168,14 @@ def offset_loop_over_features(k, d_model):
     return m
 
 
+def offset_k_plus_one(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = (k + 1) * 10000.0 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return m
+
+
 def offset_degrees(k, d_model):
     blocks = []
     for i in range(d_model // 2):
@@ -240,6 +263,10 @@ def rope_reuses_column(x, positions):
     out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
     out[..., 1::2] = out[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
     return out
+
+
+def rope_row_index(x, positions):
+    return apply_rope(x, np.arange(x.shape[-2]))
 
 
 def rope_in_place(x, positions):
@@ -430,6 +457,8 @@ class RightTorchTable(nn.Module):
 CORPUS = [
     ("sinusoidal_encoding", "loop with i // d_model", table_loop_int_division, "integer division"),
     ("sinusoidal_encoding", "cosines for odd D", table_all_cosines, "odd"),
+    ("sinusoidal_encoding", "base 1000", table_base_1000, "10000"),
+    ("sinusoidal_encoding", "sines, then cosines", table_sines_then_cosines, "alternate"),
     ("sinusoidal_encoding", "torch table", table_torch, "NumPy"),
     ("sinusoidal_encoding", "float32 table", table_float32, "float32"),
     ("sinusoidal_encoding", "a frequency per feature", table_feature_frequency, "share"),
@@ -438,6 +467,7 @@ CORPUS = [
     ("offset_matrix", "blocks at i", offset_block_at_i, "2"),
     ("offset_matrix", "a loop over features", offset_loop_over_features, "pairs"),
     ("offset_matrix", "degrees", offset_degrees, "radians"),
+    ("offset_matrix", "k + 1", offset_k_plus_one, "(k + 1)"),
     ("offset_matrix", "the same angle for every pair", offset_same_angle, "own pair"),
     ("offset_matrix", "sin and cos swapped", offset_sin_cos_swapped, "swapped"),
     ("self_dot", "D", 64, "pairs"),
@@ -461,6 +491,7 @@ CORPUS = [
     ("rope", "a frequency per feature", rope_every_feature, "broadcast"),
     ("rope", "e^(-i theta)", rope_negative_angle, "wrong way"),
     ("rope", "rotate half", rope_halves, "rotate half"),
+    ("rope", "the row index as the position", rope_row_index, "`positions` argument"),
     ("rope", "positions not a column", rope_positions_row, "broadcast"),
     ("rope_scores", "queries only", scores_queries_only, "keys too"),
     ("rope_scores", "no transpose", scores_no_transpose, "transpose"),

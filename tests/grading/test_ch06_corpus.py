@@ -302,6 +302,12 @@ def future_only_t(attend, x, t):
     return float(np.abs(attend(edited)[t] - attend(x)[t]).max())
 
 
+def future_sum(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).sum())
+
+
 def future_mean(attend, x, t):
     edited = x.copy()
     edited[t + 1 :] = 0
@@ -359,6 +365,7 @@ CORPUS = [
     ("future_change", "one number per feature", future_per_feature, "one number"),
     ("future_change", "output t only", future_only_t, "only output t"),
     ("future_change", "the mean", future_mean, "largest"),
+    ("future_change", "the sum", future_sum, "summed"),
     ("fill_leak", "fully masked", 0.0, "10000"),
     ("fill_leak", "all of it", 1.0, "10000"),
     ("fill_leak", "e^0 / (e^0 + e^1)", 1 / (1 + math.e), "tie"),

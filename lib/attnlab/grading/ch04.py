@@ -293,6 +293,12 @@ PARAMETER_COUNT = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you counted the whole layer once per head: the H heads share the four "
+                "D x D matrices (each head uses d = D/H of their rows), so the count does "
+                "not depend on H",
+                lambda d_model, n_heads, bias=True: n_heads * (4 * d_model**2 + 4 * d_model * bias),
+            ),
+            Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
                 "the count does not depend on H",
                 lambda d_model, n_heads, bias=True: (

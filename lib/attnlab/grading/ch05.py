@@ -132,6 +132,29 @@ SINUSOIDAL = GRADERS.add(
                 lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
             ),
             Mistake(
+                "the base of the frequencies is 10000: ω_i = 10000^(-2i/D)",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 1000.0 ** (-(j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "you put the sines in the first half of the features and the cosines in the "
+                "second: they alternate, sines on the even features (0, 2, ...) and cosines "
+                "on the odd ones",
+                lambda length, d_model: np.concatenate(
+                    [
+                        np.sin(
+                            np.arange(length)[:, None] * _paired(d_model)(np.arange(0, d_model, 2))
+                        ),
+                        np.cos(
+                            np.arange(length)[:, None]
+                            * _paired(d_model)(np.arange(0, d_model - 1, 2))
+                        ),
+                    ],
+                    axis=1,
+                ),
+            ),
+            Mistake(
                 "every pair turns at the same speed (ω = 1): `i // d_model` is an integer "
                 "division, 0 for every feature below D; the exponent 2i/D needs a true "
                 "division, `/`",
@@ -251,6 +274,11 @@ OFFSET = GRADERS.add(
             Mistake(
                 "you returned the identity: M_k must turn pair i by the angle k·ω_i",
                 lambda k, d_model: np.eye(d_model),
+            ),
+            Mistake(
+                "your blocks turn by (k + 1)·ω_i: an offset of k positions turns pair i by "
+                "k·ω_i (k = 0 is the identity)",
+                lambda k, d_model: _blocks(k + 1, d_model, _rotation),
             ),
             Mistake(
                 "pair i's block sits at rows and columns 2i and 2i + 1; at i, i + 1 the "
@@ -592,6 +620,11 @@ ROPE = GRADERS.add(
                 "you returned x unchanged: rotate each pair (x_{2i}, x_{2i+1}) of row t by the "
                 "angle positions[t]·ω_i",
                 lambda x, positions: x.copy(),
+            ),
+            Mistake(
+                "you rotated row t by the angle of position t (0, 1, 2, ...): use the "
+                "`positions` argument, which need not start at 0 nor step by 1",
+                lambda x, positions: apply_rope(x, np.arange(x.shape[-2])),
             ),
             Mistake(
                 "the second line reads the even features already rotated by the first: both "

@@ -805,6 +805,16 @@ FUTURE_CHANGE = GRADERS.add(
                 )[: t + 1].max(axis=0),
             ),
             Mistake(
+                "you summed the changes: the answer is the largest change of one entry "
+                "(np.max), so that it is 0 exactly when nothing moved and says by how much "
+                "the worst output moved",
+                lambda attend, x, t: float(
+                    np.abs(attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x))[
+                        : t + 1
+                    ].sum()
+                ),
+            ),
+            Mistake(
                 "you averaged the changes: one leaking entry is enough to break causality, "
                 "so return the largest change (np.max), not the mean",
                 lambda attend, x, t: float(
