@@ -219,7 +219,8 @@ class Question:
         if kind == "number":
             if _is_number(given):
                 if not math.isfinite(float(given)):
-                    return None, f"got {given}", "the answer is a finite number"
+                    not_ = "NaN" if math.isnan(float(given)) else "infinite"
+                    return None, f"got {given}", f"the answer is a finite number, not {not_}"
                 return given, None, None
             hint = "write the number without quotes" if isinstance(given, str) else None
             return None, f"expected a number, got {given!r}", hint
