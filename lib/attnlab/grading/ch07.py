@@ -106,10 +106,13 @@ def _ln(
     root: bool = True,
     centre: bool = True,
     affine: str = "after",
+    fixed_eps: float | None = None,
 ) -> Callable[..., torch.Tensor]:
-    """A LayerNorm with one planted difference."""
+    """A LayerNorm with one planted difference (``fixed_eps``: a constant for ``eps``)."""
 
     def layer_norm(x, gamma, beta, eps=1e-5):
+        if fixed_eps is not None:
+            eps = fixed_eps
         if affine == "before":
             x = gamma * x + beta
         dims = tuple(range(x.ndim)) if axis == "all" else axis
@@ -146,6 +149,23 @@ LAYER_NORM = GRADERS.add(
                 "token's own features: LayerNorm normalises every token on its own, so "
                 "its statistics come from the last axis only",
                 _ln(axis=-2),
+            ),
+            Mistake(
+                "your mean and variance run over axis 1, not over each token's own "
+                "features: on a (B, T, D) batch axis 1 is the tokens; LayerNorm normalises "
+                "every token on its own, so its statistics come from the last axis, "
+                "dim=-1, whatever the number of axes",
+                _ln(axis=1),
+            ),
+            *(
+                Mistake(
+                    f"your eps is a constant ({eps:g}), not the `eps` argument: the "
+                    "difference shows where a token's variance is small; use the argument "
+                    "(1e-5 by default, nn.LayerNorm's value; 1e-6 and 1e-12 are other "
+                    "libraries')",
+                    _ln(fixed_eps=eps),
+                )
+                for eps in (1e-3, 1e-6, 1e-8, 1e-12)
             ),
             Mistake(
                 "your mean and variance are taken over the whole tensor at once: then one "
@@ -269,8 +289,13 @@ def _ffn(
     out_act: bool = False,
     b2: bool = True,
     residual: bool = False,
+    where: str = "hidden",
 ) -> Callable[..., torch.Tensor]:
     def feed_forward(x, W_1, b_1, W_2, b_2):
+        if where == "input":
+            return (act(x) @ W_1 + b_1) @ W_2 + b_2
+        if where == "before b_2":
+            return act((x @ W_1 + b_1) @ W_2) + b_2
         h = act(x @ W_1) + b_1 if bias_after else act(x @ W_1 + b_1)
         y = h @ W_2 + (b_2 if b2 else 0.0)
         if out_act:
@@ -329,11 +354,35 @@ FEED_FORWARD = GRADERS.add(
                 "equation, x W_1 (D -> d_ff) then W_2 (d_ff -> D), no transpose",
                 lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_2.T + b_1) @ W_1.T + b_2,
             ),
+            Mistake(
+                "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
+                "non-linearity sits between the two linear maps",
+                _ffn(where="input"),
+            ),
+            Mistake(
+                "your ReLU comes after the second matrix (before b_2): max(0, ·) acts on "
+                "the hidden layer x W_1 + b_1, before W_2",
+                _ffn(where="before b_2"),
+            ),
+            *(
+                Mistake(
+                    "you used a leaky ReLU (negative inputs scaled, not zeroed): the "
+                    "formula is max(0, ·), which sets every negative to exactly 0",
+                    _ffn(act=lambda h, slope=slope: F.leaky_relu(h, slope)),
+                )
+                for slope in (0.01, 0.1, 0.2)
+            ),
         ),
         hint="two linear maps with a non-linearity between them, the same for every token; "
         "which one is it, and where do the biases go? (the chapter's section "
         '"The position-wise feed-forward network")',
         error_hints=(
+            (
+                "maximum(): argument 'other'",
+                "torch.maximum compares two tensors elementwise, not a tensor with the "
+                "number 0: for max(0, h) use torch.relu(h), h.clamp(min=0), or "
+                "torch.maximum(h, torch.zeros_like(h))",
+            ),
             (
                 "cannot be multiplied",
                 "x (…, D) @ W_1 needs W_1 of shape (D, d_ff) as given: no transpose here "
@@ -1267,6 +1316,8 @@ def _greedy(
     fixed: str = "",
     train_mode: bool = False,
     eval_late: bool = False,
+    mark_first: bool = False,
+    pick: str = "",
 ) -> Callable[..., torch.Tensor]:
     """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
@@ -1283,11 +1334,21 @@ def _greedy(
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
-            nxt = model.decode(out, memory, src_mask)[:, position].argmax(-1)
+            logits = model.decode(out, memory, src_mask)
+            if pick == "softmax over positions":
+                nxt = logits.softmax(dim=1)[:, position].argmax(-1)
+            elif pick == "argmax over positions":
+                nxt = logits.argmax(dim=1)[:, position]
+            else:
+                nxt = logits[:, position].argmax(-1)
+            if mark_first:
+                done |= nxt == eos_id
             if pad_after == "pad":
                 nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             elif pad_after == "eos":
                 nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+            elif pad_after == "after eos only":
+                nxt = torch.where(out[:, -1] == eos_id, torch.full_like(nxt, pad_id), nxt)
             if prepend:
                 out = torch.cat([out[:, :1], nxt[:, None], out[:, 1:]], dim=1)
             else:
@@ -1376,6 +1437,31 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(eval_late=True),
             ),
             Mistake(
+                "your rows hold no EOS: you mark a row finished before you write its token, "
+                "so the EOS itself is replaced by padding; pad the rows that were already "
+                "finished, then update `finished` with the new tokens",
+                _planted_greedy(mark_first=True),
+            ),
+            Mistake(
+                "you pad only the token right after EOS: at the next step the last token is "
+                "that padding, not EOS, and the row starts writing again; remember which "
+                "rows are finished in a (B,) boolean tensor",
+                _planted_greedy(pad_after="after eos only"),
+            ),
+            Mistake(
+                "your softmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits, so the last position's argmax is no longer its most likely token; "
+                "no softmax is needed: argmax over the vocabulary (the last axis) of the "
+                "last position's logits",
+                _planted_greedy(pick="softmax over positions"),
+            ),
+            Mistake(
+                "your argmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits: it picks a position, not a token; take the last position's logits, "
+                "logits[:, -1], then argmax over the vocabulary (dim=-1)",
+                _planted_greedy(pick="argmax over positions"),
+            ),
+            Mistake(
                 f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
                 "use the `eos_id` the function is given (this model's EOS is another id)",
                 _planted_greedy(fixed="eos"),
@@ -1393,6 +1479,21 @@ GREEDY_DECODE = GRADERS.add(
             (
                 "expected scalar type",
                 "token ids are integers (torch.long); build the BOS column with dtype=torch.long",
+            ),
+            (
+                "must hold integer token ids",
+                "token ids are integers: torch.ones and torch.zeros make float32; build the "
+                "BOS column with torch.full((B, 1), bos_id, dtype=torch.long)",
+            ),
+            (
+                "memory must have shape",
+                "model.decode wants the encoder's output, memory (B, S, D), from "
+                "model.encode(src), not the source's token ids",
+            ),
+            (
+                "cannot be converted to Scalar",
+                "`.item()` needs a one-element tensor, and the next tokens hold one per row: "
+                "keep a (B,) `finished` tensor and stop when finished.all()",
             ),
         ),
         rtol=0.0,
@@ -1515,6 +1616,7 @@ def _loss(
     ignore: str = "target",
     softmax: bool = False,
     nll_on_logits: bool = False,
+    log_softmax_dim: int | None = None,
 ) -> Callable[..., torch.Tensor]:
     """A training loss with one planted difference."""
 
@@ -1528,7 +1630,9 @@ def _loss(
         logits = model(src, tgt_in)  # (B, T, n_vocab)
         if softmax:
             logits = logits.softmax(dim=-1)
-        if nll_on_logits:
+        if log_softmax_dim is not None:
+            logits = logits.log_softmax(dim=log_softmax_dim)
+        if nll_on_logits or log_softmax_dim is not None:
             per_token = F.nll_loss(logits.transpose(1, 2), tgt_out, reduction="none")
         else:
             per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
@@ -1621,6 +1725,12 @@ TRAINING_LOSS = GRADERS.add(
                 "logit of the right token (a loss that can be negative); use "
                 "F.cross_entropy, or F.log_softmax over the vocabulary first",
                 _planted_loss(nll_on_logits=True),
+            ),
+            Mistake(
+                "your log-softmax runs over the positions (dim=1) of the (B, T, n_vocab) "
+                "logits: each position's distribution is over the vocabulary, the last axis "
+                "(dim=-1)",
+                _planted_loss(log_softmax_dim=1),
             ),
             Mistake(
                 "you zero the padding positions but divide by all B·(L-1) positions, so the "
