@@ -830,8 +830,8 @@ ENCODER_BLOCK = GRADERS.add(
                 "ffn first",
             ),
             Mistake(
-                "your post-LN block normalises the sub-layer's output before adding it, "
-                "x + LN(f(x)): post-LN normalises the sum, LN(x + f(x))",
+                "your post-LN block normalises the sub-layer's output and then adds it to the "
+                "stream: post-LN adds first, then normalises the sum",
                 _planted_encoder("norm inside residual", "post"),
             ),
             Mistake(

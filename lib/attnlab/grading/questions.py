@@ -73,8 +73,9 @@ def _fmt_given(x: Any, answer: Any) -> str:
     return repr(value)
 
 
-_NUMBER_TEXT = re.compile(r"[+-]?(\d{1,3}(,\d{3})+|\d{1,3}( \d{3})+|\d+(_\d+)*)(\.\d+)?")
-"""A number written as text with thousands separators: "7,087,872", "7 087 872", "7_087_872"."""
+_NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?")
+"""A number written as text with thousands separators: "7,087,872", "7 087 872", "7_087_872"
+(what a count is often written as; any other number in quotes is refused as text)."""
 
 
 @dataclass(frozen=True)
