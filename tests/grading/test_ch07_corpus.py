@@ -536,12 +536,14 @@ _DEFINED = {
 
 def _learner_answer(exercise: str, code: str):
     """What the learner's cell defines (a function or class), or the answer it checks."""
+    import attnlab
     import attnlab.data
     from attnlab.multihead import MultiHeadAttention
     from attnlab.transformer import FeedForward, LayerNorm
 
     answers = []
     names = {
+        "al": attnlab,
         "torch": torch,
         "nn": torch.nn,
         "F": F,
