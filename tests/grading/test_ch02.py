@@ -736,12 +736,12 @@ def test_prediction_right_answers_pass_with_their_explanation(check, answer, wor
     ("check", "answer", "words"),
     [
         (check_cosine_flip, -3.0, "divides out lengths"),
-        (check_cosine_flip, 1.0, "opposite directions"),
+        (check_cosine_flip, 1.0, "point the same way"),
         (check_cosine_flip, 0.0, "perpendicular"),
         (check_shifted_softmax, 1.0, "differences matter"),
         (check_shifted_softmax, 1 / 3, "equal weights"),
         (check_equal_rows, 1.0, "all four scores of a row are equal"),
-        (check_equal_rows, 0.5, "all four keys tie"),
+        (check_equal_rows, 0.5, "count how many are equal"),
     ],
 )
 def test_prediction_wrong_answers_get_their_diagnosis(check, answer, words):

@@ -78,6 +78,25 @@ _NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?"
 (what a count is often written as; any other number in quotes is refused as text)."""
 
 
+def _decimals(x: float) -> int | None:
+    """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 4; else None."""
+    for digits in range(5):
+        if abs(x - round(x, digits)) <= 1e-12 * max(1.0, abs(x)):
+            return digits
+    return None
+
+
+def _rounded_from(given: float, wrong: float) -> bool:
+    """Is ``given`` the value ``wrong`` written to fewer digits (at least 2 significant)?"""
+    digits = _decimals(given)
+    if digits is None or given == 0 or wrong == 0:
+        return False
+    significant = digits + math.floor(math.log10(abs(given))) + 1
+    return significant >= 2 and abs(given - wrong) <= max(
+        0.5 * 10.0**-digits + 1e-12, 1e-6 * abs(wrong)
+    )
+
+
 @dataclass(frozen=True)
 class Question:
     """A question whose answer is a value the code will confirm.
@@ -162,6 +181,57 @@ class Question:
             return bool(given) == bool(target)
         return self._normal(given) == self._normal(target)
 
+    def _known_wrong(self, value: Any) -> str | None:
+        """The diagnosis of the listed wrong answer closest to ``value``, if one matches.
+
+        A number matches a listed wrong value within the question's tolerance, or when it
+        is that value written to fewer digits (0.88 for 0.8808, 2.83 for sqrt(8)); of
+        several, the closest wins (0.3366 is 103/306, not 1/3).
+        """
+        if self.kind != "number":
+            for wrong, diagnosis in self.wrong:
+                if self._matches(value, wrong):
+                    return diagnosis
+            return None
+        given = float(value)
+        matches = [
+            (abs(given - float(wrong)), diagnosis)
+            for wrong, diagnosis in self.wrong
+            if self._matches(given, wrong) or _rounded_from(given, float(wrong))
+        ]
+        return min(matches, key=lambda m: m[0])[1] if matches else None
+
+    def _number_clue(self, given: float) -> str | None:
+        """What a number no listed wrong answer explains is, next to the right one.
+
+        Read in this order: a percentage (100 times the answer), the reciprocal, one minus
+        the answer, and an answer off by one unit in its last digit (rounded the wrong way,
+        truncated, or given to too few digits). None of these gives the answer away.
+        """
+        answer = float(self.answer)
+        if self._matches(given / 100, answer) and 0 < abs(answer) <= 1:
+            return (
+                "that looks like a percentage (100 times a fraction): the question asks for "
+                "the fraction itself, a number between 0 and 1"
+            )
+        if given != 0 and answer != 0 and abs(answer) != 1 and self._matches(1 / given, answer):
+            return (
+                "that is the reciprocal (1 / x) of the value asked for: a count or a ratio "
+                "where the question asks for a fraction, or the other way round"
+            )
+        if 0 < answer < 1 and self._matches(1 - given, answer):
+            return (
+                "that is 1 minus the value asked for: the other part (what is lost, or the "
+                "other key's share) instead of the part the question asks about"
+            )
+        digits = _decimals(given)
+        if digits is not None and abs(given - answer) < 10.0**-digits:
+            return (
+                f"close, but not right to the {digits} decimal{'s' * (digits != 1)} you "
+                "gave: work it out to one more digit, then round (not truncate)"
+            )
+        return None
+
     def _result(self, status: str, message: str, diagnosis: str | None = None, **kw: Any):
         return make_result(self.name, status, message, diagnosis, **kw)
 
@@ -181,7 +251,8 @@ class Question:
         if kind == "number":
             if _is_number(given):
                 if not math.isfinite(float(given)):
-                    return None, f"got {given}", "the answer is a finite number"
+                    not_ = "NaN" if math.isnan(float(given)) else "infinite"
+                    return None, f"got {given}", f"the answer is a finite number, not {not_}"
                 return given, None, None
             if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
                 text = given.strip().replace(",", "").replace("_", "").replace(" ", "")
@@ -220,16 +291,14 @@ class Question:
                 PASSED, f"right: {_fmt(value)}", explanation=self.explanation or None
             )
         shown = _fmt_given(value, self.answer)
-        for wrong, diagnosis in self.wrong:
-            if self._matches(value, wrong):
-                return self._result(
-                    WRONG_ANSWER, f"{shown} is not right", diagnosis, diagnosed=True
-                )
-        if self.near and self.kind == "number":
+        found = self._known_wrong(value)
+        if found is None and self.kind == "number":
+            found = self._number_clue(float(value))
+        if found is None and self.near and self.kind == "number":
             if abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer)):
-                return self._result(
-                    WRONG_ANSWER, f"{shown} is not right", self.near_hint, diagnosed=True
-                )
+                found = self.near_hint
+        if found is not None:
+            return self._result(WRONG_ANSWER, f"{shown} is not right", found, diagnosed=True)
         return self._result(
             WRONG_ANSWER,
             f"{shown} is not right",
