@@ -624,6 +624,7 @@ CORPUS = [
     ("unscaled_weight", "learner: 0", 0, "key 2"),
     ("unscaled_weight", "learner: e^16", 8886110, "ratio"),
     ("unscaled_weight", "learner: 100", 100, "percentage"),
+    ("unscaled_weight", "round 2: 0.9999 (truncated)", 0.9999, "round (not truncate)"),
     ("raw_spread", "learner: 0.125", 0.125, "scaling factor"),
     ("raw_spread", "learner: 2.83", 2.83, "variance is 64"),
     ("raw_spread", "learner: 64 ** 0.25", 64**0.25, "variance is 64"),

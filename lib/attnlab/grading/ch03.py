@@ -927,8 +927,8 @@ def check_self_attention_module(cls: Any) -> CheckResult:
 UNSCALED_WEIGHT = GRADERS.add(
     Question(
         name="unscaled_weight",
-        answer=1.0,
-        atol=1e-4,
+        answer=1 / (1 + math.exp(-16)),
+        atol=5e-5,  # four decimals, rounded: 1.0000 (0.9999 is truncated)
         explanation="softmax(112, 96) gives the first key 1 / (1 + e^-16) = 0.9999999: a "
         "difference of 16 is 9 million to one. Dividing by sqrt(d_k) = 8 shrinks the "
         "difference to 2 and the weights to 0.88 and 0.12: scaling keeps the softmax out "
@@ -966,6 +966,16 @@ UNSCALED_WEIGHT = GRADERS.add(
             (
                 "answer = 1 / (1 + math.exp(-17))",
                 "e^-17 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+            (
+                "answer = 1 / (1 + math.exp(-32))",
+                "e^-32 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+            (
+                "answer = 1 / (1 + math.exp(-160))",
+                "e^-160 and e^-16 change the weight in the seventh decimal; the question "
                 "asks for four",
             ),
         ),

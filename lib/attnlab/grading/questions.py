@@ -201,6 +201,22 @@ class Question:
         ]
         return min(matches, key=lambda m: m[0])[1] if matches else None
 
+    def _rounded_answer(self, given: Any) -> bool:
+        """Is ``given`` the answer rounded to the decimals it is written with (0.7 for 0.665)?
+
+        Only with at least one decimal, and only when no listed wrong answer rounds to the
+        same value: a rounding that cannot tell the answer from a mistake is not accepted.
+        """
+        if self.kind != "number" or given == 0:
+            return False
+        digits = _decimals(float(given))
+        if digits is None or digits < 1:
+            return False
+        half = 0.5 * 10.0**-digits + 1e-12
+        if abs(float(given) - float(self.answer)) > half:
+            return False
+        return not any(abs(float(given) - float(w)) <= half for w, _ in self.wrong)
+
     def _number_clue(self, given: float) -> str | None:
         """What a number no listed wrong answer explains is, next to the right one.
 
@@ -225,7 +241,11 @@ class Question:
                 "other key's share) instead of the part the question asks about"
             )
         digits = _decimals(given)
-        if digits is not None and abs(given - answer) < 10.0**-digits:
+        significant = (
+            digits + math.floor(math.log10(abs(given))) + 1 if digits is not None and given else 0
+        )
+        # A slip in the last digit only, not a conceptual mistake (0 is not close to 0.665).
+        if significant >= 2 and abs(given - answer) < 10.0**-digits * (1 - 1e-9):
             return (
                 f"close, but not right to the {digits} decimal{'s' * (digits != 1)} you "
                 "gave: work it out to one more digit, then round (not truncate)"
@@ -286,7 +306,7 @@ class Question:
         value, problem, hint = self._as_value(given)
         if problem is not None:
             return self._result(WRONG_TYPE, problem, hint, diagnosed=hint is not None)
-        if self._matches(value, self.answer):
+        if self._matches(value, self.answer) or self._rounded_answer(value):
             return self._result(
                 PASSED, f"right: {_fmt(value)}", explanation=self.explanation or None
             )
