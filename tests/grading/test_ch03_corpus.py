@@ -633,6 +633,42 @@ CORPUS = [
 ]  # fmt: skip
 
 
+def r2_tatt_nan_zeroed_in_place(q, k, v, mask=None):
+    """Round 2: softmax's output edited in place (autograd needs it for backward)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights[weights != weights] = 0.0
+    return weights @ v, weights
+
+
+def r2_tatt_to_cuda(q, k, v, mask=None):
+    """Round 2: moves the tensors to a GPU."""
+    q, k, v = q.to("cuda"), k.to("cuda"), v.to("cuda")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask.to("cuda"), float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def r2_tatt_nan_left_in_weights(q, k, v, mask=None):
+    """Round 2: nan_to_num on the output only; the weights keep their NaN."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).nan_to_num(0.0), weights
+
+
+CORPUS += [
+    ("attention_torch", "round 2: NaN zeroed in place", r2_tatt_nan_zeroed_in_place, "in place"),
+    ("attention_torch", "round 2: .to('cuda')", r2_tatt_to_cuda, "GPU"),
+    ("attention_torch", "round 2: NaN left in the weights", r2_tatt_nan_left_in_weights, "hides every key"),
+]  # fmt: skip
+
+
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
     ("self_attention_module", "learner: float32 sqrt as the scale", LFloat32Scale),

@@ -1108,14 +1108,6 @@ SCORE_SPREAD = GRADERS.add(
                 "q * k has two axes: 1 is -1",
             ),
             (
-                "input: seed in rng = np.random.default_rng(seed) -> d",
-                "any seed gives a spread within the 10 % the check allows",
-            ),
-            (
-                "input: seed in rng = np.random.default_rng(seed) -> n",
-                "any seed gives a spread within the 10 % the check allows",
-            ),
-            (
                 "drop: float(s.std()) in return float(s.std()), float((s / np.sqrt(d)).std()) "
                 "-> s.std()",
                 "a NumPy float is a float: the check accepts either",

@@ -287,8 +287,30 @@ class Question:
         if not isinstance(given, str):
             return None, f"expected a word, got {given!r}", self._choices_text()
         if self._normal(given) not in {self._normal(c) for c in self.choices or ()}:
-            return None, f"{given!r} is not one of the choices", self._choices_text()
+            found = self._choice_in_phrase(given)
+            if found is None:
+                return None, f"{given!r} is not one of the choices", self._choices_text()
+            return found, None, None
         return given, None, None
+
+    def _choice_in_phrase(self, given: str) -> str | None:
+        """The one choice a short phrase names ("it doubles" -> "doubles"), if exactly one.
+
+        A phrase of up to five words with no negation: "it does not double" names none.
+        """
+        words = re.findall(r"[a-z0-9']+", given.lower())
+        if not words or len(words) > 5 or {"not", "no", "never"} & set(words):
+            return None
+        if any(w.endswith("n't") for w in words):
+            return None
+        text = " " + " ".join(words) + " "
+        named = [
+            c
+            for c in self.choices or ()
+            if f" {self._normal(c)} " in text
+            or (self._normal(c).endswith("s") and f" {self._normal(c)[:-1]} " in text)
+        ]
+        return named[0] if len(named) == 1 else None
 
     def _choices_text(self) -> str:
         return "answer one of: " + ", ".join(repr(c) for c in self.choices or ())
