@@ -662,7 +662,21 @@ def r2_tatt_nan_left_in_weights(q, k, v, mask=None):
     return (weights @ v).nan_to_num(0.0), weights
 
 
+def r2_slide_precedence(q, k, targets):
+    """Round 2: `/ q @ q` without parentheses divides by the vector q first."""
+    c = (targets - k @ q) / q @ q
+    return k + c[:, None] * q
+
+
+def r2_slide_hard_coded_targets(q, k, targets):
+    """Round 2: the chapter's targets typed in instead of the argument."""
+    target = np.array([112.0, 96.0])
+    return k + ((target - k @ q) / (q @ q))[:, None] * q
+
+
 CORPUS += [
+    ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),
+    ("slide_keys", "round 2: hard-coded targets", r2_slide_hard_coded_targets, "typed in"),
     ("attention_torch", "round 2: NaN zeroed in place", r2_tatt_nan_zeroed_in_place, "in place"),
     ("attention_torch", "round 2: .to('cuda')", r2_tatt_to_cuda, "GPU"),
     ("attention_torch", "round 2: NaN left in the weights", r2_tatt_nan_left_in_weights, "hides every key"),

@@ -97,9 +97,12 @@ def _slide_broadcast_hint(message: str) -> str | None:
     if found is None:
         return None
     return (
-        f"a vector of shape ({found[1]},), one coefficient per key, met q of shape "
-        f"({found[2]},): give the coefficients a second axis so that each one scales the "
-        "whole of q"
+        f"a vector of shape ({found[1]},) met one of shape ({found[2]},) entry by entry. "
+        "Where one coefficient per key meets q, each coefficient must scale the whole of "
+        "q (a second axis); but `/` and `@` are applied left to right, so a line such as "
+        "`a / q @ q` divides by the vector q before the dot product. A vector whose length "
+        "is neither the case's number of keys nor q's was not built from the arguments "
+        "(the statement's example values typed in?)"
     )
 
 
@@ -329,13 +332,10 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
             lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e9),
         ),
         Mistake(
-            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. Set "
-            "the weights of rows with no visible key to 0 (e.g. "
-            + (
-                "np.where(mask.any(-1, keepdims=True), weights, 0))"
-                if attend is _np_attend
-                else "torch.where(mask.any(-1, keepdim=True), weights, 0.0))"
-            ),
+            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. The "
+            "weights of a row whose mask hides every key must be 0: find those rows from "
+            "the mask and replace their weights, without editing the softmax's output "
+            "in place",
             lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
         ),
         Mistake(
