@@ -674,7 +674,15 @@ def r2_slide_hard_coded_targets(q, k, targets):
     return k + ((target - k @ q) / (q @ q))[:, None] * q
 
 
+def r2_add_v_a_on_the_left(q, k, W_a, U_a, v_a):
+    """Round 2: v_a @ tanh(...) contracts the key axis, not h."""
+    hq = q @ W_a
+    hk = k @ U_a
+    return v_a @ np.tanh(hq[..., :, None, :] + hk[..., None, :, :])
+
+
 CORPUS += [
+    ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out by v_a"),
     ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),
     ("slide_keys", "round 2: hard-coded targets", r2_slide_hard_coded_targets, "typed in"),
     ("attention_torch", "round 2: NaN zeroed in place", r2_tatt_nan_zeroed_in_place, "in place"),

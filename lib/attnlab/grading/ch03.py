@@ -667,8 +667,12 @@ ADDITIVE = GRADERS.add(
         error_hints=(
             (
                 "mismatch in its core dimension",
-                "W_a (d_q, h) projects the queries and U_a (d_k, h) the keys: q @ W_a and "
-                "k @ U_a (queries and keys may have different sizes)",
+                "a matrix product met sizes that do not fit: `a @ b` contracts the last "
+                "axis of a with the second-to-last of b (a vector on the left meets that "
+                "axis). Two products can be at fault: the projections, W_a (d_q, h) for "
+                "the queries and U_a (d_k, h) for the keys (their sizes may differ), and "
+                "the read-out by v_a (h,), which must contract the h axis, the last of the "
+                "(..., T, S, h) array, not its key axis S",
             ),
             (
                 "could not be broadcast",
