@@ -681,7 +681,23 @@ def r2_add_v_a_on_the_left(q, k, W_a, U_a, v_a):
     return v_a @ np.tanh(hq[..., :, None, :] + hk[..., None, :, :])
 
 
+class R2ParameterMatrices(torch.nn.Module):
+    """Round 2: nn.Parameter matrices named W_q, W_k, W_v instead of nn.Linear layers."""
+
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+        self.W_k = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+        self.W_v = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return weights @ v, weights
+
+
 CORPUS += [
+    ("self_attention_module", "round 2: nn.Parameter matrices", R2ParameterMatrices, "not a layer"),
     ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out by v_a"),
     ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),
     ("slide_keys", "round 2: hard-coded targets", r2_slide_hard_coded_targets, "typed in"),

@@ -707,7 +707,18 @@ def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ..
     d_head, d_model = W_q.shape
     layer = cls(d_model, d_head).to(torch.float64)
     for name in ("W_q", "W_k", "W_v"):
-        if not isinstance(getattr(layer, name, None), nn.Module):
+        found = getattr(layer, name, None)
+        if isinstance(found, torch.Tensor):
+            raise AnswerProblem(
+                EXCEPTION,
+                f"your `{name}` is a {type(found).__name__} of shape {tuple(found.shape)}, "
+                "not a layer",
+                f"the name `{name}` is right, but the exercise asks for a projection layer "
+                "(nn.Linear, without bias): the check copies the weights into "
+                f"`{name}.weight` and calls `self.{name}(x)`, which a bare matrix does not "
+                "have",
+            )
+        if not isinstance(found, nn.Module):
             raise AnswerProblem(
                 EXCEPTION,
                 f"your layer has no projection layer `{name}`",
