@@ -696,7 +696,13 @@ class R2ParameterMatrices(torch.nn.Module):
         return weights @ v, weights
 
 
+def r2_slide_list_of_rows(q, k, targets):
+    """Round 2: a Python list of moved keys, not one array."""
+    return [k[j] + (targets[j] - k[j] @ q) / (q @ q) * q for j in range(len(k))]
+
+
 CORPUS += [
+    ("slide_keys", "round 2: a list of rows", r2_slide_list_of_rows, "list of rows"),
     ("self_attention_module", "round 2: nn.Parameter matrices", R2ParameterMatrices, "not a layer"),
     ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out by v_a"),
     ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),

@@ -533,6 +533,20 @@ class Grader:
                 and len(value) > 1
                 and all(is_torch_array(v) or isinstance(v, np.ndarray) for v in value)
             ):
+                want = run.expected[0]
+                if (
+                    want.ndim >= 1
+                    and len(value) == want.shape[0]
+                    and all(tuple(v.shape) == want.shape[1:] for v in value)
+                ):
+                    return (
+                        (),
+                        f"returned a {type(value).__name__} of {len(value)} rows; expected one "
+                        + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                        f"each row is right-shaped, but a Python {type(value).__name__} of rows "
+                        "is not an array: make one array of them (stack them, or compute all "
+                        "rows at once)",
+                    )
                 return (
                     (),
                     f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
