@@ -467,6 +467,7 @@ CORPUS = [
     ("bytenet_path", "learner: 2", 2, "100 positions"),
     ("loop_time", "round 2: 'quadruple' (a typo of the choice)", "quadruple", "T × T"),
     ("loop_time", "round 2: 'quadruples'", "quadruples", "T × T"),
+    ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
 
 
