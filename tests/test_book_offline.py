@@ -228,3 +228,65 @@ def test_reading_order_skips_the_solutions(book_ext: ModuleType) -> None:
     assert neighbours("references") == ("exercises/02_b", None)
     assert neighbours("solutions/01_a") == (None, "solutions/02_b")
     assert neighbours("solutions/02_b") == ("solutions/01_a", None)
+
+
+def test_no_page_carries_widget_state_or_loads_the_search_index_for_nothing(site: Path) -> None:
+    """The ipywidgets state (88-168 KB a chapter, nothing reads it) is dropped; the search
+    code and its 115 KB index load on the search page only."""
+    for page in _pages(site):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(site)
+        assert "application/vnd.jupyter.widget-state+json" not in text, where
+        index = [u for u in _parse(page).scripts if "searchindex" in u or "searchtools" in u]
+        if page.name == "search.html":
+            assert len(index) == 2, f"{where} must load the search code and index: {index}"
+        else:
+            assert index == [], f"{where} loads {index}"
+
+
+def test_font_awesome_is_cut_to_the_icons_shown(site: Path) -> None:
+    """Every icon a page names has its rule and its glyph; the fonts hold no others."""
+    import re
+
+    from fontTools.ttLib import TTFont
+
+    sheet = next(
+        p for p in (site / "_static" / "styles").glob("*.css") if "fa-bars" in p.read_text()
+    )
+    css = sheet.read_text(encoding="utf-8")
+    rules = dict(
+        (name, int(code, 16))
+        for names, code in re.findall(
+            r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}', css
+        )
+        for name in re.findall(r"\.fa-([a-z0-9-]+):before", names)
+    )
+    assert len(rules) < 200, f"{len(rules)} icon rules kept"
+    fonts = sorted(
+        (site / "_static" / "vendor" / "fontawesome" / "webfonts").glob("*.attnlab.woff")
+    )
+    assert len(fonts) == 3, fonts
+    assert 'format("woff2")' not in css and css.count('.attnlab.woff) format("woff")') == 3
+    glyphs = set()
+    for font in fonts:
+        glyphs |= set(TTFont(font).getBestCmap())
+        assert font.stat().st_size < 20_000, f"{font.name}: {font.stat().st_size} bytes"
+    shown = set()
+    for page in _pages(site):
+        shown |= set(re.findall(r'class="[^"]*\bfa-([a-z0-9-]+)', page.read_text(encoding="utf-8")))
+    icons = shown & set(rules)
+    assert {"bars", "magnifying-glass"} <= icons, sorted(shown)
+    missing = sorted(name for name in icons if rules[name] not in glyphs)
+    assert missing == [], f"icons without a glyph: {missing}"
+
+
+def test_summary_formulas_are_typeset(book_ext: ModuleType) -> None:
+    raw = "<details>\n<summary>16. What does dividing by $\\sqrt{d}$ change?</summary>\n"
+    assert book_ext.summary_math(raw) == (
+        '<details>\n<summary>16. What does dividing by <span class="math notranslate '
+        'nohighlight">\\(\\sqrt{d}\\)</span> change?</summary>\n'
+    )
+    assert book_ext.summary_math("<p>costs $5</p>") == "<p>costs $5</p>"  # only in summaries
+    assert book_ext.summary_math("<summary>$$x$$ and \\$5</summary>") == (
+        "<summary>$$x$$ and \\$5</summary>"
+    )
