@@ -491,6 +491,125 @@ def subset_fontawesome(outdir: Path) -> dict[str, int]:
     return saved
 
 
+MATHJAX_RENDERER = (
+    "startup.js",
+    "core.js",
+    "adaptors/liteDOM.js",
+    "input/tex-full.js",
+    "output/chtml.js",
+    "output/chtml/fonts/tex.js",
+    "a11y/assistive-mml.js",
+)
+"""MathJax's components that typeset at build time, relative to ``MATHJAX_ROOT``: the TeX
+input with every extension (nothing to load on demand), HTML output, the hidden MathML that
+screen readers read, and MathJax's own DOM for a page-less JavaScript engine."""
+
+FONTS_PLACEHOLDER = "attnlab-mathjax-fonts"
+"""Where the fonts are, in the stylesheet MathJax writes; each page gets its own relative path."""
+
+_MATHJAX_SETUP = """
+var window = this, global = this;
+var MathJax = {
+  loader: {load: []},
+  startup: {typeset: false, adaptor: "liteAdaptor", handler: "HTMLHandler", document: ""},
+  chtml: {fontURL: "FONTS"},
+};
+""".replace("FONTS", FONTS_PLACEHOLDER)
+
+_MATHJAX_RENDER = """
+function attnlabTypeset(items) {
+  var adaptor = MathJax.startup.adaptor;
+  MathJax.startup.output.clearCache();  // the stylesheet of this page's characters only
+  var html = items.map(function (item) {
+    return adaptor.outerHTML(MathJax.tex2chtml(item[0], {display: item[1]}));
+  });
+  return JSON.stringify({html: html, css: adaptor.textContent(MathJax.chtmlStylesheet())});
+}
+"""
+
+MATH_ELEMENT = re.compile(
+    r'(<(span|div) class="math notranslate nohighlight"[^>]*>)(.*?)(</\2>)', re.DOTALL
+)
+"""A formula as Sphinx writes it: ``\\(...\\)`` in a ``<span>``, ``\\[...\\]`` in a ``<div>``."""
+
+MATHJAX_SCRIPTS = re.compile(
+    r"[ \t]*<script>window\.MathJax = .*?</script>\n?|"
+    r'[ \t]*<script[^>]*src="[^"]*mathjax/startup\.js[^"]*"></script>\n?',
+    re.DOTALL,
+)
+
+
+class MathRenderer:
+    """MathJax 3 in V8 (the ``mini-racer`` package): TeX to HTML when the book is built.
+
+    A page then needs no MathJax script (0.76 MB, and the formulas would appear only once
+    it had run): its formulas are HTML and CSS, with MathJax's web fonts.
+    """
+
+    def __init__(self, source: Path) -> None:
+        from py_mini_racer import MiniRacer
+
+        self._js = MiniRacer()
+        self._js.eval(_MATHJAX_SETUP)
+        for name in MATHJAX_RENDERER:
+            self._js.eval((source / name).read_text(encoding="utf-8"))
+        self._js.eval("MathJax.startup.defaultReady();" + _MATHJAX_RENDER)
+
+    def typeset(self, formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
+        """``(TeX, display)`` pairs -> their HTML and the stylesheet they need."""
+        out = json.loads(self._js.call("attnlabTypeset", [list(f) for f in formulas]))
+        return out["html"], out["css"]
+
+
+def typeset_page(page: str, renderer: MathRenderer, fonts: str) -> str:
+    """``page`` with every formula typeset, MathJax's stylesheet in its head (its fonts at
+    ``fonts``, relative to the page) and no MathJax script; unchanged without formulas."""
+    found = list(MATH_ELEMENT.finditer(page))
+    if not found:
+        return MATHJAX_SCRIPTS.sub("", page)
+    formulas = []
+    for m in found:
+        tex = html.unescape(m[3]).strip()
+        display = tex.startswith("\\[")
+        formulas.append((tex[2:-2].strip() if tex[:2] in ("\\(", "\\[") else tex, display))
+    rendered, css = renderer.typeset(formulas)
+    out, end = [], 0
+    for m, math in zip(found, rendered, strict=True):
+        out += [page[end : m.start()], m[1], math, m[4]]
+        end = m.end()
+    out.append(page[end:])
+    page = MATHJAX_SCRIPTS.sub("", "".join(out))
+    css = "\n".join(line.strip() for line in css.replace(FONTS_PLACEHOLDER, fonts).splitlines())
+    style = f'<style id="MJX-CHTML-styles">\n{css}\n</style>\n'
+    return page.replace("</head>", style + "</head>", 1)
+
+
+def prerender_math(outdir: Path) -> int:
+    """Typeset the formulas of every page of the built website (see :class:`MathRenderer`).
+
+    Returns:
+        How many formulas were typeset; 0 (the pages keep MathJax's script, which typesets
+        them in the browser) when ``mini-racer`` is not installed.
+    """
+    try:
+        renderer = MathRenderer(mathjax_source())
+    except ImportError:
+        logger.info("attnlab_book: mini-racer is not installed; MathJax typesets in the browser")
+        return 0
+    fonts_dir = outdir / "_static" / MATHJAX_DIR / "output" / "chtml" / "fonts" / "woff-v2"
+    count = 0
+    for path in sorted(outdir.rglob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        if "math notranslate" not in text and "mathjax" not in text:
+            continue
+        fonts = Path(os.path.relpath(fonts_dir, path.parent)).as_posix()
+        lean = typeset_page(text, renderer, fonts)
+        count += len(MATH_ELEMENT.findall(text))
+        if lean != text:
+            path.write_text(lean, encoding="utf-8")
+    return count
+
+
 def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
     """The last touches to every written page: no fontawesome.js, image size attributes,
     nothing loaded for nothing (:func:`lighten`), slider frames in files; then Font Awesome
@@ -506,6 +625,8 @@ def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
             lean = externalize_frames(lean, path.parent, outdir)
         if lean != text:
             path.write_text(lean, encoding="utf-8")
+    formulas = prerender_math(outdir)
+    logger.info("attnlab_book: %d formulas typeset", formulas)
     saved = subset_fontawesome(outdir)
     logger.info("attnlab_book: Font Awesome subset, %d bytes saved", sum(saved.values()))
 

@@ -1,8 +1,8 @@
 /* attnlab: a table too wide for the column is stacked (see _static/attnlab.css): each row
    becomes a block, each cell a line headed by its column's title (a copy of the header
-   cell, formulas included). Checked when the page is laid out, after MathJax has typeset
-   the formulas (they change the widths), and again when the window changes size. When
-   done, <html data-attnlab-fitted="1"> (the browser test waits for it). */
+   cell, formulas included). Checked when the page is laid out (after MathJax, where the
+   page still typesets its formulas in the browser), and again when the window changes
+   size. When done, <html data-attnlab-fitted="1"> (the browser test waits for it). */
 (function () {
   function label(table) {
     if (table.dataset.attnlabLabelled) { return; }
@@ -14,7 +14,11 @@
         var span = document.createElement("span");
         span.className = "attnlab-cell-label";
         span.setAttribute("aria-hidden", "true");
-        titles[i].childNodes.forEach(function (node) { span.appendChild(node.cloneNode(true)); });
+        var title = titles[i];
+        if (title.children.length === 1 && title.firstElementChild.tagName === "P") {
+          title = title.firstElementChild;  // MyST writes a header cell's text in a <p>
+        }
+        title.childNodes.forEach(function (node) { span.appendChild(node.cloneNode(true)); });
         row.children[i].insertBefore(span, row.children[i].firstChild);
       }
     });
@@ -36,8 +40,10 @@
   var tries = 0;
   function start() {
     var typeset = window.MathJax && MathJax.startup && MathJax.startup.promise;
-    var math = document.querySelector(".math");
-    if (math && !typeset && tries++ < 200) {  // MathJax (deferred) has not started yet
+    // Formulas are typeset when the book is built; a page built without that loads
+    // MathJax (deferred), which may not have started yet.
+    var mathjax = document.querySelector('script[src*="mathjax"]');
+    if (mathjax && !typeset && tries++ < 200) {
       setTimeout(start, 50);
       return;
     }

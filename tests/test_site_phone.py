@@ -70,16 +70,21 @@ def _need(page: Path | None) -> Path:
 
 
 _READY = """async () => {
-    // MathJax (deferred, on pages with math) has typeset every formula, and
+    // MathJax has typeset every formula (when the book was built, or in the browser), and
     // _static/attnlab-tables.js has stacked the tables too wide for the column.
-    const math = document.querySelector(".math");
-    for (let i = 0; i < 200 && math && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
+    const mathjax = document.querySelector('script[src*="mathjax"]');
+    for (let i = 0; i < 200 && mathjax && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++) {
         await new Promise((done) => setTimeout(done, 50));
     }
-    if (math) await MathJax.startup.promise;
+    if (mathjax) await MathJax.startup.promise;
     for (let i = 0; i < 100 && !document.documentElement.dataset.attnlabFitted; i++) {
         await new Promise((done) => setTimeout(done, 50));
     }
+    // and the colours have settled (the theme fades them in when it switches to dark)
+    await Promise.race([
+        Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null))),
+        new Promise((done) => setTimeout(done, 3000)),
+    ]);
     return !!document.documentElement.dataset.attnlabFitted;
 }"""
 
@@ -512,6 +517,7 @@ def test_a_slider_says_when_its_frame_is_still_loading(browser: Any, http_site: 
         slider = root.locator("input.attnlab-slider").first
         slider.scroll_into_view_if_needed()
         slider.focus()
+        before = root.evaluate(SLIDER_STATE)
         page.keyboard.press("ArrowRight")
         states = [root.evaluate(SLIDER_STATE)]
         for _ in range(80):  # up to 8 s
@@ -526,9 +532,11 @@ def test_a_slider_says_when_its_frame_is_still_loading(browser: Any, http_site: 
         later = [s for s in waiting[3:]]  # after 300 ms
         assert later, f"the frame loaded in under 300 ms: {len(waiting)} polls"
         assert all(s["opacity"] < 1 and s["cue"] == "visible" for s in later), later[:2]
-        last = states[-1]
-        assert last["complete"] and not last["busy"], f"still loading after 8 s: {last}"
+        assert states[-1]["complete"] and not states[-1]["busy"], f"still loading: {states[-1]}"
+        page.wait_for_timeout(400)  # the figure fades back in
+        last = root.evaluate(SLIDER_STATE)
         assert last["opacity"] == 1 and last["cue"] == "hidden", last
+        assert last["src"] != before["src"] and last["label"] != before["label"], (before, last)
     finally:
         context.close()
 
