@@ -28,6 +28,44 @@ def _execute_notebooks():
 
 
 _EXECUTE_NOTEBOOKS = None
+_FIGURE_TEXT = Path(__file__).resolve().parent / "tools" / "figure_text.py"
+
+
+def _load_tool(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# The text of every figure: while nbval runs a notebook, its kernel records the texts of
+# every figure it draws (tools/figure_text.py), for tests/test_figure_text.py to read.
+
+
+def _figure_text_hooks() -> None:
+    """Wrap nbval's kernel start so that each notebook's kernel records its figures' text."""
+    from nbval.plugin import IPyNbFile
+
+    if getattr(IPyNbFile.setup, "attnlab_figure_text", False):
+        return
+    figure_text = _load_tool(_FIGURE_TEXT, "attnlab_figure_text")
+    setup, teardown = IPyNbFile.setup, IPyNbFile.teardown
+
+    def setup_and_record(self):
+        setup(self)
+        recorder = figure_text.start_record(Path(str(self.fspath)))
+        # silent: no output and no execution count, so the notebook runs exactly as before
+        msg_id = self.kernel.kc.execute(recorder, silent=True, stop_on_error=False)
+        self.kernel.await_idle(msg_id, 60)
+
+    def teardown_and_finish(self):
+        teardown(self)  # the kernel has run every cell and stopped: nothing more is drawn
+        figure_text.finish_record(Path(str(self.fspath)))
+
+    setup_and_record.attnlab_figure_text = True
+    IPyNbFile.setup = setup_and_record
+    IPyNbFile.teardown = teardown_and_finish
 
 
 def pytest_configure(config):
@@ -37,6 +75,8 @@ def pytest_configure(config):
         return
     if config.getoption("--nbval-fill-cache", None):
         _fill_cache_hooks(config.getoption("--nbval-fill-cache"))
+    if config.getoption("--nbval", False) or config.getoption("--nbval-lax", False):
+        _figure_text_hooks()
     if getattr(IPyNbCell.compare_outputs, "attnlab_lean", False):
         return
     lean_outputs = _execute_notebooks().lean_outputs

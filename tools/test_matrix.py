@@ -63,7 +63,13 @@ TESTS = (
     "tests/test_widgets.py",
     "tests/test_env.py",
 )
-NEEDS_SITE = ("test_site.py", "test_site_readers.py", "test_book.py", "test_book_offline.py")
+NEEDS_SITE = (  # the built website, or (test_figure_text.py) what nbval recorded
+    "test_site.py",
+    "test_site_readers.py",
+    "test_book.py",
+    "test_book_offline.py",
+    "test_figure_text.py",
+)
 SELECT = ("-m", "not slow")  # models that train for tens of seconds: `make test` has them
 SHOWN = ("numpy", "torch", "matplotlib", "ipywidgets", "ipykernel", "array-api-compat")
 
