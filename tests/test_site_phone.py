@@ -10,7 +10,8 @@ Each check measures the rendered page:
 - no display equation, table or output block hides more than 8 px of its content
   (``scrollWidth - clientWidth``), on a phone or a desktop;
 - no raw TeX (``$...$``, ``\\(``, ``\\[``) and no Markdown backtick in any page's visible
-  text (code cells' inputs excepted), nor in the search page's results;
+  text (code excepted: cells' inputs and inline code show source on purpose), nor in the
+  search page's results;
 - code cells keep their lines whole (they scroll sideways; a wrapped line splits an
   identifier);
 - one search field on each page, its magnifier clear of the query;
@@ -254,12 +255,13 @@ def test_code_blocks_keep_their_lines_whole_on_a_phone(reader: Any, site: Path) 
 # --------------------------------------------------------------------------- raw text
 
 RAW = """() => {
-  // The visible text of each block (code cells' inputs left out), after MathJax.
+  // The visible text of each block, after MathJax; code (cells' inputs, inline code)
+  // left out: code shows its source on purpose (notation.md shows the TeX not to write).
   const blocks = new Map();
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const el = n.parentElement;
-    if (!el || el.closest("script, style, noscript, template, mjx-container, .cell_input, " +
+    if (!el || el.closest("script, style, noscript, template, mjx-container, .cell_input, code, " +
         "div.highlight:not(.cell_output *), dialog:not([open])")) continue;
     if (!el.checkVisibility()) continue;
     const block = el.closest("p, li, td, th, dt, dd, h1, h2, h3, h4, h5, h6, pre, summary, div") || el;
