@@ -535,9 +535,10 @@ function attnlabTypeset(items) {
 """
 
 MATH_ELEMENT = re.compile(
-    r'(<(span|div) class="math notranslate nohighlight"[^>]*>)(.*?)(</\2>)', re.DOTALL
+    r'(<(span|div) class="math notranslate nohighlight"[^>]*>)([^<]*)(</\2>)', re.DOTALL
 )
-"""A formula as Sphinx writes it: ``\\(...\\)`` in a ``<span>``, ``\\[...\\]`` in a ``<div>``."""
+"""A formula as Sphinx writes it: ``\\(...\\)`` in a ``<span>``, ``\\[...\\]`` in a ``<div>``
+(escaped TeX, no tag inside: a formula typeset already is HTML and is not matched again)."""
 
 MATHJAX_SCRIPTS = re.compile(
     r"[ \t]*<script>window\.MathJax = .*?</script>\n?|"
@@ -572,7 +573,10 @@ def typeset_page(page: str, renderer: MathRenderer, fonts: str) -> str:
     """``page`` with every formula typeset, MathJax's stylesheet in its head (its fonts at
     ``fonts``, relative to the page) and no MathJax script; unchanged without formulas."""
     found = list(MATH_ELEMENT.finditer(page))
-    if not found:
+    if not found or 'id="MJX-CHTML-styles"' in page:
+        # no formula, or typeset by an earlier build (Sphinx rewrites only the pages whose
+        # source changed; the others keep their HTML, and a second pass would typeset the
+        # HTML itself as TeX)
         return MATHJAX_SCRIPTS.sub("", page)
     formulas = []
     for m in found:

@@ -163,6 +163,9 @@ def test_a_formula_is_typeset_with_its_hidden_mathml(book_ext: ModuleType) -> No
     assert (
         '<style id="MJX-CHTML-styles">' in out and 'url("fonts/MathJax_Main-Regular.woff")' in out
     )
+    # A page an earlier build typeset (Sphinx rewrites only changed pages) stays as it is:
+    # typesetting it again took its HTML for TeX (pages of 9 MB).
+    assert book_ext.typeset_page(out, renderer, "fonts") == out
 
 
 def test_no_page_loads_the_font_awesome_script_or_preloads_its_fonts(site: Path) -> None:
