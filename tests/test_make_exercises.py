@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -574,3 +575,30 @@ def test_the_command_line_exits_1_when_stale(generated, tmp_path):
     assert (
         "exercises/02_demo.ipynb is stale or was edited by hand: cell 0 (id title)" in done.stderr
     )
+
+
+# ------------------------------------------------------------------ the solutions' code
+
+
+def test_the_graders_get_the_solutions_code_and_check_fails_when_it_is_stale(tmp_path, run):
+    (tmp_path / "lib" / "attnlab" / "grading").mkdir(parents=True)
+    cells = solution_cells()
+    cells.append(code(TOP_LEVEL_SOLUTION + "\ncheck_answer(answer)", "checked-prediction"))
+    write_solution(tmp_path, cells)
+    assert run(tmp_path).returncode == 0
+    target = tmp_path / make_exercises.SOLUTION_CODE
+    chapter = json.loads(target.read_text(encoding="utf-8"))["chapters"]["2"]
+    assert chapter["notebook"] == "solutions/02_demo.ipynb"
+    assert chapter["imports"] == ["import numpy as np"]
+    assert chapter["definitions"]["softmax"] == SOFTMAX_SOLUTION  # markers kept
+    assert chapter["definitions"]["Net"] == NESTED_SOLUTION
+    assert chapter["answers"] == {"answer": "six = 6\nanswer = six * 7"}
+    assert run(tmp_path, "--check").returncode == 0
+    target.write_text(target.read_text(encoding="utf-8").replace("x.max", "x.min"))
+    done = run(tmp_path, "--check")
+    assert done.returncode == 1
+    assert "solution_code.json is stale or was edited by hand" in done.stderr
+
+
+def test_without_a_grading_package_no_solution_code_is_written(generated, tmp_path):
+    assert not (tmp_path / make_exercises.SOLUTION_CODE).exists()

@@ -6,7 +6,6 @@ import itertools
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -73,6 +72,13 @@ def test_lr_schedule() -> None:
     assert lr_at(100, **kwargs, schedule="constant") == 1.0
     with pytest.raises(ValueError, match="schedule"):
         lr_at(0, **kwargs, schedule="step")
+    # the cosine's end is a fraction of lr: 10% unless told otherwise
+    assert lr_at(110, **kwargs, decay_to=0.01) == pytest.approx(0.01)
+    assert lr_at(60, **kwargs, decay_to=0.0) == pytest.approx(0.5)
+    assert lr_at(5, **kwargs, decay_to=0.0) == lr_at(5, **kwargs)  # the warm-up is the same
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"decay_to must be in \[0, 1\]"):
+            lr_at(20, **kwargs, decay_to=bad)
 
 
 # train ----------------------------------------------------------------------------------------
@@ -131,6 +137,8 @@ def test_train_argument_errors() -> None:
         train(model, stream, steps=1, lr=0.0, progress=False)
     with pytest.raises(ValueError, match="schedule"):
         train(model, stream, steps=1, schedule="step", progress=False)
+    with pytest.raises(ValueError, match="decay_to"):
+        train(model, stream, steps=1, decay_to=2.0, progress=False)
     with pytest.raises(ValueError, match="each batch must be"):
         train(model, iter([torch.zeros(2, 3, dtype=torch.long)]), steps=1, progress=False)
 
@@ -266,9 +274,31 @@ def test_the_stored_adder_is_the_recipe_trained_to_99_percent() -> None:
     assert run.model.config.d_model == ADDER["d_model"] and run.model.config.d_ff == ADDER["d_ff"]
     assert len(run.losses) == ADDER["steps"] and all(math.isfinite(x) for x in run.losses)
     assert run.checked == list(range(0, ADDER["steps"] + 1, 25))
+    assert len(run.seconds) == len(run.checked) and run.seconds == sorted(run.seconds)
     # the last grading is the model that was stored: greedy decoding gives the same score now
     assert run.accuracy[-1] == exact_match(run.model, AdditionTask(split="test")) >= 0.99
     assert run.accuracy[0] < 0.05 and sum(run.losses[-10:]) < sum(run.losses[:10]) / 20
+    assert run.steps_to(0.99) is not None and run.steps_to(0.99) <= 0.8 * ADDER["steps"]
+
+
+def test_the_stored_adder_scores_the_same_on_every_machine() -> None:
+    """The chapter prints the stored model's score and samples: they must not hang on rounding.
+
+    Another CPU (other SIMD kernels, another thread count or BLAS) computes the same logits
+    with other rounding errors: up to 3e-5 here between AVX-512, AVX2 and the plain kernels,
+    logits reaching 25. Every greedy choice on the held-out sums wins by more than 0.01, a
+    margin no such error can close, so the score is the same on every machine.
+    """
+    run, test = stored_adder(), AdditionTask(split="test")
+    seqs = test.encode(test.problems())  # (500, 9)
+    with torch.no_grad():
+        # teacher-forced logits of the 3 answer digits: greedy decoding's, where it is right
+        logits = run.model(seqs[:, :-1])[:, test.prompt_len - 1 :]  # (500, 3, n_vocab)
+    top2 = logits.topk(2, dim=-1).values  # (500, 3, 2)
+    right = (logits.argmax(-1) == seqs[:, test.prompt_len :]).all(dim=1)  # (500,)
+    assert right.double().mean().item() == run.accuracy[-1]
+    margin = top2[..., 0] - top2[..., 1]  # (500, 3)
+    assert margin[right].min() > 0.01, f"a greedy choice wins by only {margin[right].min():.2e}"
 
 
 def test_a_stored_adder_of_another_recipe_is_refused(tmp_path) -> None:
@@ -281,23 +311,49 @@ def test_a_stored_adder_of_another_recipe_is_refused(tmp_path) -> None:
         stored_adder(tmp_path / "old.pt")
 
 
-def test_train_adder_checks_eval_every() -> None:
+def test_train_adder_checks_its_arguments() -> None:
     with pytest.raises(ValueError, match="eval_every"):
         train_adder(eval_every=0)
+    with pytest.raises(ValueError, match="threads"):
+        train_adder(threads=0)
+
+
+# Retraining gives the stored adder's outcome, not its every bit. The training is seeded and
+# single-threaded, so one machine repeats it exactly; but another CPU's SIMD kernels, BLAS or
+# torch round differently, and the difference grows over the steps (the losses differ by 1e-6
+# after a few dozen steps, by more than 0.01 from step 70-100 on), so that from then on the run
+# is another sample of the recipe, as another seed would be. What is stable is what the recipe
+# promises:
+# - the start: the first loss (initial weights, first batch) agrees to 1e-3;
+# - the step at which 99% is first reached (graded every 25 steps) lies within
+#   ADDER_STEP_MARGIN of the stored one (625): seed 0 reached it at steps 550-625 with
+#   AVX-512, AVX2 and plain kernels, MKL limited to AVX2, one and two threads; seeds 0-9
+#   between steps 350 and 625;
+# - the final score is at least 99% (every one of those runs ended at 100%).
+# A training that is broken fails: with the learning rate ten times too small, or three
+# times too large, the retrained adder ends at 10% or 14% and never reaches 99%.
+ADDER_STEP_MARGIN = 200
+
+
+def _assert_adder_outcome(fresh, stored) -> None:
+    assert fresh.checked == stored.checked
+    assert fresh.losses[0] == pytest.approx(stored.losses[0], rel=1e-3), "another start"
+    reached, stored_reached = fresh.steps_to(0.99), stored.steps_to(0.99)
+    assert reached is not None, f"never reached 99%: {fresh.accuracy[-1]:.1%} at the end"
+    assert abs(reached - stored_reached) <= ADDER_STEP_MARGIN, (
+        f"99% after {reached} steps, the stored adder after {stored_reached} "
+        f"(± {ADDER_STEP_MARGIN})"
+    )
+    assert fresh.accuracy[-1] >= 0.99, f"final exact match {fresh.accuracy[-1]:.1%}"
 
 
 @pytest.mark.slow
 def test_the_stored_adder_is_what_train_adder_trains(tmp_path) -> None:
-    written = write_stored_adder(tmp_path / "adder.pt")  # trains seed 0 for 500 steps
-    stored = stored_adder()
-    # The same seeded single-thread training: the same losses (another CPU may round
-    # differently, and the difference grows over the steps, so the last steps are only
-    # compared by their outcome).
-    np.testing.assert_allclose(written.losses[:100], stored.losses[:100], rtol=0, atol=1e-4)
-    assert written.checked == stored.checked
-    assert written.accuracy[-1] >= 0.99
+    written = write_stored_adder(tmp_path / "adder.pt")  # trains seed 0 on one thread
+    _assert_adder_outcome(written, stored_adder())
     again = stored_adder(tmp_path / "adder.pt")  # the file round-trips
     assert again.losses == written.losses and again.accuracy == written.accuracy
+    assert again.seconds == written.seconds
     mine, theirs = again.model.state_dict(), written.model.state_dict()
     assert list(mine) == list(theirs)
     assert all(torch.equal(mine[k], theirs[k]) for k in mine)

@@ -40,6 +40,13 @@ Rules, applied to every solution notebook:
   ``attnlab.note``), where no learner looks: not in a cell, which Jupyter and Colab would
   show.
 * Outputs and execution counts are cleared; cell ids are the solution's.
+* **The graders read the worked solutions' code** (to generate the mistakes they diagnose,
+  :mod:`attnlab.grading.mutants`): the same run writes ``lib/attnlab/grading/solution_code.json``
+  (when the repository has that package): for each chapter, the notebooks' imports (not
+  the graders'), the source of every function and class its code cells define (markers
+  kept, so that the graders know which lines are the answer) and the answer of every
+  prediction, by the name of the question its cell checks. ``--check`` fails when it is
+  stale.
 
 Usage::
 
@@ -56,6 +63,7 @@ import argparse
 import ast
 import copy
 import hashlib
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -77,6 +85,8 @@ RAISES = "raises-exception"
 GUARD = "skip_if_unfinished"
 """``with skip_if_unfinished():`` (attnlab.grading) lets a block use an unfinished exercise."""
 GRADER_PREFIX = "check_"
+SOLUTION_CODE = Path("lib/attnlab/grading/solution_code.json")
+"""The worked solutions' code, for the graders (written with the exercises)."""
 BANNER_ID = "generated-banner"
 BANNER_TAG = "generated-banner"
 SOLUTIONS_TITLE = "# Solutions:"
@@ -561,6 +571,92 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
     return exercise
 
 
+# ------------------------------------------------------------------ the solutions' code
+
+
+def _checked_name(tree: ast.Module) -> str | None:
+    """``x`` for a cell that calls ``check_x(...)``, else ``None``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            callee = _callee(node)
+            if callee and callee.startswith(GRADER_PREFIX):
+                return callee[len(GRADER_PREFIX) :]
+    return None
+
+
+def _answer_lines(source: str) -> str:
+    """The lines between the markers of a cell (the first answer), markers left out."""
+    lines, inside = [], False
+    for line in source.split("\n"):
+        match = CODE_MARKER.match(line)
+        if match:
+            if match["marker"] == CODE_END:
+                break
+            inside = True
+            continue
+        if inside:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def chapter_code(path: Path, root: Path) -> dict[str, object]:
+    """One solution notebook's code, as the graders read it (see the module's docstring)."""
+    notebook = nbformat.read(path, as_version=4)
+    imports: list[str] = []
+    definitions: dict[str, str] = {}
+    answers: dict[str, str] = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or "remove-cell" in cell.metadata.get("tags", []):
+            continue
+        tree = _parse(cell.source)
+        if tree is None:
+            continue
+        python = "\n".join(
+            "" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.split("\n")
+        )
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                if module and module.startswith("attnlab.grading"):
+                    continue
+                line = ast.get_source_segment(python, node)
+                if line and line not in imports:
+                    imports.append(line)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                lines = python.split("\n")
+                end = node.end_lineno or node.lineno
+                while end < len(lines) and lines[end].startswith((" ", "\t")):
+                    end += 1  # comments after the last statement: an END marker
+                first = node.lineno - len(node.decorator_list)
+                definitions[node.name] = "\n".join(lines[first - 1 : end]).rstrip()
+        top_level_answer = any(
+            CODE_MARKER.match(line) and not line.startswith((" ", "\t"))
+            for line in cell.source.split("\n")
+        )
+        checked = _checked_name(tree)
+        if top_level_answer and checked:
+            answers[checked] = _answer_lines(cell.source)
+    return {
+        "notebook": path.relative_to(root).as_posix(),
+        "imports": imports,
+        "definitions": definitions,
+        "answers": answers,
+    }
+
+
+def solution_code(root: Path) -> str | None:
+    """The text of ``SOLUTION_CODE`` for ``root``, or ``None`` where it has no graders."""
+    if not (root / SOLUTION_CODE).parent.is_dir():
+        return None
+    chapters = {str(pair.chapter): chapter_code(pair.solution, root) for pair in pairs(root)}
+    document = {
+        "note": "Generated from solutions/ by tools/make_exercises.py; do not edit by hand: "
+        "edit the solution notebook and run `make exercises`.",
+        "chapters": chapters,
+    }
+    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+
+
 def serialise(nb: nbformat.NotebookNode) -> str:
     """The bytes ``nbformat.write`` would produce (so a rewrite with no change is a no-op)."""
     text = nbformat.writes(nb)
@@ -628,6 +724,14 @@ def check(root: Path) -> list[str]:
     for path in orphans(root):
         rel = path.relative_to(root).as_posix()
         problems.append(f"{rel} has no solution notebook (solutions/{path.name}) to generate it")
+    try:
+        code = solution_code(root)
+    except SolutionError as err:  # pragma: no cover - generate() reports it first
+        problems.append(f"{err.what}: {err}")
+        code = None
+    target = root / SOLUTION_CODE
+    if code is not None and (not target.exists() or target.read_text(encoding="utf-8") != code):
+        problems.append(f"{SOLUTION_CODE.as_posix()} is stale or was edited by hand")
     return problems
 
 
@@ -647,6 +751,10 @@ def write(root: Path) -> tuple[list[Path], list[str]]:
             pair.exercise.parent.mkdir(parents=True, exist_ok=True)
             pair.exercise.write_text(text, encoding="utf-8")
             written.append(pair.exercise)
+    code, target = solution_code(root), root / SOLUTION_CODE
+    if code is not None and (not target.exists() or target.read_text(encoding="utf-8") != code):
+        target.write_text(code, encoding="utf-8")
+        written.append(target)
     for path in orphans(root):
         rel = path.relative_to(root).as_posix()
         problems.append(

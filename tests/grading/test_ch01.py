@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -50,18 +51,13 @@ def forward_loop(x, W_ih, W_hh, b):
     return torch.stack(outs, 1), h
 
 
-def forward_cell(x, W_ih, W_hh, b):
-    cell = torch.nn.RNNCell(W_ih.shape[1], W_ih.shape[0]).to(x.dtype)
-    with torch.no_grad():
-        cell.weight_ih.copy_(W_ih)
-        cell.weight_hh.copy_(W_hh)
-        cell.bias_ih.copy_(b)
-        cell.bias_hh.zero_()
-        h = x.new_zeros(x.shape[0], W_ih.shape[0])
-        outs = torch.empty(x.shape[0], x.shape[1], W_ih.shape[0], dtype=x.dtype)
-        for t in range(x.shape[1]):
-            h = cell(x[:, t], h)
-            outs[:, t] = h
+def forward_preallocated(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = torch.empty(B, T, W_hh.shape[0], dtype=x.dtype)
+    for t in range(T):
+        h = step_linear(x[:, t], h, W_ih, W_hh, b)
+        outs[:, t] = h  # writing into a new tensor keeps the gradient
     return outs, h
 
 
@@ -106,7 +102,7 @@ def path_dict(n, kind, k):
 
 RIGHT = {
     "rnn_step": (check_rnn_step, [step_matmul, step_einsum, step_linear]),
-    "rnn_forward": (check_rnn_forward, [forward_loop, forward_cell]),
+    "rnn_forward": (check_rnn_forward, [forward_loop, forward_preallocated]),
     "gradient_norms": (check_gradient_norms, [grads_rows, grads_functional]),
     "path_length": (check_path_length, [path_if, path_dict]),
 }
@@ -176,7 +172,45 @@ def test_untransposed_input_weights_get_the_transpose_hint():
 
     result = check_rnn_step(no_transpose)
     assert result.status == "raised an exception"
-    assert "W_ih.T" in result.text
+    # the generated mistake (W_ih without .T) raises the same error on the same case
+    assert result.diagnosis == "`W_ih` is used without its transpose (`.T`)"
+
+
+def test_answers_that_cut_the_gradient_are_told_so():
+    def through_numpy(x_t, h_prev, W_ih, W_hh, b):
+        pre = x_t.numpy() @ W_ih.numpy().T + h_prev.numpy() @ W_hh.numpy().T + b.numpy()
+        return torch.from_numpy(np.tanh(pre))
+
+    result = check_rnn_step(through_numpy)
+    assert result.status == "no gradient", result.text
+    assert "NumPy" in result.diagnosis
+
+    def with_cell(x, W_ih, W_hh, b):
+        cell = torch.nn.RNNCell(W_ih.shape[1], W_ih.shape[0]).to(x.dtype)
+        with torch.no_grad():
+            cell.weight_ih.copy_(W_ih)
+            cell.weight_hh.copy_(W_hh)
+            cell.bias_ih.copy_(b)
+            cell.bias_hh.zero_()
+            h = x.new_zeros(x.shape[0], W_ih.shape[0])
+            outs = [h := cell(x[:, t], h) for t in range(x.shape[1])]
+        return torch.stack(outs, 1), h
+
+    result = check_rnn_forward(with_cell)
+    assert result.status == "no gradient", result.text
+    assert "torch.no_grad()" in result.diagnosis
+
+    def detached_state(x, W_ih, W_hh, b):
+        h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+        outs = []
+        for t in range(x.shape[1]):
+            h = step_matmul(x[:, t], h.detach(), W_ih, W_hh, b)
+            outs.append(h)
+        return torch.stack(outs, 1), h
+
+    result = check_rnn_forward(detached_state)
+    assert result.status == "wrong gradient", result.text
+    assert "`.detach()`" in result.diagnosis
 
 
 # ------------------------------------------------------------------ predictions
@@ -185,7 +219,7 @@ def test_untransposed_input_weights_get_the_transpose_hint():
 @pytest.mark.parametrize(
     ("check", "right"),
     [
-        (check_survives_20, [0.12, 0.9**20, 0.1]),
+        (check_survives_20, [0.12, 0.9**20, 0.122, 0.125]),
         (check_bytenet_path, [3, 3.0]),
         (check_loop_time, ["doubles", " Doubles "]),
     ],

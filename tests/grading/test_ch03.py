@@ -400,7 +400,12 @@ BUGS = [
     (check_self_attention_module, ModuleWithBias, EXCEPTION, "bias=False"),
     (check_self_attention_module, ModuleValuesAreX, WRONG_SHAPE, "project them too"),
     (check_self_attention_module, ModuleOtherNames, EXCEPTION, "name the projections"),
-    (check_self_attention_module, ModuleSwappedSizes, EXCEPTION, "(d_head, d_model) weight"),
+    (
+        check_self_attention_module,
+        ModuleSwappedSizes,
+        EXCEPTION,
+        "(out_features, in_features) weight",
+    ),
     (check_self_attention_module, ModuleNoMask, WRONG_VALUES, "mask had no effect"),
     (check_self_attention_module, ModuleLinear(4, 2), WRONG_TYPE, "not an instance"),
 ]

@@ -436,7 +436,7 @@ class LayerBadSignature(nn.Module):
     [
         (LayerParameter, "wrong type", "register_buffer"),
         (LayerPlainAttribute, "wrong type", "register_buffer"),
-        (LayerNoSlice, "raised an exception", "self.pe[:T]"),
+        (LayerNoSlice, "raised an exception", "which rows you take"),
         (LayerFloat64, "wrong type", "keep the input's precision"),
         (LayerInPlace, "modified its input", "in place"),
         (LayerTableOnly, "wrong shape", "returned the table alone"),

@@ -121,3 +121,16 @@ def test_questions_right_wrong_and_unanswered(module, question):
         assert result.status == WRONG_ANSWER, result.text
         assert result.diagnosed and result.diagnosis == diagnosis, result.text
     assert check(...).status == NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_the_exercise_title_is_the_chapters(chapter):
+    # One rule for every exercise page: "Exercises: N. Title" (the generator turns the
+    # solutions' "Solutions:" into "Exercises:"), with the chapter's number and title up
+    # to its subtitle (the part before a colon).
+    solutions = nbformat.read(chapter.solutions, as_version=4)
+    title = solutions.cells[0].source.split("\n", 1)[0]
+    chapter_nb = nbformat.read(ROOT / "chapters" / chapter.solutions.name, as_version=4)
+    chapter_title = chapter_nb.cells[0].source.split("\n", 1)[0].removeprefix("# ")
+    assert title == f"# Solutions: {chapter_title.split(':')[0]}"
+    assert title.startswith(f"# Solutions: {chapter.number}. ")

@@ -2,9 +2,11 @@
 and three predictions.
 
 Each grader compares the learner's function with the attnlab reference (or with PyTorch's
-``nn.RNN``, weights copied) on seeded cases and knows the planted mistakes beginners make
-(see :mod:`attnlab.grading.pipeline`). The notebook imports the ``check_*`` functions and
-``summary`` (the chapter's score table).
+``nn.RNN`` run on the same weights) on seeded cases chosen to tell mistakes apart (input
+size, hidden size and batch all different, one token and several, large inputs that
+saturate tanh), names planted and generated mistakes (see :mod:`attnlab.grading.pipeline`)
+and checks that gradients flow through the torch answers. The notebook imports the
+``check_*`` functions and ``summary`` (the chapter's score table).
 
 Taught in: exercises/01_why_attention.ipynb
 """
@@ -17,6 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.func import functional_call
 
 from ..rnn import VanillaRNN, input_jacobian_norms, path_lengths
 from .pipeline import Grader
@@ -37,16 +40,8 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 1's exercises, in the order of the notebook."""
-
-_TRANSPOSE_HINTS = (
-    (
-        "cannot be multiplied",
-        "W_ih has shape (hidden, input): multiply by its transpose, x_t @ W_ih.T "
-        "(and h_prev @ W_hh.T)",
-    ),
-)
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -117,10 +112,36 @@ RNN_STEP = GRADERS.add(
                     x_t @ W_ih.T + h_prev @ W_hh.T + b
                 ),
             ),
+            Mistake(
+                "you added the bias after the tanh: it belongs inside, with the two products, "
+                "so that the state stays in (-1, 1)",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T) + b,
+            ),
+            Mistake(
+                "you applied tanh to each term separately and added the results: the tanh "
+                "squashes the whole sum, once",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T) + torch.tanh(b)
+                ),
+            ),
+            Mistake(
+                "you added the bias twice: PyTorch's nn.RNN has two biases (b_ih and b_hh), "
+                "but here they are already added up into the one b",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    x_t @ W_ih.T + b + h_prev @ W_hh.T + b
+                ),
+            ),
+            Mistake(
+                "you swapped the two weight matrices: W_ih maps the input x_t and W_hh the "
+                "previous state h_prev",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_hh.T + h_prev @ W_ih.T + b),
+            ),
         ),
         outputs=("h_t",),
-        hint="h_t = tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b), all in torch",
-        error_hints=_TRANSPOSE_HINTS,
+        hint="write the equation's three terms one at a time and check each one's shape "
+        'against (B, H); the chapter\'s section "What a recurrent network does" computes '
+        "this step",
+        equivalent=(),
     )
 )
 
@@ -149,9 +170,15 @@ def _torch_rnn(W_ih, W_hh, b) -> nn.RNN:
 
 
 def _rnn_forward(x, W_ih, W_hh, b):
-    with torch.no_grad():
-        outputs, h_n = _torch_rnn(W_ih, W_hh, b)(x)  # (B, T, H), (1, B, H)
-    return outputs, h_n[0]
+    """``nn.RNN`` run on these very tensors (so that gradients reach them, as the learner's)."""
+    weights = {
+        "weight_ih_l0": W_ih,
+        "weight_hh_l0": W_hh,
+        "bias_ih_l0": b,
+        "bias_hh_l0": torch.zeros_like(b),
+    }
+    outputs, h_n = functional_call(_torch_rnn(W_ih, W_hh, b), weights, (x,))
+    return outputs, h_n[0]  # (B, T, H), (1, B, H) -> (B, H)
 
 
 def _forward_cases() -> tuple[Case, ...]:
@@ -160,8 +187,11 @@ def _forward_cases() -> tuple[Case, ...]:
         "one token": (1, 1, 3, 4, 3),
         "one sentence": (1, 6, 3, 4, 4),
         "a batch": (4, 9, 5, 3, 5),
+        "a batch of 2, large inputs": (2, 5, 2, 6, 6),
     }.items():
         x = torch.randn(batch, length, inp, generator=_gen(20 + seed), dtype=torch.float64)
+        if "large" in label:
+            x = 4.0 * x
         cases.append(Case(label, {"x": x, **_weights(batch, inp, hidden, seed)}))
     return tuple(cases)
 
@@ -206,9 +236,61 @@ RNN_FORWARD = GRADERS.add(
             ),
         ),
         outputs=("outputs", "h_last"),
-        hint="start from h = zeros(B, H); for t in range(T): h = rnn_step(x[:, t], h, ...), "
-        "keep every h, then torch.stack(states, dim=1)",
-        error_hints=_TRANSPOSE_HINTS,
+        hint="follow one sequence by hand for two steps: which state goes into step t, and "
+        "which state does `outputs[:, t]` hold? The chapter's section \"Problem 1: one step "
+        'after another" runs this loop',
+        equivalent=(
+            (
+                "constant: x.shape[0] -> 1",
+                "a zero first state with one row broadcasts against the batch in the first "
+                "step, so a batch of 1 there gives the same numbers",
+            ),
+            (
+                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
+                "W_hh.shape[-1]",
+                "W_hh is square: both axes have size H",
+            ),
+            (
+                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
+                "W_hh.shape[-2]",
+                "W_hh has two axes: -2 is axis 0",
+            ),
+            (
+                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
+                "W_hh.shape[1]",
+                "W_hh is square: both axes have size H",
+            ),
+            (
+                "size: x.shape[1] in for t in range(x.shape[1]): -> x.shape[-2]",
+                "x has three axes: -2 is axis 1",
+            ),
+            (
+                "axis: torch.stack(states, dim=1) in return torch.stack(states, dim=1), h -> "
+                "torch.stack(states, dim=-2)",
+                "stacking 2-D states gives 3 axes: dim=-2 is dim=1",
+            ),
+            (
+                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
+                "new_zeros takes only the dtype and device of the tensor it is called on, "
+                "the same for every input",
+            ),
+            (
+                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_hh",
+                "new_zeros takes only the dtype and device of the tensor it is called on",
+            ),
+            (
+                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
+                "new_zeros takes only the dtype and device of the tensor it is called on",
+            ),
+            (
+                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
+                "W_ih.shape[0] is H too: both weights have one row per hidden unit",
+            ),
+            (
+                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
+                "b.shape[0] is H too",
+            ),
+        ),
     )
 )
 
@@ -247,10 +329,12 @@ def _gradient_cases() -> tuple[Case, ...]:
         "radius 0.9": (0.9, 8, 0),
         "radius 1.5": (1.5, 12, 1),
         "one token": (0.5, 1, 2),
+        "hidden size 6, input size 2": (0.8, 5, 3),
     }.items():
-        w = _weights(1, 3, 4, 40 + seed)
+        inp, hidden = (2, 6) if "hidden size 6" in label else (3, 4)
+        w = _weights(1, inp, hidden, 40 + seed)
         w["W_hh"] = w["W_hh"] * (rho / torch.linalg.eigvals(w["W_hh"]).abs().max())
-        x = torch.randn(length, 3, generator=_gen(30 + seed), dtype=torch.float64)
+        x = torch.randn(length, inp, generator=_gen(30 + seed), dtype=torch.float64)
         cases.append(Case(label, {"x": x, **w}))
     return tuple(cases)
 
@@ -259,6 +343,13 @@ def _sum_gradient(x, W_ih, W_hh, b):
     rnn = _as_rnn(W_ih, W_hh, b)
     x = x.detach().requires_grad_()
     (grad,) = torch.autograd.grad(rnn(x[None])[1].sum(), x)  # (T, I)
+    return grad.norm(dim=-1).flip(0)
+
+
+def _one_unit_gradient(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    x = x.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(rnn(x[None])[1][0, 0], x)  # unit 0 only: (T, I)
     return grad.norm(dim=-1).flip(0)
 
 
@@ -285,14 +376,70 @@ GRADIENT_NORMS = GRADERS.add(
                 _sum_gradient,
             ),
             Mistake(
+                "you took the gradient of one hidden unit only: the Frobenius norm adds the "
+                "squares of every hidden unit's Jacobian, one autograd.grad per unit",
+                _one_unit_gradient,
+            ),
+            Mistake(
                 "you returned the squared norm; take the square root",
                 lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b) ** 2,
             ),
         ),
-        hint="for each hidden unit j, torch.autograd.grad(h_last[j], x, retain_graph=True) "
-        "gives row j of the Jacobian, shape (T, I); add up the squares over j and over I",
+        hint="check the pieces one at a time: the Jacobian of one hidden unit with respect to x "
+        "has the shape of x, (T, I); the norm adds the squares of all H units' Jacobians; "
+        "the order is by distance. The chapter's section \"Problem 2: gradients that vanish "
+        'or explode" measures the same norms',
         rtol=1e-6,
         atol=1e-10,
+        equivalent=(
+            (
+                "offset: range(h_last.shape[-1]) in for j in range(h_last.shape[-1]): -> "
+                "reversed(range(h_last.shape[-1]))",
+                "the units' squares add up to the same sum in any order",
+            ),
+            (
+                "library: return squared.sqrt().flip(0) -> return "
+                "torch.from_numpy(squared.sqrt().flip(0).detach().nump",
+                "the norms are a measurement, not a step of a model: they carry no gradient "
+                "in the reference either",
+            ),
+            (
+                "axis: squared.sqrt().flip(0) in return squared.sqrt().flip(0) -> "
+                "squared.sqrt().flip(-1)",
+                "the norms form one axis: -1 is 0",
+            ),
+            (
+                "size: x.shape[0] in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> "
+                "x.shape[-2]",
+                "x has two axes: -2 is 0",
+            ),
+            (
+                "size: h_last.shape[-1] in for j in range(h_last.shape[-1]): -> h_last.shape[1]",
+                "h_last has two axes: 1 is -1",
+            ),
+            (
+                "axis: grad.pow(2).sum(-1) in squared += grad.pow(2).sum(-1) -> grad.pow(2).sum(1)",
+                "each gradient has two axes: 1 is -1",
+            ),
+            (
+                "offset: h_last[0, j] in (grad,) = torch.autograd.grad(h_last[0, j], x, "
+                "retain_graph… -> h_last[0, j - 1]",
+                "j - 1 visits every unit once too (unit -1 is the last one): the same sum in "
+                "another order",
+            ),
+            (
+                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_ih (2)",
+                "every input is float64: any of their dtypes is the same",
+            ),
+            (
+                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_hh (2)",
+                "every input is float64: any of their dtypes is the same",
+            ),
+            (
+                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> b (2)",
+                "every input is float64: any of their dtypes is the same",
+            ),
+        ),
     )
 )
 
@@ -393,8 +540,9 @@ PATH_LENGTH = GRADERS.add(
             ),
         ),
         outputs=("length",),
-        hint="RNN: n - 1; convolution: ceil((n - 1) / (k - 1)); dilated: smallest L with "
-        "k ** L >= n; attention: 1",
+        hint="work out each kind on a small n by hand (n = 4, k = 3), count the steps, then "
+        'write the count for any n; the chapter\'s section "Problem 3: long paths" has the '
+        "table",
     )
 )
 
@@ -413,16 +561,24 @@ SURVIVES_20 = GRADERS.add(
     Question(
         name="survives_20",
         answer=0.9**20,
-        atol=0.03,
+        atol=0.005,
         explanation="each step multiplies the gradient by W_hh = 0.9 I, so 20 steps give "
         "0.9 ** 20 ≈ 0.12: about an eighth survives (and 0.9 ** 60 ≈ 0.002)",
         wrong=(
             (0.9, "0.9 is what survives one step; over 20 steps the factor is applied 20 times"),
-            (18.0, "the factors multiply, they do not add up: 0.9 ** 20, not 0.9 × 20"),
-            (0.0, "it shrinks geometrically but does not reach zero in 20 steps: 0.9 ** 20"),
+            (18.0, "the factors multiply, they do not add up: 20 factors of 0.9, not 0.9 × 20"),
+            (0.0, "it shrinks geometrically, but 20 factors of 0.9 do not reach zero"),
             (0.5, "halving would take about 6.6 steps at 0.9 per step; 20 steps is three halvings"),
+            (
+                0.9**19,
+                "that is 19 factors of 0.9: count again, one factor per step between x_t and "
+                "h_T, 20 steps back",
+            ),
+            (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
+            (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
         ),
-        hint="one step multiplies by 0.9; what do 20 steps multiply by?",
+        hint="one step multiplies by 0.9; how many factors of 0.9 do 20 steps give? (Work "
+        "it out to two significant digits.)",
     )
 )
 
@@ -448,6 +604,11 @@ BYTENET_PATH = GRADERS.add(
                 "geometrically",
             ),
             (999, "that is the RNN's path; dilated layers multiply the view by k each time"),
+            (
+                4,
+                "4 layers reach 10,000 positions; the first and the last of 1000 positions "
+                "need a view of 1000 positions: fewer layers do",
+            ),
             (1, "that is self-attention; a convolution stack needs several layers"),
             (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
         ),

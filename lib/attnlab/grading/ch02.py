@@ -44,9 +44,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
-
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 2's exercises, in the order of the notebook."""
 
 
@@ -196,9 +194,28 @@ WORDPIECE = GRADERS.add(
                 "pieces that are not there have to be tested first (`in`)",
             ),
         ),
-        hint="from the current position, the longest piece in the vocabulary wins (with "
-        "`##` in front unless it starts the word); a word that cannot be cut completely "
-        "becomes [vocab['<unk>']]",
+        hint="cut a word of the cases by hand with the statement's three rules (the longest "
+        "piece first, the `##` mark, the whole word unknown when stuck) and compare with "
+        'your ids; the chapter\'s section "From text to tokens" cuts words this way',
+        equivalent=(
+            (
+                "offset: range(len(word), start, -1) in for end in range(len(word), start, "
+                "-1): -> range(len(word) + 1, start, -1)",
+                "a slice past the end of the word stops at its end: the same candidate "
+                "twice, tried before the shorter ones",
+            ),
+            (
+                "offset: range(len(word), start, -1) in for end in range(len(word), start, "
+                "-1): -> range(len(word), start - 1, -1)",
+                "the extra candidate is the empty piece (or a bare `##`), which no "
+                "vocabulary holds",
+            ),
+            (
+                "input: word in for end in range(len(word), start, -1): -> vocab",
+                "with more vocabulary entries than letters, the extra candidates are "
+                "slices past the end of the word, the whole rest of it again",
+            ),
+        ),
     )
 )
 
@@ -286,8 +303,16 @@ EMBED = GRADERS.add(
                 "embed(ids, E), so the float table E cannot be the one that indexes",
             ),
         ),
-        hint="the one-hot vector of id i is 1 at position i and 0 elsewhere, one entry per "
-        "row of E; its product with E is row i",
+        hint="write the one-hot vector of one id by hand (how many entries? where is the "
+        "1?) and multiply it by a small E on paper; the chapter's section \"From tokens to "
+        'vectors: embedding lookup" does this product',
+        equivalent=(
+            ("size: E.shape[0] in n_vocab = E.shape[0] -> E.shape[-2]", "E has two axes: -2 is 0"),
+            (
+                "input: E in one_hot = (ids[..., None] == np.arange(n_vocab)).astype(E.d… -> ids",
+                "one-hot vectors of integers times a float E give the same floats",
+            ),
+        ),
     )
 )
 
@@ -392,8 +417,9 @@ DOT = GRADERS.add(
                 _per_first_axis,
             ),
         ),
-        hint="the dot product multiplies matching entries and sums them: Σ_i a_i b_i, "
-        "over the last axis",
+        hint="the dot product multiplies matching entries and sums them, one number per "
+        "pair of vectors: check your result's shape on a batch (n, d); the chapter's section "
+        '"How alike are two vectors?" computes it',
         error_hints=_BATCHED_VECTOR_HINTS,
     )
 )
@@ -504,8 +530,9 @@ COSINE = GRADERS.add(
         ),
         properties=(Property(_in_range),),
         error_hints=_BATCHED_VECTOR_HINTS,
-        hint="cos = a·b / (|a| |b|): the dot product over the last axis, divided by the "
-        "product of the two lengths; the result lies in [-1, 1]",
+        hint="compute the three pieces separately (the dot product and each vector's "
+        "length, one number per vector) and check their shapes; a cosine lies in [-1, 1]. "
+        'The chapter\'s section "How alike are two vectors?" computes it',
     )
 )
 
@@ -531,6 +558,7 @@ COSINE_FLIP = GRADERS.add(
             (1.0, "a and -3a are parallel but point in opposite directions"),
             (0.0, "0 is the cosine of perpendicular vectors; -3a lies on the same line as a"),
         ),
+        hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
     )
 )
 
@@ -718,8 +746,10 @@ SOFTMAX = GRADERS.add(
             ),
         ),
         properties=(Property(_sums_to_one),),
-        hint="softmax(x)_i = exp(x_i/τ - m) / Σ_j exp(x_j/τ - m), with m the max of x/τ "
-        "along `axis`; the output has the shape of x and sums to 1 along `axis`",
+        hint="the output has the shape of x and sums to 1 along `axis`; check that first on "
+        "a small case by hand, then on logits of 1000 (the hints under the exercise show why "
+        "it overflows and what leaves the result unchanged). The chapter's section "
+        '"Softmax: from scores to weights" computes it',
     )
 )
 
@@ -758,6 +788,8 @@ SHIFTED_SOFTMAX = GRADERS.add(
                 "are the weights of softmax([1, 2, 3])",
             ),
         ),
+        hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
+        "the denominator?",
     )
 )
 
@@ -845,10 +877,36 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: q * k),
             ),
         ),
-        hint="draw q and k of shape (n, d) with mean 0 and variance 1; one score per pair "
-        "sums d products; return the std of the scores and of the scores / sqrt(d)",
+        hint="check the pieces one at a time: the shapes of q and k, one score per pair "
+        "(n scores, not n²), then the statistic (a spread, not a variance); the chapter's "
+        'section "Why divide by √d?" makes the same measurement',
         rtol=0.1,  # a sample std from n = 3000 scores is within a few % of the truth
         atol=0.0,
+        equivalent=(
+            (
+                "axis: np.sum(q * k, axis=-1) in s = np.sum(q * k, axis=-1) -> np.sum(q * k, "
+                "axis=1)",
+                "q * k has two axes: 1 is -1",
+            ),
+            (
+                "input: seed in rng = np.random.default_rng(seed) -> d",
+                "any seed gives a spread within the 10 % the check allows",
+            ),
+            (
+                "input: seed in rng = np.random.default_rng(seed) -> n",
+                "any seed gives a spread within the 10 % the check allows",
+            ),
+            (
+                "drop: float(s.std()) in return float(s.std()), float((s / np.sqrt(d)).std()) "
+                "-> s.std()",
+                "a NumPy float is a float: the check accepts either",
+            ),
+            (
+                "drop: float((s / np.sqrt(d)).std()) in return float(s.std()), float((s / "
+                "np.sqrt(d)).std()) -> (s / np.sqrt(d)).std()",
+                "a NumPy float is a float: the check accepts either",
+            ),
+        ),
     )
 )
 
@@ -1052,8 +1110,18 @@ SELF_ATTENTION = GRADERS.add(
             ("not aligned", _attention_error_hint),
             ("mismatch in its core dimension", _attention_error_hint),
         ),
-        hint="scores = x xᵀ / sqrt(D) is (T, T); weights = softmax(scores) along each row; "
-        "out = weights @ x is (T, D); return (out, weights)",
+        hint="check each step's shape: the scores compare every token with every token, "
+        "(T, T); each row of the weights sums to 1; each output row mixes the rows of x, "
+        "(T, D). The chapter's section \"Self-attention with no weights: contextual "
+        'embeddings" computes each step',
+        equivalent=(
+            ("size: x.shape[-1] in D = x.shape[-1] -> x.shape[1]", "x has two axes: 1 is -1"),
+            (
+                "axis: softmax(scores, axis=-1) in weights = softmax(scores, axis=-1) -> "
+                "softmax(scores, axis=1)",
+                "the scores have two axes: 1 is -1",
+            ),
+        ),
     )
 )
 
@@ -1086,6 +1154,7 @@ EQUAL_ROWS = GRADERS.add(
             (0.0, "the weights of a row sum to 1, and here no key scores lower than another"),
             (0.5, "all four keys tie, not two"),
         ),
+        hint="compute the four scores of row 0: are any of them different from the others?",
     )
 )
 

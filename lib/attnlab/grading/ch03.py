@@ -17,15 +17,19 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from ..attention import SelfAttention, scaled_dot_product_attention
 from ..similarity import additive_scores
+from .gradients import Recorder, require_gradient
 from .modules import adapt, check_class
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .specs import returned as returned_items
+from .status import EXCEPTION
 
 __all__ = [
     "GRADERS",
@@ -40,7 +44,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 3's exercises, in the order of the notebook."""
 
 
@@ -114,8 +118,23 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
             ),
         ),
-        hint="new k_j = k_j + c_j q with c_j = (target_j - q·k_j) / (q·q); then "
-        "q·(new k_j) = q·k_j + c_j (q·q) = target_j",
+        hint="write the score of the moved key, q·(k_j + c_j q), as the old score plus a term "
+        'in c_j, and solve for c_j; the chapter\'s section "The worked example, exactly" '
+        "moves its keys this way",
+        equivalent=(
+            (
+                "transpose: q @ q in shift = (targets - k @ q) / (q @ q) -> q.T @ q",
+                "q is 1-D: .T leaves it as it is",
+            ),
+            (
+                "transpose: q @ q in shift = (targets - k @ q) / (q @ q) -> q @ q.T",
+                "q is 1-D: .T leaves it as it is",
+            ),
+            (
+                "transpose: k @ q in shift = (targets - k @ q) / (q @ q) -> k @ q.T",
+                "q is 1-D: .T leaves it as it is",
+            ),
+        ),
     )
 )
 
@@ -147,6 +166,7 @@ def _np_attend(
     invert: bool = False,
     after: bool = False,
     zero_empty: bool = True,
+    stable: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention in NumPy, with one planted change at a time."""
     d = q.shape[-1]
@@ -155,7 +175,7 @@ def _np_attend(
     if visible is not None and not after:
         scores = np.where(visible, scores, fill)  # (..., T, S)
     with np.errstate(all="ignore"):
-        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True))
+        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True) if stable else scores)
         weights = e / np.sum(e, axis=axis, keepdims=True)
     if visible is not None and after:
         weights = weights * visible
@@ -179,6 +199,13 @@ def _attention_cases(kind: str) -> tuple[Case, ...]:
     padding[1, 0, 3:] = False
     empty = np.ones((3, 4), dtype=bool)
     empty[1] = False  # query 1 sees no key at all
+    middle = np.ones((3, 5), dtype=bool)
+    middle[:, 2] = False  # key 2, in the middle, hidden from every query
+    # Rows far apart: every key has a first feature of 1, and the queries' first features
+    # put row 0's scores near +1000 and row 1's near -1000. One max for the whole matrix
+    # leaves row 1 with exp(-2000) = 0 everywhere: each row needs its own max.
+    far_k = np.concatenate([np.ones((4, 1)), rng.standard_normal((4, 3))], axis=1)
+    far_q = np.concatenate([[[2000.0], [-2000.0], [0.0]], rng.standard_normal((3, 3))], axis=1)
     return (
         Case("3 queries, 4 keys", {"q": arr(3, 5), "k": arr(4, 5), "v": arr(4, 2)}),
         Case("a batch", {"q": arr(2, 3, 8), "k": arr(2, 6, 8), "v": arr(2, 6, 4)}),
@@ -198,12 +225,24 @@ def _attention_cases(kind: str) -> tuple[Case, ...]:
             "a query with no visible key",
             {"q": arr(3, 4), "k": arr(4, 4), "v": arr(4, 2), "mask": mask(empty)},
         ),
+        Case(
+            "a hidden key in the middle",
+            {"q": arr(3, 6), "k": arr(5, 6), "v": arr(5, 3), "mask": mask(middle)},
+        ),
+        Case(
+            "rows of scores far apart",
+            {"q": mask(far_q), "k": mask(far_k), "v": arr(4, 2)},
+        ),
+        Case(
+            "a batch of one",
+            {"q": arr(1, 2, 3), "k": arr(1, 4, 3), "v": arr(1, 4, 5)},
+        ),
     )
 
 
 _MASK_HINT = (
     "the mask is boolean with True = may attend, broadcastable to the scores (..., T, S): "
-    "set the hidden scores to -inf before the softmax (np.where(mask, scores, -np.inf))"
+    "the hidden scores become -inf before the softmax"
 )
 
 
@@ -270,9 +309,50 @@ ATTENTION = GRADERS.add(
         reference=_attention_reference,
         cases=_attention_cases("numpy"),
         outputs=("out", "weights"),
-        mistakes=_attention_mistakes(_np_attend),
-        hint="scores = q @ swapaxes(k, -1, -2) / sqrt(d); hidden scores -> -inf; softmax "
-        "along the last axis; rows with no visible key -> 0; out = weights @ v",
+        mistakes=(
+            *_attention_mistakes(_np_attend),
+            Mistake(
+                "overflow: without subtracting each row's max before exp, large scores give "
+                "e^(large) = inf and inf/inf = NaN; subtracting the same number from a row "
+                "leaves its softmax unchanged",
+                lambda q, k, v, mask=None: _np_attend(q, k, v, mask, stable=False),
+            ),
+        ),
+        equivalent=(
+            (
+                "drop: top = np.where(np.isfinite(top), top, 0.0) -> (left out)",
+                "without it a row that sees no key gives NaN in e and in its sum, and the "
+                "last line's `total > 0` (False for NaN) still sets that row to zeros",
+            ),
+            (
+                "offset: total > 0 in weights = np.where(total > 0, e / np.where(total > 0, "
+                "total… -> total >= 0",
+                "a sum of exponentials is 0 only in a row that sees no key, where e is 0 "
+                "too: 0 / 1 there is the same 0",
+            ),
+            (
+                "offset: total > 0 in weights = np.where(total > 0, e / np.where(total > 0, "
+                "total… -> total >= 0 (2)",
+                "the sum is 0 only where e is 0 too: dividing by 0 there is replaced by the "
+                "outer where",
+            ),
+            ("input: q in d = q.shape[-1] -> k", "queries and keys have the same size d"),
+            (
+                "swap: np.swapaxes(k, -1, -2) in scores = q @ np.swapaxes(k, -1, -2) / "
+                "np.sqrt(d) -> np.swapaxes(k, -2, -1)",
+                "swapping axes -1 and -2 is swapping -2 and -1",
+            ),
+            (
+                "swap: np.where(total > 0, total, 1.0) in weights = np.where(total > 0, e / "
+                "np.where(total > 0, total… -> np.where(1.0, total, total > 0)",
+                "the inner where only keeps 0 / 0 out of the division; its NaN in a row that "
+                "sees no key is replaced by the outer where",
+            ),
+        ),
+        hint="check each step's shape against the statement: the scores are (..., T, S), one "
+        "row per query; the weights of a row sum to 1 (or are all 0 for a query that sees "
+        "nothing); out is (..., T, d_v). The chapter's section \"Attention as a soft "
+        'dictionary lookup" computes each step',
         error_hints=(
             (
                 "mismatch in its core dimension",
@@ -333,8 +413,21 @@ ATTENTION_TORCH = GRADERS.add(
         cases=_attention_cases("torch"),
         outputs=("out", "weights"),
         mistakes=_attention_mistakes(_torch_attend),
-        hint="scores = q @ k.transpose(-2, -1) / sqrt(d); scores.masked_fill(~mask, "
-        "-inf); torch.softmax(dim=-1); rows with no visible key -> 0; out = weights @ v",
+        equivalent=(
+            (
+                "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
+                "math.sqrt(q.shape[-1]) -> k.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            (
+                "input: q in scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) -> k (2)",
+                "queries and keys have the same size d",
+            ),
+        ),
+        hint="the steps of exercise 3.2, with torch's functions: check each step's shape "
+        "and, for the mask, which of masked_fill's entries it fills (those where its "
+        "argument is True); the chapter's section \"Attention as a soft dictionary "
+        'lookup" computes each step',
     )
 )
 
@@ -408,6 +501,18 @@ ADDITIVE = GRADERS.add(
         "k: (..., S, d_k), W_a: (d_q, h), U_a: (d_k, h), v_a: (h,) -> (..., T, S)",
         reference=additive_scores,
         cases=_additive_cases(),
+        equivalent=(
+            (
+                "transpose: hidden @ v_a in return hidden @ v_a -> hidden @ v_a.T",
+                "v_a is 1-D: .T leaves it as it is",
+            ),
+            (
+                "axis: ..., :, None, : in hidden = np.tanh(hq[..., :, None, :] + hk[..., "
+                "None, :, :]) -> (:, ..., None, :)",
+                "with the new axis second to last, [:, ..., None, :] and [..., :, None, :] "
+                "are the same index for arrays of two or more axes",
+            ),
+        ),
         mistakes=(
             Mistake(
                 "you left out the tanh: score = v_a · tanh(q W_a + k U_a)",
@@ -428,14 +533,22 @@ ADDITIVE = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you took the dot product of the projected queries and keys (a general "
+                "score): additive attention adds them, inside a tanh, and reads the result "
+                "out with v_a",
+                lambda q, k, W_a, U_a, v_a: (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2),
+            ),
+            Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
                     np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a, -1, -2
                 ),
             ),
         ),
-        hint="project (q W_a: (..., T, h), k U_a: (..., S, h)), add every pair with "
-        "broadcasting to (..., T, S, h), take tanh, then @ v_a -> (..., T, S)",
+        hint="follow the shapes: the projected queries (..., T, h) and keys (..., S, h) must "
+        "meet in every pair, (..., T, S, h), before tanh and the read-out by v_a; the "
+        'chapter\'s section "Four ways to score a query against a key" shows the additive '
+        "score",
         error_hints=(
             (
                 "mismatch in its core dimension",
@@ -444,8 +557,9 @@ ADDITIVE = GRADERS.add(
             ),
             (
                 "could not be broadcast",
-                "every query meets every key: add (q @ W_a)[..., :, None, :] and "
-                "(k @ U_a)[..., None, :, :], which broadcast to (..., T, S, h)",
+                "every query meets every key: the projected queries and keys each need a new "
+                "axis of size 1 (indexing with None), in different places, so that together "
+                "they broadcast to (..., T, S, h)",
             ),
         ),
     )
@@ -474,17 +588,39 @@ def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ..
     d_head, d_model = W_q.shape
     layer = cls(d_model, d_head).to(torch.float64)
     for name in ("W_q", "W_k", "W_v"):
-        getattr(layer, name)  # AttributeError: "... has no attribute 'W_k'"
+        if not isinstance(getattr(layer, name, None), nn.Module):
+            raise AnswerProblem(
+                EXCEPTION,
+                f"your layer has no projection layer `{name}`",
+                "name the projections self.W_q, self.W_k and self.W_v (nn.Linear(d_model, "
+                "d_head, bias=False)), created in __init__ after super().__init__()",
+            )
     names = sorted(n for n, _ in layer.named_parameters())
     if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
-        raise ValueError(
-            f"the layer's parameters are {names}; expected exactly W_q.weight, "
-            "W_k.weight and W_v.weight (three nn.Linear(d_model, d_head, bias=False))"
+        raise AnswerProblem(
+            EXCEPTION,
+            f"the layer's parameters are {names}; expected exactly W_q.weight, W_k.weight "
+            "and W_v.weight",
+            "make the projections plain matrices: nn.Linear(d_model, d_head, bias=False), "
+            "three of them and nothing else with parameters",
         )
-    with torch.no_grad():
-        for name, w in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-            getattr(layer, name).weight.copy_(w)
-    out, weights = layer(x) if mask is None else layer(x, mask)
+    for name, w in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        weight = getattr(layer, name).weight
+        if tuple(weight.shape) != tuple(w.shape):
+            raise AnswerProblem(
+                EXCEPTION,
+                f"`{name}.weight` has shape {tuple(weight.shape)}; expected {tuple(w.shape)} "
+                f"= (d_head, d_model)",
+                "nn.Linear(in_features, out_features) stores a (out_features, in_features) "
+                "weight: check the order of the sizes you give it",
+            )
+        with torch.no_grad():
+            weight.copy_(w)
+    recorder = Recorder()
+    with recorder:
+        returned = layer(x) if mask is None else layer(x, mask)
+    out, weights = returned_items(returned, ("out", "weights"), "your forward")
+    require_gradient(out, "out", recorder)
     (out**2).sum().backward()
     # A projection that forward never uses gets no gradient: zeros, compared as such.
     grads = tuple(_grad(getattr(layer, n).weight) for n in ("W_q", "W_k", "W_v"))
@@ -561,6 +697,15 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(_sdpa(divide_by=float)),
             ),
             Mistake(
+                "you divided by sqrt(d_model), the size of the input: the scale is the "
+                "square root of d_head, the size of each query and key",
+                _planted_module(
+                    lambda x, q, k, v, mask: _sdpa(divide_by=lambda d: math.sqrt(x.shape[-1]))(
+                        x, q, k, v, mask
+                    )
+                ),
+            ),
+            Mistake(
                 "softmax over the wrong dim: each query's row (dim=-1) sums to 1",
                 _planted_module(_sdpa(dim=-2)),
             ),
@@ -581,24 +726,13 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, mask)[::-1]),
             ),
         ),
-        hint="q, k, v = self.W_q(x), self.W_k(x), self.W_v(x); scores = q @ k.transpose(-2, "
-        "-1) / sqrt(d_head); masked_fill(~mask, -inf); softmax(dim=-1); return weights @ v, "
-        "weights",
+        hint="check the pieces one at a time: the three projections (each called on x), "
+        "then exercise 3.3 on what they give; the grader compares out, the weights and the "
+        'gradients of W_q, W_k and W_v. The chapter\'s section "Learning the projections" '
+        "builds this layer",
+        solution="SelfAttention",
+        wrap=lambda cls: adapt(_run_module, cls),
         error_hints=(
-            (
-                "has no attribute 'W_",
-                "name the projections self.W_q, self.W_k and self.W_v (nn.Linear(d_model, "
-                "d_head, bias=False)), created in __init__ after super().__init__()",
-            ),
-            (
-                "expected exactly W_q.weight",
-                "make the projections plain matrices: nn.Linear(d_model, d_head, bias=False)",
-            ),
-            (
-                "must match the size",
-                "nn.Linear(d_model, d_head) stores a (d_head, d_model) weight: check the "
-                "order of the sizes",
-            ),
             (
                 "before Module.__init__() call",
                 "call super().__init__() first in __init__",
@@ -633,7 +767,7 @@ UNSCALED_WEIGHT = GRADERS.add(
     Question(
         name="unscaled_weight",
         answer=1.0,
-        atol=1e-3,
+        atol=1e-4,
         explanation="softmax(112, 96) gives the first key 1 / (1 + e^-16) = 0.9999999: a "
         "difference of 16 is 9 million to one. Dividing by sqrt(d_k) = 8 shrinks the "
         "difference to 2 and the weights to 0.88 and 0.12: scaling keeps the softmax out "
@@ -646,11 +780,29 @@ UNSCALED_WEIGHT = GRADERS.add(
             ),
             (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
             (
+                1 / (1 + math.exp(-8)),
+                "that is the weight for a difference of 8; the unscaled scores 112 and 96 "
+                "differ by more",
+            ),
+            (
                 112 / (112 + 96),
                 "softmax is not a plain ratio of the scores: it compares e^112 with e^96",
             ),
         ),
-        hint="only the difference of the scores matters: weight 1 = 1 / (1 + e^-(s1 - s2))",
+        hint="softmax of two scores depends only on their difference: how large is e to "
+        "the power of that difference?",
+        equivalent=(
+            (
+                "answer = 1 / (1 + math.exp(-15))",
+                "e^-15 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+            (
+                "answer = 1 / (1 + math.exp(-17))",
+                "e^-17 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+        ),
     )
 )
 

@@ -284,6 +284,8 @@ SIGN_OF_OFFSET = GRADERS.add(
                 "cos(-x) = cos(x)",
             ),
         ),
+        hint="write PE(p)·PE(q) pair by pair: each pair gives a cosine of the offset times a "
+        "frequency; does a cosine tell +3 from -3?",
     )
 )
 
@@ -395,8 +397,8 @@ PERMUTATION = GRADERS.add(
             ),
         ),
         hint="shuffle the input tokens (axis -2), apply fn, and compare with fn applied first "
-        "and its output shuffled the same way: np.max(np.abs(fn(x[..., perm, :]) - "
-        "fn(x)[..., perm, :]))",
+        "and its output shuffled the same way: the gap is the largest absolute difference "
+        "between the two",
         atol=1e-9,
     )
 )
@@ -618,8 +620,9 @@ _LAYER_VALUES = Grader(
     error_hints=(
         (
             "must match the size",
-            "slice the table to the input's length before adding: self.pe[:T] with "
-            "T = x.shape[1] (the table has max_len rows)",
+            "the table and x do not line up where they are added: x has T positions on "
+            "its axis 1 and the table max_len rows; check which rows you take, and along "
+            "which axis of x they are added",
         ),
     ),
     hint="build the (max_len, D) sinusoidal table once in __init__ (register_buffer), then "

@@ -234,7 +234,7 @@ MASKED_SOFTMAX = GRADERS.add(
             ),
             Mistake(
                 "you added -1e4 to the masked scores: a masked score of 10000 becomes 0 and "
-                "competes again. Replace masked scores by -inf (np.where(mask, scores, -inf))",
+                "competes again: a masked score must be replaced, not shifted",
                 lambda scores, mask: _added(scores, mask, -1e4),
             ),
             Mistake(
@@ -452,7 +452,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 "only bool and floating types of key_padding_mask",
                 "nn.MultiheadAttention takes a bool key_padding_mask (True = ignore) or a "
                 "float one that it adds to the scores; integers are refused: return bool "
-                "values, e.g. ~mask[:, 0, :]",
+                "values",
             ),
             _DTYPE_HINT,
             _NUMPY_HINT,

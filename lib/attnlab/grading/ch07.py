@@ -220,8 +220,9 @@ LAYER_NORM = GRADERS.add(
                 _ln(affine="before"),
             ),
         ),
-        hint="for each token: mean and biased variance over its D features (the last "
-        "axis), (x - mean) / sqrt(var + eps), then gamma * that + beta",
+        hint="for each token: the mean and the biased variance over its D features (the "
+        "last axis), then the equation's normalisation and scale, step by step; compare each "
+        "step with the statement's formula",
         error_hints=(
             (
                 "keepdim",
@@ -1267,6 +1268,16 @@ INITIAL_LOSS = GRADERS.add(
         ),
         hint="if every token gets the same probability, what is the probability of the "
         "right one, and what is minus its log?",
+        equivalent=(
+            (
+                "answer = math.log(50256)",
+                "one token fewer changes ln n_vocab in the fifth decimal: the same loss",
+            ),
+            (
+                "answer = math.log(50258)",
+                "one token more changes ln n_vocab in the fifth decimal: the same loss",
+            ),
+        ),
     )
 )
 

@@ -73,34 +73,36 @@ def _update_cases() -> tuple[Case, ...]:
     masked[1] = -INF  # a row whose whole block is masked (its max is already finite)
     masked[2, :2] = -INF
     return (
-        Case("the first block", {"m": np.full(3, -INF), "l": np.zeros(3), "block": block(3, 4)}),
+        Case(
+            "the first block", {"m": np.full(3, -INF), "total": np.zeros(3), "block": block(3, 4)}
+        ),
         Case(
             "the max rises",
             {
                 "m": np.array([-1.0, 0.0, 0.5]),
-                "l": np.array([1.5, 2.0, 1.0]),
+                "total": np.array([1.5, 2.0, 1.0]),
                 "block": np.array([[3.0, 0.0], [4.0, 1.0], [2.0, 5.0]]),
             },
         ),
         Case(
             "the max stays",
-            {"m": np.array([6.0, 5.0]), "l": np.array([1.2, 3.0]), "block": block(2, 5)},
+            {"m": np.array([6.0, 5.0]), "total": np.array([1.2, 3.0]), "block": block(2, 5)},
         ),
         Case(
             "masked scores",
-            {"m": np.array([1.0, 2.0, 0.0]), "l": np.array([2.0, 1.5, 1.0]), "block": masked},
+            {"m": np.array([1.0, 2.0, 0.0]), "total": np.array([2.0, 1.5, 1.0]), "block": masked},
         ),
         Case(
             "scores of 1000",
             {
                 "m": np.array([998.0, 1001.0]),
-                "l": np.array([1.0, 2.0]),
+                "total": np.array([1.0, 2.0]),
                 "block": 1000.0 + block(2, 3),
             },
         ),
         Case(
             "one score per block",
-            {"m": np.array([0.5]), "l": np.array([1.0]), "block": np.array([[2.0]])},
+            {"m": np.array([0.5]), "total": np.array([1.0]), "block": np.array([[2.0]])},
         ),
     )
 
@@ -121,14 +123,15 @@ def _update_with(rescale: Callable[[Any, Any], Any], new: str = "new") -> Callab
 ONLINE_UPDATE = GRADERS.add(
     Grader(
         name="online_update",
-        signature="online_update(m, l, block) with m, l: (...), block: (..., n) -> (m, l)",
+        signature="online_update(m, total, block) with m, total: (...), block: (..., n) -> "
+        "(m, total)",
         reference=online_softmax_update,
         cases=_update_cases(),
-        outputs=("m", "l"),
+        outputs=("m", "total"),
         mistakes=(
             Mistake(
                 "you did not rescale the old sum: when the max rises from m to m', every "
-                "term already in l must be multiplied by exp(m - m')",
+                "term already in `total` must be multiplied by exp(m - m')",
                 _update_with(lambda m, m_new: 1.0),
             ),
             Mistake(
@@ -142,7 +145,7 @@ ONLINE_UPDATE = GRADERS.add(
                 _update_with(lambda m, m_new: np.exp(m - m_new), new="old"),
             ),
             Mistake(
-                "you exponentiated the new block against its own max; every term of l must "
+                "you exponentiated the new block against its own max; every term of `total` must "
                 "be relative to the same number, the new running max m'",
                 _update_with(lambda m, m_new: np.exp(m - m_new), new="block"),
             ),
@@ -155,14 +158,14 @@ ONLINE_UPDATE = GRADERS.add(
                 ),
             ),
         ),
-        hint="m' = max(m, max_j x_j); l' = l·exp(m - m') + Σ_j exp(x_j - m'), with the "
+        hint="m' = max(m, max_j x_j); total' = total·exp(m - m') + Σ_j exp(x_j - m'), with the "
         "maximum and the sum along the last axis of the block",
     )
 )
 
 
 def check_online_update(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(m, l, block)``: one online-softmax update of the running max and sum.
+    """Check ``fn(m, total, block)``: one online-softmax update of the running max and sum.
 
     Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
     """
@@ -247,12 +250,12 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_planted(_update_unguarded),
             ),
             Mistake(
-                "a row with no visible score gives 0/0 = NaN: such a row ends with l = 0; "
-                "give it all-zero weights (np.where(l > 0, ..., 0))",
+                "a row with no visible score gives 0/0 = NaN: such a row ends with `total` = 0; "
+                "give it all-zero weights",
                 _softmax_planted(online_softmax_update),
             ),
             Mistake(
-                "you forgot to normalise: divide exp(x - m) by the final running sum l",
+                "you forgot to normalise: divide exp(x - m) by the final running sum `total`",
                 _softmax_planted(online_softmax_update, normalise=False),
             ),
             Mistake(
@@ -266,8 +269,9 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_per_block,
             ),
         ),
-        hint="start from m = -inf, l = 0; fold each block of block_size scores with your "
-        "update; the weights are exp(x - m) / l with the final m and l (0 where l = 0)",
+        hint="start from m = -inf and total = 0; fold each block of block_size scores with "
+        "your update; then write the weights from the final m and total, checking a row that "
+        "saw nothing",
     )
 )
 
@@ -288,10 +292,10 @@ def _tile_cases() -> tuple[Case, ...]:
 
     def state(rows: int, d_v: int, first: bool = False) -> dict[str, np.ndarray]:
         if first:
-            return {"m": np.full(rows, -INF), "l": np.zeros(rows), "acc": np.zeros((rows, d_v))}
+            return {"m": np.full(rows, -INF), "total": np.zeros(rows), "acc": np.zeros((rows, d_v))}
         return {
             "m": rng.standard_normal(rows),
-            "l": 1.0 + rng.random(rows),
+            "total": 1.0 + rng.random(rows),
             "acc": rng.standard_normal((rows, d_v)),
         }
 
@@ -319,7 +323,7 @@ def _tile_cases() -> tuple[Case, ...]:
             "the max rises",
             {
                 "m": np.array([-2.0, 0.0]),
-                "l": np.array([1.0, 2.0]),
+                "total": np.array([1.0, 2.0]),
                 "acc": rng.standard_normal((2, 3)),
                 "scores": np.array([[3.0, 1.0], [2.0, 4.0]]),
                 "v": rng.standard_normal((2, 3)),
@@ -330,7 +334,7 @@ def _tile_cases() -> tuple[Case, ...]:
             "a batch of heads",
             {
                 "m": rng.standard_normal((2, 3)),
-                "l": 1 + rng.random((2, 3)),
+                "total": 1 + rng.random((2, 3)),
                 "acc": rng.standard_normal((2, 3, 4)),
                 "scores": rng.standard_normal((2, 3, 5)),
                 "v": rng.standard_normal((2, 5, 4)),
@@ -359,23 +363,23 @@ def _tile_with(
 TILE_UPDATE = GRADERS.add(
     Grader(
         name="tile_update",
-        signature="tile_update(m, l, acc, scores, v) with m, l: (..., Tb), acc: "
-        "(..., Tb, d_v), scores: (..., Tb, Sb), v: (..., Sb, d_v) -> (m, l, acc)",
+        signature="tile_update(m, total, acc, scores, v) with m, total: (..., Tb), acc: "
+        "(..., Tb, d_v), scores: (..., Tb, Sb), v: (..., Sb, d_v) -> (m, total, acc)",
         reference=attention_tile_update,
         cases=_tile_cases(),
-        outputs=("m", "l", "acc"),
+        outputs=("m", "total", "acc"),
         mistakes=(
             Mistake(
-                "you rescaled l but not acc: the accumulator is a sum of exp(s - m) v, so "
-                "it needs the same factor exp(m - m') as l when the max rises",
+                "you rescaled `total` but not acc: the accumulator is a sum of exp(s - m) v, so "
+                "it needs the same factor exp(m - m') as `total` when the max rises",
                 _tile_with(alpha_acc=False),
             ),
             Mistake(
-                "you rescaled acc but not l: the running sum needs the factor exp(m - m') too",
+                "you rescaled acc but not `total`: the running sum needs the factor exp(m - m') too",
                 _tile_with(alpha_l=False),
             ),
             Mistake(
-                "you rescaled neither l nor acc: both were computed against the old max m; "
+                "you rescaled neither `total` nor acc: both were computed against the old max m; "
                 "multiply both by exp(m - m')",
                 _tile_with(alpha_l=False, alpha_acc=False),
             ),
@@ -391,13 +395,13 @@ TILE_UPDATE = GRADERS.add(
             ),
         ),
         hint="m' = max(m, max(scores)); α = exp(m - m'); p = exp(scores - m'); "
-        "l' = α·l + Σ p; acc' = α·acc + p @ v (α and the maxima per query row)",
+        "total' = α·total + Σ p; acc' = α·acc + p @ v (α and the maxima per query row)",
     )
 )
 
 
 def check_tile_update(fn: Callable[..., Any]) -> CheckResult:
-    """Check ``fn(m, l, acc, scores, v)``: one tile step of tiled attention.
+    """Check ``fn(m, total, acc, scores, v)``: one tile step of tiled attention.
 
     Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
     """
@@ -810,8 +814,14 @@ CAUSAL_TILES = GRADERS.add(
                 "visible and must be computed too",
             ),
             (64, "tiles above the diagonal see only future keys: they are skipped"),
-            (32, "half of 64 misses the diagonal: 8 tiles on it are computed, 28 below it"),
+            (
+                32,
+                "half of 64 cuts the diagonal tiles in two, but a tile is computed whole: "
+                "count the tiles on the diagonal and those below it separately",
+            ),
         ),
+        hint="a tile is skipped only when every key in it comes after every query in it: "
+        "count the tiles that hold at least one pair a query may see",
     )
 )
 

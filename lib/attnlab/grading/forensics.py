@@ -29,8 +29,10 @@ from .specs import Case
 __all__ = [
     "call_quietly",
     "error_hints",
+    "learner_frames",
     "quiet",
     "raised_directly",
+    "signature_mismatch",
     "unfinished_callee",
     "where",
 ]
@@ -52,16 +54,22 @@ def call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ..
 
 
 def _broadcast_hint(message: str) -> str:
-    """The hint for a broadcasting error, naming the shapes NumPy's message gives."""
-    shapes = _shapes(message)
-    which = (
-        f"the shapes {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast together"
-        if len(shapes) >= 2
-        else "the shapes did not line up"
+    """The hint for a broadcasting error, naming the shapes NumPy's or torch's message gives."""
+    sizes = re.search(
+        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message
     )
+    if sizes:
+        which = f"sizes {sizes[1]} and {sizes[2]} met on the same axis and do not broadcast"
+    else:
+        shapes = _shapes(message)
+        which = (
+            f"the shapes {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast together"
+            if len(shapes) >= 2
+            else "the shapes did not line up"
+        )
     return (
-        f"{which}: check each reduction's `axis` and `keepdims` (with keepdims=True a sum or "
-        "max keeps the reduced axis with size 1, so that it lines up with its input)"
+        f"{which}: one operand has an axis too many or too few, or its axes in another order "
+        "(a reduction that dropped its axis, a transpose, a reshape, a missing [..., None])"
     )
 
 
@@ -100,6 +108,12 @@ def _matmul_hint(message: str) -> str:
     )
 
 
+_EINSUM_HINT = (
+    "your einsum subscripts give a fixed number of axes (one letter per axis), but this "
+    "case's inputs have a different number of axes, or two letters that must match name "
+    "axes of different sizes"
+)
+
 _INDEX_HINT = (
     "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
     "2-D data), but on this case the array has fewer axes"
@@ -116,19 +130,127 @@ def _axis_hint(message: str) -> str:
     )
 
 
+def _torch_matmul_hint(message: str) -> str:
+    """torch's "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x5)" and its kin."""
+    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message)
+    which = ""
+    if found:
+        which = (
+            f": ({found[1]}, {found[2]}) @ ({found[3]}, {found[4]}) needs {found[2]} = {found[3]}"
+        )
+    return (
+        "a matrix product whose inner sizes differ: the last axis of the left operand must "
+        f"have the size of the second-to-last axis of the right one{which}; one operand "
+        "needs a transpose, or is not the one you meant"
+    )
+
+
+def _cat_hint(message: str) -> str:
+    found = re.search(r"except in dimension (\d+)", message) or re.search(
+        r"along dimension (\d+)", message
+    )
+    which = f" (they differ along axis {found[1]})" if found else ""
+    return (
+        "concatenation joins arrays along one axis, and every other axis must have the same "
+        f"size{which}: the axis you join along is not the one where the pieces differ"
+    )
+
+
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
+    ("must match the size of tensor b", _broadcast_hint),
     ("not aligned", _aligned_hint),
     ("mismatch in its core dimension", _matmul_hint),
+    ("cannot be multiplied", _torch_matmul_hint),
+    ("Expected size for first two dimensions of batch2 tensor", _torch_matmul_hint),
+    ("size mismatch, got input", _torch_matmul_hint),
+    ("Sizes of tensors must match except in dimension", _cat_hint),
+    ("except for the concatenation axis must match", _cat_hint),
     (
-        "einstein sum",
+        "stack expects each tensor to be equal size",
         _fixed(
-            "your einsum subscripts give a fixed number of axes (one letter per axis), but "
-            "this case's inputs have a different number of axes: the exercise's inputs may "
-            "have any number of leading axes"
+            "torch.stack needs tensors of one shape, and here they differ: stack the pieces "
+            "that belong together (one per step, each of the same shape)"
+        ),
+    ),
+    (
+        "all input arrays must have the same shape",
+        _fixed(
+            "np.stack needs arrays of one shape, and here they differ: stack the pieces that "
+            "belong together (one per step, each of the same shape)"
+        ),
+    ),
+    (
+        "to have the same dtype",
+        _fixed(
+            "two tensors of different precision met: one is float32, most likely made without "
+            "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
+            "float32) while the inputs are float64"
+        ),
+    ),
+    (
+        "expected scalar type",
+        _fixed(
+            "two tensors of different precision met: one is float32, most likely made without "
+            "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
+            "float32) while the inputs are float64"
+        ),
+    ),
+    (
+        "must be Tensor, not numpy",
+        _fixed(
+            "a torch function got a NumPy array: this exercise works on NumPy arrays, so use "
+            "NumPy's functions (np.exp, np.tanh, np.where, ...)"
+        ),
+    ),
+    (
+        "'Tensor' and 'numpy.ndarray'",
+        _fixed("NumPy arrays and torch tensors were mixed in one operation: use one library"),
+    ),
+    (
+        "'numpy.ndarray' and 'Tensor'",
+        _fixed("NumPy arrays and torch tensors were mixed in one operation: use one library"),
+    ),
+    (
+        "Can't call numpy() on Tensor that requires grad",
+        _fixed(
+            "your code goes through NumPy, which gradients cannot follow: use torch operations "
+            "on the tensors themselves"
+        ),
+    ),
+    (
+        "Dimension out of range",
+        _fixed(
+            "the dim you named does not exist for this case's tensor (it has fewer axes); a "
+            "fixed dim number only fits inputs with enough axes"
+        ),
+    ),
+    (
+        "is invalid for input of size",
+        _fixed(
+            "a reshape/view asked for a shape with another number of elements than the "
+            "tensor holds: check the sizes you pass"
+        ),
+    ),
+    (
+        "view size is not compatible with input tensor's size and stride",
+        _fixed(
+            "`.view` needs memory laid out in order, which a transpose breaks: use `.reshape`"
+            " (or `.contiguous().view`)"
+        ),
+    ),
+    ("einstein sum", _fixed(_EINSUM_HINT)),
+    ("einsum(): ", _fixed(_EINSUM_HINT)),
+    (
+        "boolean index did not match",
+        _fixed(
+            "a boolean index must have the shape of the array it indexes (it does not "
+            "broadcast like the mask may): build a new array with np.where (or torch.where, "
+            "masked_fill) instead"
         ),
     ),
     ("too many indices for array", _fixed(_INDEX_HINT)),
+    ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
     ("is out of bounds for array of dimension", _axis_hint),
     (
@@ -168,6 +290,8 @@ _LIBRARY_DIRS = tuple(
 
 def _is_library(filename: str) -> bool:
     """Is ``filename`` attnlab's, the standard library's or an installed package's?"""
+    if filename.startswith(("<__array_function__", "<frozen")):
+        return True  # NumPy's dispatch wrappers (NumPy < 2), frozen standard modules
     path = str(Path(filename).resolve()) if filename else ""
     return path.startswith(_LIBRARY_DIRS) or "-packages" in path
 
@@ -207,3 +331,31 @@ def unfinished_callee(err: BaseException) -> str | None:
     """
     called = [f for f in _called_frames(err)[1:] if not _is_library(f.f_code.co_filename)]
     return called[-1].f_code.co_name if called else None
+
+
+_SIGNATURE = re.compile(
+    r"missing \d+ required (?:positional|keyword-only) arguments?"
+    r"|takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:was|were) given"
+    r"|got an unexpected keyword argument"
+    r"|got multiple values for argument"
+    r"|takes no arguments"
+)
+
+
+def learner_frames(err: BaseException) -> list[FrameType]:
+    """The frames of the learner's own code that ``err`` passed through, innermost last."""
+    return [f for f in _called_frames(err) if not _is_library(f.f_code.co_filename)]
+
+
+def signature_mismatch(err: BaseException) -> bool:
+    """Did calling the learner's function (or class) fail on its signature itself?
+
+    True for a ``TypeError`` such as "missing 1 required positional argument" raised when
+    the grader called it, before any line of the learner's code ran; a ``TypeError`` from a
+    call inside the learner's code is the learner's own exception.
+    """
+    return (
+        isinstance(err, TypeError)
+        and _SIGNATURE.search(str(err)) is not None
+        and not learner_frames(err)
+    )

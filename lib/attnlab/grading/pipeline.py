@@ -1,40 +1,66 @@
 """The check pipeline: :class:`Grader` runs the learner's function and reports what is wrong.
 
 Every ``check_*`` function of a chapter takes the learner's implementation, runs it on seeded
-cases (NumPy arrays; a grader may also use torch tensors), compares it with the attnlab
-reference and returns a :class:`~attnlab.grading.results.CheckResult` that the notebook
-displays. Problems are reported in a fixed order, stopping at the first kind found:
+cases (NumPy arrays or torch tensors), compares it with the attnlab reference and returns a
+:class:`~attnlab.grading.results.CheckResult` that the notebook displays. Problems are
+reported in a fixed order, stopping at the first kind found:
 
 1. not attempted: the function under test itself still raises ``NotImplementedError`` (a
    ``NotImplementedError`` from a function it calls, such as the learner's unfinished
    softmax, is an exception that names that function),
-2. raised an exception (type, message, the line and the inputs' shapes; a broadcasting error
-   shows the two shapes),
+2. raised an exception (type, message, the line and the inputs' shapes),
 3. wrong type (``None``, a list, a torch tensor, one array instead of a pair, integers, a
    lower-precision dtype, ...),
 4. modified its input in place (before the values: an edited input often explains them),
-5. wrong shape (expected vs got),
+5. wrong shape (expected vs got, the sizes named after the signature),
 6. NaN or inf in the output,
-7. wrong values (with the max error); a pass states the tolerance met, not the error.
+7. wrong values (with the max error); a pass states the tolerance met, not the error,
+8. for torch exercises whose reference is differentiable: no gradient, or the wrong one
+   (a NumPy round trip, a ``.detach()``): the values alone do not show it.
 
-For shapes, NaN and values the output is also compared with *planted mistakes*: small wrong
-implementations of the same function (softmax without subtracting the max, over the wrong
-axis, ...). A mistake is named only if it reproduces the learner's output on the failing
-case and agrees with it on every case the learner gets right. Otherwise a *property* that every
-right output has (rows of weights summing to 1, ...) and the learner's breaks gives the
-diagnosis (values right to about 3 digits are told first that they have a precision
-problem); anything else gets the exercise's generic hint. A grader never raises (except ``KeyboardInterrupt`` and friends):
-whatever the learner's function does, the check cell shows a result.
+**The most specific diagnosis wins.** Whatever the stage, the learner's outcomes on every
+case (outputs, or the exception raised) are compared with those of the *known mistakes*,
+in this order:
 
-A grader holds no state: the planted mistakes are run when a check needs them, and the
-result is recorded by :mod:`attnlab.grading.results`.
+- the *planted* ones, written by hand with their diagnosis (:class:`~.specs.Mistake`);
+- the learner's own earlier exercises: when the worked solution calls another exercise
+  (``rnn_forward`` calls ``rnn_step``), the worked solution run with the learner's version
+  of it (the learner's function is right, the one it calls is not);
+- the *generated* ones: the worked solution changed one way at a time
+  (:mod:`.mutants`), whose description says what changed.
 
-Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
+A mistake is named when it gives the learner's outcome on every case (best), or on the
+failing case while agreeing with every case the learner gets right. NaN is no excuse: a
+mistake that matches the learner's output wherever that output is finite also counts (an
+inverted mask that leaves a row with no visible key is a mask problem, not an overflow).
+An exception matches when the mistake raises the same exception with the same message on
+the same case. Only when no mistake explains the outcome do the other clues speak:
+forensics on the output (:mod:`.relations`: transposed, scaled, normalised along another
+axis, shifted, right except where a mask hides everything, right on some cases only),
+the properties every right output has, the known meanings of exception messages
+(:mod:`.forensics`), and last the stage's own message and the exercise's hint.
+
+Exceptions raised by the grader's own code about the learner's answer
+(:class:`~.specs.AnswerProblem`, e.g. a module returning ``out`` alone where
+``(out, weights)`` is expected) are reported as what they are, never as the learner's
+exception; a ``TypeError`` raised when calling the learner's function on its signature is
+told to keep the signature, any other ``TypeError`` is the learner's own.
+
+A grader never raises (except ``KeyboardInterrupt`` and friends): whatever the learner's
+function does, the check cell shows a result. It holds no state: planted mistakes are run
+when a check needs them; the generated mutants' outcomes on the grader's fixed cases are
+computed once per grader, on the first failure that needs them, and kept.
+
+Taught in: every chapter's exercises (first in exercises/01_why_attention.ipynb)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+import inspect
+import textwrap
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +68,20 @@ import numpy as np
 from array_api_compat import is_torch_array
 
 from .._validate import to_numpy
-from .forensics import call_quietly, error_hints, raised_directly, unfinished_callee, where
+from . import mutants as _mutants
+from . import relations, worked
+from .forensics import (
+    call_quietly,
+    error_hints,
+    learner_frames,
+    raised_directly,
+    signature_mismatch,
+    unfinished_callee,
+    where,
+)
+from .gradients import gradient_problem
 from .results import CheckResult, graded, latest, make_result
-from .specs import Case, Mistake, Property
+from .specs import AnswerProblem, Case, Mistake, Property
 from .status import (
     EXCEPTION,
     IN_PLACE,
@@ -59,6 +96,19 @@ from .status import (
 __all__ = ["Grader"]
 
 
+@dataclass(frozen=True)
+class _Raised:
+    """An exception, as compared between the learner and a mistake: type and first line."""
+
+    kind: str
+    message: str
+
+
+def _raised(err: BaseException) -> _Raised:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return _Raised(type(err).__name__, text)
+
+
 @dataclass
 class _Run:
     """The learner's function on one case."""
@@ -69,7 +119,21 @@ class _Run:
     returned: Any = None
     error: Exception | None = None
     arguments: tuple[Any, ...] = ()
-    outputs: tuple[np.ndarray, ...] = ()  # the learner's, as NumPy arrays, once types are right
+    outputs: tuple[np.ndarray, ...] | None = None  # the learner's, as arrays, once typed
+    learner: Any = None  # the function under test
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A known mistake and its outcome on every case."""
+
+    source: str  # "planted", "dependency", "generated"
+    diagnosis: str
+    outcomes: tuple[Any, ...]
+
+
+_GENERATED: dict[int, tuple[_Candidate, ...]] = {}
+"""The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
 @dataclass(frozen=True)
@@ -79,23 +143,38 @@ class Grader:
     Args:
         name: the exercise's name, used in messages and the score table.
         signature: how the learner's function is called, e.g.
-            ``"softmax(x, axis=-1, temperature=1.0) -> weights"``.
+            ``"softmax(x, axis=-1, temperature=1.0) -> weights"``; ``name: (dims)`` entries
+            (``"q: (..., T, d)"``) name the sizes that messages speak of.
         reference: the attnlab implementation, called like the learner's function.
-        cases: the inputs, from the simplest to the edge cases.
-        mistakes: planted wrong implementations with their diagnoses.
+        cases: the inputs, from the simplest to the edge cases: chosen so that every
+            mistake gives another outcome than the right answer on at least one of them.
+        mistakes: planted wrong implementations with their diagnoses (named before the
+            generated ones).
         outputs: names of the returned arrays; more than one means a tuple is expected.
-        hint: shown when the values are wrong and no planted mistake matches.
+        hint: shown when the values are wrong and nothing explains them: it leads (what to
+            compare, where the chapter shows it) and never contains the answer.
         error_hints: ``(substring, hint)`` pairs: an exception whose message contains the
             substring gets the hint (or ``hint(message)``, when that is not ``None``, for a
             callable: e.g. to tell two shapes apart).
-        properties: what every right output has (rows summing to 1, ...): when no planted
-            mistake explains a failure, the first property the learner's output breaks
-            gives the diagnosis (values right to about 3 digits but not to ``rtol`` are
-            told first that they have a precision problem).
+        properties: what every right output has (rows summing to 1, ...): when no mistake
+            explains a failure, the first property the learner's output breaks gives the
+            diagnosis.
         adapt: applied to what the learner's function returns before it is checked, for
             an exercise whose natural answer is not an array (a list of token ids); it must
             return anything it cannot convert unchanged, and never raise.
         rtol, atol: tolerances of the comparison (``np.allclose``).
+        solution: the name of the worked solution's function or class in the chapter's
+            solution notebook, whose answer lines :mod:`.mutants` changes to generate
+            mistakes; ``""`` (the default) means the exercise's ``name`` when the notebook
+            defines it, ``None`` no generated mistakes.
+        wrap: turns the worked solution's object (a class) into the function the grader
+            calls (``lambda cls: adapt(run, cls)``); ``None`` for a function.
+        chapter: the chapter number, set by :meth:`.ChapterGraders.add`.
+        equivalent: ``(key, reason)`` for each generated mutant (:meth:`mutants`) that gives
+            the right outcome on every case, with the reason no input could tell it apart
+            (``.T`` of a 1-D array, ``dim=-2`` for ``dim=1`` on 3-D tensors): the tests
+            check that every other mutant fails and gets a diagnosis, so a mutant that
+            passes unrecorded is a missing case.
     """
 
     name: str
@@ -110,6 +189,10 @@ class Grader:
     adapt: Callable[[Any], Any] | None = None
     rtol: float = 1e-6
     atol: float = 1e-8
+    solution: str | None = ""
+    wrap: Callable[[Any], Callable[..., Any]] | None = None
+    chapter: int | None = None
+    equivalent: tuple[tuple[str, str], ...] = ()
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -137,10 +220,19 @@ class Grader:
                     "code, then run this cell again",
                 )
         for run in runs:
-            if run.error is not None:
-                return self._exception_result(run)
+            if isinstance(run.error, AnswerProblem):
+                err = run.error
+                return self._result(
+                    err.status,
+                    f"{err.message} on case {run.case.describe()}",
+                    err.diagnosis,
+                    diagnosed=True,
+                )
         for run in runs:
-            outputs, problem, diagnosis = self._as_outputs(run.returned, run)
+            if run.error is not None:
+                return self._exception_result(run, runs, fn)
+        for run in runs:
+            outputs, problem, diagnosis = self._as_outputs(run.returned, run, fn)
             if problem is not None:
                 return self._result(
                     WRONG_TYPE,
@@ -157,48 +249,55 @@ class Grader:
                         IN_PLACE,
                         f"modified its input `{arg}` in place on case {run.case.describe()}",
                         "the caller's array changed: an in-place update such as "
-                        f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...` or "
-                        f"`np.exp({arg}, out={arg})` edits it; build a new array instead "
-                        f"(`z = {arg} / ...`)",
+                        f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...`, "
+                        f"`np.exp({arg}, out={arg})` or a torch method ending in `_` edits "
+                        f"it; build a new array instead",
                         diagnosed=True,
                     )
         for run in runs:
             for k, (name, got, want) in enumerate(
-                zip(self.outputs, run.outputs, run.expected, strict=True)
+                zip(self.outputs, run.outputs or (), run.expected, strict=True)
             ):
                 if got.shape != want.shape:
-                    return self._diagnosed(
+                    named = relations.sizes(self.signature, run.case.inputs)
+                    text, reason = relations.shape_clue(
+                        tuple(got.shape), tuple(want.shape), name=name, named=named
+                    )
+                    return self._failure(
                         WRONG_SHAPE,
-                        f"wrong shape{self._of(name)} on case {run.case.describe()}: "
-                        f"expected {tuple(want.shape)}, got {tuple(got.shape)}",
+                        f"wrong shape{self._of(name)} on case {run.case.describe()}: {text}",
                         runs,
                         (run, k),
-                        "compare the shapes: which axis did you reduce, keep or transpose?",
+                        (self.hint if self.adapt is not None else None)
+                        or "compare the shapes step by step: which axis did you reduce, keep "
+                        "or transpose?",
+                        recognised=reason,
                     )
         for run in runs:
-            for k, (name, got) in enumerate(zip(self.outputs, run.outputs, strict=True)):
+            for k, (name, got) in enumerate(zip(self.outputs, run.outputs or (), strict=True)):
                 if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
                     what = " and ".join(
                         w
                         for w, bad in (("NaN", np.isnan(got)), ("inf", np.isinf(got)))
                         if np.any(bad)
                     )
-                    return self._diagnosed(
+                    return self._failure(
                         NOT_FINITE,
                         f"{what} in the output{self._of(name)} on case {run.case.describe()}",
                         runs,
                         (run, k),
-                        "NaN and inf usually come from exp overflowing (e^1000 = inf, "
-                        "inf/inf = NaN) or from dividing 0 by 0",
+                        "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = NaN), "
+                        "from 0/0, or from inf - inf (a row whose entries are all -inf minus "
+                        "its max)",
                     )
         errors = [self._errors(run) for run in runs]
         max_error = max((e for per_run in errors for e in per_run), default=0.0)
         for run in runs:
             for k, (name, got, want) in enumerate(
-                zip(self.outputs, run.outputs, run.expected, strict=True)
+                zip(self.outputs, run.outputs or (), run.expected, strict=True)
             ):
                 if not self._close(got, want):
-                    return self._diagnosed(
+                    return self._failure(
                         WRONG_VALUES,
                         f"wrong values{self._of(name)} on case {run.case.describe()}: "
                         f"{_worst(got, want)}",
@@ -207,6 +306,11 @@ class Grader:
                         self.hint or "compare your code with the equation, step by step",
                         max_error=max_error,
                     )
+        if any(runs[0].torch_out):
+            problem = gradient_problem(fn, self.reference, self.cases, self.outputs, self.rtol)
+            if problem is not None:
+                status, message, diagnosis = problem
+                return self._result(status, message, diagnosis, max_error, diagnosed=True)
         # The success line states the tolerance that was met, never the error itself: the
         # last digits of a float error differ between CPUs, thread counts and BLAS builds,
         # and the committed notebooks' outputs must read the same on every machine.
@@ -248,6 +352,7 @@ class Grader:
             case=case,
             expected=tuple(_numpy(e) for e in expected),
             torch_out=tuple(is_torch_array(e) for e in expected),
+            learner=fn,
         )
         try:
             run.returned, run.arguments = call_quietly(fn, case)
@@ -262,17 +367,23 @@ class Grader:
         return (value,) if len(self.outputs) == 1 else tuple(value)
 
     def _as_outputs(
-        self, value: Any, run: _Run
+        self, value: Any, run: _Run, fn: Any = None
     ) -> tuple[tuple[np.ndarray, ...], str | None, str | None]:
         """The returned value as arrays, or a problem (and maybe a diagnosis)."""
         names = ", ".join(self.outputs)
         n = len(self.outputs)
+        if value is None:
+            return (
+                (),
+                "returned None" + (f" instead of ({names})" if n > 1 else ""),
+                (_none_returned(fn)),
+            )
         if n > 1:
             return_all = f"return {'both' if n == 2 else f'all {n}'}: `return {names}`"
-            if value is None:
-                return (), f"returned None instead of ({names})", "did you forget `return`?"
             if not isinstance(value, (tuple, list)):
-                single = is_torch_array(value) or isinstance(value, (np.ndarray, np.generic))
+                single = is_torch_array(value) or isinstance(
+                    value, (np.ndarray, np.generic, int, float)
+                )
                 return (
                     (),
                     f"expected a tuple ({names}), got {_describe(value)}",
@@ -294,18 +405,21 @@ class Grader:
         ):
             what = "returned" if len(self.outputs) == 1 else f"`{name}` is"
             if item is None:
-                return (), f"{what} None", "did you forget `return`?"
+                return (), f"{what} None", _none_item(name)
             if torch_out and not is_torch_array(item):
                 return (
                     (),
                     f"{what} {_describe(item)}; expected a torch.Tensor",
-                    "compute with torch operations so that tensors in give tensors out",
+                    "this exercise is in torch: compute with torch operations, so that "
+                    "tensors in give tensors out (a NumPy function on a tensor returns a "
+                    "NumPy array)",
                 )
             if is_torch_array(item) and not torch_out:
                 return (
                     (),
                     f"{what} {_describe(item)} for NumPy input",
-                    "compute with NumPy (np.exp, np.sum, @) so that NumPy in gives NumPy out",
+                    "this exercise is in NumPy: compute with NumPy (np.exp, np.sum, @), so "
+                    "that NumPy in gives NumPy out",
                 )
             if is_torch_array(item) or isinstance(item, np.ndarray):
                 array = _numpy(item)
@@ -322,11 +436,12 @@ class Grader:
                 ):
                     hint = "the items are strings; the exercise asks for numbers"
                 elif isinstance(item, (list, tuple)):
-                    hint = "work on whole arrays with NumPy instead of building a Python list"
-                return (), f"{what} {_describe(item)}; expected a NumPy array", hint
+                    hint = "work on whole arrays instead of building a Python list"
+                expected = "a torch.Tensor" if torch_out else "a NumPy array"
+                return (), f"{what} {_describe(item)}; expected {expected}", hint
             if array.dtype != want.dtype:
                 if array.dtype.kind == want.dtype.kind == "f":
-                    hint = "keep the input's precision: no astype or dtype= conversions"
+                    hint = _precision_hint(array.dtype, want.dtype, torch_out)
                 elif array.dtype.kind in "iu" and want.dtype.kind in "fc":
                     hint = "converting to int truncates; keep floats"
                 else:
@@ -343,54 +458,87 @@ class Grader:
     def _errors(self, run: _Run) -> list[float]:
         return [
             float(np.max(_abs_diff(got, want), initial=0.0))
-            for got, want in zip(run.outputs, run.expected, strict=True)
+            for got, want in zip(run.outputs or (), run.expected, strict=True)
         ]
 
-    def _exception_result(self, run: _Run) -> CheckResult:
+    # ---- exceptions
+
+    def _exception_result(self, run: _Run, runs: list[_Run], fn: Any) -> CheckResult:
         err = run.error
         assert err is not None
+        said = f"{type(err).__name__}: {err}"  # substrings may name the type: "KeyError"
         text = str(err).strip().splitlines()[0] if str(err).strip() else ""
         if len(text) > 200:
             text = text[:197] + "..."
-        message = f"raised {type(err).__name__}{': ' + text if text else ''}"
-        message += f" on case {run.case.describe()}"
-        where_ = where(err)
-        if where_:
-            message += f"\n  at {where_}"
-        said = f"{type(err).__name__}: {err}"  # substrings may name the type: "KeyError"
-        hints = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
-        hints = [h for h in hints if h]
-        hints += error_hints(said)
-        if isinstance(err, TypeError) and "argument" in str(err):
-            hints.append(f"keep the signature of the exercise: {self.signature}")
+        if signature_mismatch(err):
+            return self._result(
+                EXCEPTION,
+                f"could not call your code on case {run.case.describe()}: "
+                f"{type(err).__name__}: {text}",
+                f"keep the signature of the exercise: {self.signature}",
+                diagnosed=True,
+            )
+        ours = not learner_frames(err)  # raised by the grader's own code, on your result
+        if ours:
+            message = (
+                f"the check could not use what your code returned or built, on case "
+                f"{run.case.describe()}: {type(err).__name__}{': ' + text if text else ''}"
+            )
+        else:
+            message = f"raised {type(err).__name__}{': ' + text if text else ''}"
+            message += f" on case {run.case.describe()}"
+            where_ = where(err)
+            if where_:
+                message += f"\n  at {where_}"
         if isinstance(err, NotImplementedError):
             callee = unfinished_callee(err)
             if callee is not None:
                 raised = f'NotImplementedError("{text}")' if text else "NotImplementedError"
-                hints.insert(
-                    0,
+                return self._result(
+                    EXCEPTION,
+                    message,
                     f"your code calls `{callee}`, which still raises {raised}: finish that "
                     f"exercise first (or write the {callee} step inline)",
+                    diagnosed=True,
                 )
-        return self._result(EXCEPTION, message, hints[0] if hints else None, diagnosed=bool(hints))
+        index = runs.index(run)
+        for run_ in runs:  # the other runs' outputs, where they convert, for comparisons
+            if run_.error is None and run_.outputs is None:
+                outputs, problem, _ = self._as_outputs(run_.returned, run_)
+                run_.outputs = outputs if problem is None else None
+        found = self._explain(runs, index, None, fn, groups=(self._planted,))
+        authored = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
+        authored = [h for h in authored if h]
+        if found is None and authored:
+            found = authored[0]
+        if found is None:
+            found = self._explain(
+                runs, index, None, fn, groups=(self._dependencies, self._generated)
+            )
+        if found is None:
+            general = error_hints(said)
+            found = general[0] if general else None
+        if found is not None:
+            return self._result(EXCEPTION, message, found, diagnosed=True)
+        if ours and "values to unpack" in text:
+            return self._result(
+                EXCEPTION,
+                message,
+                "your code returned another number of values than the exercise asks for: "
+                f"{self.signature}",
+                diagnosed=True,
+            )
+        if ours:
+            return self._result(
+                EXCEPTION,
+                message,
+                f"what your code returns does not fit the exercise: {self.signature}",
+            )
+        return self._result(EXCEPTION, message, None)
 
-    def _mistake_outputs(self, mistake: Mistake) -> list[tuple[np.ndarray, ...] | None]:
-        """The planted mistake's outputs on every case (``None`` where it raises).
+    # ---- diagnoses
 
-        Run only when a failure needs a diagnosis, and not kept: a grader holds no state.
-        """
-        outs: list[tuple[np.ndarray, ...] | None] = []
-        for case in self.cases:
-            try:
-                value = call_quietly(mistake.fn, case)[0]
-                if self.adapt is not None:
-                    value = self.adapt(value)
-                outs.append(tuple(_numpy(v) for v in self._items(value)))
-            except Exception:
-                outs.append(None)
-        return outs
-
-    def _diagnosed(
+    def _failure(
         self,
         status: str,
         message: str,
@@ -398,55 +546,317 @@ class Grader:
         failing: tuple[_Run, int],
         fallback: str,
         max_error: float | None = None,
+        recognised: str | None = None,
     ) -> CheckResult:
-        """A failure, with the planted mistake that explains the learner's output, if any.
+        """A failure, with the most specific explanation found (see the module's docstring).
 
-        A mistake qualifies when it reproduces the failing output (``failing``: the run and
-        the output's index) and agrees with the learner on every output the learner gets
-        right; among those, the one agreeing with the learner most often wins (the first
-        listed on a tie).
+        ``recognised``: what the stage itself recognised (a shape with an axis kept or
+        lost), said when nothing more specific is found.
         """
         failing_run, k = failing
         index = runs.index(failing_run)
-        best, best_score = None, (False, -1)
-        for mistake in self.mistakes:
-            planted_runs = self._mistake_outputs(mistake)
-            planted = planted_runs[index]
-            if planted is None or len(planted) != len(self.outputs):
-                continue
-            if not self._close(failing_run.outputs[k], planted[k]):
-                continue  # it does not explain the failure shown
-            agreements, contradicted = 0, False
-            for run, outs in zip(runs, planted_runs, strict=True):
-                for j, (got, want) in enumerate(zip(run.outputs, run.expected, strict=True)):
-                    agrees = outs is not None and self._close(got, outs[j])
-                    agreements += agrees
-                    contradicted |= not agrees and self._close(got, want)
-            if contradicted:  # the learner is right where the mistake is wrong
-                continue
-            score = (
-                all(self._close(g, p) for g, p in zip(failing_run.outputs, planted, strict=True)),
-                agreements,
-            )
-            if score > best_score:
-                best, best_score = mistake, score
-        if best is not None:
-            return self._result(status, message, best.diagnosis, max_error, diagnosed=True)
+        found = self._explain(runs, index, k, failing_run.learner)
+        if found is not None:
+            return self._result(status, message, found, max_error, diagnosed=True)
         if status == WRONG_VALUES:
             error = _near_miss(runs)
             if error is not None:
                 diagnosis = _precision_diagnosis(error, self.rtol)
                 return self._result(status, message, diagnosis, max_error, diagnosed=True)
+        outputs = failing_run.outputs or ()
         # A property that every right output has, broken by the failing output (or, when
         # that one holds NaN or inf, by the learner's output on another case).
-        finite = all(np.all(np.isfinite(o)) for o in failing_run.outputs if o.dtype.kind in "fc")
+        finite = all(np.all(np.isfinite(o)) for o in outputs if o.dtype.kind in "fc")
         for run in [failing_run] if finite else [failing_run, *runs]:
-            outputs = dict(zip(self.outputs, run.outputs, strict=True))
+            if run.outputs is None:
+                continue
+            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
             for prop in self.properties:
-                found = prop.violated(outputs, run.case)
+                found = prop.violated(named_outputs, run.case)
                 if found:
                     return self._result(status, message, found, max_error, diagnosed=True)
+        if status in (WRONG_VALUES, NOT_FINITE, WRONG_SHAPE):
+            case = failing_run.case
+            got = outputs[k]
+            if status == NOT_FINITE:
+                clue = relations.nan_clue(got, name=self.outputs[k], inputs=case.inputs)
+            else:
+                clue = relations.value_clue(
+                    [
+                        relations.Seen(
+                            got=run.outputs[k],
+                            want=run.expected[k],
+                            expected=dict(zip(self.outputs, run.expected, strict=True)),
+                            inputs=run.case.inputs,
+                            options=run.case.options,
+                            named=relations.sizes(self.signature, run.case.inputs),
+                        )
+                        for run in [failing_run, *runs]
+                        if run.outputs is not None
+                        and (run is failing_run or not self._close(run.outputs[k], run.expected[k]))
+                    ][: len(runs)],
+                    name=self.outputs[k],
+                )
+            if clue:
+                return self._result(status, message, clue, max_error, diagnosed=True)
+        clue = self._cases_clue(runs)
+        if clue:
+            return self._result(status, message, clue, max_error, diagnosed=True)
+        if recognised:
+            return self._result(status, message, recognised, max_error, diagnosed=True)
         return self._result(status, message, fallback, max_error)
+
+    def _cases_clue(self, runs: list[_Run]) -> str | None:
+        def info(run: _Run) -> tuple[str, dict[str, int], Any, Any]:
+            named = relations.sizes(self.signature, run.case.inputs)
+            return (run.case.label, named, run.case.inputs, run.case.options)
+
+        right = [info(r) for r in runs if self._right(r)]
+        wrong = [info(r) for r in runs if not self._right(r)]
+        return relations.cases_clue(right, wrong)
+
+    def _right(self, run: _Run) -> bool:
+        return (
+            run.error is None
+            and run.outputs is not None
+            and all(self._close(g, w) for g, w in zip(run.outputs, run.expected, strict=True))
+        )
+
+    def _explain(
+        self,
+        runs: list[_Run],
+        index: int,
+        k: int | None,
+        fn: Any,
+        groups: tuple[Callable[[list[_Run], Any], Iterator[_Candidate]], ...] | None = None,
+    ) -> str | None:
+        """The diagnosis of the known mistake that best explains the learner's outcomes."""
+        learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
+        right = [self._right(r) for r in runs]
+        best: tuple[tuple[int, int], str] | None = None
+        if groups is None:
+            groups = (self._planted, self._dependencies, self._generated)
+        for group in groups:
+            for candidate in group(runs, fn):
+                rank = self._rank(candidate.outcomes, learner, right, index)
+                if rank is not None and (best is None or rank > best[0]):
+                    best = (rank, candidate.diagnosis)
+            if best is not None and best[0][0] >= 3:
+                break  # a full match: later groups can only tie
+        return None if best is None else best[1]
+
+    def _rank(
+        self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
+    ) -> tuple[int, int] | None:
+        strict = [self._agree(a, b, False) for a, b in zip(learner, outcomes, strict=True)]
+        if all(strict):
+            return (4, len(strict))
+        lenient = [self._agree(a, b, True) for a, b in zip(learner, outcomes, strict=True)]
+        if all(lenient):
+            return (3, sum(strict))
+        contradicted = any(r and not s for r, s in zip(right, strict, strict=True))
+        if contradicted:
+            return None
+        # A partial match (a second mistake elsewhere) must explain at least half of the
+        # cases the learner gets wrong, not one case by coincidence.
+        wrong = [i for i, r in enumerate(right) if not r]
+        explained = sum(lenient[i] for i in wrong)
+        if 2 * explained < len(wrong):
+            return None
+        if strict[index]:
+            return (2, sum(strict))
+        if lenient[index]:
+            return (1, sum(strict))
+        return None
+
+    def _agree(self, learner: Any, candidate: Any, lenient: bool) -> bool:
+        if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
+            return learner == candidate
+        if learner is None or candidate is None or len(learner) != len(candidate):
+            return False
+        for got, made in zip(learner, candidate, strict=True):
+            if got.shape != made.shape:
+                return False
+            if lenient and got.dtype.kind in "fc":
+                finite = np.isfinite(got)
+                if not finite.all() and not self._close(got[finite], made[finite]):
+                    return False
+                if finite.all() and not self._close(got, made):
+                    return False
+            elif not self._close(got.astype(np.float64), made.astype(np.float64)):
+                return False
+        return True
+
+    # ---- the known mistakes
+
+    def _outcomes(self, fn: Callable[..., Any]) -> tuple[Any, ...]:
+        """``fn``'s outcome on every case: its outputs as arrays, or the exception raised."""
+        found: list[Any] = []
+        for case in self.cases:
+            try:
+                value = call_quietly(fn, case)[0]
+                if self.adapt is not None:
+                    value = self.adapt(value)
+                items = self._items(value)
+                found.append(tuple(_numpy(v) for v in items))
+            except Exception as err:
+                found.append(_raised(err))
+        return tuple(found)
+
+    def _planted(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
+        for mistake in self.mistakes:
+            yield _Candidate("planted", mistake.diagnosis, self._outcomes(mistake.fn))
+
+    def _solution_name(self) -> str | None:
+        if self.solution is None or self.chapter is None:
+            return None
+        code = worked.chapter_code(self.chapter)
+        name = self.solution or self.name
+        if code is None or name not in code.definitions:
+            return None
+        return name
+
+    def _as_graded(self, made: Any) -> Callable[..., Any]:
+        return self.wrap(made) if self.wrap is not None else made
+
+    def _dependencies(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
+        """The worked solution run with the learner's own versions of what it calls."""
+        name = self._solution_name()
+        if name is None or fn is None or self.chapter is None:
+            return
+        learner = getattr(fn, "__learner__", fn)
+        scope = _globals_of(learner)
+        code = worked.chapter_code(self.chapter)
+        assert code is not None
+        called = _called_names(code.definitions[name]) & set(code.definitions) - {name}
+        for dep in sorted(called):
+            mine = scope.get(dep)
+            if (
+                mine is None
+                or not callable(mine)
+                or getattr(mine, "__module__", "").startswith("attnlab")
+            ):
+                continue
+            names = worked.namespace(self.chapter)
+            names[dep] = mine
+            try:
+                made = _mutants.build(code.definitions[name], name, names)
+                outcomes = self._outcomes(self._as_graded(made))
+            except Exception:
+                continue
+            yield _Candidate(
+                "dependency",
+                f"your `{name}` itself looks right: these are the numbers the worked `{name}` "
+                f"gives with your `{dep}`, which it calls; the mistake is in your `{dep}` "
+                "(check that exercise again)",
+                outcomes,
+            )
+
+    def _generated(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
+        yield from self.generated_candidates()
+
+    def generated_candidates(self) -> tuple[_Candidate, ...]:
+        """The generated mutants and their outcomes on every case (computed once)."""
+        key = id(self)
+        if key in _GENERATED:
+            return _GENERATED[key]
+        name = self._solution_name()
+        found: list[_Candidate] = []
+        unlikely: list[int] = []
+        for mutant in self.mutants() if name is not None else ():
+            assert self.chapter is not None and name is not None
+            try:
+                made = _mutants.build(mutant.source, name, worked.namespace(self.chapter))
+                outcomes = self._outcomes(self._as_graded(made))
+            except Exception:
+                continue
+            found.append(_Candidate("generated", mutant.description, outcomes))
+            unlikely.append(mutant.unlikely)
+        # The likelier mistakes first: on a tie, the first candidate names the answer.
+        order = sorted(range(len(found)), key=lambda i: unlikely[i])
+        _GENERATED[key] = tuple(found[i] for i in order)
+        weakref.finalize(self, _GENERATED.pop, key, None)
+        return _GENERATED[key]
+
+    def mutants(self) -> list[_mutants.Mutant]:
+        """Every generated mutant of the worked solution (:mod:`.mutants`), in order."""
+        name = self._solution_name()
+        if name is None or self.chapter is None:
+            return []
+        source = worked.chapter_code(self.chapter).definitions[name]  # type: ignore[union-attr]
+        found = _mutants.generate(source)
+        first = self.cases[0]
+
+        def run_first(made: Any) -> Any:
+            return call_quietly(self._as_graded(made), first)
+
+        found += _mutants.hard_coded(source, name, worked.namespace(self.chapter), run_first)
+        return found
+
+
+def _called_names(source: str) -> set[str]:
+    tree = ast.parse(textwrap.dedent(source))
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _globals_of(learner: Any) -> dict[str, Any]:
+    if isinstance(learner, type):
+        for attribute in ("forward", "__init__"):
+            method = getattr(learner, attribute, None)
+            scope = getattr(method, "__globals__", None)
+            if scope is not None and not scope.get("__name__", "").startswith("torch"):
+                return scope
+        return {}
+    return getattr(learner, "__globals__", {}) or {}
+
+
+def _none_returned(fn: Any) -> str:
+    """What a None return means, from the function's own code when it can be read."""
+    learner = getattr(fn, "__learner__", fn)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(learner)))
+    except (OSError, TypeError, SyntaxError):
+        return "your function returned None: a `return` is missing, or returns nothing"
+    valued = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if not valued:
+        return "your function has no `return` with a value: did you forget `return`?"
+    return (
+        "your function returned None on this case: a path through it ends without a "
+        "`return` (an `if` without `else`?), or it returns something that is None (such as "
+        "what `list.append` or `dict.update` return)"
+    )
+
+
+def _none_item(name: str) -> str:
+    if "grad" in name:
+        return (
+            f"`{name}` is None: no gradient reached it, so the computation does not use that "
+            "weight, or cuts it from the graph"
+        )
+    return (
+        f"`{name}` is None: a variable that was never given a value, or the result of a "
+        "method that works in place and returns None"
+    )
+
+
+def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
+    if got.itemsize < want.itemsize:
+        made = (
+            "torch.zeros, torch.ones, torch.tensor and torch.arange make float32 unless given "
+            "`dtype=` (or use `x.new_zeros(...)`)"
+            if torch_out
+            else "np.float32 somewhere, or an array made from float32 data"
+        )
+        return (
+            f"your result is {got}, a lower precision than the inputs' {want}: something "
+            f"along the way is {got} ({made}), or a conversion such as `.float()` or "
+            "`.astype(np.float32)`"
+        )
+    return (
+        f"your result is {got} where the inputs are {want}: keep the input's precision; a "
+        f"conversion along the way (`.double()`, `.astype(...)`, an array made with "
+        f"`dtype=`) changed it"
+    )
 
 
 def _numpy(x: Any) -> np.ndarray:
@@ -522,7 +932,7 @@ def _near_miss(runs: list[_Run], rtol: float = 1e-3) -> float | None:
     """
     worst = 0.0
     for run in runs:
-        for got, want in zip(run.outputs, run.expected, strict=True):
+        for got, want in zip(run.outputs or (), run.expected, strict=True):
             if got.shape != want.shape or want.dtype.kind not in "fc":
                 return None
             scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))

@@ -65,10 +65,15 @@ class Question:
         atol, rtol: the tolerance of a numerical answer: right when
             ``|given - answer| <= atol + rtol * |answer|``.
         choices: the allowed words of a str answer.
+        equivalent: ``(expression, reason)`` for each variant of the worked answer's
+            expression (one number changed, see tests/grading/test_questions.py) that the
+            tolerance accepts, with the reason that is right (it differs from the answer
+            below the precision the question asks for); every other variant is refused.
 
     Raises:
         ValueError: if the question is inconsistent (a str answer outside ``choices``, a
-            ``wrong`` value of another kind than the answer, or one the tolerance accepts).
+            ``wrong`` value of another kind than the answer, or one the tolerance accepts,
+            or a tolerance as wide as half the gap to a listed wrong answer).
     """
 
     name: str
@@ -79,6 +84,7 @@ class Question:
     atol: float = 0.0
     rtol: float = 1e-9
     choices: tuple[str, ...] | None = None
+    equivalent: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -98,6 +104,13 @@ class Question:
                 )
             if self._matches(value, self.answer):
                 raise ValueError(f"question {self.name!r}: wrong answer {value!r} counts as right")
+            if kind == "number":
+                gap = abs(float(value) - float(self.answer))
+                if self.atol + self.rtol * abs(float(self.answer)) >= gap / 2:
+                    raise ValueError(
+                        f"question {self.name!r}: the tolerance is not below half the gap "
+                        f"({gap:.3g}) to the wrong answer {value!r}"
+                    )
 
     @property
     def kind(self) -> str:
@@ -179,5 +192,5 @@ class Question:
         return self._result(
             WRONG_ANSWER,
             f"{_fmt(value)} is not right",
-            self.hint or "run the code above and compare, then think about why",
+            self.hint or "not this: the hints under the question lead to the answer step by step",
         )

@@ -11,6 +11,7 @@ Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from typing import Protocol, TypeVar
@@ -40,12 +41,15 @@ class ChapterGraders:
 
     Args:
         module: the grading module's ``__name__``, ``"attnlab.grading.chNN"``.
+        mutants_reviewed: every generated mistake of every exercise (:mod:`.mutants`) has
+            been looked at: it fails with a diagnosis, or is recorded as equivalent in its
+            grader's ``equivalent`` (tests/grading/test_mutants.py holds the chapter to it).
 
     Raises:
         ValueError: if the module is not named ``chNN``.
     """
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, *, mutants_reviewed: bool = False) -> None:
         match = _MODULE.search(module)
         if match is None:
             raise ValueError(
@@ -54,6 +58,7 @@ class ChapterGraders:
             )
         self.module = module
         self.chapter = int(match["number"])
+        self.mutants_reviewed = mutants_reviewed
         self._exercises: dict[str, Exercise] = {}
 
     @property
@@ -64,13 +69,27 @@ class ChapterGraders:
     def add(self, exercise: E) -> E:
         """Register ``exercise`` (after those added before) and return it.
 
+        A :class:`~.pipeline.Grader` (also a module exercise's) comes back as a copy that
+        knows its chapter: use the returned object.
+
         Raises:
             ValueError: if the chapter already has an exercise of that name.
         """
         if exercise.name in self._exercises:
             raise ValueError(f"chapter {self.chapter} already has an exercise {exercise.name!r}")
+        exercise = self._numbered(exercise)
         self._exercises[exercise.name] = exercise
         return exercise
+
+    def _numbered(self, exercise: E) -> E:
+        """``exercise`` with its grader told the chapter (whose worked solution it mutates)."""
+        grader = getattr(exercise, "values", exercise)  # a ModuleExercise's grader
+        if not dataclasses.is_dataclass(grader) or not hasattr(grader, "chapter"):
+            return exercise
+        numbered = dataclasses.replace(grader, chapter=self.chapter)
+        if grader is exercise:
+            return numbered  # type: ignore[return-value]
+        return dataclasses.replace(exercise, values=numbered)  # type: ignore[type-var]
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from array_api_compat import is_torch_array
 
-__all__ = ["Case", "Mistake", "Property", "fresh_copy"]
+__all__ = ["AnswerProblem", "Case", "Mistake", "Property", "fresh_copy", "returned"]
 
 
 def fresh_copy(x: Any) -> Any:
@@ -56,6 +56,48 @@ def _describe_input(name: str, value: Any) -> str:
     if len(text) > 40 and hasattr(value, "__len__"):
         return f"{name}: a {type(value).__name__} of {len(value)} items"
     return f"{name}={text}"
+
+
+class AnswerProblem(Exception):
+    """Raised by a grader's own code about the learner's answer, never by the learner's code.
+
+    A grader that must do something with the learner's result before comparing it (unpack
+    a module's ``(out, weights)``, backpropagate through ``out``) raises this when it
+    cannot: the check reports ``status``, ``message`` and ``diagnosis`` as they are,
+    instead of an exception that would look like the learner's.
+    """
+
+    def __init__(self, status: str, message: str, diagnosis: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.diagnosis = diagnosis
+
+
+def returned(value: Any, names: tuple[str, ...], what: str) -> tuple[Any, ...]:
+    """``value`` as the tuple ``names`` a grader's code expects back from the learner's.
+
+    Raises:
+        AnswerProblem: (wrong type) when ``value`` is not a tuple or list of that length.
+    """
+    from .status import WRONG_TYPE
+
+    listed = ", ".join(names)
+    if isinstance(value, (tuple, list)) and len(value) == len(names):
+        return tuple(value)
+    if value is None:
+        got = "None"
+        hint = f"{what} has no `return`, or returns None: return ({listed})"
+    elif isinstance(value, (tuple, list)):
+        got = f"a {type(value).__name__} of {len(value)} items"
+        hint = f"{what} must return exactly ({listed})"
+    else:
+        shape = getattr(value, "shape", None)
+        got = f"a {type(value).__name__}" + (
+            f" of shape {tuple(shape)}" if shape is not None else ""
+        )
+        hint = f"{what} returned one value; return all {len(names)}: ({listed})"
+    raise AnswerProblem(WRONG_TYPE, f"{what} returned {got}, expected ({listed})", hint)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,365 @@
+"""Chapter 1's graders against wrong answers written as learners write them.
+
+Each entry is a wrong answer a learner could plausibly submit to exercises 1.1-1.4 and the
+predictions 1.5-1.6, written here without looking at the graders' planted or generated
+mistakes (other styles: einsum, ``F.linear``, loops, NumPy detours, list comprehensions,
+``math`` instead of integers), with words its diagnosis must contain (classes: see
+``corpus.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from corpus import classify, tally
+
+from attnlab.grading.ch01 import (
+    check_bytenet_path,
+    check_gradient_norms,
+    check_path_length,
+    check_rnn_forward,
+    check_rnn_step,
+    check_survives_20,
+)
+
+CHECKS = {
+    "rnn_step": check_rnn_step,
+    "rnn_forward": check_rnn_forward,
+    "gradient_norms": check_gradient_norms,
+    "path_length": check_path_length,
+    "survives_20": check_survives_20,
+    "bytenet_path": check_bytenet_path,
+}
+
+
+def step(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+
+
+def forward(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    hs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        hs.append(h)
+    return torch.stack(hs, dim=1), h
+
+
+# ------------------------------------------------------------------ 1.1 one step
+
+
+def step_linear_forgot_tanh(x_t, h_prev, W_ih, W_hh, b):
+    return F.linear(x_t, W_ih, b) + F.linear(h_prev, W_hh)
+
+
+def step_einsum_wrong_index(x_t, h_prev, W_ih, W_hh, b):
+    a = torch.einsum("bi,ih->bh", x_t, W_ih)  # W_ih is (H, I), not (I, H)
+    return torch.tanh(a + h_prev @ W_hh.T + b)
+
+
+def step_weights_on_the_left(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(W_ih @ x_t.T + W_hh @ h_prev.T + b[:, None])  # (H, B)
+
+
+def step_numpy(x_t, h_prev, W_ih, W_hh, b):
+    z = x_t.numpy() @ W_ih.numpy().T + h_prev.numpy() @ W_hh.numpy().T + b.numpy()
+    return torch.tensor(np.tanh(z))
+
+
+def step_relu(x_t, h_prev, W_ih, W_hh, b):
+    return F.relu(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+
+
+def step_in_place(x_t, h_prev, W_ih, W_hh, b):
+    h_prev += x_t @ W_ih.T
+    return torch.tanh(h_prev @ W_hh.T + b)
+
+
+def step_star(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t * W_ih + h_prev * W_hh + b)
+
+
+def step_bias_twice(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh((x_t @ W_ih.T + b) + (h_prev @ W_hh.T + b))
+
+
+def step_float32(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t.float() @ W_ih.T.float() + h_prev.float() @ W_hh.T.float() + b.float())
+
+
+def step_matmul_hh_not_transposed(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(torch.matmul(x_t, W_ih.t()) + torch.matmul(h_prev, W_hh) + b)
+
+
+def step_only_input(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(F.linear(x_t, W_ih, b))
+
+
+def step_prev_weight_swap(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev @ W_ih.T + b)
+
+
+def step_sigmoid(x_t, h_prev, W_ih, W_hh, b):
+    return 1 / (1 + torch.exp(-(x_t @ W_ih.T + h_prev @ W_hh.T + b)))
+
+
+def step_no_return(x_t, h_prev, W_ih, W_hh, b):
+    h_t = torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)  # noqa: F841
+
+
+# ------------------------------------------------------------------ 1.2 the loop
+
+
+def forward_fresh_state(x, W_ih, W_hh, b):
+    outs = []
+    for t in range(x.shape[1]):
+        h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+        outs.append(step(x[:, t], h, W_ih, W_hh, b))
+    return torch.stack(outs, 1), outs[-1]
+
+
+def forward_time_major(x, W_ih, W_hh, b):
+    outs, h = forward(x, W_ih, W_hh, b)
+    return torch.stack([outs[:, t] for t in range(x.shape[1])]), h  # (T, B, H)
+
+
+def forward_store_before(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        outs.append(h)
+        h = step(x[:, t], h, W_ih, W_hh, b)
+    return torch.stack(outs, 1), h
+
+
+def forward_outputs_only(x, W_ih, W_hh, b):
+    return forward(x, W_ih, W_hh, b)[0]
+
+
+def forward_first_state(x, W_ih, W_hh, b):
+    outs, _ = forward(x, W_ih, W_hh, b)
+    return outs, outs[:, 0]
+
+
+def forward_float32_state(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0])  # float32
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def forward_batch_index(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def forward_cat(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.cat(outs, dim=1), h
+
+
+def forward_skip_first(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = [h]
+    for t in range(1, x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def forward_no_grad(x, W_ih, W_hh, b):
+    with torch.no_grad():
+        return forward(x, W_ih, W_hh, b)
+
+
+def forward_swapped_weights(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_hh, W_ih, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def forward_ones_start(x, W_ih, W_hh, b):
+    h = torch.ones(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def forward_reversed(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in reversed(range(x.shape[1])):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+# ------------------------------------------------------------------ 1.3 gradient norms
+
+
+def norms_sum_backward(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h = forward(x[None], W_ih, W_hh, b)
+    h.sum().backward()
+    return x.grad.norm(dim=-1).flip(0)
+
+
+def norms_by_position(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    jac = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return jac.pow(2).sum(dim=(0, 2)).sqrt()  # (T,), by position
+
+
+def norms_squared(x, W_ih, W_hh, b):
+    jac = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return jac.pow(2).sum(dim=(0, 2)).flip(0)
+
+
+def norms_no_requires_grad(x, W_ih, W_hh, b):
+    _, h = forward(x[None], W_ih, W_hh, b)
+    rows = [torch.autograd.grad(h[0, j], x, retain_graph=True)[0] for j in range(h.shape[1])]
+    return torch.stack(rows).pow(2).sum((0, 2)).sqrt().flip(0)
+
+
+def norms_no_retain(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h = forward(x[None], W_ih, W_hh, b)
+    total = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[0, j], x)
+        total += (g**2).sum(-1)
+    return total.sqrt().flip(0)
+
+
+def norms_first_unit(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h = forward(x[None], W_ih, W_hh, b)
+    (g,) = torch.autograd.grad(h[0, 0], x)
+    return g.norm(dim=-1).flip(0)
+
+
+def norms_numpy(x, W_ih, W_hh, b):
+    jac = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return np.sqrt((jac.numpy() ** 2).sum(axis=(0, 2)))[::-1].copy()
+
+
+def norms_flip_dim1(x, W_ih, W_hh, b):
+    jac = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return jac.pow(2).sum(dim=(0, 2)).sqrt().flip(1)
+
+
+def norms_max_entry(x, W_ih, W_hh, b):
+    jac = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return jac.abs().amax(dim=(0, 2)).flip(0)
+
+
+# ------------------------------------------------------------------ 1.4 path lengths
+
+
+def path(n, kind, k, recurrent=None, conv=None, dilated=None, attention=1):
+    if kind == "recurrent":
+        return n - 1 if recurrent is None else recurrent(n)
+    if kind == "convolution":
+        return -(-(n - 1) // (k - 1)) if conv is None else conv(n, k)
+    if kind == "dilated_convolution":
+        if dilated is None:
+            layers = 0
+            while k**layers < n:
+                layers += 1
+            return layers
+        return dilated(n, k)
+    return attention
+
+
+CORPUS = [
+    ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
+    ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
+    ("rnn_step", "weights on the left, (H, B)", step_weights_on_the_left, "transposed"),
+    ("rnn_step", "through NumPy", step_numpy, "NumPy"),
+    ("rnn_step", "relu", step_relu, "relu"),
+    ("rnn_step", "h_prev += ...", step_in_place, "in place"),
+    ("rnn_step", "* instead of @", step_star, "must match the size"),
+    ("rnn_step", "bias added twice", step_bias_twice, "b"),
+    ("rnn_step", "float32", step_float32, "float32"),
+    ("rnn_step", "matmul with W_hh untransposed", step_matmul_hh_not_transposed, "W_hh"),
+    ("rnn_step", "only the input term", step_only_input, "previous state"),
+    ("rnn_step", "W_ih for the state too", step_prev_weight_swap, "W_ih"),
+    ("rnn_step", "sigmoid by hand", step_sigmoid, "sigmoid"),
+    ("rnn_step", "no return", step_no_return, "return"),
+    ("rnn_forward", "fresh zeros each step", forward_fresh_state, "starts again from zeros"),
+    ("rnn_forward", "time-major stack", forward_time_major, "(T, B, H)"),
+    ("rnn_forward", "stored before the update", forward_store_before, "one step late"),
+    ("rnn_forward", "returned outputs only", forward_outputs_only, "return both"),
+    ("rnn_forward", "h_last is the first state", forward_first_state, "h_last"),
+    ("rnn_forward", "float32 zeros", forward_float32_state, "float32"),
+    ("rnn_forward", "x[t] for x[:, t]", forward_batch_index, "indexes along the wrong axis"),
+    ("rnn_forward", "torch.cat", forward_cat, "lost an axis"),
+    ("rnn_forward", "loop from 1", forward_skip_first, "skips the first step"),
+    ("rnn_forward", "torch.no_grad", forward_no_grad, "no_grad"),
+    ("rnn_forward", "weights swapped in the call", forward_swapped_weights, "W_hh"),
+    ("rnn_forward", "h starts at ones", forward_ones_start, "zero"),
+    ("rnn_forward", "reversed time", forward_reversed, "backwards"),
+    ("gradient_norms", "backward of h.sum()", norms_sum_backward, "single number"),
+    ("gradient_norms", "by position", norms_by_position, "distance"),
+    ("gradient_norms", "squared norms", norms_squared, "square root"),
+    ("gradient_norms", "x does not require grad", norms_no_requires_grad, "require"),
+    ("gradient_norms", "no retain_graph", norms_no_retain, "retain_graph"),
+    ("gradient_norms", "one hidden unit", norms_first_unit, "every hidden unit"),
+    ("gradient_norms", "NumPy result", norms_numpy, "torch"),
+    ("gradient_norms", "flip(1) on a vector", norms_flip_dim1, "dim"),
+    ("gradient_norms", "max entry, not the norm", norms_max_entry, "Frobenius"),
+    ("path_length", "recurrent n", lambda n, kind, k: path(n, kind, k, recurrent=lambda n: n), "n - 1 steps"),
+    ("path_length", "conv with /", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: (n - 1) / (k - 1)), "float64"),
+    ("path_length", "conv int()", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: int((n - 1) / (k - 1))), "round"),
+    ("path_length", "conv n // k", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: n // k), "k - 1"),
+    ("path_length", "dilated ceil(log)", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: math.ceil(math.log(n, k))), "math.log"),
+    ("path_length", "dilated <=", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: next(L for L in range(60) if k**L > n)), "boundary"),
+    ("path_length", "attention 0", lambda n, kind, k: path(n, kind, k, attention=0), "attention"),
+    ("path_length", "dilated log2", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: math.ceil(math.log2(n))), "dilated"),
+    ("survives_20", "0.9 ** 19", 0.9**19, "19 factors"),
+    ("survives_20", "0.1", 0.1, "22 factors"),
+    ("survives_20", "18", 18, "multiply"),
+    ("bytenet_path", "111 (plain convolution)", 111, "plain convolution"),
+    ("bytenet_path", "4 (1001 positions)", 4, "1000 positions"),
+]  # fmt: skip
+
+
+def test_the_corpus_covers_every_exercise_and_is_large():
+    assert {e for e, *_ in CORPUS} == set(CHECKS)
+    assert len(CORPUS) >= 45
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    counts = tally(CHECKS, CORPUS)
+    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+    assert counts["specific"] >= 0.9 * len(CORPUS), counts

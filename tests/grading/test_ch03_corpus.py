@@ -1,0 +1,435 @@
+"""Chapter 3's graders against wrong answers written as learners write them.
+
+Wrong answers to exercises 3.1-3.6 and the predictions 3.7-3.9, written here without
+looking at the graders' planted or generated mistakes (loops, einsum, boolean indexing,
+``masked_fill`` the wrong way, ``F.softmax`` on the wrong dim, NumPy detours in torch,
+modules that return one value or keep a bias), each with words its diagnosis must contain
+(classes: see ``corpus.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from corpus import classify, tally
+from torch import nn
+
+from attnlab.grading.ch03 import (
+    check_additive_scores,
+    check_attention,
+    check_attention_torch,
+    check_cross_columns,
+    check_raw_spread,
+    check_self_attention_module,
+    check_slide_keys,
+    check_unscaled_weight,
+)
+
+CHECKS = {
+    "slide_keys": check_slide_keys,
+    "attention": check_attention,
+    "attention_torch": check_attention_torch,
+    "additive_scores": check_additive_scores,
+    "self_attention_module": check_self_attention_module,
+    "unscaled_weight": check_unscaled_weight,
+    "raw_spread": check_raw_spread,
+    "cross_columns": check_cross_columns,
+}
+
+
+# ------------------------------------------------------------------ 3.1 slide the keys
+
+
+def slide_norm(q, k, targets):
+    c = (targets - k @ q) / np.linalg.norm(q)
+    return k + c[:, None] * q
+
+
+def slide_in_place(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    k += c[:, None] * q
+    return k
+
+
+def slide_no_axis(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    return k + c * q
+
+
+def slide_loop_target_only(q, k, targets):
+    out = k.copy()
+    for j in range(len(k)):
+        out[j] = k[j] + targets[j] / np.dot(q, q) * q
+    return out
+
+
+def slide_sign(q, k, targets):
+    return k - ((targets - k @ q) / (q @ q))[:, None] * q
+
+
+def slide_outer(q, k, targets):
+    return k + np.outer((targets - k @ q), q) / np.sum(q**2) ** 0.5
+
+
+# ------------------------------------------------------------------ 3.2 attention, NumPy
+
+
+def softmax_rows(s):
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def att_kT(q, k, v, mask=None):
+    s = q @ k.T / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = np.nan_to_num(softmax_rows(s))
+    return w @ v, w
+
+
+def att_inverted(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, -np.inf, s)
+    with np.errstate(invalid="ignore"):
+        w = np.nan_to_num(softmax_rows(s))
+    return w @ v, w
+
+
+def att_minus_1e9(q, k, v, mask=None):
+    s = np.matmul(q, np.swapaxes(k, -2, -1)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -1e9)
+    w = softmax_rows(s)
+    return w @ v, w
+
+
+def att_no_empty_rows(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = softmax_rows(s)
+    return w @ v, w
+
+
+def att_mask_times_weights(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    w = softmax_rows(s)
+    if mask is not None:
+        w = w * mask
+    return w @ v, w
+
+
+def att_global_max(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    top = s[np.isfinite(s)].max() if np.isfinite(s).any() else 0.0
+    e = np.exp(s - top)
+    total = e.sum(-1, keepdims=True)
+    w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    return w @ v, w
+
+
+def att_no_scale(q, k, v, mask=None):
+    s = np.einsum("...td,...sd->...ts", q, k)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    with np.errstate(invalid="ignore"):
+        w = np.nan_to_num(softmax_rows(s))
+    return w @ v, w
+
+
+def att_columns(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s - s.max(axis=-2, keepdims=True))
+    with np.errstate(invalid="ignore"):
+        w = np.nan_to_num(e / e.sum(axis=-2, keepdims=True))
+    return w @ v, w
+
+
+def att_weights_only(q, k, v, mask=None):
+    return att_no_empty_rows(q, k, v, mask)[1]
+
+
+def att_bool_index(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s[~mask] = -np.inf
+    with np.errstate(invalid="ignore"):
+        w = np.nan_to_num(softmax_rows(s))
+    return w @ v, w
+
+
+def att_sqrt_of_keys(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-2])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    with np.errstate(invalid="ignore"):
+        w = np.nan_to_num(softmax_rows(s))
+    return w @ v, w
+
+
+def att_unstable(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s)
+    total = e.sum(-1, keepdims=True)
+    w = np.where(total > 0, e / np.where(total > 0, total, 1), 0)
+    return w @ v, w
+
+
+# ------------------------------------------------------------------ 3.3 attention, torch
+
+
+def tatt(q, k, v, mask=None, *, fill=float("-inf"), invert=False, dim=-1, nan=True, scale=True):
+    s = q @ k.transpose(-2, -1)
+    if scale:
+        s = s / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(mask if invert else ~mask, fill)
+    w = F.softmax(s, dim=dim)
+    if nan:
+        w = torch.nan_to_num(w)
+    return w @ v, w
+
+
+def tatt_numpy(q, k, v, mask=None):
+    out, w = att_no_empty_rows(
+        q.numpy(), k.numpy(), v.numpy(), None if mask is None else mask.numpy()
+    )
+    return torch.from_numpy(np.nan_to_num(out)), torch.from_numpy(np.nan_to_num(w))
+
+
+def tatt_transpose_all(q, k, v, mask=None):
+    s = q @ k.T / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(s, -1).nan_to_num()
+    return w @ v, w
+
+
+def tatt_where_zero(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if mask is not None:
+        s = torch.where(mask, s, torch.zeros_like(s))
+    w = torch.softmax(s, -1)
+    return w @ v, w
+
+
+def tatt_detached(q, k, v, mask=None):
+    out, w = tatt(q, k, v, mask)
+    return out.detach(), w.detach()
+
+
+# ------------------------------------------------------------------ 3.4 additive scores
+
+
+def add_no_tanh(q, k, W_a, U_a, v_a):
+    return ((q @ W_a)[..., :, None, :] + (k @ U_a)[..., None, :, :]) @ v_a
+
+
+def add_swapped_weights(q, k, W_a, U_a, v_a):
+    return np.tanh((q @ U_a)[..., :, None, :] + (k @ W_a)[..., None, :, :]) @ v_a
+
+
+def add_transposed(q, k, W_a, U_a, v_a):
+    return np.tanh((q @ W_a)[..., None, :, :] + (k @ U_a)[..., :, None, :]) @ v_a
+
+
+def add_loop_sum(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return np.tanh(hq[..., :, None, :] + hk[..., None, :, :]).sum(-1)
+
+
+def add_no_broadcast(q, k, W_a, U_a, v_a):
+    return np.tanh(q @ W_a + k @ U_a) @ v_a
+
+
+def add_tanh_outside(q, k, W_a, U_a, v_a):
+    return np.tanh(
+        np.einsum("...tsh,h->...ts", (q @ W_a)[..., :, None, :] + (k @ U_a)[..., None, :, :], v_a)
+    )
+
+
+def add_dot(q, k, W_a, U_a, v_a):
+    return (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)
+
+
+# ------------------------------------------------------------------ 3.5 the module
+
+
+class KeysFromQueries(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_q(x), self.W_v(x)
+        return tatt(q, k, v, mask)
+
+
+class ReturnsOut(KeysFromQueries):
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)[0]
+
+
+class WithBias(KeysFromQueries):
+    def __init__(self, d_model, d_head):
+        super().__init__(d_model, d_head)
+        self.W_q = nn.Linear(d_model, d_head)
+        self.W_k = nn.Linear(d_model, d_head)
+        self.W_v = nn.Linear(d_model, d_head)
+
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
+
+
+class ScaleByModel(KeysFromQueries):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(1, 2) / math.sqrt(x.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = s.softmax(-1)
+        return w @ v, w
+
+
+class IgnoresMask(KeysFromQueries):
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x))
+
+
+class ThroughNumpy(KeysFromQueries):
+    def forward(self, x, mask=None):
+        q, k, v = (t.detach().numpy() for t in (self.W_q(x), self.W_k(x), self.W_v(x)))
+        m = None if mask is None else mask.numpy()
+        out, w = att_no_empty_rows(q, k, v, m)
+        return torch.from_numpy(out), torch.from_numpy(w)
+
+
+class NamedDifferently(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.query = nn.Linear(d_model, d_head, bias=False)
+        self.key = nn.Linear(d_model, d_head, bias=False)
+        self.value = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        return tatt(self.query(x), self.key(x), self.value(x), mask)
+
+
+class MatricesByHand(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q = x @ self.W_q.weight  # the weight is (d_head, d_model)
+        k = x @ self.W_k.weight
+        v = x @ self.W_v.weight
+        return tatt(q, k, v, mask)
+
+
+class ValuesAreX(KeysFromQueries):
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), x, mask)
+
+
+class SwappedSizes(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_head, d_model, bias=False)
+        self.W_k = nn.Linear(d_head, d_model, bias=False)
+        self.W_v = nn.Linear(d_head, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
+
+
+CORPUS = [
+    ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
+    ("slide_keys", "k += ...", slide_in_place, "in place"),
+    ("slide_keys", "c without [:, None]", slide_no_axis, "broadcast"),
+    ("slide_keys", "loop, target only", slide_loop_target_only, "subtract the keys' current scores"),
+    ("slide_keys", "wrong sign", slide_sign, "wrong sign"),
+    ("slide_keys", "outer / sqrt(sum q²)", slide_outer, "divided by the length"),
+    ("attention", "k.T on a batch", att_kT, "LAST two axes"),
+    ("attention", "mask inverted", att_inverted, "inverted"),
+    ("attention", "-1e9 fill", att_minus_1e9, "uniform weights"),
+    ("attention", "no empty-row care", att_no_empty_rows, "0/0 = NaN"),
+    ("attention", "weights * mask after softmax", att_mask_times_weights, "after the softmax"),
+    ("attention", "one max for everything", att_global_max, "without an axis"),
+    ("attention", "einsum, no scale", att_no_scale, "forgot to scale"),
+    ("attention", "softmax over the queries", att_columns, "wrong axis"),
+    ("attention", "returns weights only", att_weights_only, "return both"),
+    ("attention", "boolean index s[~mask]", att_bool_index, "boolean index must have the shape"),
+    ("attention", "sqrt of the number of keys", att_sqrt_of_keys, "number of keys"),
+    ("attention", "no max subtracted", att_unstable, "is not subtracted"),
+    ("attention_torch", "masked_fill(mask, -inf)", lambda q, k, v, mask=None: tatt(q, k, v, mask, invert=True), "inverted"),
+    ("attention_torch", "softmax dim=1", lambda q, k, v, mask=None: tatt(q, k, v, mask, dim=1), "axis"),
+    ("attention_torch", "no nan_to_num", lambda q, k, v, mask=None: tatt(q, k, v, mask, nan=False), "0/0 = NaN"),
+    ("attention_torch", "fill -1e9", lambda q, k, v, mask=None: tatt(q, k, v, mask, fill=-1e9), "uniform weights"),
+    ("attention_torch", "no scale", lambda q, k, v, mask=None: tatt(q, k, v, mask, scale=False), "scale"),
+    ("attention_torch", "through NumPy", tatt_numpy, "NumPy"),
+    ("attention_torch", "k.T", tatt_transpose_all, "transpos"),
+    ("attention_torch", "torch.where(mask, s, 0)", tatt_where_zero, "exp(0) = 1"),
+    ("attention_torch", "detached outputs", tatt_detached, "detach"),
+    ("additive_scores", "no tanh", add_no_tanh, "tanh"),
+    ("additive_scores", "W_a and U_a swapped", add_swapped_weights, "U_a"),
+    ("additive_scores", "(S, T) scores", add_transposed, "transposed"),
+    ("additive_scores", "summed hidden units", add_loop_sum, "v_a"),
+    ("additive_scores", "no pairing axes", add_no_broadcast, "every query meets every key"),
+    ("additive_scores", "tanh after v_a", add_tanh_outside, "inside"),
+    ("additive_scores", "a dot product of projections", add_dot, "additive attention adds them"),
+    ("self_attention_module", "W_q for the keys", KeysFromQueries, "W_q"),
+    ("self_attention_module", "returns out only", ReturnsOut, "return all 2"),
+    ("self_attention_module", "projections with bias", WithBias, "bias"),
+    ("self_attention_module", "scaled by d_model", ScaleByModel, "sqrt(d_model)"),
+    ("self_attention_module", "mask ignored", IgnoresMask, "mask"),
+    ("self_attention_module", "through NumPy", ThroughNumpy, "NumPy"),
+    ("self_attention_module", "other names", NamedDifferently, "self.W_q"),
+    ("self_attention_module", "x @ weight", MatricesByHand, "transpos"),
+    ("self_attention_module", "values are x", ValuesAreX, "values"),
+    ("self_attention_module", "Linear(d_head, d_model)", SwappedSizes, "in_features"),
+    ("self_attention_module", "an instance", KeysFromQueries(8, 4), "instance"),
+    ("unscaled_weight", "0.88 (scaled)", 0.88, "with* the division"),
+    ("unscaled_weight", "0.9997 (e^-8)", 0.9997, "difference of 8"),
+    ("raw_spread", "64", 64.0, "variance"),
+    ("raw_spread", "1", 1.0, "after"),
+    ("cross_columns", "7", 7, "queries"),
+    ("cross_columns", "64", 64, "d_k"),
+]  # fmt: skip
+
+
+def test_the_corpus_covers_every_exercise_and_is_large():
+    assert {e for e, *_ in CORPUS} == set(CHECKS)
+    assert len(CORPUS) >= 45
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    counts = tally(CHECKS, CORPUS)
+    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+    assert counts["specific"] >= 0.9 * len(CORPUS), counts

@@ -1,0 +1,237 @@
+"""Forensics: wrong outputs read against the right ones, exceptions read for their meaning.
+
+attnlab.grading.relations on outputs made here (transposed, scaled by a named size, sign
+flipped, normalised along another axis, shifted, reversed, right except where a mask hides
+everything, right only on some cases), and the pipeline's rules for exceptions and
+messages: an exception of the grader's own code is never the learner's, a TypeError is
+"keep the signature" only when the call itself failed, a None gradient is not "forget
+return", a float32 result says where float32 comes from, NaN explained by an inverted mask
+is named as such, and torch answers must let gradients through.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab import grading
+from attnlab.grading import Case, Grader
+from attnlab.grading.ch01 import check_rnn_step
+from attnlab.grading.ch03 import check_attention, check_attention_torch, check_self_attention_module
+from attnlab.grading.relations import Seen, cases_clue, nan_clue, shape_clue, sizes, value_clue
+from attnlab.grading.specs import AnswerProblem, returned
+from attnlab.grading.status import NO_GRADIENT, WRONG_GRADIENT
+
+RNG = np.random.default_rng(0)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def clue(got, want, named=None, inputs=None, name="weights", expected=None):
+    seen = Seen(got, want, expected or {name: want}, inputs or {}, {}, named or {})
+    return value_clue([seen], name=name)
+
+
+def test_sizes_are_read_from_the_signature():
+    inputs = {"q": np.ones((2, 3, 5)), "k": np.ones((2, 4, 5)), "v": np.ones((2, 4, 6))}
+    named = sizes(
+        "attention(q, k, v) with q: (..., T, d), k: (..., S, d), v: (..., S, d_v)", inputs
+    )
+    assert named == {"T": 3, "d": 5, "S": 4, "d_v": 6}
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda w: w.T, "transposed"),
+        (lambda w: -w, "sign flipped"),
+        (lambda w: 2.0 * w, "multiplied by 2 (√4, the square root of d)"),
+        (lambda w: w / 4.0, "multiplied by 0.25 (1 / (4 = d))"),
+        (lambda w: np.flip(w, 0), "reversed along the second-to-last axis (axis 0)"),
+        (lambda w: np.roll(w, 1, axis=0), "shifted by one position"),
+    ],
+)
+def test_a_wrong_output_is_recognised_as_the_right_one_changed(make, words):
+    want = softmax(RNG.standard_normal((5, 5)))
+    assert words in (clue(make(want), want, named={"T": 5, "d": 4}) or "")
+
+
+def test_normalised_along_another_axis_or_over_everything():
+    scores = RNG.standard_normal((3, 4))
+    want = softmax(scores, -1)
+    assert "sums to 1 along the second-to-last axis (axis 0)" in clue(softmax(scores, 0), want)
+    whole = np.exp(scores) / np.exp(scores).sum()
+    assert "over the whole array" in clue(whole, want)
+
+
+def test_right_except_where_the_mask_hides_every_key():
+    mask = np.ones((3, 4), dtype=bool)
+    mask[1] = False
+    want = np.where(mask.any(-1, keepdims=True), softmax(RNG.standard_normal((3, 4))), 0.0)
+    got = want.copy()
+    got[1] = 0.25
+    assert "hides every key" in clue(got, want, inputs={"mask": mask})
+    nan = want.copy()
+    nan[1] = np.nan
+    assert "NaN exactly in the rows where `mask` hides every key" in nan_clue(
+        nan, name="weights", inputs={"mask": mask}
+    )
+
+
+def test_a_slice_of_another_output_is_recognised():
+    outputs = RNG.standard_normal((2, 5, 3))
+    h_last = outputs[:, -1]
+    got = outputs[:, 0]
+    text = clue(got, h_last, name="h_last", expected={"outputs": outputs, "h_last": h_last})
+    assert "first entry of `outputs` along axis 1" in text
+
+
+def test_one_coincidence_is_no_relation():
+    assert clue(np.array([3.0]), np.array([4.0])) is None  # one number: any factor fits
+
+
+def test_shapes_are_said_with_the_signatures_names():
+    text, reason = shape_clue((3, 1), (3,), name="out", named={"T": 3})
+    assert text == "expected (3,) = (T,), got (3, 1) = (T, 1)"
+    assert "extra axis of size 1" in reason
+    text, reason = shape_clue((4, 3), (3, 4), name="weights", named={"T": 3, "S": 4})
+    assert "(S, T)" in text and "another order" in reason
+
+
+def test_cases_tell_a_hard_coded_size_and_an_ignored_input():
+    def case(d, kind="a"):
+        return ("", {"d": d}, {"kind": kind}, {})
+
+    assert "right only when d = 4" in cases_clue([case(4), case(4)], [case(8), case(16)])
+    assert "kind = 'b'" in cases_clue([case(4), case(8)], [case(4, "b")])
+    assert cases_clue([case(4)], [case(8)]) is None  # one right case proves nothing
+
+
+# ------------------------------------------------------------------ exceptions and messages
+
+
+def test_an_exception_of_the_graders_own_code_is_never_the_learners():
+    # A harness written in the grading package (as a chapter's is): its line fails on
+    # what the learner's function returned.
+    names = {}
+    exec(
+        compile("def run(fn, x):\n    return fn(x).sum(dim=7)\n", grading.__file__, "exec"),
+        names,
+    )
+    run = names["run"]
+    grader = Grader(
+        name="harness",
+        signature="f(x)",
+        reference=lambda x: torch.as_tensor(1.0),
+        cases=(Case("a vector", {"x": torch.ones(3)}),),
+    )
+    result = grader.check(functools.partial(run, lambda y: y))
+    assert result.status == "raised an exception"
+    assert "the check could not use what your code returned" in result.message
+    assert "\n  at " not in result.message  # no line of the learner's is blamed
+
+
+def test_a_problem_found_by_the_graders_own_code_is_reported_as_it_is():
+    with pytest.raises(AnswerProblem) as found:
+        returned(torch.ones(2, 3), ("out", "weights"), "your forward")
+    assert "returned a Tensor of shape (2, 3)" in found.value.message
+
+    class OnlyOut(torch.nn.Module):
+        def __init__(self, d_model, d_head):
+            super().__init__()
+            self.W_q = torch.nn.Linear(d_model, d_head, bias=False)
+            self.W_k = torch.nn.Linear(d_model, d_head, bias=False)
+            self.W_v = torch.nn.Linear(d_model, d_head, bias=False)
+
+        def forward(self, x, mask=None):
+            q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+            return torch.softmax(q @ k.transpose(-2, -1) / 2, -1) @ v
+
+    result = check_self_attention_module(OnlyOut)
+    assert result.status == "wrong type"
+    assert "not enough values to unpack" not in result.text
+    assert "return all 2: (out, weights)" in result.diagnosis
+
+
+def test_keep_the_signature_only_when_the_call_itself_failed():
+    result = check_rnn_step(lambda x_t, h_prev, W_ih, W_hh: x_t)
+    assert result.diagnosis.startswith("keep the signature of the exercise")
+
+    def passes_a_bad_argument(x_t, h_prev, W_ih, W_hh, b):
+        return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b, dim=1)  # tanh takes no dim
+
+    result = check_rnn_step(passes_a_bad_argument)
+    assert result.status == "raised an exception"
+    assert "keep the signature" not in (result.diagnosis or "")
+
+
+def test_a_float32_result_says_where_float32_comes_from():
+    def step(x_t, h_prev, W_ih, W_hh, b):
+        out = torch.zeros(x_t.shape[0], W_hh.shape[0])  # float32 by default
+        out += torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+        return out
+
+    result = check_rnn_step(step)
+    assert result.status == "wrong type"
+    assert "torch.zeros" in result.diagnosis and "dtype=" in result.diagnosis
+    assert "no dtype conversions" not in result.diagnosis
+
+
+def test_a_none_gradient_is_not_a_forgotten_return():
+    from attnlab.grading.pipeline import _none_item
+
+    assert "forget" not in _none_item("W_q.weight.grad")
+    assert "no gradient reached it" in _none_item("W_q.weight.grad")
+
+
+def test_nan_from_an_inverted_mask_is_named_as_the_mask():
+    def attention(q, k, v, mask=None):
+        scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = np.where(mask, -np.inf, scores)  # hides the visible keys
+        e = np.exp(scores - scores.max(-1, keepdims=True))
+        weights = e / e.sum(-1, keepdims=True)
+        return weights @ v, weights
+
+    result = check_attention(attention)
+    assert result.status == "NaN or inf"
+    assert "inverted" in result.diagnosis or "wrong way round" in result.diagnosis
+    assert "exp overflowing" not in result.diagnosis
+
+
+def test_a_softmax_over_the_wrong_axis_with_nan_is_named_as_the_axis():
+    def attention_torch(q, k, v, mask=None):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-2)
+        return weights @ v, weights
+
+    result = check_attention_torch(attention_torch)
+    assert "axis" in result.diagnosis or "dim" in result.diagnosis, result.text
+
+
+def test_torch_answers_must_let_gradients_through():
+    def through_numpy(x_t, h_prev, W_ih, W_hh, b):
+        return torch.from_numpy(np.tanh(step(x_t, h_prev, W_ih, W_hh, b).numpy()))
+
+    def step(x_t, h_prev, W_ih, W_hh, b):
+        return x_t @ W_ih.T + h_prev @ W_hh.T + b
+
+    result = check_rnn_step(through_numpy)
+    assert result.status == NO_GRADIENT
+    assert "NumPy" in result.diagnosis
+
+    def detached_bias(x_t, h_prev, W_ih, W_hh, b):
+        return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b.detach())
+
+    result = check_rnn_step(detached_bias)
+    assert result.status == WRONG_GRADIENT
+    assert "`b`" in result.message and "`.detach()`" in result.diagnosis

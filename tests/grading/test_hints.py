@@ -1,0 +1,224 @@
+"""Hints lead, never hand over: no hint, diagnosis or fallback message holds the answer.
+
+For every chapter with exercises, the answer lines of its worked solutions (between
+``### BEGIN SOLUTION`` and ``### END SOLUTION``, read from ``solution_code.json``) are
+compared with every text a learner can be shown before solving the exercise: the notebook's
+``<details>`` hints, each grader's fallback hint, its planted mistakes' diagnoses and its
+fixed error hints, the descriptions of its generated mistakes, and each prediction
+question's hint and wrong-answer diagnoses. A statement of the answer (or its right-hand
+side) must not appear in any of them, compared after normalising:
+
+- spaces, quotes and the module prefixes ``np.``, ``torch.``, ``math.``, ``F.``, ``self.``
+  are dropped (``np.sqrt(d)`` and ``sqrt(d)`` are the same line);
+- and, for statements with at least three operations, every name is replaced by one
+  placeholder (renaming the variables does not make a solution line a hint).
+
+A statement with fewer than two operations (``layers = 0``, ``return n - 1``) is not "the
+solution line": hints may name such steps. For a prediction, the worked answer's expression
+(``0.9**20``) must not appear in its hint or in a wrong answer's diagnosis.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnlab.grading import worked
+from attnlab.grading.questions import Question
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _make_toc():
+    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_toc", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+
+_PREFIX = re.compile(r"\b(?:np|numpy|torch|math|F|nn\.functional|self)\.")
+_OPERATIONS = (ast.Call, ast.BinOp, ast.Subscript, ast.Compare, ast.UnaryOp, ast.BoolOp)
+
+
+def normal(text: str) -> str:
+    """Spaces, quotes, backticks and module prefixes dropped."""
+    text = _PREFIX.sub("", text)
+    return re.sub(r"[\s`'\"]", "", text)
+
+
+def anonymous(text: str) -> str:
+    """:func:`normal`, with every name replaced by ``N``."""
+    return re.sub(r"[A-Za-z_]\w*", "N", normal(text))
+
+
+def _operations(node: ast.AST) -> int:
+    """The operations of an expression (a negative number is a number, not an operation)."""
+    return sum(
+        isinstance(n, _OPERATIONS)
+        and not (isinstance(n, ast.UnaryOp) and isinstance(n.operand, ast.Constant))
+        for n in ast.walk(node)
+    )
+
+
+def prediction_line(answer: str) -> list[str]:
+    """The expression a prediction's worked answer assigns, unless it is a plain literal."""
+    lines = []
+    for node in ast.parse(answer).body:
+        if isinstance(node, ast.Assign) and not isinstance(node.value, (ast.Constant, ast.UnaryOp)):
+            lines.append(ast.unparse(node.value))
+    return lines
+
+
+def answer_lines(source: str) -> list[str]:
+    """The code of every statement of the answer, and of each one's right-hand side."""
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    ranges = worked.answer_lines(source)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+            continue
+        if not any(a <= node.lineno and node.end_lineno <= b for a, b in ranges):
+            continue
+        value = node.value
+        if value is None or _operations(value) < 2:
+            continue
+        found.append(ast.unparse(value))
+    return found
+
+
+def _details(notebook: Path) -> dict[str, list[str]]:
+    """The ``<details>`` hints of each exercise of a solution notebook, by its heading."""
+    nb = nbformat.read(notebook, as_version=4)
+    hints: dict[str, list[str]] = {}
+    heading = "(before the first exercise)"
+    inside_answer = False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        text = cell.source
+        if "<!-- BEGIN SOLUTION -->" in text:
+            inside_answer = "<!-- END SOLUTION -->" not in text
+            continue
+        if inside_answer:
+            inside_answer = "<!-- END SOLUTION -->" not in text
+            continue
+        found = re.search(r"^## (.*)$", text, re.M)
+        if found:
+            heading = found[1]
+        for block in re.findall(r"<details>(.*?)</details>", text, re.S):
+            hints.setdefault(heading, []).append(block)
+    return hints
+
+
+def _grader_texts(exercise) -> list[tuple[str, str]]:
+    """``(where, text)`` for every fixed text a grader or question can show before a pass."""
+    if isinstance(exercise, Question):
+        texts = [("hint", exercise.hint)]
+        texts += [(f"wrong answer {v!r}", d) for v, d in exercise.wrong]
+        return texts
+    grader = getattr(exercise, "values", exercise)
+    texts = [("fallback hint", grader.hint)]
+    texts += [(f"planted mistake {i}", m.diagnosis) for i, m in enumerate(grader.mistakes)]
+    texts += [(f"error hint {s!r}", h) for s, h in grader.error_hints if isinstance(h, str)]
+    texts += [(f"generated mistake {m.key}", m.description) for m in grader.mutants()]
+    return texts
+
+
+def _cases():
+    for chapter in CHAPTERS:
+        code = worked.chapter_code(chapter.number)
+        module = importlib.import_module(chapter.grading_module)
+        yield pytest.param(chapter, code, module, id=f"ch{chapter.number:02d}")
+
+
+def _leaks(lines: list[str], text: str) -> list[str]:
+    plain, anon = normal(text), anonymous(text)
+    found = []
+    for line in lines:
+        if normal(line) in plain:
+            found.append(line)
+        elif _operations(ast.parse(line, mode="eval")) >= 3 and anonymous(line) in anon:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_notebook_hint_holds_an_answer_line(chapter, code, module):
+    lines = [line for source in code.definitions.values() for line in answer_lines(source)]
+    lines += [line for answer in code.answers.values() for line in prediction_line(answer)]
+    problems = []
+    for heading, blocks in _details(ROOT / code.notebook).items():
+        for block in blocks:
+            for line in _leaks(lines, block):
+                problems.append(f"{heading}: a hint holds `{line}`")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_grader_text_holds_an_answer_line(chapter, code, module):
+    problems = []
+    for exercise in module.GRADERS:
+        if isinstance(exercise, Question):
+            lines = prediction_line(code.answers.get(exercise.name, ""))
+        else:
+            grader = getattr(exercise, "values", exercise)
+            name = grader._solution_name() or grader.name
+            source = code.definitions.get(name)
+            lines = answer_lines(source) if source else []
+        for where, text in _grader_texts(exercise):
+            for line in _leaks(lines, text or ""):
+                problems.append(f"{exercise.name}, {where}: holds `{line}`")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_normalisation_sees_through_spaces_prefixes_and_names():
+    line = "torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)"
+    assert _leaks([line], "h_t = tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b), all in torch")
+    assert _leaks([line], "use `np.tanh(x @ A.T + h @ B.T + c)`")
+    assert not _leaks([line], "start with `x_t @ W_ih.T`, shape `(B, I) @ (I, H)`")
+    assert answer_lines(
+        "def f(n):\n    ### BEGIN SOLUTION\n    layers = 0\n    return n - 1\n"
+        "    return (n - 1) // (k - 1)\n    ### END SOLUTION"
+    ) == ["(n - 1) // (k - 1)"]
+
+
+_SECTION = re.compile(r"""section [\"“]([^\"”]+)[\"”]""")
+
+
+def _headings(chapter) -> set[str]:
+    nb = nbformat.read(ROOT / "chapters" / chapter.solutions.name, as_version=4)
+    found = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found |= {
+                line[3:].strip() for line in cell.source.split("\n") if line.startswith("## ")
+            }
+    return {_plain(h) for h in found}
+
+
+def _plain(title: str) -> str:
+    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``."""
+    return re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_a_section_a_hint_points_to_is_one_of_the_chapters(chapter, code, module):
+    texts = [b for blocks in _details(ROOT / code.notebook).values() for b in blocks]
+    for exercise in module.GRADERS:
+        texts += [text or "" for _, text in _grader_texts(exercise)]
+    named = {_plain(m) for text in texts for m in _SECTION.findall(text)}
+    assert named <= _headings(chapter), named - _headings(chapter)
+    if module.GRADERS.mutants_reviewed:
+        assert named, "the reviewed chapters' hints point to the sections that teach the steps"
