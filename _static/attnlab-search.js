@@ -2,7 +2,8 @@
    snippets of text taken from the pages, where a formula is still its TeX source
    ("Why divide by \(\sqrt{d}\)?"): the search page does not typeset them. Here each
    formula becomes readable text ("Why divide by √d?"): in the index's titles before the
-   search runs, and in the text a snippet is cut from. Other pages: nothing to do. */
+   search runs, and in the text a snippet is cut from. Other pages: nothing to do.
+   From disk, no snippets (see below). */
 (function () {
   var GREEK = {
     alpha: "α", beta: "β", gamma: "γ", delta: "δ", epsilon: "ε", varepsilon: "ε",
@@ -132,6 +133,12 @@
       });
       return htmlToText(doc.documentElement.outerHTML, anchor);
     };
+  }
+  // A page opened from disk (file:) may not fetch another page: Sphinx's search would
+  // try, for each result's snippet, and log two errors a result. There, the results are
+  // listed without snippets.
+  if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+    DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
   }
   window.attnlabReadableTeX = readable;  // for the browser test
   if (document.readyState === "loading") {

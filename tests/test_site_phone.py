@@ -172,6 +172,20 @@ def test_every_text_has_a_contrast_of_4_5_to_1(reader: Any, any_page: Path, dark
     assert low == [], f"{len(low)} texts under {MIN_CONTRAST}:1, e.g. {low[:5]}"
 
 
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize(
+    "name",
+    ["intro.html", "chapters/07_transformer.html", "exercises/02_similarity.html"],
+)
+def test_texts_have_a_contrast_of_4_5_to_1_on_a_phone(reader: Any, site: Path, name, dark):
+    """The phone's own layout too: its header buttons, stacked tables, the score table."""
+    page = _open(reader, site / name, PHONE, dark)
+    texts = page.evaluate(CONTRAST)
+    assert len(texts) >= 10, f"only {len(texts)} texts found"
+    low = sorted(t for t in texts if t[0] < MIN_CONTRAST)
+    assert low == [], f"{len(low)} texts under {MIN_CONTRAST}:1, e.g. {low[:5]}"
+
+
 def test_the_score_table_and_checks_are_readable_in_dark_mode(reader: Any, site: Path):
     """The case that was invisible (1.01:1): the exercise names in the score table."""
     page = _open(reader, site / "exercises" / "02_similarity.html", DESKTOP, dark=True)
@@ -324,13 +338,14 @@ def http_site(site: Path) -> Iterator[str]:
     server.shutdown()
 
 
-def _served(browser: Any, width: int = DESKTOP) -> tuple[Any, Any]:
+def _served(browser: Any, width: int = DESKTOP, dark: bool = False) -> tuple[Any, Any]:
     phone = width < 600
     context = browser.new_context(
         viewport={"width": width, "height": 844 if phone else 900},
         device_scale_factor=3 if phone else 1,
         has_touch=phone,
         is_mobile=phone,
+        color_scheme="dark" if dark else "light",
     )
     errors: list[str] = []
     page = context.new_page()
@@ -359,6 +374,40 @@ def test_search_results_show_no_raw_tex(browser: Any, http_site: str, query: str
         assert raw_findings(texts) == [], raw_findings(texts)[:5]
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_search_results_have_a_contrast_of_4_5_to_1(browser, http_site: str, width, dark):
+    context, page = _served(browser, width, dark)
+    try:
+        page.goto(f"{http_site}/search.html?q=softmax", wait_until="load")
+        page.wait_for_function(_SEARCH_DONE, timeout=15000)
+        page.evaluate(_READY)
+        texts = page.evaluate(CONTRAST)
+        snippets = [t for t in texts if t[2].startswith("p.context")]
+        assert len(snippets) >= 20, f"only {len(snippets)} snippets"
+        low = sorted(t for t in texts if t[0] < MIN_CONTRAST)
+        assert low == [], f"{len(low)} texts under {MIN_CONTRAST}:1, e.g. {low[:5]}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_search_from_disk_finds_pages_and_logs_no_error(reader: Any, site: Path, width: int):
+    """A page opened from disk may not fetch another: the results come without snippets,
+    and without the two console errors a result that Sphinx's search would log."""
+    r = reader(width)
+    r.page.goto((site / "search.html").as_uri() + "?q=softmax", wait_until="load")
+    r.page.wait_for_function(
+        "() => /found|did not match/.test("
+        "(document.querySelector('#search-results .search-summary') || {}).textContent)",
+        timeout=15000,
+    )
+    r.page.wait_for_timeout(500)  # a snippet's fetch would fail by now
+    found = r.page.locator("#search-results li").count()
+    assert found >= 20, f"'softmax' found on {found} pages"
+    assert (r.errors, r.blocked) == ([], []), (r.errors[:3], r.blocked[:3])
 
 
 @pytest.mark.parametrize(
