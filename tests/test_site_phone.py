@@ -437,15 +437,22 @@ SEARCH_CONTROLS = """() => [...document.querySelectorAll(
     "form.bd-search input, .search-button__button, .search-button-field")]
   .filter((e) => e.checkVisibility() && e.getBoundingClientRect().width > 0
                  && !e.closest("dialog:not([open])"))
-  .map((e) => e.tagName.toLowerCase() + "." + String(e.className).split(" ").join("."))"""
+  .map((e) => { const r = e.getBoundingClientRect();
+                return [e.tagName.toLowerCase() + "." + String(e.className).split(" ").join("."),
+                        r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth]; })"""
 
 
 @pytest.mark.parametrize("width", [PHONE, DESKTOP])
-@pytest.mark.parametrize("name", ["chapters/02_similarity.html", "search.html"])
+@pytest.mark.parametrize(
+    "name", ["chapters/02_similarity.html", "chapters/07_transformer.html", "search.html"]
+)
 def test_one_search_field_per_page(reader: Any, site: Path, width: int, name: str) -> None:
+    """One search control, in view when the page opens (the sidebar's field was scrolled
+    out of view on a desktop with the sidebar, to show the page's entry)."""
     page = _open(reader, site / name, width)
     controls = page.evaluate(SEARCH_CONTROLS)
     assert len(controls) == 1, f"{len(controls)} search controls: {controls}"
+    assert controls[0][1], f"the search control is out of view: {controls[0][0]}"
     header = page.locator("header.bd-header")
     if width == DESKTOP and header.count():
         box = header.bounding_box()
