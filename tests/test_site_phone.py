@@ -505,9 +505,11 @@ def test_exercise_and_solution_titles_follow_one_rule(site: Path) -> None:
 def test_citations_follow_one_style(site: Path) -> None:
     """(Author, year) everywhere: the chapters write it so, the bibliography's citations too."""
     bracketed = re.compile(r"\[[A-Z][^\]\[]{0,40}(?:et al\.)?,? \d{4}\]")
+    after_comma = re.compile(r",\s*\([A-Z][^()]{0,40}, \d{4}\)")  # "an equation, (X, 2017)"
     for path in _pages(site):
         text = re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8"))
         assert not bracketed.search(text), f"{path.name}: {bracketed.search(text)[0]}"
+        assert not after_comma.search(text), f"{path.name}: {after_comma.search(text)[0]}"
     intro = re.sub(r"<[^>]+>", "", (site / "intro.html").read_text(encoding="utf-8"))
     assert "(Vaswani et al., 2017)" in intro
 
