@@ -119,6 +119,13 @@ EXCLUDED = {
     "recall.compare_recall": _CPU_RUN,
     "recall.write_recall_curves": _CPU_RUN,
     "recall.stored_recall_curves": "loads stored curves (JSON numbers) shipped with the package",
+    "recall.recall_over_seeds": _CPU_RUN,
+    "recall.write_recall_seeds": _CPU_RUN,
+    "recall.stored_recall_seeds": "loads stored accuracies (numbers) shipped with the package",
+    "heads.roles_over_seeds": _CPU_RUN,
+    "heads.write_head_roles": _CPU_RUN,
+    "heads.stored_head_roles": "loads stored weights and accuracies (NumPy numbers) shipped "
+    "with the package",
     "train.train_adder": _CPU_RUN,
     "train.write_stored_adder": _CPU_RUN,
     "train.stored_adder": "loads the stored adder onto the CPU (map_location='cpu'); "
@@ -652,6 +659,12 @@ def _prepare_head_roles() -> Callable[[], Any]:
     return functools.partial(heads.head_roles, model, ids_(B, 5, device=CPU))
 
 
+def _prepare_accuracy_without_heads() -> Callable[[], Any]:
+    torch.manual_seed(0)
+    model = heads.OneLayerAttention(4, 6, D, H).eval()
+    return functools.partial(heads.accuracy_without_heads, model, ids_(B, 5, device=CPU), [1])
+
+
 def _prepare_radius() -> Callable[[], Any]:
     torch.manual_seed(0)
     net = attnlab.VanillaRNN(3, D)
@@ -743,6 +756,13 @@ NEED_VALUES = [
         [],
         "returns NumPy weights",
         check=lambda r: r["previous"].shape == r["first"].shape == (H,),
+    ),
+    Case(
+        "heads.accuracy_without_heads",
+        _prepare_accuracy_without_heads,
+        [],
+        "returns a float",
+        check=_is_probability,
     ),
     Case(
         "rnn.spectral_radius",

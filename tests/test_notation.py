@@ -102,6 +102,14 @@ RULES = [
         "(B, T, D), (3D, D) and the embedding matrix $E$",
     ),
     Rule(
+        "D_s",
+        "D with a subscript, e.g. a diagonal matrix D_s (D is the model width: write Lambda_s)",
+        r"(?<![\\\w])D_(?:\{[^{}]*\}|\w)",
+        "math",
+        r"$D_s = \mathrm{diag}(\tanh')$",
+        r"$D$, $D/H$, $\Lambda_s = \mathrm{diag}(\tanh')$, $d_{ff}$, $W_h^O$",
+    ),
+    Rule(
         "distance d",
         "d for a distance (write Δ)",
         r"\bdistances? \$?d\$?(?![\w-])|\$d\$ (?:steps|tokens|positions) (?:apart|back|after|before)",

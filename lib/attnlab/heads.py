@@ -19,8 +19,12 @@ Taught in: chapters/04_multihead.ipynb
 
 from __future__ import annotations
 
+import copy
+import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,14 +37,19 @@ from .multihead import MultiHeadAttention
 from .train import train
 
 __all__ = [
+    "HEAD_SEEDS",
     "IGNORE",
     "OneLayerAttention",
+    "accuracy_without_heads",
     "decode_pair",
     "first_and_previous_batch",
     "first_and_previous_batches",
     "handset_heads",
     "head_roles",
+    "roles_over_seeds",
+    "stored_head_roles",
     "train_heads_model",
+    "write_head_roles",
 ]
 
 IGNORE = 0
@@ -246,12 +255,8 @@ def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]
 
     Taught in: chapters/04_multihead.ipynb
     """
-    n = model.n_symbols
     logits = model(inputs)  # (B, T, n² + 1)
     weights = model.weights  # (B, H, T, T)
-    first = inputs[:, :1] * n  # (B, 1)
-    targets = 1 + first + torch.roll(inputs, 1, dims=1)  # (B, T)
-    right = logits.argmax(-1)[:, 1:] == targets[:, 1:]  # (B, T - 1)
     T = inputs.shape[1]
     rows = torch.arange(2, T, device=weights.device)
     previous = weights[:, :, rows, rows - 1].mean(dim=(0, 2))  # (H,)
@@ -259,5 +264,179 @@ def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]
     return {
         "previous": to_numpy(previous),
         "first": to_numpy(first_w),
-        "accuracy": right.float().mean().item(),
+        "accuracy": _accuracy(logits, inputs, model.n_symbols),
     }
+
+
+def _accuracy(logits: torch.Tensor, inputs: torch.Tensor, n: int) -> float:
+    """Fraction of positions ``t >= 1`` whose predicted pair (first, previous) is right."""
+    targets = 1 + inputs[:, :1] * n + torch.roll(inputs, 1, dims=1)  # (B, 1) + (B, T) -> (B, T)
+    right = logits.argmax(-1)[:, 1:] == targets[:, 1:]  # (B, T - 1)
+    return right.float().mean().item()
+
+
+@torch.no_grad()
+def accuracy_without_heads(
+    model: OneLayerAttention, inputs: torch.Tensor, removed: Sequence[int]
+) -> float:
+    """The accuracy of ``model`` when the heads ``removed`` contribute nothing.
+
+    Head ``h``'s answer reaches the output only through its block of ``W^O``, the rows
+    ``h d .. (h+1) d - 1`` that multiply its ``d`` features of the concatenation
+    (``Concat(...) W^O = sum_h head_h W^O_h``). Zeroing that block removes the head and
+    nothing else; the other heads, the residual path and the read-out are untouched. The
+    model itself is left as it was (a copy is changed).
+
+    Args:
+        model: a trained :class:`OneLayerAttention`.
+        inputs: ``(B, T)`` symbols, e.g. from :func:`first_and_previous_batch`.
+        removed: the heads to remove, numbered from 0 (may be empty).
+
+    Returns:
+        The fraction of positions ``t >= 1`` where the predicted pair is right, as
+        :func:`head_roles` counts it.
+
+    Raises:
+        ValueError: a head number outside ``0 .. H - 1``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    H, d = model.attn.n_heads, model.attn.d_head
+    removed = [check_int(h, "head", low=0, high=H - 1) for h in removed]
+    pruned = copy.deepcopy(model)
+    for h in removed:
+        # nn.Linear stores W^O transposed, (out, in): head h's rows of W^O are these columns
+        pruned.attn.W_o.weight[:, h * d : (h + 1) * d] = 0
+    return _accuracy(pruned(inputs), inputs, model.n_symbols)
+
+
+# --- the spread over seeds -------------------------------------------------------------------
+
+HEAD_SEEDS: dict[str, Any] = {
+    "n_heads": [1, 2, 4],
+    "seeds": list(range(10)),
+    "d_model": 16,
+    "test_size": 1000,
+    "test_rng": 1,
+}
+"""The arguments of the :func:`roles_over_seeds` call whose results :func:`stored_head_roles`
+returns: :func:`train_heads_model` with its defaults for each head count and seed, measured
+on the chapter's test batch (``first_and_previous_batch(1000, rng=1)``)."""
+
+_ROLES_FILE = "head_roles.txt"
+
+
+def roles_over_seeds(
+    n_heads: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    d_model: int = 16,
+    test_size: int = 1000,
+    test_rng: int = 1,
+) -> dict[int, dict[int, dict[str, Any]]]:
+    """:func:`head_roles` of a model trained with each head count and each seed.
+
+    Which head takes which relation, and whether the heads divide the work at all, depends
+    on the initial weights and the batches: one seed shows one outcome. Training the same
+    model with several seeds shows which outcomes are typical.
+
+    Args:
+        n_heads: head counts to train.
+        seeds: seeds for :func:`train_heads_model`.
+        d_model: the model width.
+        test_size, test_rng: the test batch, ``first_and_previous_batch(test_size,
+            rng=test_rng)``.
+
+    Returns:
+        ``{H: {seed: head_roles(...)}}``, each with ``"previous"`` and ``"first"`` as
+        ``(H,)`` NumPy arrays and ``"accuracy"``.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    test_x, _ = first_and_previous_batch(test_size, rng=test_rng)
+    return {
+        H: {
+            seed: head_roles(train_heads_model(H, d_model=d_model, seed=seed)[0], test_x)
+            for seed in seeds
+        }
+        for H in n_heads
+    }
+
+
+def write_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dict[str, Any]]]:
+    """Run ``roles_over_seeds(**HEAD_SEEDS)`` and store it as a text table.
+
+    Trains 30 small models (about half a minute on one thread). Run it after changing
+    :data:`HEAD_SEEDS` or the training: ``python -c "import attnlab.heads as h;
+    h.write_head_roles()"``.
+
+    Args:
+        path: where to write (default: the package's data file ``head_roles.txt``, which
+            :func:`stored_head_roles` reads).
+
+    Returns:
+        What :func:`roles_over_seeds` returned.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    roles = roles_over_seeds(**HEAD_SEEDS)
+    lines = [
+        "# attnlab.heads.roles_over_seeds(**settings): for each head count H and seed, the",
+        "# accuracy, then each head's mean weight on the previous token, then on the first.",
+        "# Written by attnlab.heads.write_head_roles(); tests/test_heads.py checks it.",
+        "settings " + json.dumps(HEAD_SEEDS, separators=(",", ":")),
+    ]
+    for H, by_seed in roles.items():
+        for seed, r in by_seed.items():
+            numbers = [r["accuracy"], *r["previous"].tolist(), *r["first"].tolist()]
+            lines.append(f"{H} {seed} " + " ".join(repr(round(x, 6)) for x in numbers))
+    if path is None:
+        path = Path(__file__).with_name("data_files") / _ROLES_FILE
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return roles
+
+
+def stored_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dict[str, Any]]]:
+    """What ``roles_over_seeds(**HEAD_SEEDS)`` returned, read from the stored table.
+
+    The numbers of the machine that wrote the table (rounded to 6 decimals), without the
+    half minute of training; tests/test_heads.py trains some of them again.
+
+    Args:
+        path: a table written by :func:`write_head_roles` (default: the package's).
+
+    Returns:
+        ``{H: {seed: {"previous": (H,), "first": (H,), "accuracy": float}}}``.
+
+    Raises:
+        ValueError: the table was written for other settings than :data:`HEAD_SEEDS`
+            (regenerate it with :func:`write_head_roles`), or is malformed.
+
+    Taught in: chapters/04_multihead.ipynb
+    """
+    if path is None:
+        text = resources.files("attnlab.data_files").joinpath(_ROLES_FILE).read_text("utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    if not lines or not lines[0].startswith("settings "):
+        raise ValueError("a table of head roles starts with a settings line")
+    if json.loads(lines[0].removeprefix("settings ")) != HEAD_SEEDS:
+        raise ValueError(
+            "the stored head roles were computed with other settings than HEAD_SEEDS: "
+            "regenerate them with write_head_roles()"
+        )
+    roles: dict[int, dict[int, dict[str, Any]]] = {H: {} for H in HEAD_SEEDS["n_heads"]}
+    for line in lines[1:]:
+        H, seed, *numbers = line.split()
+        if int(H) not in roles or len(numbers) != 1 + 2 * int(H):
+            raise ValueError(f"malformed row in the table of head roles: {line[:40]} ...")
+        values = [float(x) for x in numbers]
+        roles[int(H)][int(seed)] = {
+            "accuracy": values[0],
+            "previous": np.array(values[1 : 1 + int(H)]),
+            "first": np.array(values[1 + int(H) :]),
+        }
+    if any(list(by_seed) != HEAD_SEEDS["seeds"] for by_seed in roles.values()):
+        raise ValueError("the table of head roles does not hold every seed of HEAD_SEEDS")
+    return roles

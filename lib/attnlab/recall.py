@@ -35,6 +35,7 @@ from ._validate import check_device, describe, positive_int, positive_number
 from .attention import scaled_dot_product_attention
 
 __all__ = [
+    "SEED_SWEEP",
     "STORED_SWEEP",
     "AttentionRecaller",
     "RecallCurve",
@@ -42,9 +43,13 @@ __all__ = [
     "compare_recall",
     "question_id",
     "recall_batch",
+    "recall_over_seeds",
+    "same_outcome",
     "stored_recall_curves",
+    "stored_recall_seeds",
     "train_recall",
     "write_recall_curves",
+    "write_recall_seeds",
 ]
 
 _CELLS = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
@@ -374,6 +379,50 @@ def compare_recall(
     return results
 
 
+LEARNED = 0.9
+"""The accuracy at which a recall model counts as having learned the task."""
+CHANCE_AT_MOST = 0.2
+"""The highest final accuracy that counts as "near chance" (chance is 1/8 = 0.125)."""
+STEP_MARGIN = 20
+"""How many training steps (two measurements) a retrained curve may reach 90% away from the
+stored one and still tell the same story."""
+
+
+def same_outcome(fresh: RecallCurve, stored: RecallCurve) -> bool:
+    """Whether a retrained curve tells the stored curve's story: the outcome, not the digits.
+
+    The training is seeded and single-threaded, so one machine repeats it exactly; another
+    CPU's SIMD kernels or another PyTorch round differently, a score can cross a threshold
+    one measurement earlier or later, and a curve can shift by a grading or two. So two
+    curves of one model and distance agree when both end at :data:`LEARNED` (90%) or above
+    and first reached it within :data:`STEP_MARGIN` steps of each other, or when both end
+    below :data:`CHANCE_AT_MOST`. A training that is slower or faster by a learning rate off
+    by ten misses those margins.
+
+    Args:
+        fresh: a curve just trained.
+        stored: the stored curve of the same model and distance.
+
+    Returns:
+        ``True`` when the two tell the same story.
+
+    Raises:
+        ValueError: the curves are of different models, distances or measured steps.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    if (fresh.model, fresh.distance, fresh.steps) != (stored.model, stored.distance, stored.steps):
+        raise ValueError(
+            f"compare curves of one model, distance and schedule: {fresh.model} at "
+            f"{fresh.distance} against {stored.model} at {stored.distance}"
+        )
+    if (fresh.final >= LEARNED) != (stored.final >= LEARNED):
+        return False
+    if stored.final >= LEARNED:  # both learned: about as fast?
+        return abs(fresh.steps_to(LEARNED) - stored.steps_to(LEARNED)) <= STEP_MARGIN
+    return max(fresh.final, stored.final) < CHANCE_AT_MOST  # neither: both near chance?
+
+
 # --- the stored sweep of chapter 1 -----------------------------------------------------------
 
 STORED_SWEEP: dict[str, object] = {
@@ -480,3 +529,142 @@ def stored_recall_curves(path: str | Path | None = None) -> dict[str, list[Recal
     if any([c.distance for c in row] != STORED_SWEEP["distances"] for row in curves.values()):
         raise ValueError("the recall table does not hold every distance of STORED_SWEEP")
     return curves
+
+
+# --- the spread over seeds -------------------------------------------------------------------
+
+SEED_SWEEP: dict[str, object] = {
+    "distances": [1, 2, 4, 8, 16, 32, 64],
+    "models": ["rnn", "attention"],
+    "seeds": list(range(10)),
+    "n_symbols": 8,
+    "hidden": 16,
+    "steps": 150,
+    "batch_size": 32,
+    "lr": 0.01,
+    "eval_every": 10,
+    "n_eval": 256,
+}
+"""The arguments of the :func:`recall_over_seeds` call whose results
+:func:`stored_recall_seeds` returns: :data:`STORED_SWEEP` trained again with ten seeds
+(seed 0 is :data:`STORED_SWEEP` itself)."""
+
+_SEEDS_FILE = "recall_seeds.txt"
+
+
+def recall_over_seeds(
+    seeds: Sequence[int],
+    distances: Sequence[int],
+    *,
+    models: Sequence[str] = ("rnn", "attention"),
+    **compare_kwargs: object,
+) -> dict[str, dict[int, list[float]]]:
+    """Final test accuracy of :func:`compare_recall` for every seed: how much one seed says.
+
+    One seed's curves can sit on either side of a threshold by luck: the initial weights,
+    the batches and the test set all come from the seed. Training the same sweep with
+    several seeds shows which outcomes hold for every seed and which depend on it.
+
+    Args:
+        seeds: the seeds to train with (each seeds weights, batches and test set).
+        distances: the recall distances.
+        models: as for :func:`compare_recall`.
+        compare_kwargs: the other arguments of :func:`compare_recall` (``steps``, ...).
+
+    Returns:
+        ``{kind: {distance: [final accuracy for each seed, in the order of seeds]}}``.
+
+    Raises:
+        ValueError: no seeds, or what :func:`compare_recall` refuses.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    distances = list(distances)
+    finals: dict[str, dict[int, list[float]]] = {
+        kind: {distance: [] for distance in distances} for kind in models
+    }
+    for seed in seeds:
+        curves = compare_recall(distances, models=models, seed=seed, **compare_kwargs)  # type: ignore[arg-type]
+        for kind in models:
+            for curve in curves[kind]:
+                finals[kind][curve.distance].append(curve.final)
+    return finals
+
+
+def write_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, list[float]]]:
+    """Run ``recall_over_seeds(**SEED_SWEEP)`` and store the final accuracies as a text table.
+
+    Trains 140 models (about half a minute on one thread). Run it after changing
+    :data:`SEED_SWEEP` or the training code:
+    ``python -c "import attnlab.recall as r; r.write_recall_seeds()"``.
+
+    Args:
+        path: where to write (default: the package's data file ``recall_seeds.txt``, which
+            :func:`stored_recall_seeds` reads).
+
+    Returns:
+        The final accuracies written, as :func:`recall_over_seeds` returns them.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    finals = recall_over_seeds(**SEED_SWEEP)  # type: ignore[arg-type]
+    lines = [
+        "# Final test accuracy of attnlab.recall.recall_over_seeds(**settings): one row per",
+        "# model and distance, one column per seed. Written by",
+        "# attnlab.recall.write_recall_seeds(); tests/test_recall.py checks it.",
+        "settings " + json.dumps(SEED_SWEEP, separators=(",", ":")),
+    ]
+    for kind, by_distance in finals.items():
+        for distance, values in by_distance.items():
+            lines.append(f"{kind} {distance} " + " ".join(repr(a) for a in values))
+    if path is None:
+        path = Path(__file__).with_name("data_files") / _SEEDS_FILE
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return finals
+
+
+def stored_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, list[float]]]:
+    """The final accuracies of ``recall_over_seeds(**SEED_SWEEP)``, read from the stored table.
+
+    What :func:`recall_over_seeds` returned on the machine that wrote the table, without
+    the half minute of training; tests/test_recall.py trains some of it again.
+
+    Args:
+        path: a table written by :func:`write_recall_seeds` (default: the package's).
+
+    Returns:
+        ``{kind: {distance: [final accuracy for each seed of SEED_SWEEP]}}``.
+
+    Raises:
+        ValueError: the table was written for other settings than :data:`SEED_SWEEP`
+            (regenerate it with :func:`write_recall_seeds`), or is malformed.
+
+    Taught in: chapters/01_why_attention.ipynb
+    """
+    if path is None:
+        text = resources.files("attnlab.data_files").joinpath(_SEEDS_FILE).read_text("utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    if not lines or not lines[0].startswith("settings "):
+        raise ValueError("a table of recall seeds starts with a settings line")
+    settings = json.loads(lines[0].removeprefix("settings "))
+    if settings != SEED_SWEEP:
+        raise ValueError(
+            f"the stored recall seeds were computed with {settings}, not SEED_SWEEP = "
+            f"{SEED_SWEEP}: regenerate them with write_recall_seeds()"
+        )
+    kinds: list[str] = SEED_SWEEP["models"]  # type: ignore[assignment]
+    distances: list[int] = SEED_SWEEP["distances"]  # type: ignore[assignment]
+    n_seeds = len(SEED_SWEEP["seeds"])  # type: ignore[arg-type]
+    finals: dict[str, dict[int, list[float]]] = {kind: {} for kind in kinds}
+    for kind, distance, *values in (line.split() for line in lines[1:]):
+        if kind not in finals or len(values) != n_seeds:
+            raise ValueError(f"malformed row in the table of recall seeds: {kind} {distance} ...")
+        finals[kind][int(distance)] = [float(a) for a in values]
+    if any(list(row) != distances for row in finals.values()):
+        raise ValueError("the table of recall seeds does not hold every distance of SEED_SWEEP")
+    return finals

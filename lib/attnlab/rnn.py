@@ -11,11 +11,11 @@ from that one line, and this module measures each:
    grows geometrically when ``ρ > 1`` and the nonlinearity does not saturate
    (:func:`gradient_norm_vs_distance`, :func:`set_recurrent_radius`).
 2. **Time is sequential.** Step ``t`` needs ``h_{t-1}``: ``T`` steps one after another,
-   where attention compares all positions in one batched matrix product
+   where attention compares all positions in two large matrix products
    (:func:`sequential_vs_parallel_time`).
 3. **Long paths.** Information from position ``i`` reaches position ``j`` through
    ``|i - j|`` steps; convolutions need a stack of layers; self-attention connects any two
-   positions directly (:func:`path_lengths`, Table 1 of Vaswani et al.).
+   positions directly (:func:`path_lengths`, Table 1 and Section 4 of Vaswani et al.).
 
 What attention pays instead, a ``T × T`` score matrix, is measured by
 :func:`attention_cost`; the trained comparison on a recall task is in :mod:`attnlab.recall`.
@@ -341,15 +341,20 @@ def sequential_vs_parallel_time(
     r"""Time of an RNN's ``T`` sequential steps vs self-attention over all ``T`` positions.
 
     For each length ``T`` the same random input ``x`` of shape ``(batch, T, d)`` goes through
-    a :class:`VanillaRNN` (``T`` steps, each waiting for the last) and through
-    :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
-    (``softmax(x xᵀ / √d) x``: two matrix products that treat all positions at once).
-    Attention does *more* arithmetic (``T² d`` against the RNN's ``T d²``) yet, being
-    parallel, usually takes less time. Each timing is the median of ``repeats`` runs
-    without gradients, the RNN and attention timed in turns after a warm-up
-    (:func:`attnlab.timing.median_seconds_each`), in processor time by default, so that
-    other programs on the machine do not bend the curves. The RNN's weights come from a
-    fixed seed, so the global RNG is left untouched.
+    a :class:`VanillaRNN` (``T`` steps, each waiting for the last, looped in Python), through
+    ``torch.nn.RNN`` with the same weights (the same ``T`` steps, looped in C++), and
+    through :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
+    (``softmax(x xᵀ / √d) x``: two matrix products, each over all positions at once).
+    When ``T > d`` attention does *more* arithmetic (``2 T² d`` multiply-adds against the
+    RNN's ``2 T d²``) yet usually takes less time: a few large products run at the
+    processor's full speed, ``T`` small dependent ones spend most of their time getting
+    started. The two RNNs differ only by the loop: their gap is the cost of Python's work at
+    every step. Each timing is the median of ``repeats`` runs without gradients, the three
+    timed in turns after a warm-up (:func:`attnlab.timing.median_seconds_each`), in
+    processor time by default, so that other programs on the machine do not bend the
+    curves. With ``threads=1`` nothing runs side by side: the measurement compares many
+    small dependent steps with a few large ones, not what several cores would add. The
+    RNN's weights come from a fixed seed, so the global RNG is left untouched.
 
     Args:
         lengths: the sequence lengths ``T`` to time.
@@ -365,7 +370,9 @@ def sequential_vs_parallel_time(
 
     Returns:
         One dict per length: ``{"length": T, "rnn_steps": T, "attention_steps": 1,
-        "rnn_ms": ..., "attention_ms": ..., "ratio": rnn_ms / attention_ms}``.
+        "rnn_ms": ..., "torch_rnn_ms": ..., "attention_ms": ...,
+        "ratio": rnn_ms / attention_ms}`` (``rnn_ms``: :class:`VanillaRNN`;
+        ``torch_rnn_ms``: ``torch.nn.RNN``).
 
     Taught in: chapters/01_why_attention.ipynb (and bench/)
     """
@@ -379,6 +386,10 @@ def sequential_vs_parallel_time(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         rnn = VanillaRNN(d, d).to(device)
+        torch_rnn = nn.RNN(d, d, batch_first=True).to(device)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):  # the same weights
+            getattr(torch_rnn, name + "_l0").copy_(getattr(rnn, name))
     generator = torch.Generator().manual_seed(0)
     # one (B, T, D) input per length, drawn on the CPU (the generator's device), then moved
     inputs = [
@@ -388,18 +399,24 @@ def sequential_vs_parallel_time(
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        return [_time_one_length(rnn, x, repeats, device, clock) for x in inputs]
+        return [_time_one_length(rnn, torch_rnn, x, repeats, device, clock) for x in inputs]
     finally:
         torch.set_num_threads(previous_threads)
 
 
 def _time_one_length(
-    rnn: VanillaRNN, x: torch.Tensor, repeats: int, device: torch.device, clock: str
+    rnn: VanillaRNN,
+    torch_rnn: nn.RNN,
+    x: torch.Tensor,
+    repeats: int,
+    device: torch.device,
+    clock: str,
 ) -> dict[str, float]:
     length = x.shape[1]
     runs = {
-        "rnn": lambda: rnn(x),  # T sequential steps
-        "attention": lambda: scaled_dot_product_attention(x, x, x),  # one parallel product
+        "rnn": lambda: rnn(x),  # T sequential steps, looped in Python
+        "torch_rnn": lambda: torch_rnn(x),  # the same T steps, looped in C++
+        "attention": lambda: scaled_dot_product_attention(x, x, x),  # two large products
     }
     with torch.no_grad():
         seconds = median_seconds_each(runs, repeats, clock=clock, device=device)
@@ -409,6 +426,7 @@ def _time_one_length(
         "rnn_steps": length,
         "attention_steps": 1,
         "rnn_ms": 1e3 * rnn_s,
+        "torch_rnn_ms": 1e3 * seconds["torch_rnn"],
         "attention_ms": 1e3 * attn_s,
         "ratio": rnn_s / attn_s,
     }
@@ -488,13 +506,16 @@ def attention_cost(
 def path_lengths(n: int, kernel_size: int = 3) -> dict[str, int]:
     r"""Maximum number of steps a signal travels between two of ``n`` positions, per layer type.
 
-    As in Table 1 of Vaswani et al. (2017), counted exactly rather than in O-notation:
+    As in Table 1 and Section 4 of Vaswani et al. (2017), counted exactly rather than in
+    O-notation:
 
     - ``"recurrent"``: ``n - 1`` (from the first position to the last, one step at a time);
     - ``"convolution"`` (contiguous kernels of width ``k``, as ConvS2S): each layer widens the
       receptive field by ``k - 1``, so ``ceil((n - 1) / (k - 1))`` layers;
-    - ``"dilated_convolution"`` (dilations ``1, k, k², ...``, as ByteNet): the receptive field
-      is ``k^L`` after ``L`` layers, so ``ceil(log_k n)`` layers;
+    - ``"dilated_convolution"`` (kernels of width ``k`` with dilations ``1, k, k², ...``, an
+      idealised stack): the receptive field is ``k^L`` after ``L`` layers, so
+      ``ceil(log_k n)`` layers. ByteNet's dilations were ``1, 2, 4, 8, 16`` with ``k = 3``,
+      repeated in stacks: logarithmic within one stack's reach, linear beyond it;
     - ``"self_attention"``: 1, every position sees every other directly.
 
     For ``n = 1`` every path has length 0.

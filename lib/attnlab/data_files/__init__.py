@@ -9,6 +9,12 @@
 - ``recall_curves.txt``: the test accuracies of chapter 1's recall sweep
   (:func:`attnlab.recall.stored_recall_curves`, written by
   :func:`attnlab.recall.write_recall_curves`);
+- ``recall_seeds.txt``: the final accuracies of the same sweep over ten seeds
+  (:func:`attnlab.recall.stored_recall_seeds`, written by
+  :func:`attnlab.recall.write_recall_seeds`);
+- ``head_roles.txt``: how the heads of chapter 4's small model divide the work, over ten
+  seeds (:func:`attnlab.heads.stored_head_roles`, written by
+  :func:`attnlab.heads.write_head_roles`);
 - ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
   scores of its training, as ``torch.save`` writes them (:func:`attnlab.train.stored_adder`,
   written by :func:`attnlab.train.write_stored_adder`).

@@ -39,12 +39,14 @@ from ..multihead import MultiHeadAttention
 from ..train import sequence_loss
 from ..transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..transformer import greedy_decode as _greedy_decode
-from .modules import adapt, check_class, check_function
+from .gradients import Recorder, cut_by, require_gradient
+from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .status import NO_GRADIENT, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -60,34 +62,8 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 7's exercises, in the order of the notebook."""
-
-
-# ---- adapters (:mod:`.modules`): a class or a function of a model, as a function of a case
-
-
-def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """``fn`` computed once per distinct input: the references and the planted mistakes.
-
-    They are deterministic, and a failing check runs every planted mistake on every case:
-    the second failing check of a notebook (or a test session) reuses their outputs.
-    """
-    cache: dict[tuple[Any, ...], torch.Tensor] = {}
-
-    def key(a: Any) -> Any:
-        if isinstance(a, torch.Tensor):
-            return (tuple(a.shape), str(a.dtype), a.detach().cpu().numpy().tobytes())
-        return a
-
-    def memoised(*args: Any) -> torch.Tensor:
-        k = tuple(key(a) for a in args)
-        if k not in cache:
-            cache[k] = fn(*args)
-        return cache[k].clone()
-
-    memoised.__name__ = fn.__name__
-    return memoised
 
 
 def _randn(g: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
@@ -222,7 +198,13 @@ LAYER_NORM = GRADERS.add(
         ),
         hint="for each token: the mean and the biased variance over its D features (the "
         "last axis), then the equation's normalisation and scale, step by step; compare each "
-        "step with the statement's formula",
+        "step with the statement's formula (the chapter's section \"Layer normalisation\")",
+        equivalent=(
+            (
+                "swap: x - mu in var = ((x - mu) ** 2).mean(dim=-1, keepdim=True) -> mu - x",
+                "the deviation is squared: (mu - x)² = (x - mu)²",
+            ),
+        ),
         error_hints=(
             (
                 "keepdim",
@@ -267,14 +249,18 @@ def _ffn_cases() -> tuple[Case, ...]:
 
 
 def _reference_ffn(x, W_1, b_1, W_2, b_2):
+    """The course's layer with these weights (``nn.Linear`` stores W_1ᵀ, W_2ᵀ), run with
+    ``functional_call`` so that the output stays differentiable in every argument and the
+    check compares gradients too (a NumPy detour cuts them)."""
     D, d_ff = W_1.shape
-    ffn = FeedForward(D, d_ff).double()  # the course's layer, weights copied in
-    with torch.no_grad():
-        ffn.linear1.weight.copy_(W_1.T)  # nn.Linear stores (out, in): (d_ff, D)
-        ffn.linear1.bias.copy_(b_1)
-        ffn.linear2.weight.copy_(W_2.T)
-        ffn.linear2.bias.copy_(b_2)
-        return ffn(x)
+    ffn = FeedForward(D, d_ff).double()
+    weights = {
+        "linear1.weight": W_1.T,  # (d_ff, D)
+        "linear1.bias": b_1,
+        "linear2.weight": W_2.T,  # (D, d_ff)
+        "linear2.bias": b_2,
+    }
+    return torch.func.functional_call(ffn, weights, (x,))
 
 
 def _ffn(
@@ -331,8 +317,22 @@ FEED_FORWARD = GRADERS.add(
                 "returns only its own output",
                 _ffn(residual=True),
             ),
+            Mistake(
+                "your ReLU is on the output, not on the hidden layer: the non-linearity "
+                "sits between the two linear maps, on x W_1 + b_1; the output stays linear "
+                "(it may be negative)",
+                _ffn(act=lambda h: h, out_act=True),
+            ),
+            Mistake(
+                "you multiplied by W_2ᵀ first and W_1ᵀ second, as if they were nn.Linear "
+                "weights (stored (out, in)): these are plain matrices laid out as in the "
+                "equation, x W_1 (D -> d_ff) then W_2 (d_ff -> D), no transpose",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_2.T + b_1) @ W_1.T + b_2,
+            ),
         ),
-        hint="FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to every token alike",
+        hint="two linear maps with a non-linearity between them, the same for every token; "
+        "which one is it, and where do the biases go? (the chapter's section "
+        '"The position-wise feed-forward network")',
         error_hints=(
             (
                 "cannot be multiplied",
@@ -385,6 +385,15 @@ BLOCK_PARAMETERS = GRADERS.add(
                 "an encoder block has one attention layer and two LayerNorms",
             ),
             (
+                12 * _BLOCK,
+                "that is the whole 12-block encoder: the question asks for one block",
+            ),
+            (
+                _ATTN,
+                "that is the attention layer alone: the block also holds the feed-forward "
+                "network and two LayerNorms",
+            ),
+            (
                 _ATTN + _D * _F + _F + 4 * _D,
                 "that counts one matrix of the feed-forward network: it has two, "
                 "768 -> 3072 and 3072 -> 768",
@@ -422,15 +431,16 @@ def _randomise(layer: nn.Module, seed: int) -> nn.Module:
 
 
 def _torch_layer(kind: type, d_model: int, n_heads: int, d_ff: int, norm_first: bool, seed: int):
-    layer = kind(
-        d_model,
-        n_heads,
-        d_ff,
-        dropout=0.0,
-        batch_first=True,
-        norm_first=norm_first,
-        dtype=torch.float64,
-    )
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        layer = kind(
+            d_model,
+            n_heads,
+            d_ff,
+            dropout=0.0,
+            batch_first=True,
+            norm_first=norm_first,
+            dtype=torch.float64,
+        )
     return _randomise(layer, seed).train()  # train mode (dropout 0): the plain code path
 
 
@@ -493,14 +503,43 @@ def _encoder_cases() -> tuple[Case, ...]:
     )
 
 
+def _with_gradient(block: nn.Module, forward: Callable[[], Any]) -> Any:
+    """The block's output, checked to carry a gradient back to its weights (then detached).
+
+    A block's output that is a tensor without a graph (a ``.detach()``, a NumPy detour, a
+    ``torch.no_grad()`` inside ``forward``) could not be trained: that is reported as the
+    learner's answer (:class:`~.specs.AnswerProblem`), not compared. So is a sub-layer
+    whose weights get no gradient because the graph was cut on the way (a sub-layer left
+    out altogether is a wrong value, diagnosed as such).
+    """
+    recorder = Recorder()
+    with recorder:
+        out = forward()
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
+        return out
+    require_gradient(out, "the block's output", recorder)
+    if recorder.cuts:
+        out.sum().backward(retain_graph=False)
+        for name, part in block.named_children():
+            if any(p.grad is None for p in part.parameters()):
+                raise AnswerProblem(
+                    NO_GRADIENT,
+                    f"no gradient reaches the weights of `self.{name}`",
+                    f"`self.{name}`'s output was cut from the computation by "
+                    f"{cut_by(recorder)}: the block's output has the right numbers but "
+                    "training could not update that sub-layer; keep every step in torch",
+                )
+    return out.detach()
+
+
 def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, mask)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    return _with_gradient(ours, lambda: ours(x, mask))
 
 
-@_memo
+@memoised
 def _reference_encoder(x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -542,6 +581,8 @@ class _PlantedEncoder(_EncoderParts):
             return self.self_attn(h, mask=mask)[0]
 
         n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
+        if bug == "one norm":
+            n2 = n1
         pre = {"always post-LN": False, "always pre-LN": True}.get(bug, self.norm_first)
         if bug == "parallel":
             if pre:
@@ -561,6 +602,29 @@ class _PlantedEncoder(_EncoderParts):
         return n2(self.ffn(x) if bug == "no ffn residual" else x + self.ffn(x))
 
 
+_PAIR = (
+    "the attention layer returns the pair (out, weights): a tensor plus that tuple is "
+    "what failed; the residual connection adds the first element of the pair only"
+)
+_PAIR_HINTS = (
+    ("unsupported operand type(s) for +: 'Tensor' and 'tuple'", _PAIR),
+    ("unsupported operand type(s) for +: 'tuple' and 'Tensor'", _PAIR),
+    ("must be Tensor, not tuple", _PAIR),
+    ("'tuple' object has no attribute", _PAIR),
+)
+
+
+def _masks_hint(message: str) -> str | None:
+    """A mask of the wrong attention: self_mask (T, T) given to the cross-attention, ..."""
+    if "does not broadcast to the scores" not in message:
+        return None
+    return (
+        "a mask that does not fit the scores it was given to: each attention has its own, "
+        "self_mask (T, T) for the self-attention over the target tokens, memory_mask "
+        "(B, 1, 1, S) for the cross-attention, whose scores are (T, S)"
+    )
+
+
 _PARALLEL = (
     "the feed-forward network reads the block's input, not the output of the attention "
     "sub-layer: the two sub-layers run one after the other"
@@ -570,7 +634,7 @@ _PARALLEL = (
 def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_encoder, cls))
+    return memoised(adapt(_run_encoder, cls))
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -630,10 +694,19 @@ ENCODER_BLOCK = GRADERS.add(
                 "mask inverted",
             ),
             *_encoder_mistakes(_PARALLEL, "parallel"),
+            *_encoder_mistakes(
+                "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
+                "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
+                "network",
+                "one norm",
+            ),
         ),
-        hint="post-LN: x = norm1(x + attn(x)), then x = norm2(x + ffn(x)); pre-LN: "
-        "x = x + attn(norm1(x)), then x = x + ffn(norm2(x)); the attention gets the mask",
-        error_hints=_BUILD_HINTS,
+        hint="two sub-layers in a row, each with a residual connection and a LayerNorm; "
+        "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
+        "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
+        error_hints=(*_BUILD_HINTS, *_PAIR_HINTS),
+        solution="MyEncoderBlock",
+        wrap=lambda cls: adapt(_run_encoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -735,12 +808,12 @@ def _decoder_cases() -> tuple[Case, ...]:
 
 def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, memory, self_mask, memory_mask)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    return _with_gradient(ours, lambda: ours(x, memory, self_mask, memory_mask))
 
 
-@_memo
+@memoised
 def _reference_decoder(x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -821,7 +894,7 @@ _QUERIES_FROM_MEMORY = (
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_decoder, cls))
+    return memoised(adapt(_run_decoder, cls))
 
 
 def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -877,10 +950,18 @@ DECODER_BLOCK = GRADERS.add(
                 _planted_decoder("always post-LN"),
             ),
         ),
-        hint="three sub-layers, each wrapped like the encoder's: self-attention on x with "
-        "self_mask; cross-attention with queries from x and keys and values from memory, "
-        "masked by memory_mask; the feed-forward network",
-        error_hints=(*_BUILD_HINTS, ("must match the size of tensor", _QUERIES_FROM_MEMORY)),
+        hint="three sub-layers, each wrapped like the encoder's; for each attention, ask "
+        "where its queries come from, where its keys and values come from, and which mask "
+        "it gets (the chapter's section \"The decoder block: masked self-attention and "
+        'cross-attention")',
+        error_hints=(
+            *_BUILD_HINTS,
+            *_PAIR_HINTS,
+            ("must match the size of tensor", _QUERIES_FROM_MEMORY),
+            ("does not broadcast to the scores", _masks_hint),
+        ),
+        solution="MyDecoderBlock",
+        wrap=lambda cls: adapt(_run_decoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -904,25 +985,53 @@ def check_decoder_block(cls: Any) -> CheckResult:
 # ---- the small models of 7.7 and 7.8 -----------------------------------------------------
 
 _VOCAB = 12
-_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5))
-"""``(seed, EOS bias)`` of each small model: untrained, but biased towards EOS so that rows
-end at different steps (the tests check the cases cover early ends and unfinished rows)."""
+_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5), (14, 0.0, (9, 10, 11)))
+"""``(seed, EOS bias[, (pad, BOS, EOS ids)])`` of each small model: untrained, but biased
+towards EOS so that rows end at different steps (the tests check the cases cover early
+ends and unfinished rows). The last one gives the special tokens other ids than the
+course's 0, 1, 2 (which are then ordinary tokens), so that an answer that writes those
+numbers instead of ``model.pad_id``, ``pad_id``, ``bos_id`` or ``eos_id`` is told apart."""
 
 
-def _small_model(index: int) -> EncoderDecoder:
+def _vocab(index: int) -> int:
+    """The vocabulary size of the ``index``-th small model: 14 for the one with other ids
+    (a size written as 12 is told apart), 12 for the others."""
+    return _VOCAB + 2 if len(_MODELS[index]) > 2 else _VOCAB
+
+
+def _ids(index: int) -> tuple[int, int, int]:
+    """``(pad, BOS, EOS)`` ids of the ``index``-th small model."""
+    found = _MODELS[index]
+    return found[2] if len(found) > 2 else (PAD_ID, BOS_ID, EOS_ID)
+
+
+def _tokens(index: int, g: torch.Generator, *shape: int) -> torch.Tensor:
+    """Random ordinary tokens (no special id) for the ``index``-th small model."""
+    special = _ids(index)
+    ordinary = torch.tensor([i for i in range(_vocab(index)) if i not in special])
+    return ordinary[torch.randint(0, len(ordinary), shape, generator=g)]
+
+
+def _small_model(index: int, dropout: float = 0.0) -> EncoderDecoder:
     """The ``index``-th seeded, untrained float64 :class:`EncoderDecoder` the graders use.
 
-    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first), D = 16, 2 heads,
-    one layer each side, ``max_len`` 12; its output bias never picks PAD or BOS.
+    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first; see :func:`_vocab` and
+    :func:`_ids` for the last model), D = 16, 2 heads, one layer each side, ``max_len``
+    12; its output bias never picks PAD or BOS. It is returned in training mode: with a
+    ``dropout``, a decoder that does not switch it to ``eval()`` draws other tokens.
     """
-    seed, eos_bias = _MODELS[index]
+    seed, eos_bias = _MODELS[index][:2]
+    pad, bos, eos = _ids(index)
     torch.manual_seed(seed)
-    config = TransformerConfig(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12)
-    model = EncoderDecoder(_VOCAB, _VOCAB, config).double()
+    config = TransformerConfig(
+        d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12, dropout=dropout
+    )
+    vocab = _vocab(index)
+    model = EncoderDecoder(vocab, vocab, config, pad_id=pad).double()
     with torch.no_grad():
-        model.to_logits.bias[EOS_ID] += eos_bias
-        model.to_logits.bias[PAD_ID] -= 10.0
-        model.to_logits.bias[BOS_ID] -= 10.0
+        model.to_logits.bias[eos] += eos_bias
+        model.to_logits.bias[pad] -= 10.0
+        model.to_logits.bias[bos] -= 10.0
     return model
 
 
@@ -944,14 +1053,25 @@ def _greedy_cases() -> tuple[Case, ...]:
         Case("every row ends early", {"src": src(4, 6), "max_len": 8, "model": 2}),
         Case("padded sources", {"src": padded, "max_len": 9, "model": 3}),
         Case("max_len 4, no row ends", {"src": src(2, 5), "max_len": 4, "model": 4}),
+        Case(
+            "padding id 9, BOS 10, EOS 11 (0, 1 and 2 are ordinary tokens here)",
+            {"src": _tokens(5, g, 4, 6), "max_len": 10, "model": 5},
+        ),
     )
 
 
 def _run_greedy(fn, src, max_len, model):
-    return fn(_small_model(model), src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=max_len)
+    _, bos, eos = _ids(model)
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        lm = _small_model(model, dropout=_GREEDY_DROPOUT)
+        return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
 
 
-@_memo
+_GREEDY_DROPOUT = 0.3
+"""The decoding models' dropout: left in training mode, they would decode other tokens."""
+
+
+@memoised
 def _reference_greedy(src, max_len, model):
     return _run_greedy(_greedy_decode, src, max_len, model)
 
@@ -963,19 +1083,25 @@ def _greedy(
     position: int = -1,
     steps: int = 0,
     prepend: bool = False,
+    fixed: str = "",
+    train_mode: bool = False,
 ) -> Callable[..., torch.Tensor]:
-    """A greedy decoder with one planted difference."""
+    """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
     @torch.no_grad()
     def decode(model, src, bos_id, eos_id, max_len):
-        model.eval()
+        pad_id = PAD_ID if fixed == "pad" else model.pad_id
+        bos_id = BOS_ID if fixed == "bos" else bos_id
+        eos_id = EOS_ID if fixed == "eos" else eos_id
+        if not train_mode:
+            model.eval()
         memory, src_mask = model.encode(src)
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
             nxt = model.decode(out, memory, src_mask)[:, position].argmax(-1)
             if pad_after == "pad":
-                nxt = torch.where(done, torch.full_like(nxt, model.pad_id), nxt)
+                nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             elif pad_after == "eos":
                 nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
             if prepend:
@@ -991,7 +1117,7 @@ def _greedy(
 
 
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_greedy, _greedy(**bug)))
+    return memoised(adapt(_run_greedy, _greedy(**bug)))
 
 
 GREEDY_DECODE = GRADERS.add(
@@ -1047,10 +1173,32 @@ GREEDY_DECODE = GRADERS.add(
                 "your loop runs one step too few: max_len counts the tokens written, EOS included",
                 _planted_greedy(steps=-1),
             ),
+            Mistake(
+                f"you pad the finished rows with {PAD_ID}, the course's usual padding id, "
+                "written as a number: this model's padding id is another one; read it "
+                "from the model, `model.pad_id`",
+                _planted_greedy(fixed="pad"),
+            ),
+            Mistake(
+                "the model stays in training mode, so its dropout is on while you decode "
+                "and the tokens are drawn at random; switch it to evaluation mode "
+                "(`model.eval()`) before decoding",
+                _planted_greedy(train_mode=True),
+            ),
+            Mistake(
+                f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
+                "use the `eos_id` the function is given (this model's EOS is another id)",
+                _planted_greedy(fixed="eos"),
+            ),
+            Mistake(
+                f"you start from {BOS_ID}, the course's usual BOS id, written as a number: "
+                "use the `bos_id` the function is given (this model's BOS is another id)",
+                _planted_greedy(fixed="bos"),
+            ),
         ),
-        hint="start from a (B, 1) column of BOS; at each step run the decoder on the "
-        "prefix, take the argmax of the last position's logits, pad it for finished rows, "
-        "append it; stop when every row has produced EOS or after max_len tokens",
+        hint="follow one row by hand: what the decoder reads at the first step, which "
+        "position's logits choose the next token, what a finished row writes, and when the "
+        'loop may end (the chapter\'s section "Greedy decoding, one token at a time")',
         error_hints=(
             (
                 "expected scalar type",
@@ -1059,6 +1207,38 @@ GREEDY_DECODE = GRADERS.add(
         ),
         rtol=0.0,
         atol=0.0,
+        wrap=lambda fn: adapt(_run_greedy, fn),
+        equivalent=(
+            (
+                "library: return out[:, 1:] -> return torch.from_numpy(out[:, 1:].detach()."
+                "numpy().copy())",
+                "token ids carry no gradient: a NumPy round trip of the result changes nothing",
+            ),
+            (
+                "size: src.shape[0] in B = src.shape[0] -> src.shape[-2]",
+                "src is (B, S): axis -2 is axis 0",
+            ),
+            (
+                "dtype: torch.full((B, 1), bos_id, dtype=torch.long, device=src.dev… in out = "
+                "torch.full((B, 1), bos_id, dtype=torch.long, device=s… -> torch.full((B, 1), "
+                "bos_id, device=src.device)",
+                "torch.full with an int fill value makes int64 (torch.long) already",
+            ),
+            (
+                "offset: range(max_len) in for _ in range(max_len): -> reversed(range(max_len))",
+                "the loop's counter is not used: only the number of steps counts",
+            ),
+            (
+                "axis: logits[:, -1].argmax(dim=-1) in nxt = logits[:, -1].argmax(dim=-1) -> "
+                "logits[:, -1].argmax(dim=1)",
+                "the last position's logits are (B, n_vocab): axis 1 is the last axis",
+            ),
+            (
+                "axis: torch.cat([out, nxt[:, None]], dim=1) in out = torch.cat([out, nxt[:, "
+                "None]], dim=1) -> torch.cat([out, nxt[:, None]], dim=-1)",
+                "the tokens are (B, t): axis -1 is axis 1",
+            ),
+        ),
     )
 )
 
@@ -1081,33 +1261,52 @@ def check_greedy_decode(fn: Callable[..., Any]) -> CheckResult:
 def _loss_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(78)
 
-    def batch(src_lengths: list[int], tgt_lengths: list[int]) -> dict:
+    def batch(src_lengths: list[int], tgt_lengths: list[int], model: int) -> dict:
+        pad, bos, eos = _ids(model)
         S, L = max(src_lengths), max(tgt_lengths) + 2  # + BOS and EOS
-        src = torch.full((len(src_lengths), S), PAD_ID)
-        tgt = torch.full((len(tgt_lengths), L), PAD_ID)
+        src = torch.full((len(src_lengths), S), pad)
+        tgt = torch.full((len(tgt_lengths), L), pad)
         for b, (s, t) in enumerate(zip(src_lengths, tgt_lengths, strict=True)):
-            src[b, :s] = torch.randint(3, _VOCAB, (s,), generator=g)
-            y = torch.randint(3, _VOCAB, (t,), generator=g)
-            tgt[b, : t + 2] = torch.cat([torch.tensor([BOS_ID]), y, torch.tensor([EOS_ID])])
-        return {"src": src, "tgt": tgt}
+            if model == 5:
+                src[b, :s] = _tokens(model, g, s)
+                y = _tokens(model, g, t)
+            else:  # the course's ids: the cases drawn before the model with other ids
+                src[b, :s] = torch.randint(3, _VOCAB, (s,), generator=g)
+                y = torch.randint(3, _VOCAB, (t,), generator=g)
+            tgt[b, : t + 2] = torch.cat([torch.tensor([bos]), y, torch.tensor([eos])])
+        return {"src": src, "tgt": tgt, "model": model}
 
     return (
-        Case("no padding", {**batch([5, 5], [4, 4]), "model": 0}),
-        Case("targets of lengths 6, 3, 1", {**batch([6, 4, 5], [6, 3, 1]), "model": 2}),
-        Case("padded sources and targets", {**batch([7, 2], [5, 2]), "model": 3}),
-        Case("one long and three short", {**batch([4, 4, 4, 4], [8, 2, 3, 1]), "model": 1}),
+        Case("no padding", batch([5, 5], [4, 4], 0)),
+        Case("targets of lengths 6, 3, 1", batch([6, 4, 5], [6, 3, 1], 2)),
+        Case("padded sources and targets", batch([7, 2], [5, 2], 3)),
+        Case("one long and three short", batch([4, 4, 4, 4], [8, 2, 3, 1], 1)),
+        Case(
+            "padding id 9, BOS 10, EOS 11 (0, 1 and 2 are ordinary tokens here)",
+            batch([6, 3, 5], [5, 2, 3], 5),
+        ),
     )
 
 
 def _run_loss(fn, src, tgt, model):
-    return fn(_small_model(model), src, tgt, pad_id=PAD_ID)
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        loss = fn(_small_model(model), src, tgt, pad_id=_ids(model)[0])
+    if isinstance(loss, float):
+        raise AnswerProblem(
+            WRONG_TYPE,
+            "your loss is a Python float, not a tensor",
+            "a Python number (what `.item()` or `float(...)` returns) carries no graph: "
+            "`loss.backward()` needs the scalar tensor itself; keep `.item()` for printing",
+        )
+    return loss
 
 
-@_memo
+@memoised
 def _reference_loss(src, tgt, model):
-    lm = _small_model(model)
+    with torch.random.fork_rng(devices=[]):
+        lm = _small_model(model)
     logits = lm(src, tgt[:, :-1])  # teacher forcing: the decoder reads BOS + y
-    return sequence_loss(logits, tgt[:, 1:], PAD_ID)  # ... and predicts y + EOS
+    return sequence_loss(logits, tgt[:, 1:], _ids(model)[0])  # ... and predicts y + EOS
 
 
 def _loss(
@@ -1134,6 +1333,7 @@ def _loss(
             "none": torch.ones_like(tgt_out, dtype=torch.bool),
             "input": tgt_in != pad_id,
             "eos too": (tgt_out != pad_id) & (tgt_out != EOS_ID),
+            "pad 0": tgt_out != PAD_ID,
         }[ignore].to(per_token.dtype)
         if reduce == "sum":
             return (per_token * keep).sum()
@@ -1145,7 +1345,7 @@ def _loss(
 
 
 def _planted_loss(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_loss, _loss(**bug)))
+    return memoised(adapt(_run_loss, _loss(**bug)))
 
 
 TRAINING_LOSS = GRADERS.add(
@@ -1200,14 +1400,20 @@ TRAINING_LOSS = GRADERS.add(
                 _planted_loss(reduce="sequences"),
             ),
             Mistake(
+                f"you left out the targets equal to {PAD_ID}, the course's usual padding id, "
+                "written as a number: use the `pad_id` the function is given (here "
+                "another id, and 0 an ordinary token)",
+                _planted_loss(ignore="pad 0"),
+            ),
+            Mistake(
                 "you applied a softmax before the cross-entropy: F.cross_entropy takes "
                 "logits and applies log-softmax itself, so the softmax is applied twice",
                 _planted_loss(softmax=True),
             ),
         ),
-        hint="tgt_in = tgt without its last column, tgt_out = tgt without its first; "
-        "cross-entropy of model(src, tgt_in) against tgt_out, averaged over the positions "
-        "whose target is not padding",
+        hint="write one row out, BOS y_1 ... EOS PAD, and line up under each token what the "
+        "decoder reads and what it must predict there; then which positions count in the "
+        'mean? (the chapter\'s section "Training an encoder–decoder: rewriting dates")',
         error_hints=(
             (
                 "Expected target size",
@@ -1222,6 +1428,7 @@ TRAINING_LOSS = GRADERS.add(
         ),
         rtol=1e-9,
         atol=1e-12,
+        wrap=lambda fn: adapt(_run_loss, fn),
     )
 )
 
@@ -1245,7 +1452,7 @@ INITIAL_LOSS = GRADERS.add(
     Question(
         name="initial_loss",
         answer=math.log(_GPT2_VOCAB),
-        atol=0.15,
+        atol=0.15,  # "about": 10.8 or 10.83; the nearest plausible wrong answer, log2, is 15.6
         explanation=f"an untrained model spreads its probability about evenly over the "
         f"{_GPT2_VOCAB:,} tokens, so the right token gets about 1/{_GPT2_VOCAB:,} and the "
         f"cross-entropy -ln(1/n_vocab) = ln n_vocab = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
@@ -1258,6 +1465,11 @@ INITIAL_LOSS = GRADERS.add(
             (
                 math.log10(_GPT2_VOCAB),
                 "that is log base 10; the cross-entropy uses the natural log",
+            ),
+            (
+                _GPT2_VOCAB,
+                "that is the number of tokens: each gets probability 1/n_vocab, and the "
+                "loss is minus the log of the probability of the right one",
             ),
             (
                 0,

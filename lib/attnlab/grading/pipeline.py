@@ -167,8 +167,11 @@ class Grader:
             solution notebook, whose answer lines :mod:`.mutants` changes to generate
             mistakes; ``""`` (the default) means the exercise's ``name`` when the notebook
             defines it, ``None`` no generated mistakes.
-        wrap: turns the worked solution's object (a class) into the function the grader
-            calls (``lambda cls: adapt(run, cls)``); ``None`` for a function.
+        wrap: turns the worked solution's object into the function the grader calls, as
+            the exercise's check does with the learner's: a class (``lambda cls:
+            adapt(run, cls)``), or a function of objects the grader builds
+            (``greedy_decode(model, ...)``: ``lambda fn: adapt(run, fn)``); ``None`` for a
+            function of the case's inputs.
         chapter: the chapter number, set by :meth:`.ChapterGraders.add`.
         equivalent: ``(key, reason)`` for each generated mutant (:meth:`mutants`) that gives
             the right outcome on every case, with the reason no input could tell it apart
