@@ -53,7 +53,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from ._validate import check_real
+from .._validate import check_real
 
 __all__ = [
     "MAX_FRAMES",
