@@ -136,7 +136,7 @@ def test_the_residual_path_is_clean_only_in_pre_ln():
     x = 3 * torch.randn(1, 5, 16, dtype=torch.float64) + 1  # a stream not yet normalised
     for norm_first in (True, False):
         cfg = TransformerConfig(d_model=16, n_heads=2, n_layers=6, norm_first=norm_first)
-        stack = al.transformer.Encoder(cfg).double()
+        stack = al.Encoder(cfg).double()
         blocks = nn.Sequential(*stack.layers)
         with torch.no_grad():  # every block adds nothing: all attention and FFN weights 0
             for block in stack.layers:
