@@ -384,7 +384,7 @@ def test_sequence_log_prob_with_a_sliding_window() -> None:
     expected = 0.0
     for t in range(2, 7):
         window = ids[None, max(0, t - 3) : t]
-        expected += float(torch.log_softmax(model(window)[0, -1], -1)[ids[t]])
+        expected += float(torch.log_softmax(model(window)[0, -1], -1)[ids[t]].detach())
     got = sequence_log_prob(model, ids, start=2, context=3)
     assert got.shape == (1,) and float(got[0]) == pytest.approx(expected, abs=1e-12)
     torch.testing.assert_close(

@@ -9,7 +9,7 @@ is fixed: the last 10% of the characters, never seen in training.
 A character-level model reads the text one character at a time: its vocabulary is the set
 of distinct characters (:class:`CharVocab`), a few dozen ids.
 
-Taught in: chapters/09_gpt.ipynb
+Written for chapter 9 (a GPT on real text).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class CharVocab:
         TypeError: ``chars`` is one string (use :meth:`from_text`), or holds a non-string.
         ValueError: an empty vocabulary, an entry longer than one character, or a repeat.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
 
     def __init__(self, chars: Iterable[str]) -> None:
@@ -239,7 +239,7 @@ def random_windows(
         ValueError: ``ids`` not 1-D, too short for one window of ``T + 1``, or a size that is
             not a positive integer.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     if not isinstance(ids, torch.Tensor) or not _integral(ids):
         raise TypeError(f"ids must be a tensor of integer token ids, got {describe(ids)}")

@@ -25,7 +25,7 @@ References:
     Fan, Lewis and Dauphin, "Hierarchical Neural Story Generation", 2018 (top-k sampling).
     Holtzman et al., "The Curious Case of Neural Text Degeneration", 2020 (nucleus sampling).
 
-Taught in: chapters/09_gpt.ipynb
+Written for chapter 9 (a GPT on real text).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def temperature_probs(logits: Any, temperature: float = 1.0) -> Any:
     Raises:
         ValueError: a negative or non-numeric temperature, or logits with no last axis.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     return next_token_probs(logits, temperature=temperature)
 
@@ -169,7 +169,7 @@ def top_k_probs(logits: Any, k: int, temperature: float = 1.0) -> Any:
     Raises:
         ValueError: ``k`` outside ``1..V``, or a temperature that is not positive.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     return next_token_probs(logits, temperature=_temperature(temperature, zero=False), top_k=k)
 
@@ -193,7 +193,7 @@ def top_p_probs(logits: Any, p: float, temperature: float = 1.0) -> Any:
     Raises:
         ValueError: ``p`` outside ``(0, 1]``, or a temperature that is not positive.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     return next_token_probs(logits, temperature=_temperature(temperature, zero=False), top_p=p)
 
@@ -224,7 +224,7 @@ def next_token_probs(
     Raises:
         ValueError: a parameter out of its range (the message names it).
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     z, is_numpy = _logits_in(logits)
     tau, top_k, top_p = _sampling(temperature, top_k, top_p, V=z.shape[-1])
@@ -263,7 +263,7 @@ def sample(probs: Any, *, generator: torch.Generator | None = None) -> Any:
     Raises:
         ValueError: a negative or NaN weight, or a row of zeros.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     p, is_numpy = _logits_in(probs, "probs")
     V = p.shape[-1]
@@ -300,7 +300,7 @@ def sample_from_logits(
     Returns:
         ``(...)`` int64 ids; the same kind as ``logits``.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     probs = next_token_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
     return sample(probs, generator=generator)
@@ -389,7 +389,7 @@ def sample_tokens(
         ValueError: a bad size or sampling parameter, ids on another device than the
             model's weights, or a model whose output is not ``(B, T, V)``.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     ids = _check_model_and_ids(model, prompt, "prompt", "sample_tokens")
     n = positive_int(max_new_tokens, "max_new_tokens")
@@ -443,7 +443,7 @@ def beam_search(
         ValueError: more than one prompt, a bad size, ids on another device than the
             model's weights, or a model whose output is not ``(B, T, V)``.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     beams = _check_model_and_ids(model, prompt, "prompt", "beam_search")  # (1, T0)
     if beams.shape[0] != 1:
@@ -500,7 +500,7 @@ def sequence_log_prob(
         ValueError: ``start`` outside ``1..T-1``, ids on another device than the model's
             weights, or a model whose output is not ``(B, T, V)``.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     ids = _check_model_and_ids(model, ids, "ids", "sequence_log_prob")  # (B, T)
     T = ids.shape[1]
@@ -561,7 +561,7 @@ def repetition(tokens: Any, n: int = 4) -> float:
         TypeError: ``tokens`` not a string or a 1-D sequence.
         ValueError: fewer than ``n`` tokens.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     n = positive_int(n, "n")
     if isinstance(tokens, (torch.Tensor, np.ndarray)):

@@ -20,7 +20,7 @@ References:
     Zhang and Sennrich, "Root Mean Square Layer Normalization", 2019.
     Shazeer, "GLU Variants Improve Transformer", 2020.
 
-Taught in: chapters/09_gpt.ipynb
+Written for chapter 9 (a GPT on real text).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def gelu(x: Any, approximate: str = "none") -> Any:
         ValueError: an unknown ``approximate``.
         TypeError: ``x`` holds no real numbers.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     if approximate not in _APPROXIMATIONS:
         raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -97,7 +97,7 @@ def silu(x: Any) -> Any:
     Returns:
         The same kind of array as ``x``, its shape, a floating dtype.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
     x = as_array(x, "x")
     xp = namespace(x=x)
@@ -142,7 +142,7 @@ class RMSNorm(nn.Module):
         ValueError: ``x`` whose last axis is not ``D``, or another device than the weights'.
         TypeError: ``x`` not a floating-point tensor.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
 
     def __init__(self, d_model: int, eps: float = 1e-5) -> None:
@@ -185,7 +185,7 @@ class MLP(nn.Module):
             whose last axis is not ``D``.
         TypeError: ``x`` not a tensor of the layer's floating dtype.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
 
     def __init__(
@@ -239,7 +239,7 @@ class SwiGLU(nn.Module):
             ``D``.
         TypeError: ``x`` not a tensor of the layer's floating dtype.
 
-    Taught in: chapters/09_gpt.ipynb
+    Written for chapter 9 (a GPT on real text).
     """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, bias: bool = False) -> None:
