@@ -13,12 +13,25 @@ Modules, in the order the course meets them:
 - ``masking``: chapter 6; ``transformer`` (its hyper-parameters in ``config``), ``data``
   and ``train``: chapter 7;
 - ``scale`` (online softmax, tiled and grouped-query attention, the KV cache): chapter 8;
+- ``corpus`` (the shipped Shakespeare text, a character vocabulary), ``modern`` (RMSNorm,
+  GELU, SwiGLU) and ``decoding`` (top-k, top-p, beam search): chapter 9;
 - ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
   ``seed`` (reproducibility), ``timing`` (timings that hold on a busy machine).
 """
 
 # data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
-from . import data, heads, recall, train, viz, widgets
+# corpus, decoding and modern (chapter 9) too: attnlab.decoding.top_p_probs(...)
+from . import (
+    corpus,
+    data,
+    decoding,
+    heads,
+    modern,
+    recall,
+    train,
+    viz,
+    widgets,
+)
 from .attention import (
     CrossAttention,
     OneLayerAttention,
@@ -26,6 +39,17 @@ from .attention import (
     scaled_dot_product_attention,
 )
 from .config import TransformerConfig
+from .corpus import CharVocab, load_shakespeare, shakespeare_split
+from .decoding import (
+    beam_search,
+    next_token_probs,
+    repetition,
+    sample_tokens,
+    sequence_log_prob,
+    temperature_probs,
+    top_k_probs,
+    top_p_probs,
+)
 from .embeddings import EmbeddingTable, toy_embeddings
 from .masking import (
     causal_mask,
@@ -39,6 +63,7 @@ from .masking import (
     to_ignore_mask,
     to_key_padding_mask,
 )
+from .modern import RMSNorm, SwiGLU, gelu
 from .multihead import (
     MultiHeadAttention,
     merge_heads,
@@ -103,6 +128,7 @@ from .widgets import Explorer, Slider, explore
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharVocab",
     "CrossAttention",
     "Decoder",
     "DecoderBlock",
@@ -119,9 +145,11 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "OneLayerAttention",
+    "RMSNorm",
     "SelfAttention",
     "SinusoidalPositionalEncoding",
     "Slider",
+    "SwiGLU",
     "TransformerConfig",
     "VanillaRNN",
     "Vocab",
@@ -129,16 +157,20 @@ __all__ = [
     "additive_scores",
     "apply_rope",
     "attention_cost",
+    "beam_search",
     "causal_mask",
     "combine_masks",
+    "corpus",
     "cosine_similarity",
     "data",
+    "decoding",
     "dot",
     "embed",
     "explore",
     "from_additive_mask",
     "from_hf_attention_mask",
     "from_ignore_mask",
+    "gelu",
     "general_scores",
     "generate",
     "generation_seconds",
@@ -149,9 +181,12 @@ __all__ = [
     "index_encoding",
     "input_jacobian_norms",
     "kv_cache_bytes",
+    "load_shakespeare",
     "merge_heads",
     "mha_flops",
     "mha_parameter_count",
+    "modern",
+    "next_token_probs",
     "offset_matrix",
     "one_hot",
     "online_softmax",
@@ -159,21 +194,28 @@ __all__ = [
     "path_lengths",
     "permutation_gap",
     "recall",
+    "repetition",
+    "sample_tokens",
     "scaled_dot_product_attention",
     "scaled_scores",
     "scores",
     "seed_everything",
+    "sequence_log_prob",
     "sequential_vs_parallel_time",
     "set_recurrent_radius",
+    "shakespeare_split",
     "sinusoidal_encoding",
     "softmax",
     "spectral_radius",
     "split_heads",
+    "temperature_probs",
     "tiled_attention",
     "to_additive_mask",
     "to_hf_attention_mask",
     "to_ignore_mask",
     "to_key_padding_mask",
+    "top_k_probs",
+    "top_p_probs",
     "toy_embeddings",
     "trace_shapes",
     "train",

