@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from torch import nn
 
 import attnlab
@@ -515,3 +518,50 @@ def test_repetition_refuses_bad_input(tokens: object, n: int, error: type, match
 def test_the_module_lists_what_it_defines() -> None:
     assert sorted(decoding.__all__) == decoding.__all__
     assert all(callable(getattr(decoding, name)) for name in decoding.__all__)
+
+
+# -- properties (hypothesis) -------------------------------------------------------------------------
+
+SETTINGS = settings(deadline=None, max_examples=60)
+LOGITS = st.integers(1, 12).flatmap(
+    lambda V: arrays(np.float64, (3, V), elements=st.floats(-30, 30, allow_nan=False))
+)
+
+
+@SETTINGS
+@given(logits=LOGITS, data=st.data())
+def test_top_k_keeps_the_largest_logits(logits: np.ndarray, data: st.DataObject) -> None:
+    V = logits.shape[-1]
+    k = data.draw(st.integers(1, V))
+    probs = top_k_probs(logits, k)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=0, atol=1e-12)
+    for row, p in zip(logits, probs, strict=True):
+        kept = p > 0
+        assert kept.sum() >= k  # exactly k, or more on a tie with the k-th
+        if not kept.all():
+            assert row[kept].min() > row[~kept].max()  # every kept logit beats every dropped one
+        assert kept.sum() == (row >= np.sort(row)[-k]).sum()
+
+
+@SETTINGS
+@given(logits=LOGITS, p=st.floats(0.01, 1.0))
+def test_top_p_keeps_the_fewest_most_likely_tokens_reaching_p(logits: np.ndarray, p: float) -> None:
+    full = temperature_probs(logits)
+    nucleus = top_p_probs(logits, p)
+    np.testing.assert_allclose(nucleus.sum(-1), 1.0, rtol=0, atol=1e-12)
+    for q, r in zip(full, nucleus, strict=True):
+        kept = r > 0
+        mass = q[kept].sum()
+        assert mass >= p - 1e-9  # the kept tokens reach p
+        assert mass - q[kept].min() < p + 1e-9  # without the least likely kept one, they do not
+        if not kept.all():
+            assert q[kept].min() >= q[~kept].max()  # the most likely tokens are the ones kept
+        np.testing.assert_allclose(r[kept], q[kept] / mass, rtol=1e-9, atol=1e-12)
+
+
+@SETTINGS
+@given(logits=LOGITS, seed=st.integers(0, 2**32 - 1))
+def test_a_sample_is_always_in_the_support(logits: np.ndarray, seed: int) -> None:
+    probs = next_token_probs(logits, top_k=max(1, logits.shape[-1] // 2), top_p=0.9)
+    ids = sample(probs, generator=torch.Generator().manual_seed(seed))
+    assert all(probs[i, j] > 0 for i, j in enumerate(ids))
