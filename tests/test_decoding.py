@@ -22,7 +22,9 @@ import attnlab
 from attnlab import decoding
 from attnlab.decoding import (
     beam_search,
+    bits_per_token,
     next_token_probs,
+    perplexity,
     repetition,
     sample,
     sample_from_logits,
@@ -513,6 +515,24 @@ def test_more_repetitive_text_scores_higher() -> None:
 def test_repetition_refuses_bad_input(tokens: object, n: int, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         repetition(tokens, n)
+
+
+def test_perplexity_and_bits_per_token() -> None:
+    assert perplexity(math.log(65)) == pytest.approx(65, rel=1e-12)  # uniform over 65 tokens
+    assert perplexity(0.0) == 1.0  # a sure model
+    assert bits_per_token(math.log(2)) == pytest.approx(1.0, rel=1e-12)
+    assert bits_per_token(1.88) == pytest.approx(1.88 / math.log(2), rel=1e-12)  # 2.71 bits
+    losses = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
+    torch.testing.assert_close(perplexity(losses), losses.exp(), **F64)
+    np.testing.assert_allclose(bits_per_token(losses.numpy()), losses.numpy() / np.log(2), **F64)
+    assert type(perplexity(1)) is float and type(bits_per_token(np.float64(1.0))) is float
+
+
+@pytest.mark.parametrize("f", [perplexity, bits_per_token])
+@pytest.mark.parametrize("loss", [-0.1, float("nan"), torch.tensor([1.0, -1.0]), "1.0", True])
+def test_loss_conversions_refuse_what_is_not_a_loss(f, loss: object) -> None:
+    with pytest.raises((ValueError, TypeError), match="loss"):
+        f(loss)
 
 
 def test_the_module_lists_what_it_defines() -> None:

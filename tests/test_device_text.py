@@ -157,6 +157,16 @@ NEED_VALUES = [
         check=lambda r: r == 1 - 4 / 5,  # 0 1 2 3 0 1: the bigram (0, 1) comes twice
     ),
     Case(
+        "decoding.perplexity",
+        lambda: functools.partial(decoding.perplexity, torch.ones(B, dtype=torch.float64)),
+        [(B,)],
+    ),
+    Case(
+        "decoding.bits_per_token",
+        lambda: functools.partial(decoding.bits_per_token, torch.ones(B)),
+        [(B,)],
+    ),
+    Case(
         "corpus.random_windows",
         lambda: functools.partial(
             corpus.random_windows, ids_(20, device=CPU), B, T, generator=_gen()

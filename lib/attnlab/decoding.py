@@ -53,7 +53,9 @@ from ._validate import (
 
 __all__ = [
     "beam_search",
+    "bits_per_token",
     "next_token_probs",
+    "perplexity",
     "repetition",
     "sample",
     "sample_from_logits",
@@ -575,3 +577,56 @@ def repetition(tokens: Any, n: int = 4) -> float:
         raise ValueError(f"repetition needs at least n={n} tokens, got {len(tokens)}")
     grams = {tuple(tokens[i : i + n]) for i in range(count)}
     return 1.0 - len(grams) / count
+
+
+def perplexity(loss: Any) -> Any:
+    r"""The perplexity of a mean cross-entropy loss in nats: :math:`e^{\text{loss}}`.
+
+    The number of equally likely tokens the model is, on average, choosing between: a
+    uniform guess over ``V`` tokens has loss :math:`\ln V` and perplexity ``V``.
+
+    Args:
+        loss: a mean cross-entropy in nats (natural log), ``>= 0``: a number, NumPy array or
+            tensor (elementwise).
+
+    Returns:
+        The same kind as ``loss`` (a Python float for a number).
+
+    Raises:
+        ValueError: a negative or NaN loss.
+
+    Written for chapter 9 (a GPT on real text).
+    """
+    return _from_loss(loss, "perplexity", lambda x, xp: xp.exp(x))
+
+
+def bits_per_token(loss: Any) -> Any:
+    r"""A mean cross-entropy loss in nats as bits per token: :math:`\text{loss} / \ln 2`.
+
+    For a character-level model, bits per character: what an ideal compressor driven by
+    the model would spend on each character of the text (8 bits for plain ASCII storage).
+
+    Args:
+        loss: a mean cross-entropy in nats, ``>= 0``: a number, NumPy array or tensor.
+
+    Returns:
+        The same kind as ``loss`` (a Python float for a number).
+
+    Raises:
+        ValueError: a negative or NaN loss.
+
+    Written for chapter 9 (a GPT on real text).
+    """
+    return _from_loss(loss, "bits_per_token", lambda x, xp: x / math.log(2))
+
+
+def _from_loss(loss: Any, who: str, f: Callable[[Any, Any], Any]) -> Any:
+    if isinstance(loss, (bool, int, float, np.generic)):  # a number (a bool is refused)
+        x = check_real(loss, "loss", expected="a cross-entropy in nats (>= 0)", ok=lambda v: v >= 0)
+        return float(f(np.float64(x), np))
+    x = as_array(loss, "loss")
+    xp = namespace(loss=x)
+    x = as_float(x, "loss", xp)
+    if bool(xp.any(x < 0)) or bool(xp.any(xp.isnan(x))):
+        raise ValueError(f"{who}: loss must be a cross-entropy in nats (>= 0), got {x!r}")
+    return f(x, xp)
