@@ -31,6 +31,7 @@ from attnlab.decoding import (
     sample_tokens,
     sequence_log_prob,
     temperature_probs,
+    text_loss,
     top_k_probs,
     top_p_probs,
 )
@@ -515,6 +516,45 @@ def test_more_repetitive_text_scores_higher() -> None:
 def test_repetition_refuses_bad_input(tokens: object, n: int, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         repetition(tokens, n)
+
+
+@pytest.mark.parametrize("context", [1, 2, 5, 7, 22, 40])
+def test_text_loss_scores_every_token_once_in_windows(context: int) -> None:
+    """Windows start at 0, T, 2T, ...; 22 = 3 * 7 + 1: T = 7 ends with a window of 1 token."""
+    model = PrefixModel(vocab=4, seed=9)
+    ids = torch.randint(4, (23,), generator=torch.Generator().manual_seed(0))
+    total = 0.0
+    with torch.no_grad():
+        for start in range(0, 22, context):
+            window = ids[start : start + context + 1]
+            total += float(
+                F.cross_entropy(model(window[None, :-1])[0], window[1:], reduction="sum")
+            )
+    assert text_loss(model, ids, context=context, batch_size=2) == pytest.approx(
+        total / 22, abs=1e-12
+    )
+
+
+def test_text_loss_of_a_short_stream_is_the_cross_entropy() -> None:
+    model = PrefixModel(vocab=4, seed=10)
+    ids = torch.tensor([0, 1, 2, 3, 3, 2])
+    with torch.no_grad():
+        expected = float(F.cross_entropy(model(ids[None, :-1])[0], ids[1:]))
+    assert text_loss(model, ids, context=8) == pytest.approx(expected, abs=1e-12)
+    seq = float(sequence_log_prob(model, ids)[0])
+    assert text_loss(model, ids, context=5) == pytest.approx(-seq / 5, abs=1e-12)
+
+
+def test_text_loss_refuses_bad_input() -> None:
+    model = PrefixModel(vocab=4)
+    with pytest.raises(ValueError, match=r"one stream of tokens \(N,\)"):
+        text_loss(model, torch.zeros(2, 5, dtype=torch.long), context=4)
+    with pytest.raises(ValueError, match="at least 2 tokens"):
+        text_loss(model, torch.tensor([1]), context=4)
+    with pytest.raises(ValueError, match="context must be a positive integer"):
+        text_loss(model, torch.tensor([1, 2]), context=0)
+    with pytest.raises(TypeError, match="integer token ids"):
+        text_loss(model, torch.tensor([1.0, 2.0]), context=2)
 
 
 def test_perplexity_and_bits_per_token() -> None:

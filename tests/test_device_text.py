@@ -157,6 +157,12 @@ NEED_VALUES = [
         check=lambda r: r == 1 - 4 / 5,  # 0 1 2 3 0 1: the bigram (0, 1) comes twice
     ),
     Case(
+        "decoding.text_loss",
+        lambda: functools.partial(decoding.text_loss, _model(), ids_(11, device=CPU), context=3),
+        [],
+        check=lambda loss: isinstance(loss, float) and loss > 0,
+    ),
+    Case(
         "decoding.perplexity",
         lambda: functools.partial(decoding.perplexity, torch.ones(B, dtype=torch.float64)),
         [(B,)],
@@ -213,6 +219,10 @@ MIXED = [
     Case(
         "decoding.sequence_log_prob",
         lambda: decoding.sequence_log_prob(_model(META), ids_(B, T, device=CPU)),
+    ),
+    Case(
+        "decoding.text_loss",
+        lambda: decoding.text_loss(_model(META), ids_(9, device=CPU), context=3),
     ),
 ]
 

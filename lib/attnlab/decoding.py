@@ -62,6 +62,7 @@ __all__ = [
     "sample_tokens",
     "sequence_log_prob",
     "temperature_probs",
+    "text_loss",
     "top_k_probs",
     "top_p_probs",
 ]
@@ -526,6 +527,65 @@ def sequence_log_prob(
         log_p = torch.log_softmax(logits.double(), dim=-1)  # (B, T - s, V)
         picked = log_p.gather(-1, ids[:, start:, None])[..., 0]  # (B, T - s, 1) -> (B, T - s)
     return picked.sum(dim=-1)  # (B,)
+
+
+def text_loss(model: Model, ids: torch.Tensor, *, context: int, batch_size: int = 32) -> float:
+    r"""The mean cross-entropy (nats per token) of a model on a whole token stream, exactly.
+
+    .. math:: \mathcal{L} = -\frac{1}{N - 1} \sum_{t=1}^{N-1} \log p(x_t \mid \text{window before } x_t)
+
+    The stream is cut into consecutive windows of ``context + 1`` tokens that overlap by one
+    (starts ``0, T, 2T, ...``): the model reads each window's first ``T`` tokens and is
+    scored on its last ``T``, so every token but the first is predicted exactly once, from
+    the tokens before it in its window (the last window may be shorter). No sampling: the
+    same model and stream always give the same number, unlike a loss estimated on random
+    batches.
+
+    Args:
+        model: any callable mapping ids ``(B, T)`` to logits ``(B, T, V)``.
+        ids: ``(N,)`` token ids, ``N >= 2`` (e.g. the validation text, encoded).
+        context: ``T``, the most tokens the model reads at once.
+        batch_size: windows per forward pass.
+
+    Returns:
+        The mean loss in nats, a Python float (:func:`perplexity` and
+        :func:`bits_per_token` convert it).
+
+    Raises:
+        TypeError: a model that is not callable, or ids that are not an integer tensor.
+        ValueError: ids that are not one stream of at least 2 tokens, a size that is not a
+            positive integer, ids on another device than the model's weights, or a model
+            whose output is not ``(B, T, V)``.
+
+    Written for chapter 9 (a GPT on real text).
+    """
+    if isinstance(ids, torch.Tensor) and ids.ndim != 1:
+        raise ValueError(f"text_loss: ids must be one stream of tokens (N,), got {describe(ids)}")
+    stream = _check_model_and_ids(model, ids, "ids", "text_loss")[0]  # (N,)
+    T = positive_int(context, "context")
+    batch_size = positive_int(batch_size, "batch_size")
+    N = stream.shape[0]
+    if N < 2:
+        raise ValueError(f"text_loss needs at least 2 tokens (one read, one scored), got N={N}")
+    full = (N - 1) // T  # windows of T + 1 tokens
+    total = torch.zeros((), dtype=torch.float64, device=stream.device)
+    with _evaluating(model):
+        if full:
+            windows = stream[: full * T + 1].unfold(0, T + 1, T)  # (N,) -> (full, T + 1)
+            for chunk in windows.split(batch_size):  # (b, T + 1) each
+                total = total + _window_nll(model, chunk)
+        if full * T + 1 < N:  # the partial last window
+            total = total + _window_nll(model, stream[full * T :][None])
+    return float(total) / (N - 1)
+
+
+def _window_nll(model: Model, windows: torch.Tensor) -> torch.Tensor:
+    """Summed negative log-likelihood of ``windows[:, 1:]`` given ``windows[:, :-1]``."""
+    inputs, targets = windows[:, :-1], windows[:, 1:]  # (b, t), (b, t)
+    logits = model(inputs)
+    _check_logits(logits, inputs, "text_loss")
+    log_p = torch.log_softmax(logits.double(), dim=-1)  # (b, t, V)
+    return -log_p.gather(-1, targets[..., None]).sum()  # (b, t, 1) -> ()
 
 
 def _check_logits(logits: Any, ids: torch.Tensor, who: str) -> None:
