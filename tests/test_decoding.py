@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -110,6 +111,15 @@ def test_temperature_probs_is_the_softmax_of_scaled_logits(tau: float) -> None:
     np_out = temperature_probs(logits.numpy(), tau)
     assert isinstance(np_out, np.ndarray)
     np.testing.assert_allclose(np_out, torch.softmax(logits / tau, -1).numpy(), **F64)
+
+
+def test_numpy_logits_may_be_read_only() -> None:
+    logits = np.broadcast_to(np.array([1.0, 2.0, 3.0]), (4, 3))  # a read-only view
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        probs = top_p_probs(logits, 0.5)
+        ids = sample(probs, generator=torch.Generator().manual_seed(0))
+    assert probs.shape == (4, 3) and ids.tolist() == [2, 2, 2, 2]
 
 
 def test_temperature_zero_is_greedy_and_low_temperature_tends_to_it() -> None:

@@ -81,7 +81,8 @@ def _logits_in(logits: Any, name: str = "logits") -> tuple[torch.Tensor, bool]:
     if logits.ndim == 0 or logits.shape[-1] == 0:
         raise ValueError(f"{name} must be (..., V) with V >= 1 entries, got {describe(logits)}")
     is_numpy = isinstance(logits, np.ndarray)
-    return (torch.from_numpy(logits) if is_numpy else logits), is_numpy
+    # a copy: torch cannot share a read-only or broadcast NumPy array's memory
+    return (torch.from_numpy(np.array(logits)) if is_numpy else logits), is_numpy
 
 
 def _out(x: torch.Tensor, is_numpy: bool) -> Any:
