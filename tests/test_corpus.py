@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import importlib.util
+import itertools
 import subprocess
 import sys
 from importlib import metadata
@@ -291,3 +292,90 @@ def test_random_windows_refuse_bad_input(
 ) -> None:
     with pytest.raises(error, match=match):
         corpus.random_windows(ids, batch, context)
+
+
+# -- byte-pair encoding over characters --------------------------------------------------------------
+
+
+def _reference_bpe(text: str, n_merges: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """Plain-Python BPE: count adjacent pairs, fuse the most frequent (ties: smallest ids)."""
+    chars = sorted(set(text))
+    tokens = list(chars)
+    seq = [tokens.index(c) for c in text]
+    merges = []
+    for _ in range(n_merges):
+        counts: dict[tuple[int, int], int] = {}
+        for pair in itertools.pairwise(seq):
+            counts[pair] = counts.get(pair, 0) + 1
+        if not counts or max(counts.values()) < 2:
+            break
+        best = min(counts, key=lambda pair: (-counts[pair], pair))
+        new = len(tokens)
+        tokens.append(tokens[best[0]] + tokens[best[1]])
+        merges.append((tokens[best[0]], tokens[best[1]]))
+        out, i = [], 0
+        while i < len(seq):
+            if i + 1 < len(seq) and (seq[i], seq[i + 1]) == best:
+                out.append(new)
+                i += 2
+            else:
+                out.append(seq[i])
+                i += 1
+        seq = out
+    return merges, [tokens[t] for t in seq]
+
+
+def test_bpe_on_the_textbook_example() -> None:
+    """aaabdaaabac: aa -> Z, ab -> Y, ZY -> X, leaving XdXac."""
+    bpe = corpus.CharBPE.train("aaabdaaabac", 10)
+    assert bpe.tokens == ("a", "b", "c", "d", "aa", "ab", "aaab")
+    assert bpe.merges == ((0, 0), (0, 1), (4, 5))
+    assert bpe.encode("aaabdaaabac") == [6, 3, 6, 0, 2]
+    assert repr(bpe) == "CharBPE(4 characters + 3 merges)" and len(bpe) == 7
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bpe_matches_a_plain_python_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    text = "".join(rng.choice(list("aab \n"), size=int(rng.integers(0, 80))))
+    if not text:
+        text = "a"
+    bpe = corpus.CharBPE.train(text, 12)
+    merges, pieces = _reference_bpe(text, 12)
+    assert [(bpe.tokens[a], bpe.tokens[b]) for a, b in bpe.merges] == merges
+    assert [bpe.tokens[i] for i in bpe.encode(text)] == pieces
+
+
+def test_bpe_round_trips_and_shortens_the_corpus() -> None:
+    train, val = corpus.shakespeare_split()
+    vocab = CharVocab.from_text(train)
+    bpe = corpus.CharBPE.train(train[:200_000], 100, vocab=vocab)  # a fifth, to keep it quick
+    assert len(bpe) == 64 + 100
+    ids = bpe.encode(val[:20_000])
+    assert bpe.decode(ids) == val[:20_000]
+    assert bpe.decode(torch.tensor(ids)) == val[:20_000]
+    assert len(ids) == 12_339  # 0.62 tokens per character after 100 merges
+    assert ":\n" in bpe.tokens and "\n\n" in bpe.tokens
+    assert corpus.CharBPE.train(train[:200_000], 100, vocab=vocab).merges == bpe.merges
+
+
+def test_bpe_without_merges_is_the_character_vocabulary() -> None:
+    text = "to be, or not to be"
+    vocab = CharVocab.from_text(text)
+    bpe = corpus.CharBPE.train(text, 0)
+    assert bpe.tokens == vocab.chars and bpe.encode(text) == vocab.encode(text)
+    assert corpus.CharBPE.train("abc", 5).merges == ()  # no pair occurs twice
+
+
+def test_bpe_refuses_bad_input() -> None:
+    bpe = corpus.CharBPE.train("abab", 1)
+    with pytest.raises(ValueError, match=r"'z' \(U\+007A\) at position 2"):
+        bpe.encode("abz")
+    with pytest.raises(ValueError, match=r"id 3 is out of range for a vocabulary of 3 tokens"):
+        bpe.decode([0, 3])
+    with pytest.raises(ValueError, match="merge 1 fuses token 4, which does not exist"):
+        corpus.CharBPE(CharVocab(["a", "b"]), [(0, 1), (0, 4)])
+    with pytest.raises(TypeError, match="vocab must be a CharVocab"):
+        corpus.CharBPE(["a", "b"])
+    with pytest.raises(ValueError, match="n_merges must be a non-negative integer"):
+        corpus.CharBPE.train("abab", -1)

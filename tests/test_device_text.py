@@ -191,6 +191,17 @@ NEED_VALUES = [
 ]
 
 
+NEED_VALUES.append(
+    Case(
+        "corpus.CharBPE",
+        lambda: functools.partial(corpus.CharBPE.train("abab", 1).decode, ids_(3, device=CPU)),
+        [],
+        "decodes ids",
+        check=lambda text: text == "abab",  # ids 0 1 2: "a", "b", "ab"
+    )
+)
+
+
 OWN_TENSORS: list[Case] = []  # nothing here builds its own tensors from sizes alone
 
 

@@ -39,7 +39,7 @@ from .attention import (
     scaled_dot_product_attention,
 )
 from .config import TransformerConfig
-from .corpus import CharVocab, load_shakespeare, shakespeare_split
+from .corpus import CharBPE, CharVocab, load_shakespeare, shakespeare_split
 from .decoding import (
     beam_search,
     next_token_probs,
@@ -128,6 +128,7 @@ from .widgets import Explorer, Slider, explore
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharBPE",
     "CharVocab",
     "CrossAttention",
     "Decoder",

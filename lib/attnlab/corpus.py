@@ -28,6 +28,7 @@ from ._validate import check_int, check_real, describe, positive_int
 __all__ = [
     "SHAKESPEARE_SHA256",
     "VALIDATION_FRACTION",
+    "CharBPE",
     "CharVocab",
     "load_shakespeare",
     "random_windows",
@@ -184,23 +185,141 @@ class CharVocab:
             TypeError: ids that are not integers, or not a 1-D sequence.
             ValueError: an id outside ``0 .. len(vocab) - 1`` (the message names it).
         """
-        if isinstance(ids, (torch.Tensor, np.ndarray)):
-            if ids.ndim != 1 or not _integral(ids):
-                raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
-            ids = ids.tolist()
-        elif isinstance(ids, str) or not isinstance(ids, Iterable):
+        return "".join(self._chars[i] for i in _id_list(ids, len(self), "characters"))
+
+
+def _id_list(ids: Any, n: int, what: str) -> list[int]:
+    """``ids`` (a 1-D list, array or tensor) as Python ints, each checked to be in ``0..n-1``."""
+    if isinstance(ids, (torch.Tensor, np.ndarray)):
+        if ids.ndim != 1 or not _integral(ids):
             raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
-        n = len(self)
-        out = []
-        for i in ids:
-            i = check_int(i, "each id")
-            if not 0 <= i < n:
+        ids = ids.tolist()
+    elif isinstance(ids, str) or not isinstance(ids, Iterable):
+        raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
+    out = []
+    for i in ids:
+        i = check_int(i, "each id")
+        if not 0 <= i < n:
+            raise ValueError(
+                f"id {i} is out of range for a vocabulary of {n} {what} (valid ids: 0..{n - 1})"
+            )
+        out.append(i)
+    return out
+
+
+class CharBPE:
+    r"""Byte-pair encoding over characters: the character vocabulary plus learned merges.
+
+    Training starts from one token per character (:class:`CharVocab`) and repeats: count
+    every adjacent pair of tokens in the text, fuse the most frequent pair into a new token
+    everywhere (left to right, so ``aaa`` becomes ``aa a``), record the merge. Ties go to
+    the pair of smallest ids. Encoding a text replays the merges in the order learned.
+    Nothing is lost: every token is a string of characters and decoding joins them, so
+    ``decode(encode(text)) == text``, newlines, spaces and capitals included. Merges may
+    cross spaces and newlines (frequent pieces such as ``"the "`` or ``":\n"`` become
+    tokens).
+
+    Fewer tokens per text means a model sees more text in the same context; the price is a
+    larger vocabulary, with rarer tokens to learn.
+
+    Args:
+        vocab: the character vocabulary the merges build on.
+        merges: the merges in order, each a pair of token ids ``(a, b)``; merge ``i``
+            makes token ``len(vocab) + i``.
+
+    Raises:
+        TypeError: ``vocab`` is not a :class:`CharVocab`.
+        ValueError: a merge naming a token that does not exist yet.
+
+    Written for chapter 9 (a GPT on real text).
+    """
+
+    def __init__(self, vocab: CharVocab, merges: Iterable[tuple[int, int]] = ()) -> None:
+        if not isinstance(vocab, CharVocab):
+            raise TypeError(f"vocab must be a CharVocab, got {type(vocab).__name__}")
+        self.vocab = vocab
+        tokens = list(vocab.chars)
+        self.merges: tuple[tuple[int, int], ...] = ()
+        checked = []
+        for pair in merges:
+            a, b = (check_int(t, "a merged token id", low=0) for t in pair)
+            if max(a, b) >= len(tokens):
                 raise ValueError(
-                    f"id {i} is out of range for a vocabulary of {n} characters "
-                    f"(valid ids: 0..{n - 1})"
+                    f"merge {len(checked)} fuses token {max(a, b)}, which does not exist "
+                    f"before it (tokens 0..{len(tokens) - 1})"
                 )
-            out.append(self._chars[i])
-        return "".join(out)
+            tokens.append(tokens[a] + tokens[b])
+            checked.append((a, b))
+        self.merges = tuple(checked)
+        self.tokens: tuple[str, ...] = tuple(tokens)
+
+    @classmethod
+    def train(cls, text: str, n_merges: int, vocab: CharVocab | None = None) -> CharBPE:
+        """Learn ``n_merges`` merges on ``text`` (fewer if no pair occurs twice).
+
+        Args:
+            text: the training text.
+            n_merges: how many merges to learn, ``>= 0``.
+            vocab: the character vocabulary (default: that of ``text``).
+        """
+        n_merges = check_int(n_merges, "n_merges", low=0)
+        vocab = CharVocab.from_text(text) if vocab is None else vocab
+        ids = np.asarray(vocab.encode(text), dtype=np.int64)  # (N,)
+        size = len(vocab) + n_merges  # every id stays below this
+        merges: list[tuple[int, int]] = []
+        for new in range(len(vocab), size):
+            if ids.shape[0] < 2:
+                break
+            counts = np.bincount(ids[:-1] * size + ids[1:])  # one bin per pair (a, b)
+            best = int(counts.argmax())  # the most frequent pair; ties: the smallest ids
+            if counts[best] < 2:
+                break  # no pair repeats: merging would only rename
+            a, b = divmod(best, size)
+            merges.append((a, b))
+            ids = _merge(ids, a, b, new)
+        return cls(vocab, merges)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __repr__(self) -> str:
+        return f"CharBPE({len(self.vocab)} characters + {len(self.merges)} merges)"
+
+    def encode(self, text: str) -> list[int]:
+        """Text -> token ids: one id per character, then every merge in order.
+
+        Raises:
+            TypeError: ``text`` is not a string.
+            ValueError: a character outside the character vocabulary (named, with its
+                position).
+        """
+        ids = np.asarray(self.vocab.encode(text), dtype=np.int64)  # (N,)
+        for new, (a, b) in enumerate(self.merges, start=len(self.vocab)):
+            if ids.shape[0] < 2:
+                break
+            ids = _merge(ids, a, b, new)
+        return ids.tolist()
+
+    def decode(self, ids: Any) -> str:
+        """Token ids -> text (each token's characters, joined).
+
+        Raises:
+            TypeError: ids that are not integers, or not a 1-D sequence.
+            ValueError: an id outside ``0 .. len(bpe) - 1``.
+        """
+        return "".join(self.tokens[i] for i in _id_list(ids, len(self), "tokens"))
+
+
+def _merge(ids: np.ndarray, a: int, b: int, new: int) -> np.ndarray:
+    """Replace each non-overlapping occurrence of the pair ``(a, b)``, left to right, by ``new``."""
+    at = np.flatnonzero((ids[:-1] == a) & (ids[1:] == b))  # where a pair starts
+    if a == b and at.size:  # in a run "a a a" the pairs overlap: keep every other one
+        starts = np.r_[True, np.diff(at) != 1]  # the first pair of each run
+        run_start = np.maximum.accumulate(np.where(starts, at, 0))
+        at = at[(at - run_start) % 2 == 0]
+    out = ids.copy()
+    out[at] = new
+    return np.delete(out, at + 1)  # drop the second token of each merged pair
 
 
 def _integral(a: torch.Tensor | np.ndarray) -> bool:
