@@ -3,8 +3,9 @@
 Each test quotes the sentences it checks (tests/_claims.py). The figures' data come from the
 same calls as in chapters/01_why_attention.ipynb, with the same seeds. The timing claims are
 about shapes (a slope, an order, a bend), measured as the chapter measures them: processor
-time, medians of runs taken in turns, one thread; their margins are wide (the RNN loop is
-five times slower than attention at every length here).
+time, medians of runs taken in turns, one thread; their margins are wide (the Python loop is
+three to five times slower than nn.RNN and than attention; attention is six times faster than
+nn.RNN at 256 tokens, and the two meet near 1024 on a busy two-core machine).
 """
 
 from __future__ import annotations
@@ -16,15 +17,21 @@ import pytest
 import torch
 from _claims import claim, quotes_are_in
 
-from attnlab.masking import causal_mask
-from attnlab.recall import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.scale import tiled_attention
+from attnlab.tasks.recall import (
+    SEED_SWEEP,
     STORED_SWEEP,
     AttentionRecaller,
+    compare_recall,
     recall_batch,
+    same_outcome,
     stored_recall_curves,
+    stored_recall_seeds,
     train_recall,
 )
-from attnlab.rnn import (
+from attnlab.tasks.rnn import (
     VanillaRNN,
     attention_cost,
     gradient_norm_vs_distance,
@@ -48,9 +55,9 @@ def loglog_slope(xs, ys):
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
-def _cell(nonlinearity, rho):
+def _cell(nonlinearity, rho, hidden=16):
     torch.manual_seed(0)  # the same W_hh direction for every radius, as in the chapter
-    cell = VanillaRNN(8, 16, nonlinearity).double()
+    cell = VanillaRNN(8, hidden, nonlinearity).double()
     set_recurrent_radius(cell, rho)
     return cell
 
@@ -91,6 +98,21 @@ def test_cat_reaches_ran_in_five_steps():
     assert ran - ran == 0
 
 
+@claim(
+    "$b_{ih}$ and $b_{hh}$ are biases (PyTorch keeps two, one per product; only their sum matters)"
+)
+def test_only_the_sum_of_the_two_biases_matters():
+    torch.manual_seed(0)
+    rnn = VanillaRNN(input_size=8, hidden_size=16)
+    one_bias = VanillaRNN(input_size=8, hidden_size=16)
+    one_bias.load_state_dict(rnn.state_dict())
+    with torch.no_grad():
+        one_bias.bias_ih += one_bias.bias_hh  # the whole sum in one of them
+        one_bias.bias_hh.zero_()
+    x = torch.randn(2, 5, 8)
+    torch.testing.assert_close(one_bias(x)[0], rnn(x)[0])
+
+
 @claim("Five words or five hundred, the decoder receives 16 numbers.")
 def test_the_summary_has_a_fixed_size():
     torch.manual_seed(0)
@@ -103,41 +125,81 @@ def test_the_summary_has_a_fixed_size():
 # -- problem 1: time ---------------------------------------------------------------------------
 
 
+LENGTHS = [16, 32, 64, 128, 256, 512, 1024]
+
+
+@pytest.fixture(scope="module")
+def timing():
+    """The timing figure's data, ``{"rnn" | "torch_rnn" | "attention": (7,) ms}``: three
+    measurements as the chapter's, each length the median of their three, so that one busy
+    moment of a shared machine moves nothing."""
+    runs = [sequential_vs_parallel_time(LENGTHS, 64, repeats=5, threads=1) for _ in range(3)]
+    return {
+        kind: np.median([[row[f"{kind}_ms"] for row in run] for run in runs], axis=0)
+        for kind in ("rnn", "torch_rnn", "attention")
+    }
+
+
 @claim(
-    "The RNN's line has a slope close to 1",
-    "Attention sits below it at every length",
-    "the attention line is not flat: it bends upwards at long lengths",
-    "we measured a loop RNN's time growing about linearly with $T$ while one attention product "
-    "stayed below it.",
+    "Both RNN lines have a slope close to 1",
+    "`nn.RNN` is several times faster than our loop at every length, with the same arithmetic",
+    "Attention sits below the Python loop at every length, and below `nn.RNN` up to a few "
+    "hundred tokens.",
+    "it bends upwards at long lengths and closes in on `nn.RNN`",
+    "on one thread we measured two RNN loops (in Python and in C++) growing about linearly with "
+    "$T$, and attention below both up to a few hundred tokens",
 )
-def test_rnn_time_is_linear_and_attention_below_it():
-    lengths = [16, 32, 64, 128, 256, 512, 1024]
-    # three measurements, each time the median of their three: one busy moment moves nothing
-    runs = [sequential_vs_parallel_time(lengths, 64, repeats=5, threads=1) for _ in range(3)]
-    rnn = np.median([[row["rnn_ms"] for row in run] for run in runs], axis=0)
-    attention = np.median([[row["attention_ms"] for row in run] for run in runs], axis=0)
-    assert 0.8 <= loglog_slope(lengths, rnn) <= 1.2
+def test_rnn_time_is_linear_and_attention_below_it(timing):
+    rnn, torch_rnn, attention = timing["rnn"], timing["torch_rnn"], timing["attention"]
+    assert 0.8 <= loglog_slope(LENGTHS, rnn) <= 1.2
+    assert 0.8 <= loglog_slope(LENGTHS, torch_rnn) <= 1.2
+    assert all(r > 2 * t for r, t in zip(rnn, torch_rnn, strict=True))  # several times
     assert all(a < r for a, r in zip(attention, rnn, strict=True))
-    assert loglog_slope(lengths[-3:], attention[-3:]) > loglog_slope(lengths[:3], attention[:3])
-    assert loglog_slope(lengths[-3:], attention[-3:]) > 1.2
+    short = [i for i, T in enumerate(LENGTHS) if T <= 256]  # a few hundred tokens
+    assert all(attention[i] < torch_rnn[i] for i in short)
+    assert loglog_slope(LENGTHS[-3:], attention[-3:]) > loglog_slope(LENGTHS[:3], attention[:3])
+    assert loglog_slope(LENGTHS[-3:], attention[-3:]) > 1.2
+    gap = torch_rnn / attention  # how many times faster attention is than nn.RNN
+    assert gap[-1] < min(gap[:3]) / 2  # it closes in
 
 
-@claim("(about $2T^2 d$ multiply–adds against the RNN's $2Td^2$ per layer)")
+def test_the_rnns_in_the_timing_are_the_same_network():
+    # "the same weights": nn.RNN in the timing computes what VanillaRNN computes
+    torch.manual_seed(0)
+    rnn = VanillaRNN(64, 64)
+    ref = torch.nn.RNN(64, 64, batch_first=True)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(ref, name + "_l0").copy_(getattr(rnn, name))
+        x = torch.randn(1, 32, 64)
+        torch.testing.assert_close(ref(x)[0], rnn(x)[0], rtol=1e-5, atol=1e-5)
+
+
+@claim(
+    "up to $T = 64$ it does no more arithmetic than the RNN, but from $T = 128$ on ($T > d$) it "
+    "does more, about $2T^2 d$ multiply–adds against the RNN's $2Td^2$ per layer",
+    "although from $T > d$ on it does more arithmetic",
+)
 def test_multiply_adds_of_attention_and_of_the_rnn():
     from torch.utils.flop_counter import FlopCounterMode
 
-    T, d = 128, 64
-    x = torch.randn(1, T, d)
-    counter = FlopCounterMode(display=False)
-    with counter, torch.no_grad():
-        weights = torch.softmax(x @ x.mT / math.sqrt(d), dim=-1)
-        weights @ x
-    assert counter.get_total_flops() == 2 * (2 * T * T * d)  # a flop count is 2 per multiply-add
+    d = 64
     rnn = VanillaRNN(d, d)
-    counter = FlopCounterMode(display=False)
-    with counter, torch.no_grad():
-        rnn(x)
-    assert counter.get_total_flops() == 2 * (2 * T * d * d)
+    for T in (16, 64, 128):
+        x = torch.randn(1, T, d)
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            weights = torch.softmax(x @ x.mT / math.sqrt(d), dim=-1)
+            weights @ x
+        attention = counter.get_total_flops()
+        assert attention == 2 * (2 * T * T * d)  # a flop count is 2 per multiply-add
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            rnn(x)
+        assert counter.get_total_flops() == 2 * (2 * T * d * d)
+        assert (attention <= counter.get_total_flops()) == (T <= d)
+    for T in LENGTHS:  # the figure's lengths: no more up to 64, more from 128 on
+        assert (2 * T * T * d <= 2 * T * d * d) == (T <= 64)
 
 
 # -- problem 2: gradients ----------------------------------------------------------------------
@@ -146,7 +208,7 @@ def test_multiply_adds_of_attention_and_of_the_rnn():
 @claim(
     "The matrix $W$ with rows $(0, 1)$ and $(-1, 2)$ has $\\rho = 1$; halve its first row, "
     "$\\mathrm{diag}(0.5, 1)\\,W$, and $\\rho$ becomes $1 + \\sqrt{0.5} \\approx 1.71$.",
-    "They never let a factor $D_s W_{hh}$ stretch a vector more than $W_{hh}$ alone can",
+    "They never let a factor $\\Lambda_s W_{hh}$ stretch a vector more than $W_{hh}$ alone can",
 )
 def test_a_smaller_diagonal_factor_can_raise_the_spectral_radius():
     W = np.array([[0.0, 1.0], [-1.0, 2.0]])
@@ -162,10 +224,11 @@ def test_a_smaller_diagonal_factor_can_raise_the_spectral_radius():
     "For the linear RNN the measured factor per step is the spectral radius, within about one "
     "percent: 0.894 for $\\rho = 0.9$, 1.093 for $\\rho = 1.1$.",
     "The $\\tanh$ RNN decays *faster* than its radius says (0.687 for $\\rho = 0.9$)",
-    "Its gradient still shrinks at $\\rho = 1.2$ (0.837 per step) and even at $\\rho = 1.5$ "
-    "(0.937), while the linear one explodes there by a factor of 1.490 per step.",
+    "In this 16-unit network its gradient still shrinks at $\\rho = 1.2$ (0.837 per step) and "
+    "even at $\\rho = 1.5$ (0.937), while the linear one explodes there by a factor of 1.490 per "
+    "step.",
     "we measured a factor of 0.894 per step for $\\rho = 0.9$ (linear RNN), and faster decay "
-    "still with $\\tanh$, even above 1.",
+    "still with $\\tanh$: in our 16-unit network the gradient vanished even at $\\rho = 1.5$",
 )
 def test_decay_factors_per_step(norms):
     linear = {rho: factor_per_step(norms["linear", rho]) for rho in RADII}
@@ -176,6 +239,39 @@ def test_decay_factors_per_step(norms):
     assert [round(linear[r], 3) for r in (0.9, 1.1, 1.5)] == [0.894, 1.093, 1.490]
     assert [round(tanh[r], 3) for r in (0.9, 1.2, 1.5)] == [0.687, 0.837, 0.937]
     assert tanh[1.5] < 1
+
+
+@claim(
+    "Give the same cell 128 units and the same radius, and its gradient grows",
+    "the $\\tanh$ decays faster than $\\rho$ alone predicts (1.048 per step against 1.5)",
+    "(with 128 units it grew there)",
+)
+def test_a_wider_tanh_network_is_not_the_16_unit_one():
+    def factor(hidden, rho):
+        gen = torch.Generator().manual_seed(0)
+        cell = _cell("tanh", rho, hidden)
+        return factor_per_step(
+            gradient_norm_vs_distance(cell, LENGTH, batch=4, generator=gen, threads=1)
+        )
+
+    assert round(factor(16, 1.5), 3) == 0.937  # the chapter's first printed line
+    wide = factor(128, 1.5)
+    assert round(wide, 3) == 1.048 and wide > 1  # grows
+    for rho in (0.5, 0.9, 1.2):  # faster than rho alone predicts, at 128 units too
+        assert factor(128, rho) < rho
+
+
+@claim(
+    "The $\\tanh$ line falls at every radius of the slider, still 0.94 per step at 1.5: in this "
+    "network it never stops falling.",
+    "Where does the linear RNN's line stop falling, and does the $\\tanh$ RNN's line ever stop?",
+)
+def test_where_the_lines_stop_falling(norms):
+    for rho in RADII:
+        assert factor_per_step(norms["tanh", rho]) < 1, rho
+        # the linear line stops falling at 1: nearly flat there (within 1%), rising above
+        assert (factor_per_step(norms["linear", rho]) < 0.99) == (rho < 1), rho
+    assert round(factor_per_step(norms["tanh", 1.5]), 2) == 0.94
 
 
 @claim(
@@ -250,7 +346,8 @@ def test_path_lengths_at_1000():
 
 
 @claim(
-    "$k = 9$ brings ConvS2S down to 125 layers at $n = 1000$ and ByteNet to 4",
+    "$k = 9$ brings the plain convolution down to 125 layers at $T = 1000$ and the dilated one "
+    "to 4",
     "but leaves the RNN's diagonal and attention's floor at 1 untouched",
 )
 def test_a_wider_kernel():
@@ -260,6 +357,34 @@ def test_a_wider_kernel():
         paths = [path_lengths(int(n), k) for k in (2, 3, 5, 9)]
         assert {p["recurrent"] for p in paths} == {n - 1}
         assert {p["self_attention"] for p in paths} == {1}
+
+
+def bytenet_layers(T: int, dilations=(1, 2, 4, 8, 16), width: int = 3) -> int:
+    """Layers of ByteNet-like stacks (width 3, dilations 1..16, repeated) from the first of T
+    positions to the last: a layer of dilation r widens the view by (width - 1) * r."""
+    reach, layers = 0, 0
+    while reach < T - 1:
+        reach += (width - 1) * dilations[layers % len(dilations)]
+        layers += 1
+    return layers
+
+
+@claim(
+    "it used width 3 with dilations 1, 2, 4, 8 and 16, repeated stack after stack, so its paths "
+    "grow like $\\log T$ within one stack's reach and linearly beyond it",
+)
+def test_bytenet_paths_are_logarithmic_then_linear():
+    stack_reach = 1 + 2 * (1 + 2 + 4 + 8 + 16)  # 63 positions
+    assert [bytenet_layers(T) for T in (2, 4, 8, 16, 32, 63)] == [1, 2, 3, 4, 5, 5]
+    # within one stack: the idealised log count (k = 2 per layer doubling the dilation)
+    assert all(
+        bytenet_layers(T) == path_lengths(T, 2)["dilated_convolution"] for T in (2, 4, 8, 16, 32)
+    )
+    # beyond it: doubling T doubles the layers, as for a plain convolution
+    for T in (1000, 2000, 4000):
+        ratio = bytenet_layers(2 * T) / bytenet_layers(T)
+        assert 1.9 < ratio < 2.1
+    assert bytenet_layers(stack_reach + 1) == 6
 
 
 @claim(
@@ -301,9 +426,7 @@ def test_the_stored_sweep(curves):
     "$\\Delta = 8$, where 1 in 8 is 0.125).",
     "Attention reaches 100% at every distance, including 64",
     "(70 at $\\Delta = 64$)",
-    "The crossover lies between $\\Delta = 4$ and $\\Delta = 8$",
-    "a vanilla RNN learns to recall a symbol 4 steps back but not 8; one attention layer "
-    "learns every distance up to 64.",
+    "That is one run, with seed 0",
 )
 def test_the_recall_table(curves):
     rnn = {c.distance: c for c in curves["rnn"]}
@@ -320,14 +443,76 @@ def test_the_recall_table(curves):
 
 
 @claim(
+    "train the four models on either side of the distance where this run's RNN gives up "
+    "again, $\\Delta = 4$ and $\\Delta = 8$",
+    "ask of each whether it learns (90% or more at the end) and whether that is the stored "
+    "outcome.",
+    "`same_outcome` compares what survives that: both curves end at 90% or more and first got "
+    "there within 20 steps of each other, or both end below 0.2, near chance",
+)
+def test_the_live_retraining(curves):
+    # what the cell prints: learns (yes, no, yes, yes) and the stored outcome four times
+    live = compare_recall([4, 8], steps=150)
+    stored = {(c.model, c.distance): c for row in curves.values() for c in row}
+    learns = {(c.model, c.distance): c.final >= 0.9 for row in live.values() for c in row}
+    assert learns == {
+        ("rnn", 4): True,
+        ("rnn", 8): False,
+        ("attention", 4): True,
+        ("attention", 8): True,
+    }
+    for row in live.values():
+        for c in row:
+            assert same_outcome(c, stored[c.model, c.distance]), (c.model, c.distance)
+    # the margins hold with room: the RNN at 8 ends far below 0.2, and the others reach 90%
+    # within one measurement (10 steps) of the stored step, where 20 steps are allowed
+    assert live["rnn"][1].final < 0.15
+    for c in (live["rnn"][0], *live["attention"]):
+        assert abs(c.steps_to(0.9) - stored[c.model, c.distance].steps_to(0.9)) <= 10
+
+
+@claim(
+    "the same fourteen trainings repeated with ten seeds, `recall_over_seeds(**SEED_SWEEP)` "
+    "(seed 0 is the run above)",
+    "Over ten seeds the RNN learns $\\Delta = 1$, 2 and 4 every time (0.99 at worst) and stays "
+    "near chance from $\\Delta = 16$ on, every time (0.17 at best). $\\Delta = 8$ is the "
+    "transition: there its final accuracy runs from 0.11 to 0.78 depending on the seed, and no "
+    "seed reaches 90%.",
+    "Attention reaches 90% at every distance from 2 to 64 with every seed; at $\\Delta = 1$ one "
+    "seed of ten ends at 0.86 after 150 steps.",
+    "a vanilla RNN learns to recall a symbol 4 steps back with every one of ten seeds and 16 "
+    "steps back with none; at 8 it depends on the seed (0.11 to 0.78). One attention layer "
+    "reaches 90% at every distance from 2 to 64 with every seed.",
+)
+def test_the_spread_over_seeds(curves):
+    spread = stored_recall_seeds()
+    rnn, attention = spread["rnn"], spread["attention"]
+    assert len(SEED_SWEEP["seeds"]) == 10 and SEED_SWEEP["seeds"][0] == STORED_SWEEP["seed"]
+    assert [rnn[c.distance][0] for c in curves["rnn"]] == [c.final for c in curves["rnn"]]
+    assert all(min(rnn[d]) >= 0.9 for d in (1, 2, 4))
+    assert round(min(min(rnn[d]) for d in (1, 2, 4)), 2) == 0.99
+    chance = [a for d in (16, 32, 64) for a in rnn[d]]
+    assert max(chance) < 0.2 and round(max(chance), 2) == 0.17
+    assert (round(min(rnn[8]), 2), round(max(rnn[8]), 2)) == (0.11, 0.78)
+    assert max(rnn[8]) < 0.9  # no seed reaches 90%
+    assert min(rnn[8]) < 0.2 < 0.5 < max(rnn[8])  # the seed decides: chance or half-learned
+    assert all(min(attention[d]) >= 0.9 for d in (2, 4, 8, 16, 32, 64))
+    assert sorted(attention[1])[0] < 0.9 <= sorted(attention[1])[1]  # one seed of ten
+    assert round(min(attention[1]), 2) == 0.86
+
+
+@claim(
     "At $\\Delta = 8$ attention is at 100% within 30 steps, while the RNN's curve hugs the "
-    "chance line for the whole run."
+    "chance line for the whole run (with seed 0; seeds 2 and 3 end at 0.78 and 0.73, as the "
+    "table above showed)."
 )
 def test_the_learning_curves_at_the_default(curves):
     i = STORED_SWEEP["distances"].index(8)
     rnn, attention = curves["rnn"][i], curves["attention"][i]
     assert attention.steps_to(1.0) == 30
     assert max(abs(a - 1 / 8) for a in rnn.accuracy) < 0.05
+    at_8 = stored_recall_seeds()["rnn"][8]
+    assert [round(at_8[s], 2) for s in (2, 3)] == [0.78, 0.73]
 
 
 @claim(
@@ -353,7 +538,8 @@ def test_where_the_question_looks():
 
 @claim(
     "The memory quadruples each time $T$ doubles: 0.25 MiB at 256 tokens, 16 MiB at 2048",
-    "At these lengths the time grows close to the $T^2$ line as well.",
+    "At these lengths the time grows like $T^2$ or faster: the fitted slope in the legend is "
+    "about 2 or more, as steep as the dotted line or steeper.",
 )
 def test_the_cost_of_attention():
     lengths = [256, 512, 1024, 2048]
@@ -363,7 +549,7 @@ def test_the_cost_of_attention():
     # the median of three measurements; on a busy machine the largest matrices (16 MiB, past
     # the caches) can take a little more than T^2 predicts
     ms = np.median([[row["attention_ms"] for row in run] for run in runs], axis=0)
-    assert 1.6 <= loglog_slope(lengths, ms) <= 2.6
+    assert 1.8 <= loglog_slope(lengths, ms) <= 3.2
 
 
 @claim("all $T^2$ scores are still computed, and nearly half of them are then thrown away")
@@ -371,6 +557,46 @@ def test_a_causal_mask_throws_away_nearly_half():
     for T in (256, 2048):
         hidden = 1 - np.asarray(causal_mask(T)).mean()  # True = may attend
         assert 0.45 < hidden < 0.5
+
+
+@claim(
+    "Implementations that work in tiles (chapter 8) do better: they skip the tiles that the mask "
+    "hides entirely, and never store the whole $T \\times T$ matrix.",
+)
+def test_tiles_skip_what_the_causal_mask_hides():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    T, d, block = 512, 64, 64
+    q, k, v = (torch.randn(1, T, d) for _ in range(3))
+
+    def flops(causal):
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            out = tiled_attention(q, k, v, causal=causal, block_q=block, block_k=block)
+        return counter.get_total_flops(), out
+
+    full, _ = flops(False)
+    masked, out = flops(True)
+    n = T // block
+    assert masked / full == pytest.approx((n * (n + 1) / 2) / n**2)  # the diagonal's tiles too
+    expected, _ = scaled_dot_product_attention(q, k, v, causal_mask(T, like=q))
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)  # the same numbers
+
+
+@claim(
+    "It can still be small: the gradient that reaches position $j$ from query $i$ is scaled by "
+    "the weight $a_{ij}$, about $1/T$ while the weights are spread evenly",
+)
+def test_the_gradient_through_attention_is_scaled_by_the_weight():
+    T, d = 16, 8
+    q = torch.zeros(1, T, d)  # every score 0: the weights are spread evenly, 1/T each
+    k = torch.randn(1, T, d)
+    v = torch.randn(1, T, d, requires_grad=True)
+    out, weights = scaled_dot_product_attention(q, k, v)
+    i = 3
+    out[0, i].sum().backward()  # d(sum of output i) / d(value j) = a_ij for every feature
+    torch.testing.assert_close(v.grad[0], weights[0, i, :, None].expand(T, d).detach())
+    torch.testing.assert_close(weights[0, i], torch.full((T,), 1 / T))
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())

@@ -16,10 +16,10 @@ import pytest
 from _claims import ROOT, claim, quotes_are_in
 
 import attnlab as al
-from attnlab.embeddings import toy_embeddings
-from attnlab.tokenizer import _AFFIXES as AFFIXES
-from attnlab.tokenizer import _BASE_WORDS as BASE_WORDS
-from attnlab.tokenizer import DEFAULT_CORPUS, WordPieceTokenizer, default_vocab, train_bpe
+from attnlab.tasks.embeddings import toy_embeddings
+from attnlab.tasks.tokenizer import _AFFIXES as AFFIXES
+from attnlab.tasks.tokenizer import _BASE_WORDS as BASE_WORDS
+from attnlab.tasks.tokenizer import DEFAULT_CORPUS, WordPieceTokenizer, default_vocab, train_bpe
 
 CHAPTER = "chapters/02_similarity.ipynb"
 STRETCH = 3.0
@@ -114,16 +114,20 @@ def test_bpe_finds_endings_and_short_words_first():
 
 
 @claim(
-    "Look for the royalty column that lights up for king and queen only, and the nature column "
-    "shared by river and bank."
+    "Look for the royalty column, bright for king and queen and faint (0.1) for money, and the "
+    "nature column, bright for river and bank and faint for dog and by."
 )
 def test_the_embedding_figure(table):
     show = "king queen man woman river bank money by dog cute".split()
     dims = list(table.dims)
     V = table.vectors_for(show)
-    lit = lambda dim: {w for w, v in zip(show, V[:, dims.index(dim)], strict=True) if v > 0.5}  # noqa: E731
-    assert lit("royalty") == {"king", "queen"}
-    assert lit("nature") == {"river", "bank"}
+    column = lambda dim: dict(zip(show, V[:, dims.index(dim)], strict=True))  # noqa: E731
+    lit = lambda dim: {w for w, v in column(dim).items() if v > 0.5}  # noqa: E731
+    faint = lambda dim: {w for w, v in column(dim).items() if 0 < v <= 0.2}  # noqa: E731
+    assert lit("royalty") == {"king", "queen"} and faint("royalty") == {"money"}
+    assert column("royalty")["money"] == 0.1
+    assert lit("nature") == {"river", "bank"} and faint("nature") == {"dog", "by"}
+    assert not {w for w, v in column("royalty").items() if 0.2 < v <= 0.5}  # nothing between
     assert (len(table.words), len(table.dims)) == (45, 15)
 
 

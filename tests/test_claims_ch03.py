@@ -19,7 +19,7 @@ import torch
 from _claims import ROOT, claim, quotes_are_in
 
 import attnlab as al
-from attnlab.data import PRONOUN_WORDS, pronoun_accuracy, pronoun_batch, pronoun_batches
+from attnlab.tasks.data import PRONOUN_WORDS, pronoun_accuracy, pronoun_batch, pronoun_batches
 
 CHAPTER = "chapters/03_qkv.ipynb"
 
@@ -42,7 +42,8 @@ def lookup(angle, tau):
     "The query *east* gets almost all of its weight on the key *east* and returns almost "
     "exactly its value, 20. The query *north-east*, which a dictionary cannot answer, splits "
     "its weight evenly between *north* and *east* and returns 15.1, halfway between their "
-    "values (the other two keys keep a sliver)."
+    "values (the other two keys keep a sliver each, 0.002, too small for the two decimals "
+    "printed, yet it is why the output is 15.1 and not 15.0)."
 )
 def test_two_queries():
     out, w = lookup(0, 0.25)
@@ -50,7 +51,10 @@ def test_two_queries():
     out, w = lookup(45, 0.25)
     assert w[0] == pytest.approx(w[1]) and round(w[0], 2) == 0.5
     assert round(out, 1) == 15.1
-    assert 0 < w[2] < 0.01 and 0 < w[3] < 0.01
+    assert w[2] == pytest.approx(w[3]) and round(w[2], 3) == 0.002
+    assert f"{w[2]:.2f}" == "0.00"  # as the chapter prints it
+    without = (w[0] * 10 + w[1] * 20) / (w[0] + w[1])  # the two keys alone
+    assert round(without, 1) == 15.0
 
 
 @claim(
@@ -139,22 +143,39 @@ def test_he_without_projections(bark):
 
 @claim(
     "Flip the slider back to see the diagonal of weightless attention, where the words with a "
-    "strong vector (*bark*, *cute*, *he*, *dog*) look mostly at themselves and the others spread "
-    "their weight almost evenly."
+    "strong vector (*bark*, *cute*, *he*, *dog*) put their largest weight on themselves (from "
+    "0.29 for *bark* to 0.50 for *dog*) and the others spread their weight almost evenly."
 )
 def test_the_map_without_projections(bark):
     words, A = bark["words"], bark["plain"]
-    for w in ("bark", "cute", "he", "dog"):
-        i = words.index(w)
-        assert A[i].argmax() == i and A[i, i] > 0.25
+    strong = [words.index(w) for w in ("bark", "cute", "he", "dog")]
+    for i in strong:
+        assert A[i].argmax() == i
+    selves = [A[i, i] for i in strong]
+    assert f"{min(selves):.2f}" == f"{A[0, 0]:.2f}" == "0.29"  # bark: the heat map's text
+    assert f"{max(selves):.2f}" == f"{A[8, 8]:.2f}" == "0.50"  # dog
     for w in ("is", "very", "and", "a"):
         i = words.index(w)
         assert A[i].max() < 0.14 and A[i].min() > 0.08  # 1/9 = 0.11, give or take
 
 
-@claim("Only five cells are non-zero")
+@claim(
+    'Only five cells are non-zero: in $W^Q$, *male* and *female* ask "animal?" (two '
+    "neighbouring cells)"
+)
 def test_five_cells(bark):
     assert np.count_nonzero(bark["W_q"]) + np.count_nonzero(bark["W_k"]) == 5
+    dims = list(bark["table"].dims)
+    assert dims.index("female") == dims.index("male") + 1  # side by side: one block of two
+
+
+@claim(
+    "a token hands over its embedding unchanged, all 15 numbers of it. A value need not be as "
+    "wide as the queries and keys, which have 2 numbers here ($d = 2$, one per question)",
+)
+def test_the_value_width(bark):
+    assert bark["W_q"].shape == bark["W_k"].shape == (15, 2)
+    assert bark["Z"].shape == (9, 15)  # each output is a mix of 15-number values
 
 
 @claim(
@@ -164,7 +185,10 @@ def test_five_cells(bark):
     '"affection?" and finds *cute* (0.74). The rows of *is*, *very*, *and* and *a* are flat '
     "at 0.11 = 1/9: those words ask no question (their query is zero), every key scores 0, "
     "and they take a plain average.",
-    "*he* looks at *dog*, but *dog* does not look at *he*.",
+    "With one vector per token the score $x_i \\cdot x_j$ is symmetric: *he* scores *dog* exactly "
+    "as *dog* scores *he*, and their weights differ (0.11 and 0.06 in the weightless map) only "
+    "because each row is normalised on its own.",
+    "*he* gives *dog* 0.74 of its weight, *dog* gives *he* 0.00.",
 )
 def test_he_with_projections(bark):
     words, A, X, table = bark["words"], bark["roles"], bark["X"], bark["table"]
@@ -178,7 +202,16 @@ def test_he_with_projections(bark):
         i = words.index(w)
         assert not (X[i] @ bark["W_q"]).any()
         assert np.allclose(A[i], 1 / 9) and round(1 / 9, 2) == 0.11
-    assert A[dog, he] < 0.01
+    assert A[dog, he] < 0.01 and f"{A[dog, he]:.2f}" == "0.00"  # as the heat map writes it
+    Xs = 3.0 * X
+    scores = Xs @ Xs.T
+    np.testing.assert_allclose(scores, scores.T)  # weightless: symmetric scores
+    plain = bark["plain"]
+    assert (f"{plain[he, dog]:.2f}", f"{plain[dog, he]:.2f}") == ("0.11", "0.06")
+    W = bark["W_q"] @ bark["W_k"].T
+    assert not np.allclose(W, W.T)
+    projected = (X @ bark["W_q"]) @ (X @ bark["W_k"]).T
+    assert projected[he, dog] > 5 and projected[dog, he] == 0
 
 
 @claim("Because the values are the embeddings, the new vector of *he* is now mostly *dog*")
@@ -267,6 +300,26 @@ def test_the_cost_of_scoring():
     assert T * S * d_a / (T * S) == 64
 
 
+@claim(
+    "It maps $q$ and $k$ through a feature map $\\phi$ with positive outputs and gives value $j$ "
+    "the weight $\\phi(q) \\cdot \\phi(k_j)$ divided by the sum of these over all keys",
+    "Without the exponential, the sums over the keys can be computed once and shared by every "
+    "query",
+)
+def test_linear_attention_shares_the_sums_over_the_keys():
+    rng = np.random.default_rng(0)
+    T, d = 6, 4
+    q, k, v = rng.standard_normal((T, d)), rng.standard_normal((T, d)), rng.standard_normal((T, 3))
+    phi = lambda x: np.where(x > 0, x + 1, np.exp(x))  # noqa: E731  (elu + 1: positive)
+    kernel = phi(q) @ phi(k).T  # (T, S): phi(q_i) . phi(k_j), in place of exp(q_i . k_j)
+    assert (kernel > 0).all()
+    weights = kernel / kernel.sum(-1, keepdims=True)  # each row sums to 1, no softmax
+    pairwise = weights @ v  # T x S weights: quadratic in the length
+    kv, k_sum = phi(k).T @ v, phi(k).sum(0)  # (d, 3) and (d,): once, for every query
+    shared = (phi(q) @ kv) / (phi(q) @ k_sum)[:, None]  # linear in the length
+    np.testing.assert_allclose(shared, pairwise)
+
+
 # -- projections, shapes and parameters --------------------------------------------------------
 
 
@@ -349,7 +402,7 @@ def pronoun_run():
         snapshots, report, done = {}, [], 0
         for step in [0, 10, 20, 30, 40, 60, 100]:
             if step > done:
-                al.train.train(model, stream, steps=step - done, lr=1e-2, pad_id=None,
+                al.train(model, stream, steps=step - done, lr=1e-2, pad_id=None,
                                schedule="constant", progress=False)  # fmt: skip
                 done = step
             snapshots[step] = model.attend(example)[1][0].detach().numpy()
@@ -371,7 +424,9 @@ def pronoun_run():
 @claim(
     "Weightless attention gets every pronoun wrong: each word's strongest match is itself, so "
     "*he* predicts *he* and *she* predicts *she*.",
-    "learned $W^Q, W^K$ ($16 \\times 4$) and $W^V$ ($16 \\times 16$)",
+    "learned $W^Q, W^K$ ($16 \\times 4$: queries and keys of $d = 4$ numbers) and $W^V$ "
+    "($16 \\times 16$: values as wide as the embeddings, since the output is compared with "
+    "them)",
 )
 def test_weightless_attention_fails(pronoun_run):
     ids, logits = pronoun_run["ids"], pronoun_run["plain_logits"]

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab import corpus
-from attnlab.corpus import CharVocab
+from attnlab.tasks import corpus
+from attnlab.tasks.corpus import CharVocab
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = ROOT / "tools" / "make_shakespeare.py"

@@ -20,8 +20,8 @@ from hypothesis.extra.numpy import arrays
 from torch import nn
 
 import attnlab
-from attnlab import decoding
-from attnlab.decoding import (
+from attnlab.mechanism import sampling as decoding
+from attnlab.mechanism.sampling import (
     beam_search,
     bits_per_token,
     next_token_probs,

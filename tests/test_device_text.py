@@ -25,7 +25,9 @@ from test_device import (
 )
 from torch import nn
 
-from attnlab import corpus, decoding, modern
+from attnlab.mechanism import modern
+from attnlab.mechanism import sampling as decoding
+from attnlab.tasks import corpus
 
 B, T, V, D = 2, 3, 5, 8  # batch, length, vocabulary, d_model
 
@@ -65,17 +67,17 @@ ON_META = [
     Case("modern.RMSNorm", lambda: on(modern.RMSNorm(D))(x_(B, T, D)), [(B, T, D)]),
     Case("modern.MLP", lambda: on(modern.MLP(D, 16))(x_(B, T, D)), [(B, T, D)]),
     Case("modern.SwiGLU", lambda: on(modern.SwiGLU(D, 16))(x_(B, T, D)), [(B, T, D)]),
-    Case("decoding.temperature_probs", lambda: decoding.temperature_probs(x_(B, V), 0.5), [(B, V)]),
+    Case("sampling.temperature_probs", lambda: decoding.temperature_probs(x_(B, V), 0.5), [(B, V)]),
     Case(
-        "decoding.temperature_probs",
+        "sampling.temperature_probs",
         lambda: decoding.temperature_probs(x_(B, V), 0),
         [(B, V)],
         "greedy",
     ),
-    Case("decoding.top_k_probs", lambda: decoding.top_k_probs(x_(B, V), 2), [(B, V)]),
-    Case("decoding.top_p_probs", lambda: decoding.top_p_probs(x_(B, V), 0.9), [(B, V)]),
+    Case("sampling.top_k_probs", lambda: decoding.top_k_probs(x_(B, V), 2), [(B, V)]),
+    Case("sampling.top_p_probs", lambda: decoding.top_p_probs(x_(B, V), 0.9), [(B, V)]),
     Case(
-        "decoding.next_token_probs",
+        "sampling.next_token_probs",
         lambda: decoding.next_token_probs(x_(B, T, V), temperature=0.7, top_k=3, top_p=0.8),
         [(B, T, V)],
     ),
@@ -84,7 +86,7 @@ ON_META = [
 
 NEED_VALUES = [
     Case(
-        "decoding.sample",
+        "sampling.sample",
         lambda: functools.partial(
             decoding.sample, torch.softmax(x_(B, V, device=CPU), -1), generator=_gen()
         ),
@@ -92,20 +94,20 @@ NEED_VALUES = [
         "checks the weights",
     ),
     Case(
-        "decoding.sample",
+        "sampling.sample",
         lambda: functools.partial(decoding.sample, torch.full((B, V), 0.2)),
         [(B,)],
         "global generator",
     ),
     Case(
-        "decoding.sample_from_logits",
+        "sampling.sample_from_logits",
         lambda: functools.partial(
             decoding.sample_from_logits, x_(B, V, device=CPU), top_p=0.9, generator=_gen()
         ),
         [(B,)],
     ),
     Case(
-        "decoding.sample_tokens",
+        "sampling.sample_tokens",
         lambda: functools.partial(
             decoding.sample_tokens,
             _model(),
@@ -118,14 +120,14 @@ NEED_VALUES = [
         [(B, T + 2)],
     ),
     Case(
-        "decoding.beam_search",
+        "sampling.beam_search",
         lambda: functools.partial(
             decoding.beam_search, _model(), ids_(T, device=CPU), beam_width=3, max_new_tokens=2
         ),
         [(3, T + 2), (3,)],
     ),
     Case(
-        "decoding.beam_search",
+        "sampling.beam_search",
         lambda: functools.partial(
             decoding.beam_search,
             _model(),
@@ -138,12 +140,12 @@ NEED_VALUES = [
         "eos",
     ),
     Case(
-        "decoding.sequence_log_prob",
+        "sampling.sequence_log_prob",
         lambda: functools.partial(decoding.sequence_log_prob, _model(), ids_(B, 4, device=CPU)),
         [(B,)],
     ),
     Case(
-        "decoding.sequence_log_prob",
+        "sampling.sequence_log_prob",
         lambda: functools.partial(
             decoding.sequence_log_prob, _model(), ids_(B, 4, device=CPU), context=2
         ),
@@ -151,24 +153,24 @@ NEED_VALUES = [
         "sliding window",
     ),
     Case(
-        "decoding.repetition",
+        "sampling.repetition",
         lambda: functools.partial(decoding.repetition, ids_(6, device=CPU), 2),
         [],
         check=lambda r: r == 1 - 4 / 5,  # 0 1 2 3 0 1: the bigram (0, 1) comes twice
     ),
     Case(
-        "decoding.text_loss",
+        "sampling.text_loss",
         lambda: functools.partial(decoding.text_loss, _model(), ids_(11, device=CPU), context=3),
         [],
         check=lambda loss: isinstance(loss, float) and loss > 0,
     ),
     Case(
-        "decoding.perplexity",
+        "sampling.perplexity",
         lambda: functools.partial(decoding.perplexity, torch.ones(B, dtype=torch.float64)),
         [(B,)],
     ),
     Case(
-        "decoding.bits_per_token",
+        "sampling.bits_per_token",
         lambda: functools.partial(decoding.bits_per_token, torch.ones(B)),
         [(B,)],
     ),
@@ -218,21 +220,21 @@ MIXED = [
     Case("modern.MLP", lambda: on(modern.MLP(D, 16))(x_(B, T, D, device=CPU))),
     Case("modern.SwiGLU", lambda: on(modern.SwiGLU(D, 16))(x_(B, T, D, device=CPU))),
     Case(
-        "decoding.sample_tokens",
+        "sampling.sample_tokens",
         lambda: decoding.sample_tokens(_model(META), ids_(B, T, device=CPU), max_new_tokens=1),
     ),
     Case(
-        "decoding.beam_search",
+        "sampling.beam_search",
         lambda: decoding.beam_search(
             _model(META), ids_(T, device=CPU), beam_width=2, max_new_tokens=1
         ),
     ),
     Case(
-        "decoding.sequence_log_prob",
+        "sampling.sequence_log_prob",
         lambda: decoding.sequence_log_prob(_model(META), ids_(B, T, device=CPU)),
     ),
     Case(
-        "decoding.text_loss",
+        "sampling.text_loss",
         lambda: decoding.text_loss(_model(META), ids_(9, device=CPU), context=3),
     ),
 ]
@@ -277,7 +279,7 @@ def test_a_seeded_draw_does_not_depend_on_the_dtype_of_the_probabilities() -> No
 def test_every_case_names_a_public_callable() -> None:
     names = {c.covers for c in CASES} | set(EXCLUDED)
     public = {
-        f"{module.__name__.removeprefix('attnlab.')}.{name}"
+        f"{module.__name__.rsplit('.', 1)[-1]}.{name}"
         for module in (corpus, decoding, modern)
         for name in module.__all__
         if callable(getattr(module, name))

@@ -47,16 +47,10 @@ RAW = [
     ("^ outside mathtext", re.compile(r"\^")),
 ]
 
-# Figure texts in notebooks whose editors are fixing them (issue 24), each with the date it
-# was recorded: (notebook, the text). Delete a line when its text is gone; add none.
-KNOWN: dict[tuple[str, str], str] = {
-    ("chapters/05_positional.ipynb", "M_0: PE(p + 0) = M_0 PE(p)"): "2026-11-26",
-    ("chapters/05_positional.ipynb", "M_1: PE(p + 1) = M_1 PE(p)"): "2026-11-26",
-    ("chapters/05_positional.ipynb", "M_2: PE(p + 2) = M_2 PE(p)"): "2026-11-26",
-    ("chapters/05_positional.ipynb", "M_5: PE(p + 5) = M_5 PE(p)"): "2026-11-26",
-    ("chapters/05_positional.ipynb", "M_10: PE(p + 10) = M_10 PE(p)"): "2026-11-26",
-    ("chapters/05_positional.ipynb", "M_40: PE(p + 40) = M_40 PE(p)"): "2026-11-26",
-}
+# Figure texts in notebooks whose editors are fixing them, each with the date it was
+# recorded: (notebook, the text). Delete a line when its text is gone; add none. Empty since
+# issue 24 fixed the last of them.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def problems(text: str) -> list[str]:
@@ -124,7 +118,7 @@ def test_figure_text_is_mathtext(path):
 
 
 def test_known_findings_are_dated_and_outside_the_chapters_already_fixed():
-    fixed = ("chapters/01_", "chapters/02_", "chapters/03_", "chapters/04_")
+    fixed = ("chapters/",)
     for (name, text), recorded in KNOWN.items():
         assert (ROOT / name).is_file(), name
         assert problems(text), f"{text!r} is no finding"

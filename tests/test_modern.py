@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlab import modern
-from attnlab.modern import MLP, RMSNorm, SwiGLU
-from attnlab.transformer import FeedForward
+from attnlab.mechanism import modern
+from attnlab.mechanism.modern import MLP, RMSNorm, SwiGLU
+from attnlab.mechanism.transformer import FeedForward
 
 F64 = {"rtol": 1e-12, "atol": 1e-12}
 F32 = {"rtol": 1e-5, "atol": 1e-6}

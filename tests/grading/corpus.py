@@ -20,6 +20,7 @@ from typing import Any
 
 from attnlab import grading
 from attnlab.grading.results import CheckResult
+from attnlab.grading.status import GRADER_ERROR
 
 Entry = tuple[str, str, Any, str]
 """``(exercise, what the learner did, the answer, words the diagnosis must contain)``."""
@@ -28,9 +29,14 @@ Entry = tuple[str, str, Any, str]
 def classify(
     check: Callable[[Any], CheckResult], answer: Any, words: str
 ) -> tuple[str, CheckResult]:
-    """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
+    """``("specific" | "generic" | "misleading" | "accepted" | "crash", the result)``.
+
+    A *crash* is the grader's own failure on the answer (a grader defect, like *accepted*).
+    """
     grading.reset()
     result = check(answer)
+    if result.status == GRADER_ERROR:
+        return "crash", result
     if result.passed:
         return "accepted", result
     if not result.diagnosed:

@@ -290,6 +290,106 @@ def path(n, kind, k, recurrent=None, conv=None, dilated=None, attention=1):
     return attention
 
 
+# ------------------------------------------------------------------ an independent learner's attempts
+# Written by someone who took chapter 1 in a real kernel without reading the graders; each
+# got a misleading or generic result before the graders were changed for it.
+
+
+def l_step_tuple(x_t, h_prev, W_ih, W_hh, b):
+    h = torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+    return h, h
+
+
+def l_step_tanh_each_term(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T) + b
+
+
+def l_forward_list(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return outs, h
+
+
+def l_forward_h0_input_size(x, W_ih, W_hh, b):
+    B, T, I = x.shape  # noqa: E741
+    h = torch.zeros(B, I, dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def l_forward_h0_hard_coded(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], 16, dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def l_norms_plain_x(x, W_ih, W_hh, b):
+    xb = x[None].requires_grad_()
+    _, h = forward(xb, W_ih, W_hh, b)
+    rows = [torch.autograd.grad(h[0, j], x, retain_graph=True)[0] for j in range(h.shape[1])]
+    return torch.stack(rows).pow(2).sum((0, 2)).sqrt().flip(0)
+
+
+def l_norms_sum_of_norms(x, W_ih, W_hh, b):
+    J = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return J.norm(dim=2).sum(0).flip(0)
+
+
+def l_norms_of_the_norm(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h_last = forward(x[None], W_ih, W_hh, b)
+    h_last.norm().backward()
+    return x.grad.norm(dim=-1).flip(0)
+
+
+def l_norms_state_powers(x, W_ih, W_hh, b):
+    outs, _ = forward(x[None], W_ih, W_hh, b)
+    T = x.shape[0]
+    norms, J = [], torch.eye(W_hh.shape[0], dtype=x.dtype)
+    for d in range(T):  # d h_T / d h_(T-1-d), through the tanh derivatives
+        norms.append(J.norm())
+        t = T - 1 - d
+        J = J @ torch.diag(1 - outs[0, t] ** 2) @ W_hh
+    return torch.stack(norms)
+
+
+def l_norms_shifted(x, W_ih, W_hh, b):
+    J = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    n = J.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
+    return torch.roll(n, 1)
+
+
+def _forward_unbatched_only(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, 1), h
+
+
+def l_norms_no_batch_axis(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h = _forward_unbatched_only(x, W_ih, W_hh, b)
+    rows = [torch.autograd.grad(h[0, j], x, retain_graph=True)[0] for j in range(h.shape[1])]
+    return torch.stack(rows).pow(2).sum((0, 2)).sqrt().flip(0)
+
+
+def l_norms_negative_step(x, W_ih, W_hh, b):
+    J = torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+    return J.pow(2).sum(dim=(0, 2)).sqrt()[::-1]
+
+
 CORPUS = [
     ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
     ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
@@ -312,7 +412,7 @@ CORPUS = [
     ("rnn_forward", "h_last is the first state", forward_first_state, "h_last"),
     ("rnn_forward", "float32 zeros", forward_float32_state, "float32"),
     ("rnn_forward", "x[t] for x[:, t]", forward_batch_index, "indexes along the wrong axis"),
-    ("rnn_forward", "torch.cat", forward_cat, "lost an axis"),
+    ("rnn_forward", "torch.cat", forward_cat, "which stacking makes"),
     ("rnn_forward", "loop from 1", forward_skip_first, "skips the first step"),
     ("rnn_forward", "torch.no_grad", forward_no_grad, "no_grad"),
     ("rnn_forward", "weights swapped in the call", forward_swapped_weights, "W_hh"),
@@ -328,7 +428,7 @@ CORPUS = [
     ("gradient_norms", "flip(1) on a vector", norms_flip_dim1, "dim"),
     ("gradient_norms", "max entry, not the norm", norms_max_entry, "Frobenius"),
     ("path_length", "recurrent n", lambda n, kind, k: path(n, kind, k, recurrent=lambda n: n), "n - 1 steps"),
-    ("path_length", "conv with /", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: (n - 1) / (k - 1)), "float64"),
+    ("path_length", "conv with /", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: (n - 1) / (k - 1)), "expected an int"),
     ("path_length", "conv int()", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: int((n - 1) / (k - 1))), "round"),
     ("path_length", "conv n // k", lambda n, kind, k: path(n, kind, k, conv=lambda n, k: n // k), "k - 1"),
     ("path_length", "dilated ceil(log)", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: math.ceil(math.log(n, k))), "math.log"),
@@ -340,6 +440,29 @@ CORPUS = [
     ("survives_20", "18", 18, "multiply"),
     ("bytenet_path", "111 (plain convolution)", 111, "plain convolution"),
     ("bytenet_path", "4 (1001 positions)", 4, "1000 positions"),
+    # The independent learner's attempts (see the section above).
+    ("rnn_step", "learner: return h, h", l_step_tuple, "only h_t"),
+    ("rnn_step", "learner: tanh on each product, b outside", l_step_tanh_each_term, "the whole sum, once"),
+    ("rnn_forward", "learner: outputs as a list", l_forward_list, "stack"),
+    ("rnn_forward", "learner: h0 sized by the input", l_forward_h0_input_size, "W_hh.shape[0]"),
+    ("rnn_forward", "learner: h0 with 16 columns", l_forward_h0_hard_coded, "W_hh.shape[0]"),
+    ("gradient_norms", "learner: grad w.r.t. a plain x", l_norms_plain_x, "does not require grad"),
+    ("gradient_norms", "learner: added the units' norms", l_norms_sum_of_norms, "added the norms"),
+    ("gradient_norms", "learner: gradient of the norm of h_T", l_norms_of_the_norm, "norm of h_T"),
+    ("gradient_norms", "learner: d h_T / d h_t", l_norms_state_powers, "with respect to the states"),
+    ("gradient_norms", "learner: shifted by one", l_norms_shifted, "shifted by one"),
+    ("gradient_norms", "learner: rnn_forward without a batch axis", l_norms_no_batch_axis, "x[None]"),
+    ("gradient_norms", "learner: [::-1] on a tensor", l_norms_negative_step, ".flip("),
+    ("path_length", "learner: int(math.log(n, k))", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: int(math.log(n, k))), "rounded the number of dilated layers down"),
+    ("path_length", "learner: attention 0 (returned 0)", lambda n, kind, k: 0 if kind == "self_attention" else path(n, kind, k), "one step"),
+    ("path_length", "learner: log2(n) ignoring k", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: math.ceil(math.log2(n))), "k, not 2"),
+    ("path_length", "learner: returned k ** L", lambda n, kind, k: path(n, kind, k, dilated=lambda n, k: k ** path(n, kind, k)), "view"),
+    ("path_length", "learner: k hard-coded as 3", lambda n, kind, k: path(n, kind, 3), "k = 3"),
+    ("survives_20", "learner: 0.135 (e^-2)", 0.135, "e^-2"),
+    ("survives_20", "learner: 12 (a percentage)", 12, "percentage"),
+    ("survives_20", "learner: 0.88 (the part lost)", 0.88, "1 minus"),
+    ("survives_20", "learner: 0.13", 0.13, "close"),
+    ("bytenet_path", "learner: 2", 2, "100 positions"),
 ]  # fmt: skip
 
 
@@ -356,6 +479,7 @@ def test_the_corpus_covers_every_exercise_and_is_large():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(CHECKS[exercise], answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 

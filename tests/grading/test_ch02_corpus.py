@@ -24,15 +24,19 @@ import pytest
 import torch
 
 from attnlab.grading.ch02 import (
+    check_cosine_flip,
     check_cosine_similarity,
     check_dot,
     check_embed,
+    check_equal_rows,
     check_score_spread,
     check_self_attention,
+    check_shifted_softmax,
     check_softmax,
     check_wordpiece,
 )
 from attnlab.grading.results import CheckResult
+from attnlab.grading.status import GRADER_ERROR
 
 CHECKS: dict[str, Callable[[Any], CheckResult]] = {
     "wordpiece": check_wordpiece,
@@ -42,6 +46,9 @@ CHECKS: dict[str, Callable[[Any], CheckResult]] = {
     "softmax": check_softmax,
     "score_spread": check_score_spread,
     "self_attention": check_self_attention,
+    "cosine_flip": check_cosine_flip,
+    "shifted_softmax": check_shifted_softmax,
+    "equal_rows": check_equal_rows,
 }
 
 
@@ -485,6 +492,187 @@ def sa_no_keepdims(x):
     return w @ x, w
 
 
+# ------------------------------------------------------------------ an independent learner's attempts
+# Written by someone who took chapter 2 in a real kernel without reading the graders; each
+# was accepted, misled or got a generic result before the graders were changed for it.
+
+
+def _piece(word, start, end):
+    return word[start:end] if start == 0 else "##" + word[start:end]
+
+
+def l_wp_keep_then_unk(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+        else:
+            ids.append(vocab["<unk>"])
+            break
+    return ids
+
+
+def l_wp_unk_is_zero(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+        else:
+            return [0]
+    return ids
+
+
+def l_wp_bare_or_marked(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = _piece(word, start, end)
+            if piece not in vocab and word[start:end] in vocab:
+                piece = word[start:end]  # the bare piece will do too
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def l_wp_dictionary_order(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for piece, i in vocab.items():
+            bare = piece[2:] if piece.startswith("##") else piece
+            if piece.startswith("##") == (start > 0) and bare and word.startswith(bare, start):
+                ids.append(i)
+                start += len(bare)
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def l_wp_never_whole_rest(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word) - 1, start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def l_wp_whole_word_only(word, vocab):
+    return [vocab[word]] if word in vocab else [vocab["<unk>"]]
+
+
+def l_embed_eye_len_ids(ids, E):
+    return np.eye(len(ids))[ids] @ E
+
+
+def l_embed_one_hot_1d_only(ids, E):
+    one_hot = np.zeros((len(ids), E.shape[0]))
+    one_hot[np.arange(len(ids)), ids] = 1.0
+    return one_hot @ E
+
+
+def l_embed_table_first(ids, E):
+    one_hot = (ids[..., None] == np.arange(E.shape[0])).astype(float)
+    return E.T @ one_hot.T
+
+
+def l_embed_width_d(ids, E):
+    return np.eye(E.shape[1])[ids] @ E.T
+
+
+def l_cos_keepdims_sqrt(a, b):
+    na = np.sqrt((a * a).sum(-1, keepdims=True))
+    nb = np.sqrt((b * b).sum(-1, keepdims=True))
+    return good_dot(a, b) / (na * nb)
+
+
+def l_cos_abs(a, b):
+    return np.abs(good_dot(a, b) / (norm(a) * norm(b)))
+
+
+def l_cos_l1(a, b):
+    return good_dot(a, b) / (np.linalg.norm(a, ord=1, axis=-1) * np.linalg.norm(b, ord=1, axis=-1))
+
+
+def l_cos_clip(a, b):
+    return np.clip(good_dot(a, b) / (norm(a) * norm(b)), 0, 1)
+
+
+_CARRY = {"np": np}
+exec(
+    "def dot(a, b):\n"
+    "    return np.sum(a * b)\n"
+    "def cosine_similarity(a, b):\n"
+    "    return dot(a, b) / np.sqrt(dot(a, a) * dot(b, b))\n",
+    _CARRY,
+)
+l_cos_carry_forward = _CARRY["cosine_similarity"]
+
+
+def l_softmax_clip(x, axis=-1, temperature=1.0):
+    z = np.clip(x / temperature, -50, 50)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def l_spread_scores_all_pairs(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    s = q @ k.T  # every query against every key
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def l_spread_global_random(d, n, seed):
+    q, k = np.random.randn(n, d), np.random.randn(n, d)  # noqa: NPY002 (the seed is not used)
+    s = (q * k).sum(-1)
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def l_spread_same_seed_twice(d, n, seed):
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    k = np.random.default_rng(seed).standard_normal((n, d))
+    s = (q * k).sum(-1)
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def l_spread_d_by_n(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((d, n)), rng.standard_normal((d, n))
+    s = (q * k).sum(-1)
+    return s.std(), (s / np.sqrt(d)).std()
+
+
+def l_sa_cosine(x):
+    unit = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    w = good_softmax(unit @ unit.T / np.sqrt(x.shape[1]))
+    return w @ x, w
+
+
+def l_sa_star(x):
+    w = good_softmax(x * x / np.sqrt(x.shape[1]))
+    return w * x, w
+
+
+def l_sa_scaled_inputs(x):
+    xs = x / x.shape[1] ** 0.25
+    w = good_softmax(xs @ xs.T)
+    return w @ xs, w
+
+
 # ------------------------------------------------------------------ the corpus
 
 CORPUS: list[tuple[str, str, Any, str]] = [
@@ -590,12 +778,50 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("dot", "mean instead of sum", lambda a, b: np.mean(a * b, axis=-1), "1 / (5 = d)"),
     ("embed", "transposed result", lambda ids, E: E[ids].T, "shape"),
     ("wordpiece", "whole word or letters", lambda word, vocab: [vocab[word]] if word in vocab else [vocab.get(c, 0) for c in word], "longest piece"),
+    # The independent learner's attempts (see the section above).
+    ("wordpiece", "learner: kept the pieces, then <unk>", l_wp_keep_then_unk, "before the unknown letter"),
+    ("wordpiece", "learner: <unk> hard-coded as 0", l_wp_unk_is_zero, "look it up"),
+    ("wordpiece", "learner: bare piece allowed mid-word", l_wp_bare_or_marked, "bare"),
+    ("wordpiece", "learner: first piece in dictionary order", l_wp_dictionary_order, "dictionary order"),
+    ("wordpiece", "learner: range(len(word) - 1, start, -1)", l_wp_never_whole_rest, "whole rest of the word"),
+    ("wordpiece", "learner: whole word or <unk>", l_wp_whole_word_only, "only look the whole word up"),
+    ("embed", "learner: np.eye(len(ids))", l_embed_eye_len_ids, "one entry per token"),
+    ("embed", "learner: one-hot for 1-D ids only", l_embed_one_hot_1d_only, "batch"),
+    ("embed", "learner: E.T @ one_hot.T", l_embed_table_first, "on the left"),
+    ("embed", "learner: one-hot of width D @ E.T", l_embed_width_d, "n_vocab entries"),
+    ("cosine_similarity", "learner: keepdims norms by hand", l_cos_keepdims_sqrt, "keepdims"),
+    ("cosine_similarity", "learner: np.abs", l_cos_abs, "never negative"),
+    ("cosine_similarity", "learner: L1 norms", l_cos_l1, "ord=1"),
+    ("cosine_similarity", "learner: clipped to [0, 1]", l_cos_clip, "negative entries set to 0"),
+    ("cosine_similarity", "learner: dot without an axis, carried forward", l_cos_carry_forward, "your `dot`"),
+    ("cosine_flip", "learner: -1/3", -1 / 3, "both lengths"),
+    ("cosine_flip", "learner: 180", 180, "angle"),
+    ("softmax", "learner: np.clip(z, -50, 50)", l_softmax_clip, "clip"),
+    ("shifted_softmax", "learner: 0.3366 (proportional)", 0.3366, "proportional"),
+    ("shifted_softmax", "learner: 0.66 (truncated)", 0.66, "close"),
+    ("shifted_softmax", "learner: 0.7", 0.7, "close"),
+    ("shifted_softmax", "learner: 0.09", 0.09, "smallest"),
+    ("shifted_softmax", "learner: 0.245", 0.245, "middle"),
+    ("shifted_softmax", "learner: 66.5", 66.5, "percentage"),
+    ("score_spread", "learner: q @ k.T", l_spread_scores_all_pairs, "every query against every key"),
+    ("score_spread", "learner: np.random.randn, seed ignored", l_spread_global_random, "seed"),
+    ("score_spread", "learner: two generators, one seed", l_spread_same_seed_twice, "identical"),
+    ("score_spread", "learner: (d, n) shapes", l_spread_d_by_n, "summed over the pairs"),
+    ("self_attention", "learner: cosine scores", l_sa_cosine, "cosine"),
+    ("self_attention", "learner: x * x", l_sa_star, "entry by entry"),
+    ("self_attention", "learner: x scaled by D^(-1/4) before mixing", l_sa_scaled_inputs, "multiplied by"),
+    ("equal_rows", "learner: 1/3", 1 / 3, "itself"),
+    ("equal_rows", "learner: 4", 4, "reciprocal"),
+    ("equal_rows", "learner: 0.3", 0.3, "close"),
+    ("equal_rows", "learner: 25", 25, "percentage"),
 ]  # fmt: skip
 
 
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
     """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
     result = CHECKS[exercise](answer)
+    if result.status == GRADER_ERROR:
+        return "crash", result
     if result.passed:
         return "accepted", result
     if not result.diagnosed:
@@ -617,6 +843,7 @@ def test_the_corpus_is_large_and_covers_every_exercise():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(exercise, answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 
@@ -638,3 +865,60 @@ def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
     result = CHECKS[exercise](answer)
     for code in FIX_CODE:
         assert code not in (result.diagnosis or ""), result.text
+
+
+CORRECT = [
+    # (exercise, what the learner did, a right answer): each must pass.
+    (
+        "wordpiece",
+        "learner: returned tuple(ids)",
+        lambda word, vocab: tuple(_wordpiece_ok(word, vocab)),
+    ),
+]
+
+
+def _wordpiece_ok(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+@pytest.mark.parametrize(("exercise", "what", "answer"), CORRECT, ids=[w for _, w, _ in CORRECT])
+def test_right_answers_written_otherwise_pass(exercise, what, answer):
+    result = CHECKS[exercise](answer)
+    assert result.passed, result.text
+
+
+def l_wp_endless(word, vocab):
+    """The learner's loop that does not move on when nothing matches."""
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start = end
+                break
+    return ids
+
+
+def test_an_endless_loop_is_stopped_and_named(monkeypatch):
+    """The learner's 2.1 attempt that never ends: stopped after the time limit (shortened
+    here), reported once, with a diagnosis, and the other cases are not run."""
+    import time
+
+    from attnlab.grading import forensics
+
+    monkeypatch.setattr(forensics, "TIME_LIMIT", 0.5)
+    began = time.perf_counter()
+    result = check_wordpiece(l_wp_endless)
+    assert time.perf_counter() - began < 10
+    assert not result.passed and result.diagnosed
+    assert "TooSlow" in result.message and "did not finish" in result.diagnosis
+    assert "move on when nothing matches" in result.diagnosis

@@ -154,7 +154,7 @@ class ModuleLinear(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # a row that sees no key: 0
         return weights @ v, weights
 
 
@@ -166,7 +166,7 @@ class ModuleEinsum(ModuleLinear):
         scores = torch.einsum("bth,bsh->bts", q, k) / q.shape[-1] ** 0.5
         if mask is not None:
             scores = torch.where(mask, scores, -torch.inf)
-        weights = scores.softmax(-1)
+        weights = torch.where(torch.isinf(scores).all(-1, keepdim=True), 0.0, scores.softmax(-1))
         return torch.einsum("bts,bsh->bth", weights, v), weights
 
 
@@ -179,7 +179,7 @@ class ModuleSdpa(ModuleLinear):
         if mask is not None:
             scores = scores.masked_fill(~mask, -math.inf)
         out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        return out, scores.softmax(-1)
+        return out.nan_to_num(0.0), scores.softmax(-1).nan_to_num(0.0)
 
 
 CORRECT = {
@@ -188,7 +188,7 @@ CORRECT = {
     "attention_torch": (check_attention_torch, [torch_masked_fill, torch_where]),
     "additive_scores": (
         check_additive_scores,
-        [additive_broadcast, additive_einsum, additive_loops],
+        [additive_broadcast, additive_einsum],
     ),
     "self_attention_module": (
         check_self_attention_module,
@@ -197,14 +197,8 @@ CORRECT = {
 }
 
 
-@pytest.mark.parametrize(
-    ("check", "answer"),
-    [(check, a) for check, answers in CORRECT.values() for a in answers],
-    ids=lambda x: getattr(x, "__name__", ""),
-)
-def test_correct_answers_pass(check, answer):
-    result = check(answer)
-    assert result.status == PASSED, result.message + " / " + str(result.diagnosis)
+# Every right answer, graded by tests/grading/test_correct_answers.py (one test for all chapters).
+CORRECT_ANSWERS = [(name, a) for name, (_, answers) in CORRECT.items() for a in answers]
 
 
 def test_every_graded_exercise_has_several_correct_answers_tested():
@@ -335,7 +329,7 @@ class ModuleUnscaled(ModuleLinear):
         scores = q @ k.transpose(-2, -1)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
         return weights @ v, weights
 
 
@@ -345,7 +339,7 @@ class ModuleKeysFromWq(ModuleLinear):
         scores = q @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
         return weights @ v, weights
 
 
@@ -431,7 +425,7 @@ def test_the_module_grader_compares_gradients():
             scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            weights = torch.softmax(scores, dim=-1)
+            weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
             return weights @ v, weights
 
     result = check_self_attention_module(Detached)
@@ -474,3 +468,10 @@ def test_summary_lists_every_exercise_in_order():
 def test_wrong_shapes_are_reported_for_transposed_scores():
     result = check_additive_scores(ADDITIVE.mistakes[-1].fn)
     assert result.status == WRONG_SHAPE
+
+
+def test_a_loop_is_refused_where_the_statement_forbids_it():
+    """3.4 says "no Python loops over queries or keys": right numbers from loops fail."""
+    result = check_additive_scores(additive_loops)
+    assert not result.passed
+    assert "Python loop" in result.message and "broadcasting" in result.diagnosis

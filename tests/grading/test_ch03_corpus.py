@@ -358,6 +358,191 @@ class SwappedSizes(nn.Module):
         return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
 
 
+# ------------------------------------------------------------------ an independent learner's attempts
+# Written by someone who took chapter 3 in a real kernel without reading the graders; each
+# was accepted, misled, wrongly refused or got a generic result before the graders changed.
+
+
+def l_slide_rescale(q, k, targets):
+    return k * (targets / (k @ q))[:, None]
+
+
+def l_slide_divide_by_d(q, k, targets):
+    c = (targets - k @ q) / len(q)
+    return k + c[:, None] * q
+
+
+def l_slide_return_c(q, k, targets):
+    return (targets - k @ q) / (q @ q)
+
+
+def l_slide_no_axis_sum(q, k, targets):
+    c = (targets - np.sum(k * q)) / (q @ q)
+    return k + c[:, None] * q
+
+
+def l_att_swapped_kv(q, k, v, mask=None):
+    s = q @ np.swapaxes(v, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = softmax_rows(s)
+    return w @ k, w
+
+
+def l_att_mask_transposed(q, k, v, mask=None):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(np.swapaxes(mask, -1, -2), s, -np.inf)
+    w = softmax_rows(s)
+    return w @ v, w
+
+
+def l_tatt_unstable(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    e = torch.exp(s)
+    w = torch.nan_to_num(e / e.sum(-1, keepdim=True))
+    return w @ v, w
+
+
+def l_tatt_sdpa(q, k, v, mask=None):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None
+
+
+def l_tatt_len_shape(q, k, v, mask=None):
+    d = len(q.shape)
+    s = q @ k.transpose(-2, -1) / math.sqrt(d)
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.nan_to_num(torch.softmax(s, -1))
+    return w @ v, w
+
+
+def l_tatt_additive_mask(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s + mask
+    w = torch.softmax(s, -1)
+    return w @ v, w
+
+
+def l_tatt_tilde_none(q, k, v, mask=None):
+    s = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~mask, float("-inf"))
+    w = torch.nan_to_num(torch.softmax(s, -1))
+    return w @ v, w
+
+
+def l_tatt_sqrt_int(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / torch.sqrt(q.shape[-1])
+    w = torch.softmax(s, -1)
+    return w @ v, w
+
+
+def l_add_loop_keys(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    S = k.shape[-2]
+    return np.stack([np.tanh(hq + hk[..., j : j + 1, :]) @ v_a for j in range(S)], -1)
+
+
+def l_add_tanh_each(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return (np.tanh(hq)[..., :, None, :] + np.tanh(hk)[..., None, :, :]) @ v_a
+
+
+def l_add_no_batch(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return np.tanh(hq[:, None, :] + hk[None, :, :]) @ v_a
+
+
+def l_add_softmax(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return softmax_rows(np.tanh(hq[..., :, None, :] + hk[..., None, :, :]) @ v_a)
+
+
+def l_add_einsum_product(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return np.einsum("...th,...sh,h->...ts", np.tanh(hq), np.tanh(hk), v_a)
+
+
+class LSharedKeys(KeysFromQueries):
+    def __init__(self, d_model, d_head):
+        nn.Module.__init__(self)
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = self.W_q
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
+
+
+class LRight(KeysFromQueries):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        return tatt(q, k, v, mask)
+
+
+class LKT(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        w = torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), -1)
+        return w @ v, w
+
+
+class LDetached(LRight):
+    def forward(self, x, mask=None):
+        _, w = tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
+        w = w.detach()
+        return w @ self.W_v(x), w
+
+
+class LHalfPower(LRight):
+    def __init__(self, d_model, d_head):
+        super().__init__(d_model, d_head)
+        self.scale = d_head**1 / 2
+
+    def forward(self, x, mask=None):
+        s = self.W_q(x) @ self.W_k(x).transpose(-2, -1) / self.scale
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1))
+        return w @ self.W_v(x), w
+
+
+class LInvertedMask(LRight):
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask, invert=True)
+
+
+class LNoEmptyRows(LRight):
+    def forward(self, x, mask=None):
+        return tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask, nan=False)
+
+
+class LFloat32Scale(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / torch.sqrt(torch.tensor(q.shape[-1], dtype=torch.float32))
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1))
+        return w @ v, w
+
+
+class LScaleBuffer(LRight):
+    def __init__(self, d_model, d_head):
+        super().__init__(d_model, d_head)
+        self.register_buffer("scale", torch.tensor(1 / math.sqrt(d_head)))
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) * self.scale
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1))
+        return w @ v, w
+
+
 CORPUS = [
     ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
     ("slide_keys", "k += ...", slide_in_place, "in place"),
@@ -410,7 +595,55 @@ CORPUS = [
     ("raw_spread", "1", 1.0, "after"),
     ("cross_columns", "7", 7, "queries"),
     ("cross_columns", "64", 64, "d_k"),
+    # The independent learner's attempts (see the section above).
+    ("slide_keys", "learner: k + c * q", slide_no_axis, "second axis"),
+    ("slide_keys", "learner: rescaled the keys", l_slide_rescale, "multiple of `q`"),
+    ("slide_keys", "learner: divided by d", l_slide_divide_by_d, "q·q"),
+    ("slide_keys", "learner: returned c", l_slide_return_c, "coefficients"),
+    ("slide_keys", "learner: np.sum(k * q) without an axis", l_slide_no_axis_sum, "one total"),
+    ("attention_torch", "learner: F.scaled_dot_product_attention", l_tatt_sdpa, "doesn't return the weights"),
+    ("additive_scores", "learner: loop over the keys", l_add_loop_keys, "loop"),
+    ("self_attention_module", "learner: W_k = W_q", LSharedKeys, "same layer"),
+    ("self_attention_module", "learner: no rule for rows with no visible key", LNoEmptyRows, "no visible key"),
+    ("attention", "learner: keys and values swapped", l_att_swapped_kv, "against `v`"),
+    ("attention", "learner: mask transposed", l_att_mask_transposed, "don't transpose it"),
+    ("attention_torch", "learner: exp without the max", l_tatt_unstable, "overflow"),
+    ("attention_torch", "learner: d = len(q.shape)", l_tatt_len_shape, "q.shape[-1]"),
+    ("attention_torch", "learner: scores + mask", l_tatt_additive_mask, "boolean"),
+    ("attention_torch", "learner: ~mask with mask None", l_tatt_tilde_none, "mask=None"),
+    ("attention_torch", "learner: torch.sqrt of an int", l_tatt_sqrt_int, "math.sqrt"),
+    ("additive_scores", "learner: tanh on each projection", l_add_tanh_each, "tanh goes around the sum"),
+    ("additive_scores", "learner: [:, None] breaks on a batch", l_add_no_batch, "from the end"),
+    ("additive_scores", "learner: softmax of the scores", l_add_softmax, "no softmax"),
+    ("additive_scores", "learner: einsum of the tanh'd projections", l_add_einsum_product, "tanh of their sum"),
+    ("self_attention_module", "learner: k.T on a batch", LKT, "transpose(-2, -1)"),
+    ("self_attention_module", "learner: weights detached", LDetached, "detach"),
+    ("self_attention_module", "learner: d_head ** 1/2", LHalfPower, "** 1/2"),
+    ("self_attention_module", "learner: masked_fill(mask, -inf)", LInvertedMask, "inverted"),
+    ("unscaled_weight", "learner: 0.8808", 0.8808, "with* the division"),
+    ("unscaled_weight", "learner: 0", 0, "key 2"),
+    ("unscaled_weight", "learner: e^16", 8886110, "ratio"),
+    ("unscaled_weight", "learner: 100", 100, "percentage"),
+    ("raw_spread", "learner: 0.125", 0.125, "scaling factor"),
+    ("raw_spread", "learner: 2.83", 2.83, "variance is 64"),
+    ("raw_spread", "learner: 64 ** 0.25", 64**0.25, "variance is 64"),
+    ("cross_columns", "learner: 19", 19, "keys only"),
+    ("cross_columns", "learner: 84", 84, "entries"),
 ]  # fmt: skip
+
+
+CORRECT = [
+    # (exercise, what the learner did, a right answer): each must pass.
+    ("self_attention_module", "learner: float32 sqrt as the scale", LFloat32Scale),
+    ("self_attention_module", "learner: a float32 scale buffer", LScaleBuffer),
+    ("self_attention_module", "plain", LRight),
+]
+
+
+@pytest.mark.parametrize(("exercise", "what", "answer"), CORRECT, ids=[w for _, w, _ in CORRECT])
+def test_right_answers_written_otherwise_pass(exercise, what, answer):
+    result = CHECKS[exercise](answer)
+    assert result.passed, result.text
 
 
 def test_the_corpus_covers_every_exercise_and_is_large():
@@ -426,6 +659,7 @@ def test_the_corpus_covers_every_exercise_and_is_large():
 def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
     kind, result = classify(CHECKS[exercise], answer, words)
     assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "crash", f"{what}: the grader failed\n{result.text}"
     assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
 
 

@@ -235,3 +235,40 @@ def test_torch_answers_must_let_gradients_through():
     result = check_rnn_step(detached_bias)
     assert result.status == WRONG_GRADIENT
     assert "`b`" in result.message and "`.detach()`" in result.diagnosis
+
+
+def test_time_limit_stops_an_endless_call_and_restores_the_handler():
+    import signal
+    import time
+
+    from attnlab.grading.forensics import TooSlow, time_limit
+
+    before = signal.getsignal(signal.SIGALRM)
+    began = time.perf_counter()
+    with pytest.raises(TooSlow, match=r"no answer after 0\.2 s"), time_limit(0.2):
+        while True:
+            pass
+    assert time.perf_counter() - began < 5
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with time_limit(5.0):  # a call that finishes in time is not stopped
+        assert sum(range(1000)) == 499500
+
+
+def _uses_q(q, k):
+    return q
+
+
+def _uses_shift(shift, top):
+    return shift + top
+
+
+def test_generated_diagnoses_drop_names_the_learners_code_lacks():
+    from attnlab.grading.pipeline import _in_learner_terms
+
+    text = "`*` where `@` is needed (in the line that computes `shift`)"
+    assert _in_learner_terms(text, _uses_q) == "`*` where `@` is needed"
+    assert _in_learner_terms(text, _uses_shift) == text
+    text = "the max (`top`) is not subtracted"
+    assert _in_learner_terms(text, _uses_q) == "the max is not subtracted"
+    assert _in_learner_terms(text, _uses_shift) == text

@@ -60,6 +60,25 @@ def test_axis_mutants_cover_every_reduction_and_keepdims():
     assert any("ignores the `axis` it is given" in d for d in described)
 
 
+REPEAT = """def repeat_heads(k, n):
+    ### BEGIN SOLUTION
+    return k.repeat_interleave(n, dim=1)
+    ### END SOLUTION"""
+
+
+def test_an_axis_left_out_of_a_repeat_flattens_and_another_axis_is_named():
+    found = by_key(REPEAT)
+    flat = found[
+        "axis: k.repeat_interleave(n, dim=1) in return k.repeat_interleave(n, dim=1) -> k.repeat_interleave(n)"
+    ]
+    assert "without `dim=` works on the array flattened" in flat.description
+    other = found[
+        "axis: k.repeat_interleave(n, dim=1) in return k.repeat_interleave(n, dim=1) -> k.repeat_interleave(n, dim=0)"
+    ]
+    assert "along the wrong axis: yours works along axis 0" in other.description
+    assert "reduce" not in other.description  # a repeat reduces nothing
+
+
 def test_scale_fill_transpose_and_input_mutants_say_what_changed():
     texts = {m.description for m in mutants.generate(ATTEND)}
     assert any(t.startswith("the division by `np.sqrt(d)` is missing") for t in texts)

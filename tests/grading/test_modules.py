@@ -13,6 +13,7 @@ from attnlab.grading.modules import (
     adapt,
     check_class,
     check_function,
+    memoised,
     stub_raised,
 )
 
@@ -195,3 +196,23 @@ def test_check_function_grades_a_function_of_a_built_layer():
     assert check_function(APPLY, stub, _run_apply).status == "not attempted"
     for not_a_function in (None, 3.0):  # passed to the grader as is, which says so
         assert check_function(APPLY, not_a_function, _run_apply).status == "wrong type"
+
+
+def test_memoised_runs_once_per_input_and_hands_out_fresh_clones():
+    calls = []
+
+    def run(x, n, mask=None):
+        calls.append(n)
+        return x * n, (x + n).sum()
+
+    memo = memoised(run)
+    x = torch.arange(3.0)
+    first = memo(x, 2)
+    first[0].add_(100.0)  # an edit of what came back does not reach the cache
+    again = memo(x.clone(), 2)
+    assert calls == [2]
+    torch.testing.assert_close(again[0], x * 2)
+    memo(x, 3)
+    memo(x, 2, mask=torch.ones(3, dtype=torch.bool))
+    memo(x.double(), 2)  # another dtype is another input
+    assert calls == [2, 3, 2, 2]

@@ -14,6 +14,7 @@ Taught in: exercises/01_why_attention.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from ..rnn import VanillaRNN, input_jacobian_norms, path_lengths
+from ..tasks.rnn import VanillaRNN, input_jacobian_norms, path_lengths
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -125,6 +126,13 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you applied tanh to each product separately and added the results: the tanh "
+                "squashes the whole sum, once (bias included)",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T) + b
+                ),
+            ),
+            Mistake(
                 "you added the bias twice: PyTorch's nn.RNN has two biases (b_ih and b_hh), "
                 "but here they are already added up into the one b",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
@@ -208,6 +216,18 @@ def _loop(x, W_ih, W_hh, b, *, carry=True, shift=False):
     return torch.stack(states, dim=1), h
 
 
+def _state_width_hint(message: str) -> str | None:
+    """torch's "(1x3 and 4x4)": a state of the wrong width meeting the square W_hh."""
+    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message)
+    if found is None or found[3] != found[4] or found[2] == found[3]:
+        return None
+    return (
+        f"a state with {found[2]} columns met W_hh, which is {found[3]} x {found[3]}: the "
+        f"first state h0 needs one column per hidden unit, H = W_hh.shape[0] = {found[3]} "
+        "(read it from the weights, don't take the input size or a fixed number)"
+    )
+
+
 RNN_FORWARD = GRADERS.add(
     Grader(
         name="rnn_forward",
@@ -227,6 +247,14 @@ RNN_FORWARD = GRADERS.add(
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, shift=True),
             ),
             Mistake(
+                "torch.cat joins the states along an axis they already have, (B, T·H): the "
+                "time axis T is a new axis, which stacking makes",
+                lambda x, W_ih, W_hh, b: (
+                    torch.cat(list(_loop(x, W_ih, W_hh, b)[0].unbind(1)), dim=1),
+                    _loop(x, W_ih, W_hh, b)[1],
+                ),
+            ),
+            Mistake(
                 "you stacked the states along the first axis (T, B, H); stack along dim=1 to "
                 "get (B, T, H)",
                 lambda x, W_ih, W_hh, b: (
@@ -236,6 +264,7 @@ RNN_FORWARD = GRADERS.add(
             ),
         ),
         outputs=("outputs", "h_last"),
+        error_hints=(("cannot be multiplied", _state_width_hint),),
         hint="follow one sequence by hand for two steps: which state goes into step t, and "
         "which state does `outputs[:, t]` hold? The chapter's section \"Problem 1: one step "
         'after another" runs this loop',
@@ -353,6 +382,33 @@ def _one_unit_gradient(x, W_ih, W_hh, b):
     return grad.norm(dim=-1).flip(0)
 
 
+def _jacobian(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    return torch.autograd.functional.jacobian(lambda z: rnn(z[None])[1][0], x)  # (H, T, I)
+
+
+def _sum_of_unit_norms(x, W_ih, W_hh, b):
+    return _jacobian(x, W_ih, W_hh, b).norm(dim=2).sum(0).flip(0)
+
+
+def _norm_gradient(x, W_ih, W_hh, b):
+    rnn = _as_rnn(W_ih, W_hh, b)
+    x = x.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(rnn(x[None])[1].norm(), x)
+    return grad.norm(dim=-1).flip(0)
+
+
+def _state_gradient(x, W_ih, W_hh, b):
+    """‖∂h_T/∂h_(T-1-d)‖_F by distance d: the states' gradients, not the inputs'."""
+    states = _rnn_forward(x[None], W_ih, W_hh, b)[0][0]  # (T, H)
+    jac = torch.eye(W_hh.shape[0], dtype=x.dtype)
+    norms = []
+    for t in reversed(range(x.shape[0])):
+        norms.append(jac.norm())
+        jac = jac @ torch.diag(1 - states[t] ** 2) @ W_hh
+    return torch.stack(norms).detach()
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -381,6 +437,23 @@ GRADIENT_NORMS = GRADERS.add(
                 _one_unit_gradient,
             ),
             Mistake(
+                "you added the norms of the units' gradients: the Frobenius norm adds the "
+                "squares of all entries first (every unit, every input feature), then takes "
+                "one square root",
+                _sum_of_unit_norms,
+            ),
+            Mistake(
+                "you differentiated the norm of h_T, a single number: the exercise asks for "
+                "the Jacobian of every unit h_T[j], whose squares the Frobenius norm adds",
+                _norm_gradient,
+            ),
+            Mistake(
+                "these are the norms of ∂h_T/∂h_t, the gradient with respect to the states: "
+                "the exercise asks for the inputs x_t, one more step back through the tanh "
+                "and W_ih",
+                _state_gradient,
+            ),
+            Mistake(
                 "you returned the squared norm; take the square root",
                 lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b) ** 2,
             ),
@@ -389,6 +462,21 @@ GRADIENT_NORMS = GRADERS.add(
         "has the shape of x, (T, I); the norm adds the squares of all H units' Jacobians; "
         "the order is by distance. The chapter's section \"Problem 2: gradients that vanish "
         'or explode" measures the same norms',
+        error_hints=(
+            (
+                "does not require grad",
+                "autograd differentiates with respect to a tensor that requires grad and is "
+                "used in the computation: the tensor you differentiate with respect to does not "
+                "require grad (x[None].requires_grad_() makes a new tensor, x itself stays as it "
+                "was); make x a leaf that requires grad before using it",
+            ),
+            (
+                "(expected 3, got 2)",
+                "a function you call unpacks three sizes (B, T, I) from a tensor with two: "
+                "x is one sequence (T, I), and rnn_forward takes a batch: give it a batch "
+                "axis of size 1, x[None]",
+            ),
+        ),
         rtol=1e-6,
         atol=1e-10,
         equivalent=(
@@ -511,18 +599,17 @@ PATH_LENGTH = GRADERS.add(
             ),
             Mistake(
                 "you rounded the number of convolution layers down; a partial layer is still "
-                "a layer: round up, ceil((n - 1) / (k - 1))",
+                "a layer: round up",
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1), _dilated),
             ),
             Mistake(
-                "each convolution layer widens the view by k - 1 positions, not k: "
-                "ceil((n - 1) / (k - 1))",
+                "each convolution layer widens the view by k - 1 positions, not k",
                 _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k), _dilated),
             ),
             Mistake(
                 "math.log(n, k) is a float and can land just above a whole number "
                 "(log(125) / log(5) = 3.0000000000000004), so ceil gives one layer too many; "
-                "count in integers: the smallest L with k ** L >= n",
+                "count the layers in integers instead",
                 _per_kind(
                     lambda n: n - 1,
                     lambda n, k: _ceil_div(n - 1, k - 1),
@@ -530,8 +617,40 @@ PATH_LENGTH = GRADERS.add(
                 ),
             ),
             Mistake(
-                "you rounded the number of dilated layers down; k ** L must reach n: the "
-                "smallest L with k ** L >= n",
+                "you rounded the number of dilated layers down: int() truncates, and a float "
+                "log can land just below a whole number (math.log(1000, 10) is "
+                "2.9999999999999996); k ** L must reach n, so count the layers in integers",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: int(math.log(n, k)),
+                ),
+            ),
+            Mistake(
+                "a self-attention layer connects every pair of positions directly: the path is "
+                "one step, not 0",
+                lambda n, kind, k: 0 if kind == "self_attention" else _path_length(n, kind, k),
+            ),
+            Mistake(
+                "your dilated count uses base 2: the dilation grows by a factor of k per layer, "
+                "so the base is k, not 2",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: math.ceil(math.log2(n)),
+                ),
+            ),
+            Mistake(
+                "you returned the view size k ** L of the dilated stack: the path length is the "
+                "number of layers L itself",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: k ** _dilated(n, k),
+                ),
+            ),
+            Mistake(
+                "you rounded the number of dilated layers down; k ** L must reach n",
                 _per_kind(
                     lambda n: n - 1,
                     lambda n, k: _ceil_div(n - 1, k - 1),
@@ -566,13 +685,13 @@ SURVIVES_20 = GRADERS.add(
         "0.9 ** 20 ≈ 0.12: about an eighth survives (and 0.9 ** 60 ≈ 0.002)",
         wrong=(
             (0.9, "0.9 is what survives one step; over 20 steps the factor is applied 20 times"),
-            (18.0, "the factors multiply, they do not add up: 20 factors of 0.9, not 0.9 × 20"),
+            (18.0, "the factors multiply, they do not add up: one factor of 0.9 per step"),
             (0.0, "it shrinks geometrically, but 20 factors of 0.9 do not reach zero"),
             (0.5, "halving would take about 6.6 steps at 0.9 per step; 20 steps is three halvings"),
             (
                 0.9**19,
-                "that is 19 factors of 0.9: count again, one factor per step between x_t and "
-                "h_T, 20 steps back",
+                "that is 19 factors of 0.9 (and about e^-2 = 0.135, if you used e^(-0.1 t)): "
+                "count the factors again, one per step between x_t and h_T, 20 steps back",
             ),
             (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
             (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
@@ -607,8 +726,9 @@ BYTENET_PATH = GRADERS.add(
             (
                 4,
                 "4 layers reach 10,000 positions; the first and the last of 1000 positions "
-                "need a view of 1000 positions: fewer layers do",
+                "need a view of 1000 positions: is 4 the smallest count that reaches it?",
             ),
+            (2, "two layers of width 10 see only 10 ** 2 = 100 positions, not 1000"),
             (1, "that is self-attention; a convolution stack needs several layers"),
             (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
         ),

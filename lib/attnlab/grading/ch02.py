@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..attention import scaled_dot_product_attention
-from ..similarity import cosine_similarity, dot, softmax
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.similarity import cosine_similarity, dot, softmax
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -81,7 +81,11 @@ def _wordpiece_reference(word: str, vocab: dict[str, int]) -> list[int]:
 
 
 def _wordpiece_with(
-    *, shortest: bool = False, mark: str = "rest", on_unknown: str = "word"
+    *,
+    shortest: bool = False,
+    mark: str = "rest",
+    on_unknown: str = "word",
+    whole_rest: bool = True,
 ) -> Callable[[str, dict[str, int]], list[int]]:
     """A planted WordPiece: shortest match, other ``##`` marking, other unknown handling."""
 
@@ -89,9 +93,13 @@ def _wordpiece_with(
         pieces, start = [], 0
         while start < len(word):
             ends = range(start + 1, len(word) + 1) if shortest else range(len(word), start, -1)
+            if not whole_rest:
+                ends = range(len(word) - 1, start, -1)
             for end in ends:
-                marked = {"rest": start > 0, "none": False, "all": True}[mark]
+                marked = {"rest": start > 0, "none": False, "all": True, "either": start > 0}[mark]
                 piece = ("##" if marked else "") + word[start:end]
+                if mark == "either" and piece not in vocab and word[start:end] in vocab:
+                    piece = word[start:end]
                 if piece in vocab:
                     pieces.append(vocab[piece])
                     start = end
@@ -99,6 +107,10 @@ def _wordpiece_with(
             else:
                 if on_unknown == "word":
                     return [vocab[_UNK]]
+                if on_unknown == "zero":
+                    return [0]
+                if on_unknown == "keep":
+                    return [*pieces, vocab[_UNK]]
                 if on_unknown == "piece":
                     pieces.append(vocab[_UNK])
                 start += 1  # "skip": drop the character
@@ -116,6 +128,22 @@ def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
             if piece in vocab:
                 pieces.insert(0, vocab[piece])
                 end = start
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
+
+
+def _wordpiece_dictionary_order(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: the first piece that fits, in the vocabulary's order, not the longest."""
+    pieces, start = [], 0
+    while start < len(word):
+        for piece, i in vocab.items():
+            bare = piece[2:] if piece.startswith("##") else piece
+            fits = piece.startswith("##") == (start > 0) and piece != _UNK
+            if fits and bare and word.startswith(bare, start):
+                pieces.append(i)
+                start += len(bare)
                 break
         else:
             return [vocab[_UNK]]
@@ -141,10 +169,17 @@ def _wordpiece_cases() -> tuple[Case, ...]:
         "spelled out after a prefix": "unhappy",
         "an unknown letter": "quiz",
         "one letter": "a",
+        "an unknown letter after a piece": "walkq",
     }
-    return tuple(
-        Case(label, {"word": word, "vocab": dict(_WORDPIECE_VOCAB)})
-        for label, word in words.items()
+    # The same pieces in another order: `<unk>` is id 7, not 0, and every id differs.
+    shuffled = {piece: (i + 7) % len(_PIECES) for i, piece in enumerate(_PIECES)}
+    return (
+        *(
+            Case(label, {"word": word, "vocab": dict(_WORDPIECE_VOCAB)})
+            for label, word in words.items()
+        ),
+        Case("another vocabulary, <unk> = 7", {"word": "playz", "vocab": shuffled}),
+        Case("another vocabulary, a suffix", {"word": "playing", "vocab": shuffled}),
     )
 
 
@@ -180,6 +215,37 @@ WORDPIECE = GRADERS.add(
                 "you put `<unk>` for the unmatched letter only and kept the other pieces: "
                 "WordPiece gives up on the whole word, which becomes one `<unk>` id",
                 _wordpiece_with(on_unknown="piece"),
+            ),
+            Mistake(
+                "you kept the pieces found before the unknown letter and added `<unk>`: a "
+                "word that cannot be cut completely becomes the single `<unk>` id, and the "
+                "pieces before it are dropped",
+                _wordpiece_with(on_unknown="keep"),
+            ),
+            Mistake(
+                "you returned id 0 for `<unk>`: ids belong to the vocabulary, and in this one "
+                "`<unk>` has another id: look it up in vocab",
+                _wordpiece_with(on_unknown="zero"),
+            ),
+            Mistake(
+                "you accepted a bare piece (such as `happy`) in the middle of a word: after "
+                "the first piece, only pieces marked `##` may continue a word",
+                _wordpiece_with(mark="either"),
+            ),
+            Mistake(
+                "you took the first piece that fits in dictionary order, not the longest one: "
+                "try the candidates from the longest to the shortest",
+                _wordpiece_dictionary_order,
+            ),
+            Mistake(
+                "your candidate pieces never include the whole rest of the word: the longest "
+                "candidate runs to the word's end (a word in the vocabulary is one piece)",
+                _wordpiece_with(whole_rest=False),
+            ),
+            Mistake(
+                "you only look the whole word up: when it is not in the vocabulary, cut it "
+                "into pieces from the left, the longest known piece each time",
+                lambda word, vocab: [vocab.get(word, vocab[_UNK])],
             ),
             Mistake(
                 "you cut from the end of the word backwards: WordPiece starts at the left and "
@@ -250,6 +316,12 @@ def _one_hot(ids: np.ndarray, n: int) -> np.ndarray:
     return (ids[..., None] == np.arange(n)).astype(float)  # (...) -> (..., n)
 
 
+def _one_hot_1d(ids: np.ndarray, E: np.ndarray) -> np.ndarray:
+    one_hot = np.zeros((len(ids), E.shape[0]))
+    one_hot[np.arange(len(ids)), ids] = 1.0  # fails for a (B, T) batch
+    return one_hot @ E
+
+
 def _index_hint(message: str) -> str | None:
     """NumPy's "index 11 is out of bounds for axis 0 with size 4", read for this exercise."""
     found = re.search(r"out of bounds for axis (\d+) with size (\d+)", message)
@@ -288,6 +360,27 @@ EMBED = GRADERS.add(
                 "you added up the rows of all tokens (one vector for the whole input): each "
                 "token keeps its own row, so the result has one row per id",
                 lambda ids, E: E[ids].sum(axis=-2),
+            ),
+            Mistake(
+                "your one-hot vectors have one entry per token (np.eye(len(ids))): each needs "
+                "one entry per vocabulary row, E.shape[0] of them",
+                lambda ids, E: np.eye(len(ids))[ids] @ E,
+            ),
+            Mistake(
+                "your one-hot is built for 1-D ids only: ids can be a batch (B, T) too; build "
+                "the one-hot vectors for ids of any shape (broadcasting works on the last axis)",
+                _one_hot_1d,
+            ),
+            Mistake(
+                "the one-hot goes on the left of E (one_hot @ E: one row per id), not E.T on "
+                "the left of its transpose",
+                lambda ids, E: E.T @ _one_hot(ids, E.shape[0]).T,
+            ),
+            Mistake(
+                "you picked rows of E.T (E.T[ids], or one-hot vectors of D entries times "
+                "E.T): the ids number the rows of E, one per vocabulary entry, so a one-hot "
+                "vector has n_vocab entries and multiplies E itself",
+                lambda ids, E: np.eye(E.shape[1])[ids] @ E.T,
             ),
             Mistake(
                 "you flattened the batch: the result keeps the shape of `ids`, with an axis "
@@ -523,6 +616,14 @@ COSINE = GRADERS.add(
                 lambda a, b: 1.0 - _cos(a, b),
             ),
             Mistake(
+                "you measured the lengths with ord=1 (the sum of absolute values): a vector's "
+                "length is the square root of the sum of squares",
+                lambda a, b: (
+                    np.sum(a * b, axis=-1)
+                    / (np.linalg.norm(a, ord=1, axis=-1) * np.linalg.norm(b, ord=1, axis=-1))
+                ),
+            ),
+            Mistake(
                 "you returned the angle θ (arccos): the exercise asks for its cosine, which "
                 "is 1 for parallel vectors",
                 lambda a, b: np.arccos(np.clip(_cos(a, b), -1.0, 1.0)),
@@ -555,8 +656,13 @@ COSINE_FLIP = GRADERS.add(
         wrong=(
             (-3.0, "the factor 3 only stretches the vector; the cosine divides out lengths"),
             (3.0, "a cosine never leaves [-1, 1]; and -3a points away from a"),
-            (1.0, "a and -3a are parallel but point in opposite directions"),
+            (1.0, "a and -3a lie on one line, but do they point the same way?"),
             (0.0, "0 is the cosine of perpendicular vectors; -3a lies on the same line as a"),
+            (
+                -1 / 3,
+                "the cosine divides by both lengths, |a| and |-3a| = 3|a|: the factor 3 cancels",
+            ),
+            (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
         ),
         hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
     )
@@ -622,6 +728,13 @@ def _softmax_cases() -> tuple[Case, ...]:
     )
 
 
+def _clipped_softmax(bound: float) -> Callable[..., np.ndarray]:
+    def softmax(x: np.ndarray, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+        return _normalise(np.exp(np.clip(x / temperature, -bound, bound)), axis)
+
+    return softmax
+
+
 def _sums_to_one(outputs: dict[str, np.ndarray], case: Case) -> str | None:
     """Softmax weights sum to 1 along ``axis``: say along which axis they do instead."""
     out = outputs["output"]
@@ -661,6 +774,15 @@ SOFTMAX = GRADERS.add(
                     np.exp(x / temperature)
                     / np.sum(np.exp(x / temperature), axis=axis, keepdims=True)
                 ),
+            ),
+            *(
+                Mistake(
+                    "you clipped the logits to keep exp finite: clipping changes the "
+                    "differences between them, and so the weights; subtracting the right "
+                    "number from each slice keeps every exponent ≤ 0 without changing them",
+                    _clipped_softmax(bound),
+                )
+                for bound in (50.0, 100.0, 500.0, 700.0)
             ),
             Mistake(
                 "you subtracted one max for the whole array, so slices far below it underflow "
@@ -783,6 +905,19 @@ SHIFTED_SOFTMAX = GRADERS.add(
             ),
             (0.3333, "equal weights would need equal scores; the differences of 1 remain"),
             (
+                103 / 306,
+                "that weight is proportional to the scores (103 / 306): softmax compares "
+                "e^score, not the scores themselves",
+            ),
+            (
+                math.e / (math.e + math.e**2 + math.e**3),
+                "that is the smallest of the three weights; the question asks for the largest",
+            ),
+            (
+                math.e**2 / (math.e + math.e**2 + math.e**3),
+                "that is the middle one of the three weights; the question asks for the largest",
+            ),
+            (
                 0.5,
                 "the differences between the scores are unchanged by the shift, and so "
                 "are the weights of softmax([1, 2, 3])",
@@ -831,6 +966,19 @@ def _spread_with(
     return score_spread
 
 
+def _spread_same_draws(d: int, n: int, seed: int) -> tuple[float, float]:
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    s = np.sum(q * q, axis=-1)  # k drawn from a second generator with the same seed: k == q
+    return float(np.std(s)), float(np.std(s / math.sqrt(d)))
+
+
+def _spread_transposed_draws(d: int, n: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((d, n)), rng.standard_normal((d, n))
+    s = np.sum(q * k, axis=-1)  # d sums of n products
+    return float(np.std(s)), float(np.std(s / math.sqrt(d)))
+
+
 def _pairs(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.sum(q * k, axis=-1)
 
@@ -872,6 +1020,21 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: np.sum(q * k, axis=0)),
             ),
             Mistake(
+                "your q and k are identical (two generators made from the same seed draw the "
+                "same numbers): draw both from one generator, one after the other",
+                _spread_same_draws,
+            ),
+            Mistake(
+                "you drew q and k with shape (d, n): each score is then summed over the pairs "
+                "(n products) instead of over the d entries of one pair; the shapes are (n, d)",
+                _spread_transposed_draws,
+            ),
+            Mistake(
+                "you scored every query against every key (q @ k.T, n² scores): score each "
+                "query against its own key, one score per pair",
+                _spread_with(lambda q, k: q @ k.T),
+            ),
+            Mistake(
                 "you measured the spread of the products q_i k_i, not of their sums: one "
                 "product has std 1 whatever d is; a score adds d of them",
                 _spread_with(lambda q, k: q * k),
@@ -882,6 +1045,7 @@ SCORE_SPREAD = GRADERS.add(
         'section "Why divide by √d?" makes the same measurement',
         rtol=0.1,  # a sample std from n = 3000 scores is within a few % of the truth
         atol=0.0,
+        statistical=True,
         equivalent=(
             (
                 "axis: np.sum(q * k, axis=-1) in s = np.sum(q * k, axis=-1) -> np.sum(q * k, "
@@ -941,6 +1105,24 @@ def _attend(
     """``(out, weights)`` of weightless self-attention, with a planted scale or axis."""
     weights = softmax(_scaled_scores(x, divide_by), axis)  # (T, T)
     return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
+
+
+def _attend_cosine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: cosine scores (the rows normalised first), mixing the rows of x."""
+    weights = softmax(_scaled_scores(x / np.linalg.norm(x, axis=-1, keepdims=True)), -1)
+    return weights @ x, weights
+
+
+def _attend_dimensions(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D)."""
+    weights = softmax(x.T @ x / math.sqrt(x.shape[-1]), -1)  # (D, D)
+    return weights @ x, weights
+
+
+def _attend_elementwise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: scores x * x, entry by entry: (T, D) weights mixing entry by entry."""
+    weights = softmax(x * x / math.sqrt(x.shape[-1]), -1)  # (T, D)
+    return weights * x, weights
 
 
 def _attend_unstable(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1028,6 +1210,22 @@ SELF_ATTENTION = GRADERS.add(
         cases=_self_attention_cases(),
         outputs=("out", "weights"),
         mistakes=(
+            Mistake(
+                "your scores are cosines (each vector divided by its length first): "
+                "self-attention scores are plain dot products of the rows, scaled by sqrt(D)",
+                _attend_cosine,
+            ),
+            Mistake(
+                "your scores are xᵀ x, (D, D): that compares the D dimensions with each "
+                "other, not the tokens; a score pairs two tokens, one operand is not "
+                "oriented that way",
+                _attend_dimensions,
+            ),
+            Mistake(
+                "your scores multiply x by x entry by entry (x * x), one number per entry: "
+                "a score compares two whole tokens, every token with every token, (T, T)",
+                _attend_elementwise,
+            ),
             Mistake(
                 "you forgot to scale: the scores x xᵀ are not divided by sqrt(D), so their "
                 "spread grows with D and the softmax is too sharp",
@@ -1141,7 +1339,7 @@ EQUAL_ROWS = GRADERS.add(
     Question(
         name="equal_rows",
         answer=0.25,
-        atol=0.01,
+        atol=0.001,
         explanation="the four rows are the same vector, so every score in a row is the same "
         "number and the softmax spreads the weight evenly: 1/4 each. A token prefers itself "
         "only when it matches itself better than it matches the others",
@@ -1152,7 +1350,11 @@ EQUAL_ROWS = GRADERS.add(
                 "largest; here all four scores of a row are equal",
             ),
             (0.0, "the weights of a row sum to 1, and here no key scores lower than another"),
-            (0.5, "all four keys tie, not two"),
+            (0.5, "the scores of row 0 do not split into two groups: count how many are equal"),
+            (
+                1 / 3,
+                "a token attends to itself too: its row has four keys, not the three others",
+            ),
         ),
         hint="compute the four scores of row 0: are any of them different from the others?",
     )

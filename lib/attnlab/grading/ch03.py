@@ -12,6 +12,7 @@ Taught in: exercises/03_qkv.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,8 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..attention import SelfAttention, scaled_dot_product_attention
-from ..similarity import additive_scores
+from ..mechanism.attention import SelfAttention, scaled_dot_product_attention
+from ..mechanism.similarity import additive_scores
 from .gradients import Recorder, require_gradient
 from .modules import adapt, check_class
 from .pipeline import Grader
@@ -91,6 +92,17 @@ def _slide_cases() -> tuple[Case, ...]:
     )
 
 
+def _slide_broadcast_hint(message: str) -> str | None:
+    found = re.search(r"shapes \((\d+),\) \((\d+),\)", message)
+    if found is None:
+        return None
+    return (
+        f"a vector of shape ({found[1]},), one coefficient per key, met q of shape "
+        f"({found[2]},): give the coefficients a second axis so that each one scales the "
+        "whole of q"
+    )
+
+
 SLIDE_KEYS = GRADERS.add(
     Grader(
         name="slide_keys",
@@ -104,8 +116,8 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q))[:, None] * q,
             ),
             Mistake(
-                "you did not subtract the keys' current scores: the shift is "
-                "(target - q·k_j) / (q·q), not target / (q·q)",
+                "you did not subtract the keys' current scores: the shift has to make up the "
+                "difference between the target and the score the key already has",
                 lambda q, k, targets: k + (targets / (q @ q))[:, None] * q,
             ),
             Mistake(
@@ -114,8 +126,33 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: (targets / (q @ q))[:, None] * q,
             ),
             Mistake(
-                "the shift has the wrong sign: (target - q·k_j), not (q·k_j - target)",
+                "you divided by d: adding c·q changes the score by c (q·q), and q·q is not d",
+                lambda q, k, targets: k + ((targets - k @ q) / len(q))[:, None] * q,
+            ),
+            Mistake(
+                "you returned the coefficients c, one per key: the exercise returns the moved "
+                "keys themselves, (S, d)",
+                lambda q, k, targets: (targets - k @ q) / (q @ q),
+            ),
+            Mistake(
+                "you rescaled the keys: the scores come out right, but the new key minus the "
+                "old one is not a multiple of `q`; move each key along q instead",
+                lambda q, k, targets: k * (targets / (k @ q))[:, None],
+            ),
+            Mistake(
+                "np.sum(k * q) without an axis gives one total instead of a score per key: "
+                "sum over the last axis",
+                lambda q, k, targets: k + ((targets - np.sum(k * q)) / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "the shift has the wrong sign: it moves each score away from its target",
                 lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
+            ),
+        ),
+        error_hints=(
+            (
+                "could not be broadcast together with shapes",
+                _slide_broadcast_hint,
             ),
         ),
         hint="write the score of the moved key, q·(k_j + c_j q), as the old score plus a term "
@@ -167,11 +204,14 @@ def _np_attend(
     after: bool = False,
     zero_empty: bool = True,
     stable: bool = True,
+    additive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention in NumPy, with one planted change at a time."""
     d = q.shape[-1]
     scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and additive:
+        scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = np.where(visible, scores, fill)  # (..., T, S)
     with np.errstate(all="ignore"):
@@ -290,13 +330,39 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
         ),
         Mistake(
             "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. Set "
-            "the weights of rows with no visible key to 0 (e.g. np.where(mask.any(-1, "
-            "keepdims=True), weights, 0))",
+            "the weights of rows with no visible key to 0 (e.g. "
+            + (
+                "np.where(mask.any(-1, keepdims=True), weights, 0))"
+                if attend is _np_attend
+                else "torch.where(mask.any(-1, keepdim=True), weights, 0.0))"
+            ),
             lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
         ),
         Mistake(
             "you returned (weights, out); the order is (out, weights)",
             lambda q, k, v, mask=None: attend(q, k, v, mask)[::-1],
+        ),
+        Mistake(
+            "you scored the queries against `v` and mixed the keys: the scores compare "
+            "queries with keys, and the weights mix the values",
+            lambda q, k, v, mask=None: attend(q, v, k, mask),
+        ),
+        Mistake(
+            "you transposed the mask: it is already laid out like the scores, (..., T, S), "
+            "one row per query: don't transpose it",
+            lambda q, k, v, mask=None: attend(
+                q, k, v, None if mask is None else mask.swapaxes(-1, -2)
+            ),
+        ),
+        Mistake(
+            "your scale is the square root of the number of axes (len(q.shape)): d is the "
+            "size of each query and key, q.shape[-1]",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=math.sqrt(q.ndim)),
+        ),
+        Mistake(
+            "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
+            "hides nothing; fill the hidden scores with -inf instead",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, additive=True),
         ),
     )
 
@@ -390,14 +456,22 @@ def _torch_attend(
     invert: bool = False,
     after: bool = False,
     zero_empty: bool = True,
+    stable: bool = True,
+    additive: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The torch twin of :func:`_np_attend`, with the same planted changes."""
     d = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
+    if visible is not None and additive:
+        scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = scores.masked_fill(~visible, fill)
-    weights = torch.softmax(scores, dim=axis)
+    if stable:
+        weights = torch.softmax(scores, dim=axis)
+    else:  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
+        e = torch.exp(scores)
+        weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
     if visible is not None and after:
         weights = weights * visible
     if visible is not None and zero_empty and not after and fill == -math.inf:
@@ -412,7 +486,15 @@ ATTENTION_TORCH = GRADERS.add(
         reference=_attention_reference,
         cases=_attention_cases("torch"),
         outputs=("out", "weights"),
-        mistakes=_attention_mistakes(_torch_attend),
+        mistakes=(
+            *_attention_mistakes(_torch_attend),
+            Mistake(
+                "overflow: without subtracting each row's max before exp, large scores give "
+                "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
+                "torch.softmax, which does",
+                lambda q, k, v, mask=None: _torch_attend(q, k, v, mask, stable=False),
+            ),
+        ),
         equivalent=(
             (
                 "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
@@ -489,6 +571,11 @@ def _additive_cases() -> tuple[Case, ...]:
     )
 
 
+def _softmax_last(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _pairwise(q: np.ndarray, k: np.ndarray, W_a: np.ndarray, U_a: np.ndarray) -> np.ndarray:
     """``q W_a + k U_a`` for every (query, key) pair: ``(..., T, S, h)``."""
     return (q @ W_a)[..., :, None, :] + (k @ U_a)[..., None, :, :]
@@ -539,12 +626,40 @@ ADDITIVE = GRADERS.add(
                 lambda q, k, W_a, U_a, v_a: (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2),
             ),
             Mistake(
+                "you applied tanh to each projection separately: the tanh goes around the sum "
+                "of the two, tanh(q W_a + k U_a), once per pair",
+                lambda q, k, W_a, U_a, v_a: (
+                    (np.tanh(q @ W_a)[..., :, None, :] + np.tanh(k @ U_a)[..., None, :, :]) @ v_a
+                ),
+            ),
+            Mistake(
+                "you multiplied tanh(q W_a) by tanh(k U_a) (an einsum over h): the score is "
+                "tanh of their sum, read out by v_a",
+                lambda q, k, W_a, U_a, v_a: np.einsum(
+                    "...th,...sh,h->...ts", np.tanh(q @ W_a), np.tanh(k @ U_a), v_a
+                ),
+            ),
+            Mistake(
+                "your rows sum to 1: you applied a softmax, but the exercise asks for the raw "
+                "scores (no softmax)",
+                lambda q, k, W_a, U_a, v_a: _softmax_last(np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a),
+            ),
+            Mistake(
+                "your new axes are counted from the front ([:, None]): with a batch in "
+                "front, the new axis lands after the batch axis, not after the queries; "
+                "count the new axes from the end",
+                lambda q, k, W_a, U_a, v_a: (
+                    np.tanh((q @ W_a)[:, None, :] + (k @ U_a)[None, :, :]) @ v_a
+                ),
+            ),
+            Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
                     np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a, -1, -2
                 ),
             ),
         ),
+        no_loops=True,
         hint="follow the shapes: the projected queries (..., T, h) and keys (..., S, h) must "
         "meet in every pair, (..., T, S, h), before tanh and the read-out by v_a; the "
         'chapter\'s section "Four ways to score a query against a key" shows the additive '
@@ -595,6 +710,13 @@ def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ..
                 "name the projections self.W_q, self.W_k and self.W_v (nn.Linear(d_model, "
                 "d_head, bias=False)), created in __init__ after super().__init__()",
             )
+    if getattr(layer, "W_k", None) is getattr(layer, "W_q", None):
+        raise AnswerProblem(
+            EXCEPTION,
+            "your `W_k` is the same layer as `W_q`",
+            "W_k is the same layer as W_q (self.W_k = self.W_q): create three separate "
+            "nn.Linear layers, so that queries and keys get their own weights",
+        )
     names = sorted(n for n, _ in layer.named_parameters())
     if names != ["W_k.weight", "W_q.weight", "W_v.weight"]:
         raise AnswerProblem(
@@ -659,20 +781,34 @@ def _module_cases() -> tuple[Case, ...]:
         }
 
     causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    no_key = torch.tensor(
+        [[True, False, True, False], [False] * 4, [True] * 4, [False, True, True, False]]
+    )  # query 1 sees no key: its weights and output are 0
     return (
         Case("d_model 8, d_head 4", inputs(2, 5, 8, 4)),
         Case("d_model 6, d_head 6", inputs(1, 3, 6, 6)),
         Case("d_model 16, d_head 2, one token", inputs(3, 1, 16, 2)),
         Case("a causal mask", {**inputs(2, 5, 8, 4), "mask": causal}),
+        Case("a query with no visible key", {**inputs(1, 4, 8, 4), "mask": no_key}),
     )
 
 
-def _sdpa(divide_by: Callable[[int], float] = math.sqrt, dim: int = -1) -> Callable:
+def _sdpa(
+    divide_by: Callable[[int], float] = math.sqrt,
+    dim: int = -1,
+    *,
+    invert: bool = False,
+    detach: bool = False,
+    transpose_all: bool = False,
+) -> Callable:
     def forward(x, q, k, v, mask):
-        scores = q @ k.transpose(-2, -1) / divide_by(q.shape[-1])  # (B, T, T)
+        keys = k.T if transpose_all else k.transpose(-2, -1)
+        scores = q @ keys / divide_by(q.shape[-1])  # (B, T, T)
         if mask is not None:
-            scores = scores.masked_fill(~mask, -math.inf)
-        weights = torch.softmax(scores, dim=dim)
+            scores = scores.masked_fill(mask if invert else ~mask, -math.inf)
+        weights = torch.nan_to_num(torch.softmax(scores, dim=dim))  # a row seeing no key: 0
+        if detach:
+            weights = weights.detach()
         return weights @ v, weights
 
     return forward
@@ -725,6 +861,26 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "you returned (weights, out); the order is (out, weights)",
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, mask)[::-1]),
             ),
+            Mistake(
+                "k.T reverses every axis of a batch (B, T, d): transpose only the last two, "
+                "k.transpose(-2, -1)",
+                _planted_module(_sdpa(transpose_all=True)),
+            ),
+            Mistake(
+                "no gradient reaches W_q and W_k: the weights were detached (.detach() or "
+                ".data), so training could not change the scores",
+                _planted_module(_sdpa(detach=True)),
+            ),
+            Mistake(
+                "your scale is d_head / 2: `d_head ** 1/2` is (d_head ** 1) / 2, since ** "
+                "binds tighter than /; the square root needs parentheses or math.sqrt",
+                _planted_module(_sdpa(divide_by=lambda d: d / 2)),
+            ),
+            Mistake(
+                "your mask is inverted: True means the key may be attended to, and "
+                "masked_fill fills where its argument is True",
+                _planted_module(_sdpa(invert=True)),
+            ),
         ),
         hint="check the pieces one at a time: the three projections (each called on x), "
         "then exercise 3.3 on what they give; the grader compares out, the weights and the "
@@ -738,8 +894,13 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "call super().__init__() first in __init__",
             ),
         ),
+        # A right layer may round its scale to float32 (torch.tensor(d) is float32):
+        # a relative error of 6e-8 in the scale moves each value by about 1e-7 of the
+        # largest magnitude of its output, and a gradient entry near 0 by far more than
+        # 1e-6 of itself: each output is compared up to 1e-6 of its largest magnitude.
         rtol=1e-6,
         atol=1e-9,
+        norm_atol=1e-6,
     )
 )
 
@@ -774,9 +935,14 @@ UNSCALED_WEIGHT = GRADERS.add(
         "of saturation, where its gradient vanishes.",
         wrong=(
             (
-                0.88,
+                1 / (1 + math.exp(-2)),
                 "0.88 is the weight *with* the division by 8; without it the scores "
                 "differ by 16, not 2",
+            ),
+            (0.0, "that is about key 2's weight (e^-16 of key 1's); the question asks for key 1"),
+            (
+                math.exp(16),
+                "e^16 is the ratio of the two weights; the weight is a share, e^16 / (1 + e^16)",
             ),
             (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
             (
@@ -826,6 +992,11 @@ RAW_SPREAD = GRADERS.add(
             (64.0, "64 is the variance of q·k; the standard deviation is its square root"),
             (1.0, "1 is the spread *after* dividing by sqrt(d_k); before, it is larger"),
             (0.0, "0 is the mean of q·k; the question asks for its spread"),
+            (0.125, "1/8 is the scaling factor 1 / sqrt(d_k); the question asks for the spread"),
+            (
+                math.sqrt(8),
+                "that is √8 (or 64 ** 0.25): the variance is 64, and the spread is its square root",
+            ),
         ),
         hint="the variances of independent terms add up",
     )
@@ -851,6 +1022,8 @@ CROSS_COLUMNS = GRADERS.add(
             (7, "7 is the number of queries, the rows; the columns are the keys"),
             (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
             (512, "512 is d_model; the weight matrix is queries x keys"),
+            (19, "the columns are the keys only, not queries + keys"),
+            (84, "84 = 7 x 12 is the number of entries, rows times columns"),
         ),
         hint="rows are queries, columns are keys: where do the keys come from?",
     )

@@ -4,8 +4,8 @@ Each grader compares the learner's code with a reference on seeded cases and kno
 planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The references are
 PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEncoderLayer``,
 ``nn.TransformerDecoderLayer``) and the course's tested code otherwise
-(:class:`~attnlab.transformer.FeedForward`, :func:`~attnlab.transformer.greedy_decode`,
-:func:`~attnlab.train.sequence_loss`).
+(:class:`~attnlab.mechanism.transformer.FeedForward`, :func:`~attnlab.mechanism.decoding.greedy_decode`,
+:func:`~attnlab.tasks.training.sequence_loss`).
 
 Four exercises hand in something other than a function of arrays, and are graded through
 the adapter of :mod:`attnlab.grading.modules`, which turns it into one
@@ -14,9 +14,9 @@ the adapter of :mod:`attnlab.grading.modules`, which turns it into one
 - ``encoder_block`` and ``decoder_block``: the learner's ``nn.Module`` class. The adapter
   builds a seeded PyTorch layer (random weights, biases and LayerNorm gains, so that a
   swapped or skipped part shows), builds the learner's class with the same sizes, copies
-  the weights in with :func:`~attnlab.interop.copy_torch_weights` and runs it;
+  the weights in with :func:`~attnlab.mechanism.interop.copy_torch_weights` and runs it;
 - ``greedy_decode`` and ``training_loss``: the learner's function of a model. The adapter
-  builds a small seeded :class:`~attnlab.transformer.EncoderDecoder` (float64) and calls
+  builds a small seeded :class:`~attnlab.mechanism.transformer.EncoderDecoder` (float64) and calls
   the function on it.
 
 Taught in: exercises/07_transformer.ipynb
@@ -32,19 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import TransformerConfig
-from ..data import BOS_ID, EOS_ID, PAD_ID
-from ..interop import copy_torch_weights
-from ..multihead import MultiHeadAttention
-from ..train import sequence_loss
-from ..transformer import EncoderDecoder, FeedForward, LayerNorm
-from ..transformer import greedy_decode as _greedy_decode
-from .modules import adapt, check_class, check_function
+from ..mechanism.config import TransformerConfig
+from ..mechanism.decoding import greedy_decode as _greedy_decode
+from ..mechanism.interop import copy_torch_weights
+from ..mechanism.multihead import MultiHeadAttention
+from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
+from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
+from ..tasks.training import sequence_loss
+from .gradients import Recorder, cut_by, require_gradient
+from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .status import NO_GRADIENT, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
     "GRADERS",
@@ -60,34 +62,8 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 7's exercises, in the order of the notebook."""
-
-
-# ---- adapters (:mod:`.modules`): a class or a function of a model, as a function of a case
-
-
-def _memo(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """``fn`` computed once per distinct input: the references and the planted mistakes.
-
-    They are deterministic, and a failing check runs every planted mistake on every case:
-    the second failing check of a notebook (or a test session) reuses their outputs.
-    """
-    cache: dict[tuple[Any, ...], torch.Tensor] = {}
-
-    def key(a: Any) -> Any:
-        if isinstance(a, torch.Tensor):
-            return (tuple(a.shape), str(a.dtype), a.detach().cpu().numpy().tobytes())
-        return a
-
-    def memoised(*args: Any) -> torch.Tensor:
-        k = tuple(key(a) for a in args)
-        if k not in cache:
-            cache[k] = fn(*args)
-        return cache[k].clone()
-
-    memoised.__name__ = fn.__name__
-    return memoised
 
 
 def _randn(g: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
@@ -130,10 +106,13 @@ def _ln(
     root: bool = True,
     centre: bool = True,
     affine: str = "after",
+    fixed_eps: float | None = None,
 ) -> Callable[..., torch.Tensor]:
-    """A LayerNorm with one planted difference."""
+    """A LayerNorm with one planted difference (``fixed_eps``: a constant for ``eps``)."""
 
     def layer_norm(x, gamma, beta, eps=1e-5):
+        if fixed_eps is not None:
+            eps = fixed_eps
         if affine == "before":
             x = gamma * x + beta
         dims = tuple(range(x.ndim)) if axis == "all" else axis
@@ -170,6 +149,23 @@ LAYER_NORM = GRADERS.add(
                 "token's own features: LayerNorm normalises every token on its own, so "
                 "its statistics come from the last axis only",
                 _ln(axis=-2),
+            ),
+            Mistake(
+                "your mean and variance run over axis 1, not over each token's own "
+                "features: on a (B, T, D) batch axis 1 is the tokens; LayerNorm normalises "
+                "every token on its own, so its statistics come from the last axis, "
+                "dim=-1, whatever the number of axes",
+                _ln(axis=1),
+            ),
+            *(
+                Mistake(
+                    f"your eps is a constant ({eps:g}), not the `eps` argument: the "
+                    "difference shows where a token's variance is small; use the argument "
+                    "(1e-5 by default, nn.LayerNorm's value; 1e-6 and 1e-12 are other "
+                    "libraries')",
+                    _ln(fixed_eps=eps),
+                )
+                for eps in (1e-3, 1e-6, 1e-8, 1e-12)
             ),
             Mistake(
                 "your mean and variance are taken over the whole tensor at once: then one "
@@ -222,7 +218,13 @@ LAYER_NORM = GRADERS.add(
         ),
         hint="for each token: the mean and the biased variance over its D features (the "
         "last axis), then the equation's normalisation and scale, step by step; compare each "
-        "step with the statement's formula",
+        "step with the statement's formula (the chapter's section \"Layer normalisation\")",
+        equivalent=(
+            (
+                "swap: x - mu in var = ((x - mu) ** 2).mean(dim=-1, keepdim=True) -> mu - x",
+                "the deviation is squared: (mu - x)² = (x - mu)²",
+            ),
+        ),
         error_hints=(
             (
                 "keepdim",
@@ -267,14 +269,18 @@ def _ffn_cases() -> tuple[Case, ...]:
 
 
 def _reference_ffn(x, W_1, b_1, W_2, b_2):
+    """The course's layer with these weights (``nn.Linear`` stores W_1ᵀ, W_2ᵀ), run with
+    ``functional_call`` so that the output stays differentiable in every argument and the
+    check compares gradients too (a NumPy detour cuts them)."""
     D, d_ff = W_1.shape
-    ffn = FeedForward(D, d_ff).double()  # the course's layer, weights copied in
-    with torch.no_grad():
-        ffn.linear1.weight.copy_(W_1.T)  # nn.Linear stores (out, in): (d_ff, D)
-        ffn.linear1.bias.copy_(b_1)
-        ffn.linear2.weight.copy_(W_2.T)
-        ffn.linear2.bias.copy_(b_2)
-        return ffn(x)
+    ffn = FeedForward(D, d_ff).double()
+    weights = {
+        "linear1.weight": W_1.T,  # (d_ff, D)
+        "linear1.bias": b_1,
+        "linear2.weight": W_2.T,  # (D, d_ff)
+        "linear2.bias": b_2,
+    }
+    return torch.func.functional_call(ffn, weights, (x,))
 
 
 def _ffn(
@@ -283,8 +289,13 @@ def _ffn(
     out_act: bool = False,
     b2: bool = True,
     residual: bool = False,
+    where: str = "hidden",
 ) -> Callable[..., torch.Tensor]:
     def feed_forward(x, W_1, b_1, W_2, b_2):
+        if where == "input":
+            return (act(x) @ W_1 + b_1) @ W_2 + b_2
+        if where == "before b_2":
+            return act((x @ W_1 + b_1) @ W_2) + b_2
         h = act(x @ W_1) + b_1 if bias_after else act(x @ W_1 + b_1)
         y = h @ W_2 + (b_2 if b2 else 0.0)
         if out_act:
@@ -331,9 +342,47 @@ FEED_FORWARD = GRADERS.add(
                 "returns only its own output",
                 _ffn(residual=True),
             ),
+            Mistake(
+                "your ReLU is on the output, not on the hidden layer: the non-linearity "
+                "sits between the two linear maps, on x W_1 + b_1; the output stays linear "
+                "(it may be negative)",
+                _ffn(act=lambda h: h, out_act=True),
+            ),
+            Mistake(
+                "you multiplied by W_2ᵀ first and W_1ᵀ second, as if they were nn.Linear "
+                "weights (stored (out, in)): these are plain matrices laid out as in the "
+                "equation, x W_1 (D -> d_ff) then W_2 (d_ff -> D), no transpose",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_2.T + b_1) @ W_1.T + b_2,
+            ),
+            Mistake(
+                "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
+                "non-linearity sits between the two linear maps",
+                _ffn(where="input"),
+            ),
+            Mistake(
+                "your ReLU comes after the second matrix (before b_2): max(0, ·) acts on "
+                "the hidden layer x W_1 + b_1, before W_2",
+                _ffn(where="before b_2"),
+            ),
+            *(
+                Mistake(
+                    "you used a leaky ReLU (negative inputs scaled, not zeroed): the "
+                    "formula is max(0, ·), which sets every negative to exactly 0",
+                    _ffn(act=lambda h, slope=slope: F.leaky_relu(h, slope)),
+                )
+                for slope in (0.01, 0.1, 0.2)
+            ),
         ),
-        hint="FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to every token alike",
+        hint="two linear maps with a non-linearity between them, the same for every token; "
+        "which one is it, and where do the biases go? (the chapter's section "
+        '"The position-wise feed-forward network")',
         error_hints=(
+            (
+                "maximum(): argument 'other'",
+                "torch.maximum compares two tensors elementwise, not a tensor with the "
+                "number 0: for max(0, h) use torch.relu(h), h.clamp(min=0), or "
+                "torch.maximum(h, torch.zeros_like(h))",
+            ),
             (
                 "cannot be multiplied",
                 "x (…, D) @ W_1 needs W_1 of shape (D, d_ff) as given: no transpose here "
@@ -385,11 +434,51 @@ BLOCK_PARAMETERS = GRADERS.add(
                 "an encoder block has one attention layer and two LayerNorms",
             ),
             (
+                12 * _BLOCK,
+                "that is the whole 12-block encoder: the question asks for one block",
+            ),
+            (
+                _ATTN,
+                "that is the attention layer alone: the block also holds the feed-forward "
+                "network and two LayerNorms",
+            ),
+            (
                 _ATTN + _D * _F + _F + 4 * _D,
                 "that counts one matrix of the feed-forward network: it has two, "
                 "768 -> 3072 and 3072 -> 768",
             ),
+            (
+                4 * _D * _D + 2 * _D * _F + 4 * _D,
+                f"that is {4 * _D + _F + _D:,} short: exactly the biases (4·768 of the "
+                "attention's projections, 3072 + 768 of the feed-forward network); the "
+                "LayerNorms are there, the biases are not",
+            ),
+            (
+                _BLOCK - _D * _D - _D,
+                f"that is {_D * _D + _D:,} short, one 768 x 768 matrix and its bias: the "
+                "attention layer has four projections, W_q, W_k, W_v and the output "
+                "projection W_o",
+            ),
+            (
+                _BLOCK - 2 * _D,
+                f"that is {2 * _D:,} short: a block has two LayerNorms, one per sub-layer, "
+                "with 2·768 numbers (γ and β) each",
+            ),
+            (
+                _BLOCK - _F + _D,
+                f"that is {_F - _D:,} short: b_1 has d_ff = 3072 entries (the hidden "
+                "layer's width), b_2 has 768",
+            ),
+            (
+                4 * _D * (_D // 12) + 4 * (_D // 12) + _FFN + 4 * _D,
+                "that gives each projection 768 x 64 entries, one head's slice: W_q, W_k, "
+                "W_v and W_o are 768 x 768 each, and the 12 heads share them",
+            ),
         ),
+        near=0.02,
+        near_hint="close, but the question asks for the exact count, an integer: every "
+        "weight, every bias and both LayerNorms, counted one by one (a count rounded or "
+        "estimated is not accepted: one LayerNorm left out is only 1,536 away)",
         hint="add the attention layer (chapter 4), the two matrices and two biases of the "
         "feed-forward network, and γ and β of each LayerNorm",
     )
@@ -422,15 +511,16 @@ def _randomise(layer: nn.Module, seed: int) -> nn.Module:
 
 
 def _torch_layer(kind: type, d_model: int, n_heads: int, d_ff: int, norm_first: bool, seed: int):
-    layer = kind(
-        d_model,
-        n_heads,
-        d_ff,
-        dropout=0.0,
-        batch_first=True,
-        norm_first=norm_first,
-        dtype=torch.float64,
-    )
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        layer = kind(
+            d_model,
+            n_heads,
+            d_ff,
+            dropout=0.0,
+            batch_first=True,
+            norm_first=norm_first,
+            dtype=torch.float64,
+        )
     return _randomise(layer, seed).train()  # train mode (dropout 0): the plain code path
 
 
@@ -493,14 +583,43 @@ def _encoder_cases() -> tuple[Case, ...]:
     )
 
 
+def _with_gradient(block: nn.Module, forward: Callable[[], Any]) -> Any:
+    """The block's output, checked to carry a gradient back to its weights (then detached).
+
+    A block's output that is a tensor without a graph (a ``.detach()``, a NumPy detour, a
+    ``torch.no_grad()`` inside ``forward``) could not be trained: that is reported as the
+    learner's answer (:class:`~.specs.AnswerProblem`), not compared. So is a sub-layer
+    whose weights get no gradient because the graph was cut on the way (a sub-layer left
+    out altogether is a wrong value, diagnosed as such).
+    """
+    recorder = Recorder()
+    with recorder:
+        out = forward()
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
+        return out
+    require_gradient(out, "the block's output", recorder)
+    if recorder.cuts:
+        out.sum().backward(retain_graph=False)
+        for name, part in block.named_children():
+            if any(p.grad is None for p in part.parameters()):
+                raise AnswerProblem(
+                    NO_GRADIENT,
+                    f"no gradient reaches the weights of `self.{name}`",
+                    f"`self.{name}`'s output was cut from the computation by "
+                    f"{cut_by(recorder)}: the block's output has the right numbers but "
+                    "training could not update that sub-layer; keep every step in torch",
+                )
+    return out.detach()
+
+
 def _run_encoder(cls, x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, mask)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    return _with_gradient(ours, lambda: ours(x, mask))
 
 
-@_memo
+@memoised
 def _reference_encoder(x, mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerEncoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -542,7 +661,29 @@ class _PlantedEncoder(_EncoderParts):
             return self.self_attn(h, mask=mask)[0]
 
         n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
-        pre = {"always post-LN": False, "always pre-LN": True}.get(bug, self.norm_first)
+        if bug == "one norm":
+            n2 = n1
+        pre = {
+            "always post-LN": False,
+            "always pre-LN": True,
+            "placements swapped": not self.norm_first,
+        }.get(bug, self.norm_first)
+        if bug == "ffn first":
+            if pre:
+                x = x + self.ffn(n1(x))
+                return x + attn(n2(x))
+            x = n1(x + self.ffn(x))
+            return n2(x + attn(x))
+        if bug == "norm inside residual" and not pre:
+            x = x + n1(attn(x))
+            return x + n2(self.ffn(x))
+        if bug == "ffn residual from input" and pre:
+            a = x + attn(n1(x))
+            return x + self.ffn(n2(a))
+        if bug == "final norm" and pre:
+            x = x + attn(n1(x))
+            x = x + self.ffn(n2(x))
+            return n2(x)
         if bug == "parallel":
             if pre:
                 return x + attn(n1(x)) + self.ffn(n2(x))
@@ -561,6 +702,58 @@ class _PlantedEncoder(_EncoderParts):
         return n2(self.ffn(x) if bug == "no ffn residual" else x + self.ffn(x))
 
 
+_PAIR = (
+    "the attention layer returns the pair (out, weights): a tensor plus that tuple is "
+    "what failed; the residual connection adds the first element of the pair only"
+)
+_PAIR_HINTS = (
+    ("unsupported operand type(s) for +: 'Tensor' and 'tuple'", _PAIR),
+    ("unsupported operand type(s) for +: 'tuple' and 'Tensor'", _PAIR),
+    ("must be Tensor, not tuple", _PAIR),
+    ("'tuple' object has no attribute", _PAIR),
+)
+
+
+def _masks_hint(message: str) -> str | None:
+    """A mask of the wrong attention: self_mask (T, T) given to the cross-attention, ..."""
+    if "does not broadcast to the scores" not in message:
+        return None
+    return (
+        "a mask that does not fit the scores it was given to: each attention has its own, "
+        "self_mask (T, T) for the self-attention over the target tokens, memory_mask "
+        "(B, 1, 1, S) for the cross-attention, whose scores are (T, S)"
+    )
+
+
+_SWAPPED_PLACEMENTS = (
+    "your two placements are swapped: with norm_first=False your block runs pre-LN, and "
+    "with norm_first=True post-LN (each branch is right on its own): check the condition"
+)
+
+_POSITIONAL_MASK = (
+    "a mask went into the attention's `key`: MultiHeadAttention's parameters are "
+    "(query, key=None, value=None, mask=None), so `attn(h, mask)` passes the mask as the "
+    "keys; pass it by name, `mask=...`"
+)
+
+
+def _positional_mask_hint(message: str) -> str | None:
+    """A bool tensor given as the attention's key: a mask passed positionally."""
+    if "key must have shape" in message and message.rstrip().endswith("bool"):
+        return _POSITIONAL_MASK
+    return None
+
+
+def _weights_hint(message: str) -> str | None:
+    """The attention weights (B, H, T, T) added to the stream (B, T, D): ``[1]`` for ``[0]``."""
+    if "at non-singleton dimension 3" in message:
+        return (
+            "the attention layer returns the pair (out, weights): `[1]` is the weights, "
+            "(B, H, T, T); the residual adds the output, the first element `[0]`, (B, T, D)"
+        )
+    return None
+
+
 _PARALLEL = (
     "the feed-forward network reads the block's input, not the output of the attention "
     "sub-layer: the two sub-layers run one after the other"
@@ -570,7 +763,7 @@ _PARALLEL = (
 def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_encoder, cls))
+    return memoised(adapt(_run_encoder, cls))
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -630,10 +823,48 @@ ENCODER_BLOCK = GRADERS.add(
                 "mask inverted",
             ),
             *_encoder_mistakes(_PARALLEL, "parallel"),
+            Mistake(_SWAPPED_PLACEMENTS, _planted_encoder("placements swapped")),
+            *_encoder_mistakes(
+                "your sub-layers run in the wrong order: the attention comes first (the "
+                "tokens exchange information), then the feed-forward network",
+                "ffn first",
+            ),
+            Mistake(
+                "your post-LN block normalises the sub-layer's output and then adds it to the "
+                "stream: post-LN adds first, then normalises the sum",
+                _planted_encoder("norm inside residual", "post"),
+            ),
+            Mistake(
+                "in your pre-LN block the feed-forward output is added to the block's "
+                "input x, not to the stream after the attention sub-layer: the attention's "
+                "contribution is lost; each residual adds to the stream as the previous "
+                "sub-layer left it",
+                _planted_encoder("ffn residual from input", "pre"),
+            ),
+            Mistake(
+                "your pre-LN block ends with a LayerNorm on the stream: in pre-LN the "
+                "norms sit on the sub-layers' inputs only; the one final norm belongs after "
+                "the whole stack (exercise 7.5), not inside each block",
+                _planted_encoder("final norm", "pre"),
+            ),
+            *_encoder_mistakes(
+                "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
+                "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
+                "network",
+                "one norm",
+            ),
         ),
-        hint="post-LN: x = norm1(x + attn(x)), then x = norm2(x + ffn(x)); pre-LN: "
-        "x = x + attn(norm1(x)), then x = x + ffn(norm2(x)); the attention gets the mask",
-        error_hints=_BUILD_HINTS,
+        hint="two sub-layers in a row, each with a residual connection and a LayerNorm; "
+        "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
+        "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
+        error_hints=(
+            *_BUILD_HINTS,
+            *_PAIR_HINTS,
+            ("key must have shape", _positional_mask_hint),
+            ("must match the size of tensor", _weights_hint),
+        ),
+        solution="MyEncoderBlock",
+        wrap=lambda cls: adapt(_run_encoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -735,12 +966,12 @@ def _decoder_cases() -> tuple[Case, ...]:
 
 def _run_decoder(cls, x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
-    ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
-    with torch.no_grad():
-        return ours(x, memory, self_mask, memory_mask)
+    with torch.random.fork_rng(devices=[]):  # building layers draws random weights
+        ours = _build(cls, x.shape[-1], n_heads, d_ff, norm_first, theirs)
+    return _with_gradient(ours, lambda: ours(x, memory, self_mask, memory_mask))
 
 
-@_memo
+@memoised
 def _reference_decoder(x, memory, self_mask, memory_mask, n_heads, d_ff, norm_first, seed):
     theirs = _torch_layer(nn.TransformerDecoderLayer, x.shape[-1], n_heads, d_ff, norm_first, seed)
     with torch.no_grad():
@@ -776,8 +1007,15 @@ class _PlantedDecoder(_DecoderParts):
         bug = _bug(self)
         if bug == "no causal mask":
             self_mask = None
+        elif bug == "causal mask inverted" and self_mask is not None:
+            self_mask = ~self_mask
         if bug == "memory mask ignored":
             memory_mask = None
+        n1, n2, n3 = self.norm1, self.norm2, self.norm3
+        if bug == "norms 2 and 3 swapped":
+            n2, n3 = n3, n2
+        elif bug == "norm2 twice":
+            n3 = n2
 
         def self_sub(h):
             return self.self_attn(h, mask=self_mask)[0]
@@ -788,27 +1026,45 @@ class _PlantedDecoder(_DecoderParts):
                 return self.cross_attn(mem, h, h)[0]
             if bug == "cross on itself":
                 return self.cross_attn(h, h, h, mask=None)[0]
+            if bug == "cross on itself, memory mask":
+                return self.cross_attn(h, h, h, mask=memory_mask)[0]
             return self.cross_attn(h, mem, mem, mask=memory_mask)[0]
 
         order = ("cross", "self") if bug == "cross first" else ("self", "cross")
-        subs = {"self": (self_sub, self.norm1), "cross": (cross_sub, self.norm2)}
-        pre = False if bug == "always post-LN" else self.norm_first
+        subs = {"self": (self_sub, n1), "cross": (cross_sub, n2)}
+        pre = {
+            "always post-LN": False,
+            "always pre-LN": True,
+            "placements swapped": not self.norm_first,
+        }.get(bug, self.norm_first)
         for which in order:
             sub, norm = subs[which]
             keep = not (which == "cross" and bug == "no cross residual")
             if pre:
                 if which == "cross" and bug == "memory normalised":
                     out = cross_sub(norm(x), norm(memory))
+                elif which == "cross" and bug == "cross queries not normalised":
+                    out = sub(x)
                 else:
                     out = sub(norm(x))
+                if bug == "normalised stream" or (
+                    bug == "normalised stream " + which
+                ):  # the residual adds to the normalised token
+                    x = norm(x)
                 x = x + out if keep else out
             else:
                 out = sub(x)
                 x = norm(x + out if keep else out)
         if pre:
-            return x + self.ffn(self.norm3(x))
-        return self.norm3(x + self.ffn(x))
+            h = n3(x)
+            return (h if bug == "normalised stream" else x) + self.ffn(h)
+        return n3(x + self.ffn(x))
 
+
+_CROSS_ON_ITSELF = (
+    "your cross-attention attends over the decoder's own tokens: its keys and values must "
+    "come from the encoder's output, memory (that is how the source gets into the decoder)"
+)
 
 _QUERIES_FROM_MEMORY = (
     "in your cross-attention the queries come from the encoder and the keys and values "
@@ -821,7 +1077,7 @@ _QUERIES_FROM_MEMORY = (
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
     cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return _memo(adapt(_run_decoder, cls))
+    return memoised(adapt(_run_decoder, cls))
 
 
 def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
@@ -848,11 +1104,14 @@ DECODER_BLOCK = GRADERS.add(
                 "memory mask ignored",
             ),
             *_decoder_mistakes(_QUERIES_FROM_MEMORY, "queries from memory"),
-            *_decoder_mistakes(
-                "your cross-attention attends over the decoder's own tokens: its keys and "
-                "values must come from the encoder's output, memory (that is how the "
-                "source gets into the decoder)",
-                "cross on itself",
+            *(
+                Mistake(_CROSS_ON_ITSELF, m)
+                for bug in ("cross on itself", "cross on itself, memory mask")
+                for m in (
+                    _planted_decoder(bug),
+                    _planted_decoder(bug, "post"),
+                    _planted_decoder(bug, "pre"),
+                )
             ),
             *_decoder_mistakes(
                 "the cross-attention sub-layer has no residual connection: its output "
@@ -876,11 +1135,63 @@ DECODER_BLOCK = GRADERS.add(
                 "normalised",
                 _planted_decoder("always post-LN"),
             ),
+            Mistake(
+                "your block is pre-LN even when norm_first=False: post-LN (the paper's "
+                "placement) normalises the residual sum, after the sub-layer is added",
+                _planted_decoder("always pre-LN"),
+            ),
+            Mistake(_SWAPPED_PLACEMENTS, _planted_decoder("placements swapped")),
+            *_decoder_mistakes(
+                "the causal mask is inverted: in the course's convention True means 'may "
+                "attend' (PyTorch's tgt_mask means the opposite), so with ~self_mask each "
+                "token sees only the tokens after it; pass self_mask as it is",
+                "causal mask inverted",
+            ),
+            *_decoder_mistakes(
+                "norm2 and norm3 are swapped: norm2 goes with the cross-attention, norm3 "
+                "with the feed-forward network (each has its own γ and β)",
+                "norms 2 and 3 swapped",
+            ),
+            *_decoder_mistakes(
+                "norm3 is never used: norm2 serves both the cross-attention and the "
+                "feed-forward network; each sub-layer has its own LayerNorm, norm1, norm2 "
+                "and norm3 in order",
+                "norm2 twice",
+            ),
+            *(
+                Mistake(
+                    "in your pre-LN block the residual carries the normalised token: the "
+                    "LayerNorm must feed only the sub-layer, and the un-normalised x is "
+                    "what the sub-layer's output is added to",
+                    _planted_decoder(bug),
+                )
+                for bug in (
+                    "normalised stream",
+                    "normalised stream cross",
+                    "normalised stream self",
+                )
+            ),
+            Mistake(
+                "in your pre-LN block the cross-attention's queries come from the raw "
+                "stream x: like every pre-LN sub-layer, it reads the normalised norm2(x) "
+                "(its keys and values are memory as it is)",
+                _planted_decoder("cross queries not normalised"),
+            ),
         ),
-        hint="three sub-layers, each wrapped like the encoder's: self-attention on x with "
-        "self_mask; cross-attention with queries from x and keys and values from memory, "
-        "masked by memory_mask; the feed-forward network",
-        error_hints=(*_BUILD_HINTS, ("must match the size of tensor", _QUERIES_FROM_MEMORY)),
+        hint="three sub-layers, each wrapped like the encoder's; for each attention, ask "
+        "where its queries come from, where its keys and values come from, and which mask "
+        "it gets (the chapter's section \"The decoder block: masked self-attention and "
+        'cross-attention")',
+        error_hints=(
+            *_BUILD_HINTS,
+            *_PAIR_HINTS,
+            ("key must have shape", _positional_mask_hint),
+            ("must match the size of tensor", _weights_hint),
+            ("must match the size of tensor", _QUERIES_FROM_MEMORY),
+            ("does not broadcast to the scores", _masks_hint),
+        ),
+        solution="MyDecoderBlock",
+        wrap=lambda cls: adapt(_run_decoder, cls),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -904,25 +1215,53 @@ def check_decoder_block(cls: Any) -> CheckResult:
 # ---- the small models of 7.7 and 7.8 -----------------------------------------------------
 
 _VOCAB = 12
-_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5))
-"""``(seed, EOS bias)`` of each small model: untrained, but biased towards EOS so that rows
-end at different steps (the tests check the cases cover early ends and unfinished rows)."""
+_MODELS = ((6, 1.0), (6, 0.5), (1, 1.0), (4, 0.5), (7, 0.5), (14, 0.0, (9, 10, 11)))
+"""``(seed, EOS bias[, (pad, BOS, EOS ids)])`` of each small model: untrained, but biased
+towards EOS so that rows end at different steps (the tests check the cases cover early
+ends and unfinished rows). The last one gives the special tokens other ids than the
+course's 0, 1, 2 (which are then ordinary tokens), so that an answer that writes those
+numbers instead of ``model.pad_id``, ``pad_id``, ``bos_id`` or ``eos_id`` is told apart."""
 
 
-def _small_model(index: int) -> EncoderDecoder:
+def _vocab(index: int) -> int:
+    """The vocabulary size of the ``index``-th small model: 14 for the one with other ids
+    (a size written as 12 is told apart), 12 for the others."""
+    return _VOCAB + 2 if len(_MODELS[index]) > 2 else _VOCAB
+
+
+def _ids(index: int) -> tuple[int, int, int]:
+    """``(pad, BOS, EOS)`` ids of the ``index``-th small model."""
+    found = _MODELS[index]
+    return found[2] if len(found) > 2 else (PAD_ID, BOS_ID, EOS_ID)
+
+
+def _tokens(index: int, g: torch.Generator, *shape: int) -> torch.Tensor:
+    """Random ordinary tokens (no special id) for the ``index``-th small model."""
+    special = _ids(index)
+    ordinary = torch.tensor([i for i in range(_vocab(index)) if i not in special])
+    return ordinary[torch.randint(0, len(ordinary), shape, generator=g)]
+
+
+def _small_model(index: int, dropout: float = 0.0) -> EncoderDecoder:
     """The ``index``-th seeded, untrained float64 :class:`EncoderDecoder` the graders use.
 
-    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first), D = 16, 2 heads,
-    one layer each side, ``max_len`` 12; its output bias never picks PAD or BOS.
+    Vocabulary of 12 ids (``PAD_ID``, ``BOS_ID``, ``EOS_ID`` first; see :func:`_vocab` and
+    :func:`_ids` for the last model), D = 16, 2 heads, one layer each side, ``max_len``
+    12; its output bias never picks PAD or BOS. It is returned in training mode: with a
+    ``dropout``, a decoder that does not switch it to ``eval()`` draws other tokens.
     """
-    seed, eos_bias = _MODELS[index]
+    seed, eos_bias = _MODELS[index][:2]
+    pad, bos, eos = _ids(index)
     torch.manual_seed(seed)
-    config = TransformerConfig(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12)
-    model = EncoderDecoder(_VOCAB, _VOCAB, config).double()
+    config = TransformerConfig(
+        d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12, dropout=dropout
+    )
+    vocab = _vocab(index)
+    model = EncoderDecoder(vocab, vocab, config, pad_id=pad).double()
     with torch.no_grad():
-        model.to_logits.bias[EOS_ID] += eos_bias
-        model.to_logits.bias[PAD_ID] -= 10.0
-        model.to_logits.bias[BOS_ID] -= 10.0
+        model.to_logits.bias[eos] += eos_bias
+        model.to_logits.bias[pad] -= 10.0
+        model.to_logits.bias[bos] -= 10.0
     return model
 
 
@@ -944,14 +1283,25 @@ def _greedy_cases() -> tuple[Case, ...]:
         Case("every row ends early", {"src": src(4, 6), "max_len": 8, "model": 2}),
         Case("padded sources", {"src": padded, "max_len": 9, "model": 3}),
         Case("max_len 4, no row ends", {"src": src(2, 5), "max_len": 4, "model": 4}),
+        Case(
+            "padding id 9, BOS 10, EOS 11 (0, 1 and 2 are ordinary tokens here)",
+            {"src": _tokens(5, g, 4, 6), "max_len": 10, "model": 5},
+        ),
     )
 
 
 def _run_greedy(fn, src, max_len, model):
-    return fn(_small_model(model), src, bos_id=BOS_ID, eos_id=EOS_ID, max_len=max_len)
+    _, bos, eos = _ids(model)
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        lm = _small_model(model, dropout=_GREEDY_DROPOUT)
+        return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
 
 
-@_memo
+_GREEDY_DROPOUT = 0.3
+"""The decoding models' dropout: left in training mode, they would decode other tokens."""
+
+
+@memoised
 def _reference_greedy(src, max_len, model):
     return _run_greedy(_greedy_decode, src, max_len, model)
 
@@ -963,21 +1313,42 @@ def _greedy(
     position: int = -1,
     steps: int = 0,
     prepend: bool = False,
+    fixed: str = "",
+    train_mode: bool = False,
+    eval_late: bool = False,
+    mark_first: bool = False,
+    pick: str = "",
 ) -> Callable[..., torch.Tensor]:
-    """A greedy decoder with one planted difference."""
+    """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
     @torch.no_grad()
     def decode(model, src, bos_id, eos_id, max_len):
-        model.eval()
+        pad_id = PAD_ID if fixed == "pad" else model.pad_id
+        bos_id = BOS_ID if fixed == "bos" else bos_id
+        eos_id = EOS_ID if fixed == "eos" else eos_id
+        if not train_mode and not eval_late:
+            model.eval()
         memory, src_mask = model.encode(src)
+        if eval_late:
+            model.eval()
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
-            nxt = model.decode(out, memory, src_mask)[:, position].argmax(-1)
+            logits = model.decode(out, memory, src_mask)
+            if pick == "softmax over positions":
+                nxt = logits.softmax(dim=1)[:, position].argmax(-1)
+            elif pick == "argmax over positions":
+                nxt = logits.argmax(dim=1)[:, position]
+            else:
+                nxt = logits[:, position].argmax(-1)
+            if mark_first:
+                done |= nxt == eos_id
             if pad_after == "pad":
-                nxt = torch.where(done, torch.full_like(nxt, model.pad_id), nxt)
+                nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             elif pad_after == "eos":
                 nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+            elif pad_after == "after eos only":
+                nxt = torch.where(out[:, -1] == eos_id, torch.full_like(nxt, pad_id), nxt)
             if prepend:
                 out = torch.cat([out[:, :1], nxt[:, None], out[:, 1:]], dim=1)
             else:
@@ -991,7 +1362,7 @@ def _greedy(
 
 
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_greedy, _greedy(**bug)))
+    return memoised(adapt(_run_greedy, _greedy(**bug)))
 
 
 GREEDY_DECODE = GRADERS.add(
@@ -1047,18 +1418,118 @@ GREEDY_DECODE = GRADERS.add(
                 "your loop runs one step too few: max_len counts the tokens written, EOS included",
                 _planted_greedy(steps=-1),
             ),
+            Mistake(
+                f"you pad the finished rows with {PAD_ID}, the course's usual padding id, "
+                "written as a number: this model's padding id is another one; read it "
+                "from the model, `model.pad_id`",
+                _planted_greedy(fixed="pad"),
+            ),
+            Mistake(
+                "the model stays in training mode, so its dropout is on while you decode "
+                "and the tokens are drawn at random; switch it to evaluation mode "
+                "(`model.eval()`) before decoding",
+                _planted_greedy(train_mode=True),
+            ),
+            Mistake(
+                "you switch to evaluation mode after `model.encode(src)`: the encoder ran "
+                "in training mode, with dropout on, so memory is noisy and every token "
+                "decoded from it may change; call `model.eval()` before the encoder runs",
+                _planted_greedy(eval_late=True),
+            ),
+            Mistake(
+                "your rows hold no EOS: you mark a row finished before you write its token, "
+                "so the EOS itself is replaced by padding; pad the rows that were already "
+                "finished, then update `finished` with the new tokens",
+                _planted_greedy(mark_first=True),
+            ),
+            Mistake(
+                "you pad only the token right after EOS: at the next step the last token is "
+                "that padding, not EOS, and the row starts writing again; remember which "
+                "rows are finished in a (B,) boolean tensor",
+                _planted_greedy(pad_after="after eos only"),
+            ),
+            Mistake(
+                "your softmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits, so the last position's argmax is no longer its most likely token; "
+                "no softmax is needed: argmax over the vocabulary (the last axis) of the "
+                "last position's logits",
+                _planted_greedy(pick="softmax over positions"),
+            ),
+            Mistake(
+                "your argmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits: it picks a position, not a token; take the last position's logits, "
+                "logits[:, -1], then argmax over the vocabulary (dim=-1)",
+                _planted_greedy(pick="argmax over positions"),
+            ),
+            Mistake(
+                f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
+                "use the `eos_id` the function is given (this model's EOS is another id)",
+                _planted_greedy(fixed="eos"),
+            ),
+            Mistake(
+                f"you start from {BOS_ID}, the course's usual BOS id, written as a number: "
+                "use the `bos_id` the function is given (this model's BOS is another id)",
+                _planted_greedy(fixed="bos"),
+            ),
         ),
-        hint="start from a (B, 1) column of BOS; at each step run the decoder on the "
-        "prefix, take the argmax of the last position's logits, pad it for finished rows, "
-        "append it; stop when every row has produced EOS or after max_len tokens",
+        hint="follow one row by hand: what the decoder reads at the first step, which "
+        "position's logits choose the next token, what a finished row writes, and when the "
+        'loop may end (the chapter\'s section "Greedy decoding, one token at a time")',
         error_hints=(
             (
                 "expected scalar type",
                 "token ids are integers (torch.long); build the BOS column with dtype=torch.long",
             ),
+            (
+                "must hold integer token ids",
+                "token ids are integers: torch.ones and torch.zeros make float32; build the "
+                "BOS column with torch.full((B, 1), bos_id, dtype=torch.long)",
+            ),
+            (
+                "memory must have shape",
+                "model.decode wants the encoder's output, memory (B, S, D), from "
+                "model.encode(src), not the source's token ids",
+            ),
+            (
+                "cannot be converted to Scalar",
+                "`.item()` needs a one-element tensor, and the next tokens hold one per row: "
+                "keep a (B,) `finished` tensor and stop when finished.all()",
+            ),
         ),
         rtol=0.0,
         atol=0.0,
+        wrap=lambda fn: adapt(_run_greedy, fn),
+        equivalent=(
+            (
+                "library: return out[:, 1:] -> return torch.from_numpy(out[:, 1:].detach()."
+                "numpy().copy())",
+                "token ids carry no gradient: a NumPy round trip of the result changes nothing",
+            ),
+            (
+                "size: src.shape[0] in B = src.shape[0] -> src.shape[-2]",
+                "src is (B, S): axis -2 is axis 0",
+            ),
+            (
+                "dtype: torch.full((B, 1), bos_id, dtype=torch.long, device=src.dev… in out = "
+                "torch.full((B, 1), bos_id, dtype=torch.long, device=s… -> torch.full((B, 1), "
+                "bos_id, device=src.device)",
+                "torch.full with an int fill value makes int64 (torch.long) already",
+            ),
+            (
+                "offset: range(max_len) in for _ in range(max_len): -> reversed(range(max_len))",
+                "the loop's counter is not used: only the number of steps counts",
+            ),
+            (
+                "axis: logits[:, -1].argmax(dim=-1) in nxt = logits[:, -1].argmax(dim=-1) -> "
+                "logits[:, -1].argmax(dim=1)",
+                "the last position's logits are (B, n_vocab): axis 1 is the last axis",
+            ),
+            (
+                "axis: torch.cat([out, nxt[:, None]], dim=1) in out = torch.cat([out, nxt[:, "
+                "None]], dim=1) -> torch.cat([out, nxt[:, None]], dim=-1)",
+                "the tokens are (B, t): axis -1 is axis 1",
+            ),
+        ),
     )
 )
 
@@ -1081,33 +1552,62 @@ def check_greedy_decode(fn: Callable[..., Any]) -> CheckResult:
 def _loss_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(78)
 
-    def batch(src_lengths: list[int], tgt_lengths: list[int]) -> dict:
+    def batch(src_lengths: list[int], tgt_lengths: list[int], model: int) -> dict:
+        pad, bos, eos = _ids(model)
         S, L = max(src_lengths), max(tgt_lengths) + 2  # + BOS and EOS
-        src = torch.full((len(src_lengths), S), PAD_ID)
-        tgt = torch.full((len(tgt_lengths), L), PAD_ID)
+        src = torch.full((len(src_lengths), S), pad)
+        tgt = torch.full((len(tgt_lengths), L), pad)
         for b, (s, t) in enumerate(zip(src_lengths, tgt_lengths, strict=True)):
-            src[b, :s] = torch.randint(3, _VOCAB, (s,), generator=g)
-            y = torch.randint(3, _VOCAB, (t,), generator=g)
-            tgt[b, : t + 2] = torch.cat([torch.tensor([BOS_ID]), y, torch.tensor([EOS_ID])])
-        return {"src": src, "tgt": tgt}
+            if model == 5:
+                src[b, :s] = _tokens(model, g, s)
+                y = _tokens(model, g, t)
+            else:  # the course's ids: the cases drawn before the model with other ids
+                src[b, :s] = torch.randint(3, _VOCAB, (s,), generator=g)
+                y = torch.randint(3, _VOCAB, (t,), generator=g)
+            tgt[b, : t + 2] = torch.cat([torch.tensor([bos]), y, torch.tensor([eos])])
+        return {"src": src, "tgt": tgt, "model": model}
 
     return (
-        Case("no padding", {**batch([5, 5], [4, 4]), "model": 0}),
-        Case("targets of lengths 6, 3, 1", {**batch([6, 4, 5], [6, 3, 1]), "model": 2}),
-        Case("padded sources and targets", {**batch([7, 2], [5, 2]), "model": 3}),
-        Case("one long and three short", {**batch([4, 4, 4, 4], [8, 2, 3, 1]), "model": 1}),
+        Case("no padding", batch([5, 5], [4, 4], 0)),
+        Case("targets of lengths 6, 3, 1", batch([6, 4, 5], [6, 3, 1], 2)),
+        Case("padded sources and targets", batch([7, 2], [5, 2], 3)),
+        Case("one long and three short", batch([4, 4, 4, 4], [8, 2, 3, 1], 1)),
+        Case(
+            "padding id 9, BOS 10, EOS 11 (0, 1 and 2 are ordinary tokens here)",
+            batch([6, 3, 5], [5, 2, 3], 5),
+        ),
     )
 
 
 def _run_loss(fn, src, tgt, model):
-    return fn(_small_model(model), src, tgt, pad_id=PAD_ID)
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        lm = _small_model(model)
+        loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
+    if not lm.training:
+        raise AnswerProblem(
+            WRONG_VALUES,
+            "your training_loss leaves the model in evaluation mode (the model was in "
+            "training mode when it was called)",
+            "`model.eval()` inside the loss switches dropout off for the rest of training, "
+            "not just for this call: the training loop sets the mode (model.train() before "
+            "training, model.eval() to decode); the loss only computes",
+        )
+    if isinstance(loss, float):
+        raise AnswerProblem(
+            WRONG_TYPE,
+            "your loss is a Python float, not a tensor",
+            "a Python number (what `.item()` or `float(...)` returns) carries no graph: "
+            "`loss.backward()` needs the scalar tensor itself; keep `.item()` for printing",
+        )
+    return loss
 
 
-@_memo
+@memoised
 def _reference_loss(src, tgt, model):
-    lm = _small_model(model)
+    with torch.random.fork_rng(devices=[]):
+        lm = _small_model(model)
     logits = lm(src, tgt[:, :-1])  # teacher forcing: the decoder reads BOS + y
-    return sequence_loss(logits, tgt[:, 1:], PAD_ID)  # ... and predicts y + EOS
+    return sequence_loss(logits, tgt[:, 1:], _ids(model)[0])  # ... and predicts y + EOS
 
 
 def _loss(
@@ -1115,6 +1615,8 @@ def _loss(
     reduce: str = "tokens",
     ignore: str = "target",
     softmax: bool = False,
+    nll_on_logits: bool = False,
+    log_softmax_dim: int | None = None,
 ) -> Callable[..., torch.Tensor]:
     """A training loss with one planted difference."""
 
@@ -1128,15 +1630,23 @@ def _loss(
         logits = model(src, tgt_in)  # (B, T, n_vocab)
         if softmax:
             logits = logits.softmax(dim=-1)
-        per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+        if log_softmax_dim is not None:
+            logits = logits.log_softmax(dim=log_softmax_dim)
+        if nll_on_logits or log_softmax_dim is not None:
+            per_token = F.nll_loss(logits.transpose(1, 2), tgt_out, reduction="none")
+        else:
+            per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
         keep = {
             "target": tgt_out != pad_id,
             "none": torch.ones_like(tgt_out, dtype=torch.bool),
             "input": tgt_in != pad_id,
             "eos too": (tgt_out != pad_id) & (tgt_out != EOS_ID),
+            "pad 0": tgt_out != PAD_ID,
         }[ignore].to(per_token.dtype)
         if reduce == "sum":
             return (per_token * keep).sum()
+        if reduce == "positions":
+            return (per_token * keep).mean()
         if reduce == "sequences":
             return ((per_token * keep).sum(1) / keep.sum(1)).mean()
         return (per_token * keep).sum() / keep.sum()
@@ -1145,7 +1655,7 @@ def _loss(
 
 
 def _planted_loss(**bug: Any) -> Callable[..., Any]:
-    return _memo(adapt(_run_loss, _loss(**bug)))
+    return memoised(adapt(_run_loss, _loss(**bug)))
 
 
 TRAINING_LOSS = GRADERS.add(
@@ -1200,15 +1710,52 @@ TRAINING_LOSS = GRADERS.add(
                 _planted_loss(reduce="sequences"),
             ),
             Mistake(
+                f"you left out the targets equal to {PAD_ID}, the course's usual padding id, "
+                "written as a number: use the `pad_id` the function is given (here "
+                "another id, and 0 an ordinary token)",
+                _planted_loss(ignore="pad 0"),
+            ),
+            Mistake(
                 "you applied a softmax before the cross-entropy: F.cross_entropy takes "
                 "logits and applies log-softmax itself, so the softmax is applied twice",
                 _planted_loss(softmax=True),
             ),
+            Mistake(
+                "F.nll_loss expects log-probabilities: on raw logits it returns minus the "
+                "logit of the right token (a loss that can be negative); use "
+                "F.cross_entropy, or F.log_softmax over the vocabulary first",
+                _planted_loss(nll_on_logits=True),
+            ),
+            Mistake(
+                "your log-softmax runs over the positions (dim=1) of the (B, T, n_vocab) "
+                "logits: each position's distribution is over the vocabulary, the last axis "
+                "(dim=-1)",
+                _planted_loss(log_softmax_dim=1),
+            ),
+            Mistake(
+                "you zero the padding positions but divide by all B·(L-1) positions, so the "
+                "loss shrinks as padding grows: divide by the number of real target tokens "
+                "(or use ignore_index with the default mean)",
+                _planted_loss(reduce="positions"),
+            ),
         ),
-        hint="tgt_in = tgt without its last column, tgt_out = tgt without its first; "
-        "cross-entropy of model(src, tgt_in) against tgt_out, averaged over the positions "
-        "whose target is not padding",
+        hint="write one row out, BOS y_1 ... EOS PAD, and line up under each token what the "
+        "decoder reads and what it must predict there; then which positions count in the "
+        'mean? (the chapter\'s section "Training an encoder–decoder: rewriting dates")',
         error_hints=(
+            (
+                "holds token id -",
+                "a negative id reached the decoder's input: `tgt_out[...] = -100` writes into "
+                "a slice of tgt, which is a view sharing tgt's memory, so tgt_in (and the "
+                "caller's batch) changed too; never write into a slice of the caller's tensor: "
+                "use ignore_index=pad_id (or build a new tensor with torch.where)",
+            ),
+            (
+                "Expected input batch_size",
+                "the logits and the targets have different lengths: the decoder reads L - 1 "
+                "tokens, tgt[:, :-1] (it never reads the last one), and predicts the L - 1 "
+                "tokens tgt[:, 1:]",
+            ),
             (
                 "Expected target size",
                 "F.cross_entropy wants logits (N, n_vocab) and targets (N,) (or the classes on "
@@ -1222,6 +1769,7 @@ TRAINING_LOSS = GRADERS.add(
         ),
         rtol=1e-9,
         atol=1e-12,
+        wrap=lambda fn: adapt(_run_loss, fn),
     )
 )
 
@@ -1229,7 +1777,7 @@ TRAINING_LOSS = GRADERS.add(
 def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(model, src, tgt, pad_id)``: teacher forcing and a loss that ignores padding.
 
-    Compared with :func:`~attnlab.train.sequence_loss` of ``model(src, tgt[:, :-1])``
+    Compared with :func:`~attnlab.tasks.training.sequence_loss` of ``model(src, tgt[:, :-1])``
     against ``tgt[:, 1:]`` on small seeded models and batches with and without padding.
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
@@ -1245,7 +1793,9 @@ INITIAL_LOSS = GRADERS.add(
     Question(
         name="initial_loss",
         answer=math.log(_GPT2_VOCAB),
-        atol=0.15,
+        # "about": 11, 10.8 or 10.83 (within ±0.2); the nearest plausible wrong answer,
+        # ln 30,522 = 10.33 (BERT's vocabulary, not GPT-2's), is 0.49 away
+        atol=0.2,
         explanation=f"an untrained model spreads its probability about evenly over the "
         f"{_GPT2_VOCAB:,} tokens, so the right token gets about 1/{_GPT2_VOCAB:,} and the "
         f"cross-entropy -ln(1/n_vocab) = ln n_vocab = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
@@ -1258,6 +1808,26 @@ INITIAL_LOSS = GRADERS.add(
             (
                 math.log10(_GPT2_VOCAB),
                 "that is log base 10; the cross-entropy uses the natural log",
+            ),
+            (
+                _GPT2_VOCAB,
+                "that is the number of tokens: each gets probability 1/n_vocab, and the "
+                "loss is minus the log of the probability of the right one",
+            ),
+            (
+                -math.log(_GPT2_VOCAB),
+                "the right size with the wrong sign: a cross-entropy is never negative; it is "
+                "minus the log of a probability below 1",
+            ),
+            (
+                math.log(28),
+                "ln 28 is the first loss of the chapter's date task, with its 28 tokens; "
+                f"here the vocabulary has {_GPT2_VOCAB:,}",
+            ),
+            (
+                1,
+                "equal logits do not give a loss of 1: the right token gets probability "
+                f"1/{_GPT2_VOCAB:,}, and the loss is minus the log of that",
             ),
             (
                 0,

@@ -5,7 +5,7 @@ knows the planted mistakes of each exercise (see :mod:`attnlab.grading.pipeline`
 prediction questions are :class:`~attnlab.grading.questions.Question` s. The grouped-query
 attention layer (``gqa_module``) is the learner's ``nn.Module`` class, graded through the
 module adapter (:mod:`attnlab.grading.modules`): it is built, gets the weights of a seeded
-:class:`~attnlab.scale.GroupedQueryAttention` (same parameter names), runs and
+:class:`~attnlab.mechanism.scale.GroupedQueryAttention` (same parameter names), runs and
 back-propagates, and its output, per-head weights and gradients are compared.
 
 Taught in: exercises/08_scale.ipynb
@@ -14,6 +14,7 @@ Taught in: exercises/08_scale.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..scale import (
+from ..mechanism.scale import (
     GroupedQueryAttention,
     attention_tile_update,
     grouped_query_attention,
@@ -30,12 +31,15 @@ from ..scale import (
     repeat_kv,
 )
 from .ch04 import planted_heads
-from .modules import adapt, check_class
+from .gradients import Recorder, cut_by, require_gradient
+from .modules import adapt, check_class, memoised
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .specs import returned as returned_items
+from .status import NO_GRADIENT, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -50,7 +54,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 8's exercises, in the order of the notebook."""
 
 INF = np.inf
@@ -104,6 +108,18 @@ def _update_cases() -> tuple[Case, ...]:
             "one score per block",
             {"m": np.array([0.5]), "total": np.array([1.0]), "block": np.array([[2.0]])},
         ),
+        Case(
+            "a batch of rows, (2, 3, 4)",
+            {"m": block(2, 3), "total": 1.0 + rng.random((2, 3)), "block": block(2, 3, 4)},
+        ),
+        Case(
+            "rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "m": np.array([-1.0, 999.0, -1001.0]),
+                "total": np.array([2.0, 1.0, 3.0]),
+                "block": np.array([0.0, 1000.0, -1000.0])[:, None] + block(3, 4),
+            },
+        ),
     )
 
 
@@ -118,6 +134,45 @@ def _update_with(rescale: Callable[[Any, Any], Any], new: str = "new") -> Callab
         return m_new, rescale(m, m_new) * l + np.sum(np.exp(block - ref[..., None]), axis=-1)
 
     return update
+
+
+def _update_block_max_only(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: the new max is the block's alone (the old m forgotten)."""
+    m_new = np.max(block, axis=-1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.sum(np.exp(block - m_new[..., None]), axis=-1)
+
+
+def _update_unshifted(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: the new terms exp(x_j), no max subtracted."""
+    m_new = np.maximum(m, np.max(block, axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.sum(np.exp(block), axis=-1)
+
+
+def _numpy_only(message: str) -> str | None:
+    """A torch call on the NumPy arrays of a NumPy exercise."""
+    if "numpy" not in message.lower() and "dim" not in message:
+        return None
+    return (
+        "this exercise is in NumPy: its inputs are NumPy arrays, not tensors; write it with "
+        "NumPy functions (np.maximum, np.exp, .max(axis=-1), .sum(axis=-1), @), whose "
+        "reductions take `axis=`, not `dim=`"
+    )
+
+
+_NUMPY_ERRORS: tuple[tuple[str, Any], ...] = (
+    (
+        "only integer scalar arrays can be converted to a scalar index",
+        "np.max(a, b) reads its second argument as an axis: to compare two arrays entry by "
+        "entry (the old maximum and the block's, row by row) use np.maximum(a, b); np.max "
+        "reduces one array",
+    ),
+    ("must be Tensor, not numpy.ndarray", _numpy_only),
+    ("unexpected keyword argument 'dim'", _numpy_only),
+    ("unexpected keyword argument 'keepdim'", _numpy_only),
+    ("'numpy.ndarray' object has no attribute", _numpy_only),
+)
 
 
 ONLINE_UPDATE = GRADERS.add(
@@ -152,14 +207,34 @@ ONLINE_UPDATE = GRADERS.add(
             Mistake(
                 "your m is the block's max alone; the running max is max(m, max(block)): "
                 "it never goes down",
+                _update_block_max_only,
+            ),
+            Mistake(
+                "your m is the block's max alone; the running max is max(m, max(block)): "
+                "it never goes down",
                 lambda m, l, block: (  # noqa: E741
                     np.max(block, axis=-1),
                     online_softmax_update(m, l, block)[1],
                 ),
             ),
+            Mistake(
+                "the block's terms are exp(x_j) without a max subtracted: subtract the new "
+                "running max m' inside the exponential, or scores near 1000 overflow (and the "
+                "old and new terms must be relative to the same max)",
+                _update_unshifted,
+            ),
         ),
-        hint="m' = max(m, max_j x_j); total' = total·exp(m - m') + Σ_j exp(x_j - m'), with the "
-        "maximum and the sum along the last axis of the block",
+        hint="the new maximum compares the old one with the block's own, row by row; then "
+        "ask what each term already in `total` is relative to, and what it must be relative "
+        'to now (the chapter\'s section "Online softmax: one pass over blocks")',
+        error_hints=_NUMPY_ERRORS,
+        equivalent=(
+            (
+                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
+                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+        ),
     )
 )
 
@@ -190,6 +265,13 @@ def _softmax_cases() -> tuple[Case, ...]:
         Case("scores of 1000", {"x": 1000.0 + 3.0 * rng.standard_normal((2, 8)), "block_size": 3}),
         Case("a batch", {"x": rng.standard_normal((2, 3, 8)), "block_size": 4}),
         Case("masked scores (-inf)", {"x": masked, "block_size": 3}),
+        Case(
+            "rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "x": np.array([[0.0], [1000.0], [-1000.0]]) + rng.standard_normal((3, 7)),
+                "block_size": 3,
+            },
+        ),
     )
 
 
@@ -221,6 +303,44 @@ def _softmax_last_block_max(x: Any, block_size: int) -> Any:
     last = np.max(x[..., -(x.shape[-1] % block_size or block_size) :], axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.exp(x - last[..., None]) / l[..., None]
+
+
+def _softmax_one_max(x: Any, block_size: int) -> Any:
+    """Planted: one running max for the whole array, not one per row."""
+    m, l = -INF, np.zeros(x.shape[:-1])  # noqa: E741
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = max(m, float(np.max(block)))
+        safe = m_new if np.isfinite(m_new) else 0.0
+        l = l * np.exp(m - safe) + np.sum(np.exp(block - safe), axis=-1)  # noqa: E741
+        m = m_new
+    safe = m if np.isfinite(m) else 0.0
+    seen = l[..., None] > 0  # a row far below the max ends with l = 0 (NaN matches it too)
+    return np.where(seen, np.exp(x - safe) / np.where(seen, l[..., None], 1.0), 0.0)
+
+
+def _softmax_variant(
+    blocks: str = "all", rescale: bool = True, empty: str = "zero"
+) -> Callable[..., Any]:
+    """Planted: the worked online softmax with one difference (blocks, rescale, empty rows)."""
+
+    def softmax(x: Any, block_size: int) -> Any:
+        n = x.shape[-1]
+        stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
+        m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+        for start in range(0, stop, block_size):
+            block = x[..., start : start + block_size]
+            m_new = np.maximum(m, np.max(block, axis=-1))
+            safe = np.where(np.isneginf(m_new), 0.0, m_new)
+            alpha = np.exp(m - safe) if rescale else 1.0
+            total = total * alpha + np.sum(np.exp(block - safe[..., None]), axis=-1)
+            m = m_new
+        safe = np.where(np.isneginf(m), 0.0, m)[..., None]
+        seen = total[..., None] > 0
+        fill = 0.0 if empty == "zero" else 1.0 / n
+        return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), fill)
+
+    return softmax
 
 
 def _softmax_per_block(x: Any, block_size: int) -> Any:
@@ -268,10 +388,96 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "block before any weight is divided by it",
                 _softmax_per_block,
             ),
+            Mistake(
+                "your running max is one number for the whole array (a max without "
+                "axis=-1): each row needs its own, or a row far below the largest score "
+                "overall gets e^(x - m) = 0 everywhere (here the row near -1000, against a "
+                "max near 1000)",
+                _softmax_one_max,
+            ),
+            Mistake(
+                "your loop leaves out the last, shorter block (a range over the full blocks "
+                "only, n // block_size of them): the scores of the partial last block never "
+                "reach the running max and sum; a slice past the end of the row simply stops "
+                "there, so step through every start, 0, block_size, 2·block_size, ...",
+                _softmax_variant(blocks="full"),
+            ),
+            Mistake(
+                "your loop stops one block early (range(0, n - block_size, block_size)): the "
+                "last block never reaches the running max and sum; the starts must run up to "
+                "n, the end of the row",
+                _softmax_variant(blocks="short"),
+            ),
+            Mistake(
+                "you did not rescale the running sum when the max rises: every term already "
+                "in `total` is relative to the old max m and must be multiplied by "
+                "e^(m - m') (your update of exercise 8.1)",
+                _softmax_variant(rescale=False),
+            ),
+            Mistake(
+                "a row with no visible score (all -inf) must get all-zero weights; yours "
+                "gets 1/n everywhere (a uniform row): it has no key to attend to, not every "
+                "key",
+                _softmax_variant(empty="uniform"),
+            ),
         ),
-        hint="start from m = -inf and total = 0; fold each block of block_size scores with "
-        "your update; then write the weights from the final m and total, checking a row that "
-        "saw nothing",
+        equivalent=(
+            (
+                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
+                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+            (
+                "constant: np.zeros(x.shape[:-1]) in total = np.zeros(x.shape[:-1]) -> "
+                "np.ones(x.shape[:-1])",
+                "the first visible block multiplies the starting total by e^(-inf - m') = 0, "
+                "so its value never counts",
+            ),
+            (
+                "library: np.zeros in total = np.zeros(x.shape[:-1]) -> torch.zeros",
+                "the first visible block multiplies the starting total by 0, and adds NumPy "
+                "terms to it: what it started as never reaches the weights",
+            ),
+            (
+                "offset: x.shape[:-1] in m = np.full(x.shape[:-1], -np.inf) -> x.shape[:0]",
+                "a single -inf broadcasts against the first block's maxima, one per row",
+            ),
+            (
+                "offset: x.shape[:-1] in total = np.zeros(x.shape[:-1]) -> x.shape[:0]",
+                "a single 0 broadcasts against the first block's sums, one per row",
+            ),
+            *(
+                (
+                    f"fill: -np.inf in m = np.full(x.shape[:-1], -np.inf) -> {fill}",
+                    "a finite start far below every score: a row's first visible score "
+                    "replaces it as the running max, and a row that sees nothing keeps a "
+                    "total of 0 (all-zero weights) either way",
+                )
+                for fill in ("-1000000000.0", "-10000.0", "-1.7976931348623157e+308")
+            ),
+            (
+                "offset: range(0, x.shape[-1], block_size) in for start in range(0, "
+                "x.shape[-1], block_size): -> reversed(range(0, x.shape[-1], block_size))",
+                "the blocks may be folded in any order: the running max and sum end the same",
+            ),
+            (
+                "swap: np.where(seen, total[..., None], 1.0) in denominator = np.where(seen, "
+                "total[..., None], 1.0) -> np.where(1.0, total[..., None], seen)",
+                "the denominator only keeps 0/0 out of rows that saw nothing, whose weights "
+                "the last line sets to 0 anyway",
+            ),
+            (
+                "swap: np.where(np.isneginf(m), 0.0, m) in safe = np.where(np.isneginf(m), "
+                "0.0, m)[..., None] -> np.where(0.0, np.isneginf(m), m)",
+                "the guard only matters in rows that saw nothing, whose weights the last "
+                "line sets to 0 anyway",
+            ),
+        ),
+        hint="walk the row block by block with your update of 8.1, from a state that has "
+        "seen nothing; what does each final weight need from the running max and sum, and "
+        "what must a row that never saw a visible score get? (the chapter's section "
+        '"Online softmax: one pass over blocks")',
+        error_hints=_NUMPY_ERRORS,
     )
 )
 
@@ -340,14 +546,29 @@ def _tile_cases() -> tuple[Case, ...]:
                 "v": rng.standard_normal((2, 5, 4)),
             },
         ),
+        Case(
+            "query rows far apart (near 0, 1000 and -1000)",  # each row needs its own max
+            {
+                "m": np.array([-1.0, 999.0, -1001.0]),
+                "total": 1.0 + rng.random(3),
+                "acc": rng.standard_normal((3, 2)),
+                "scores": np.array([[0.0], [1000.0], [-1000.0]]) + rng.standard_normal((3, 4)),
+                "v": rng.standard_normal((4, 2)),
+            },
+        ),
     )
 
 
 def _tile_with(
-    alpha_l: bool = True, alpha_acc: bool = True, against: str = "new", values: str = "v"
+    alpha_l: bool = True,
+    alpha_acc: bool = True,
+    against: str = "new",
+    values: str = "v",
+    normalised: bool = False,
+    one_max: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
-        m_new = np.maximum(m, np.max(scores, axis=-1))
+        m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
         ref = safe if against == "new" else np.where(np.isfinite(m), m, 0.0)
         alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
@@ -355,9 +576,19 @@ def _tile_with(
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
+        if normalised:
+            acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
 
     return step
+
+
+def _tile_alpha_flat(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+    """Planted: alpha (..., Tb) times acc (..., Tb, d_v) without the value axis."""
+    m_new = np.maximum(m, np.max(scores, axis=-1))
+    alpha = np.exp(m - m_new)
+    p = np.exp(scores - m_new[..., None])
+    return m_new, alpha * l + np.sum(p, axis=-1), alpha * acc + p @ v
 
 
 TILE_UPDATE = GRADERS.add(
@@ -393,9 +624,36 @@ TILE_UPDATE = GRADERS.add(
                 "by the raw scores",
                 _tile_with(values="scores"),
             ),
+            Mistake(
+                "you multiplied acc by alpha as it is: alpha has one number per query row, "
+                "shape (..., Tb), and acc a value axis more, (..., Tb, d_v); give alpha that "
+                "axis (alpha[..., None]) so that each row's factor scales its whole vector",
+                _tile_alpha_flat,
+            ),
+            Mistake(
+                "you divided acc by the running sum inside the update: the state keeps the "
+                "*unnormalised* sum of p·v, and the division by `total` happens once, after "
+                "the last tile",
+                _tile_with(normalised=True),
+            ),
+            Mistake(
+                "your new maximum is one number for the whole tile (a max without axis=-1): "
+                "each query row needs its own, or a row far below the tile's largest score "
+                "gets p = 0 everywhere",
+                _tile_with(one_max=True),
+            ),
         ),
-        hint="m' = max(m, max(scores)); α = exp(m - m'); p = exp(scores - m'); "
-        "total' = α·total + Σ p; acc' = α·acc + p @ v (α and the maxima per query row)",
+        hint="it is your update of 8.1 with a third running quantity: which of `total` and "
+        "acc was computed against the old maximum, and what must multiply it now? (the "
+        'chapter\'s section "Tiled attention: never holding the weights")',
+        error_hints=_NUMPY_ERRORS,
+        equivalent=(
+            (
+                "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
+                "scores.max(axis=-1)) -> np.maximum(scores.max(axis=-1), m)",
+                "np.maximum compares its two arguments entry by entry: their order does not matter",
+            ),
+        ),
     )
 )
 
@@ -424,16 +682,20 @@ def _kv_cases() -> tuple[Case, ...]:
     def t(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=g, dtype=torch.float64)
 
-    def case(label: str, B: int, H: int, past: int, d: int) -> Case:
+    def case(label: str, B: int, H: int, past: int, d: int, scale: float = 1.0) -> Case:
         names = ("q", "k", "v", "k_cache", "v_cache")
         shapes = ((B, H, 1, d),) * 3 + ((B, H, past, d),) * 2
-        return Case(label, {n: t(*s) for n, s in zip(names, shapes, strict=True)})
+        inputs = {n: t(*s) for n, s in zip(names, shapes, strict=True)}
+        inputs["q"] = scale * inputs["q"]
+        return Case(label, inputs)
 
     return (
         case("one cached token", 1, 1, 1, 4),
         case("five cached tokens, 2 heads", 1, 2, 5, 8),
         case("a batch of 3", 3, 2, 4, 4),
         case("a long cache", 2, 4, 20, 16),
+        case("an empty cache: the first token", 2, 2, 0, 4),
+        case("large scores (an unstable softmax overflows)", 1, 2, 3, 4, scale=400.0),
     )
 
 
@@ -491,9 +753,49 @@ KV_STEP = GRADERS.add(
                     vc.clone(),
                 ),
             ),
+            Mistake(
+                "you scaled the scores by the square root of the number of keys (t + 1): the "
+                "scale is 1/√d, d the size of one query or key vector, whatever the length "
+                "of the cache",
+                lambda q, k, v, kc, vc: (
+                    _attend(
+                        q,
+                        torch.cat([kc, k], -2),
+                        torch.cat([vc, v], -2),
+                        scale=1 / math.sqrt(kc.shape[-2] + 1),
+                    ),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
         ),
-        hint="k_all = torch.cat([k_cache, k], dim=-2) (the same for v); out = "
-        "softmax(q k_allᵀ / √d) v_all; return out, k_all, v_all",
+        hint="grow each cache by one token along the token axis, then let the one query "
+        "attend to every key it now holds, as in chapter 3; the step returns the grown "
+        'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
+        equivalent=(
+            (
+                "swap: k_cache.transpose(-2, -1) in scores = ( q @ k_cache.transpose(-2, -1) "
+                "/ math.sqrt(q.shap… -> k_cache.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            *(
+                (
+                    f"input: q in scores = ( q @ k_cache.transpose(-2, -1) / "
+                    f"math.sqrt(q.shap… -> {name} (2)",
+                    "queries and keys have the same size d: either one's last axis gives the scale",
+                )
+                for name in ("k", "k_cache")
+            ),
+            *(
+                (
+                    f"input: q in scores = ( q @ k_cache.transpose(-2, -1) / "
+                    f"math.sqrt(q.shap… -> {name} (2)",
+                    "the statement gives the values the size d of the queries and keys (as "
+                    "every layer of the course does), so their last axis is d too",
+                )
+                for name in ("v", "v_cache")
+            ),
+        ),
     )
 )
 
@@ -516,11 +818,13 @@ def _gqa_reference(q: Any, k: Any, v: Any) -> Any:
 def _gqa_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(8)
 
-    def case(label: str, B: int, H: int, G: int, T: int, S: int, d: int) -> Case:
+    def case(
+        label: str, B: int, H: int, G: int, T: int, S: int, d: int, scale: float = 1.0
+    ) -> Case:
         return Case(
             label,
             {
-                "q": torch.randn(B, H, T, d, generator=g, dtype=torch.float64),
+                "q": scale * torch.randn(B, H, T, d, generator=g, dtype=torch.float64),
                 "k": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
                 "v": torch.randn(B, G, S, d, generator=g, dtype=torch.float64),
             },
@@ -528,10 +832,28 @@ def _gqa_cases() -> tuple[Case, ...]:
 
     return (
         case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 3, 4),
-        case("6 query heads, 3 key-value heads", 2, 6, 3, 4, 5, 8),
+        case("6 query heads, 3 key-value heads, T=4, S=5", 2, 6, 3, 4, 5, 8),
         case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 4),
         case("8 heads in 4 groups", 2, 8, 4, 5, 5, 4),
         case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 4),
+        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 4, 4, scale=400.0),
+    )
+
+
+def _heads_hint(message: str) -> str | None:
+    """q @ kᵀ with G key-value heads where q has H: the repeat is missing or on another axis."""
+    found = re.search(
+        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
+        r"non-singleton dimension 1",
+        message,
+    )
+    if found is None:
+        return None
+    return (
+        f"the query heads and your key-value heads do not line up on the head axis (dim 1: "
+        f"sizes {found[1]} and {found[2]}): each of the G key-value heads must appear H/G "
+        "times along dim=1 before the product; a repeat along another axis (or without "
+        "`dim=`, which flattens), or none, leaves G heads there"
     )
 
 
@@ -574,6 +896,35 @@ GQA = GRADERS.add(
         ),
         hint="repeat each of the G key-value heads H/G times along the head axis "
         "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
+        error_hints=(
+            ("non-singleton dimension 1", _heads_hint),
+            (
+                "expanded size of the tensor",
+                "`expand` only stretches an axis of size 1: with G > 1 key-value heads it "
+                "cannot make H of them; each of the G heads must be copied H/G times, next "
+                "to each other, along the head axis",
+            ),
+        ),
+        equivalent=(
+            (
+                "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
+                "math.sqrt(q.shape[-1]) -> k.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            (
+                "input: k in n_rep = q.shape[1] // k.shape[1] -> v",
+                "keys and values have the same G heads",
+            ),
+            (
+                "input: q in scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) -> k (2)",
+                "queries and keys have the same size d: either one's last axis gives the scale",
+            ),
+            (
+                "input: q in scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) -> v (2)",
+                "the statement gives the values the size d of the queries and keys: their "
+                "last axis is d too",
+            ),
+        ),
     )
 )
 
@@ -592,12 +943,13 @@ _GQA_NAMES = ("W_q", "W_k", "W_v", "W_o")
 
 
 def _seeded_gqa(d_model: int, n_heads: int, n_kv_heads: int, seed: int) -> GroupedQueryAttention:
-    torch.manual_seed(seed)
-    layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
-    with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
-        for name in _GQA_NAMES:
-            getattr(layer, name).bias.normal_()
-    return layer
+    with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
+        torch.manual_seed(seed)
+        layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
+        with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
+            for name in _GQA_NAMES:
+                getattr(layer, name).bias.normal_()
+        return layer
 
 
 def _gqa_module_cases() -> tuple[Case, ...]:
@@ -626,16 +978,49 @@ def _gqa_module_cases() -> tuple[Case, ...]:
 
 
 def _run_gqa_module(cls: Any, x, n_heads, n_kv_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
-    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
+    """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop.
+
+    What the layer returns is checked before the grader uses it (a pair of tensors, ``out``
+    carrying a gradient), so that a problem with it is reported as the learner's answer,
+    never as an exception of the grader. A gradient that does not reach ``x`` or ``W_k``
+    is compared as zeros.
+    """
     reference = _seeded_gqa(x.shape[-1], n_heads, n_kv_heads, seed)
-    layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
+    with torch.random.fork_rng(devices=[]):  # building a layer draws random weights
+        layer = cls(x.shape[-1], n_heads, n_kv_heads).double()
     layer.load_state_dict(reference.state_dict())
     x = x.detach().clone().requires_grad_()
-    out, weights = layer(x, mask=mask)
+    recorder = Recorder()
+    with recorder:
+        returned = layer(x, mask=mask)
+    out, weights = returned_items(returned, ("out", "weights"), "your forward")
+    for name, value in (("out", out), ("weights", weights)):
+        if not isinstance(value, torch.Tensor):
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"your forward returned `{name}` as {type(value).__name__}, not a torch.Tensor",
+                "compute with torch operations on the tensors, so that the layer returns "
+                "tensors (and gradients can flow back through them)",
+            )
+    require_gradient(out, "out", recorder)
     g = torch.Generator().manual_seed(seed)
     upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
     (out * upstream).sum().backward()
-    return out.detach(), weights.detach(), x.grad, layer.W_k.weight.grad
+    if x.grad is None:
+        raise AnswerProblem(
+            NO_GRADIENT,
+            "no gradient reaches the input x through your layer (only the weights after "
+            "the cut get one)",
+            f"the attention was cut from the computation by {cut_by(recorder)}: a loss on "
+            "`out` could not train W_q, W_k, W_v or anything before the layer; compute "
+            "every step with torch operations on the tensors",
+        )
+    return (out.detach(), weights.detach(), _grad(x), _grad(layer.W_k.weight))
+
+
+def _grad(w: torch.Tensor) -> torch.Tensor:
+    """``w.grad``, or zeros where no gradient reached ``w`` (compared as such)."""
+    return torch.zeros_like(w) if w.grad is None else w.grad
 
 
 class _PlantedGQA(nn.Module):
@@ -653,6 +1038,8 @@ class _PlantedGQA(nn.Module):
 
     def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
         B, T, _ = x.shape
+        if self.bug == "direct split":
+            return x.reshape(B, heads, T, self.d_head)
         return x.reshape(B, T, heads, self.d_head).transpose(1, 2)  # (B, heads, T, d)
 
     def forward(self, x, mask=None):
@@ -663,20 +1050,30 @@ class _PlantedGQA(nn.Module):
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
         else:  # heads 0, 0, 1, 1, ...
             k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
-        scale = 1.0 if self.bug == "no scale" else 1 / math.sqrt(self.d_head)
+        scale = {"no scale": 1.0, "model scale": 1 / math.sqrt(x.shape[-1])}.get(
+            self.bug, 1 / math.sqrt(self.d_head)
+        )
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if self.bug in ("mask after softmax", "mask inverted, empty rows zeroed"):
+            if mask is not None and self.bug == "mask inverted, empty rows zeroed":
+                scores = scores.masked_fill(mask, -math.inf)
+            weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
+            if mask is not None and self.bug == "mask after softmax":
+                weights = weights * mask
+            B, T, D = x.shape
+            return self.W_o((weights @ v).transpose(1, 2).reshape(B, T, D)), weights
         return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
 def _planted_gqa(bug: str) -> Callable[..., Any]:
     planted = type(f"Planted_{bug.replace(' ', '_')}", (_PlantedGQA,), {"bug": bug})
-    return adapt(_run_gqa_module, planted)
+    return memoised(adapt(_run_gqa_module, planted))
 
 
 _KV_SIZE = (
-    "W_k and W_v project to the G key-value heads only: nn.Linear(d_model, n_kv_heads * "
-    "d_head) with d_head = d_model // n_heads; that is where the layer saves parameters "
-    "and cache"
+    "W_k and W_v project to the G key-value heads only: each head keeps the size d = "
+    "d_model / n_heads of a query head, so their out_features is G heads' worth of "
+    "features, not d_model; that is where the layer saves parameters and cache"
 )
 
 GQA_MODULE = GRADERS.add(
@@ -684,7 +1081,7 @@ GQA_MODULE = GRADERS.add(
         name="gqa_module",
         signature="MyGroupedQueryAttention(d_model, n_heads, n_kv_heads); forward(x, "
         "mask=None) -> (out (B, T, D), weights (B, H, T, S))",
-        reference=adapt(_run_gqa_module, GroupedQueryAttention),
+        reference=memoised(adapt(_run_gqa_module, GroupedQueryAttention)),
         cases=_gqa_module_cases(),
         outputs=("out", "weights", "x gradient", "W_k gradient"),
         mistakes=(
@@ -723,6 +1120,29 @@ GQA_MODULE = GRADERS.add(
                 "you returned the concatenated heads without the output projection: apply self.W_o",
                 _planted_gqa("no W_o"),
             ),
+            Mistake(
+                "you scaled the scores by √d_model: the scale is √d, with d = d_model / "
+                "n_heads the size of one head, the length of the vectors each dot product "
+                "multiplies",
+                _planted_gqa("model scale"),
+            ),
+            Mistake(
+                "you split the heads with one view/reshape to (B, heads, T, d): that cuts "
+                "the features of different tokens into one head; view as (B, T, heads, d) "
+                "first, then transpose(1, 2)",
+                _planted_gqa("direct split"),
+            ),
+            Mistake(
+                "you applied the mask after the softmax (weights * mask): the visible "
+                "weights then no longer sum to 1; hide the keys in the scores, before the "
+                "softmax, so that it renormalises over the visible ones",
+                _planted_gqa("mask after softmax"),
+            ),
+            Mistake(
+                "you hid the keys where the mask is True (and zeroed the rows left with no "
+                "key); True means may attend: fill the scores where it is False",
+                _planted_gqa("mask inverted, empty rows zeroed"),
+            ),
         ),
         error_hints=(
             ("size mismatch for W_k", _KV_SIZE),
@@ -744,8 +1164,34 @@ GQA_MODULE = GRADERS.add(
             ),
         ),
         hint="project x with W_q to H heads and with W_k, W_v to G heads, repeat each "
-        "key-value head H/G times in place, softmax(q kᵀ / √d) over the keys (hide the "
-        "keys where mask is False), weights @ v, merge back to (B, T, D), then W_o",
+        "key-value head H/G times in place, then attention as in chapter 4 (the mask hides "
+        "keys before the softmax), heads merged back to (B, T, D), then W_o (the chapter's "
+        'section "Fewer key-value heads: multi-query and grouped-query attention")',
+        solution="MyGroupedQueryAttention",
+        wrap=lambda cls: adapt(_run_gqa_module, cls),
+        equivalent=(
+            (
+                "library: return self.W_o(concat), weights -> return (self.W_o(concat), "
+                "torch.from_numpy(weights.detach().",
+                "the weights are returned to be looked at; the gradients flow through out, "
+                "which is checked",
+            ),
+            (
+                "swap: k.transpose(-2, -1) in scores = q @ k.transpose(-2, -1) / "
+                "math.sqrt(d) -> k.transpose(-1, -2)",
+                "swapping axes -2 and -1 is swapping -1 and -2",
+            ),
+            *(
+                (
+                    'fill: float("-inf") in scores = scores.masked_fill(~mask, '
+                    f'float("-inf")) -> {fill}',
+                    "every query sees at least one key (the statement asks for no rule for "
+                    "a query that sees none): a fill this far below the scores gives the "
+                    "hidden keys e^(fill - max) = 0 exactly, as -inf does",
+                )
+                for fill in ("-1000000000.0", "-10000.0", "-1.7976931348623157e+308")
+            ),
+        ),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -756,7 +1202,7 @@ def check_gqa_module(cls: Any) -> CheckResult:
     """Check a grouped-query attention ``nn.Module`` class against the lib's, weights copied.
 
     The class is built as ``cls(d_model, n_heads, n_kv_heads)``, gets the weights of a seeded
-    :class:`~attnlab.scale.GroupedQueryAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    :class:`~attnlab.mechanism.scale.GroupedQueryAttention` (parameters ``W_q, W_k, W_v, W_o``), and
     its outputs, per-head weights and gradients (of the input and of ``W_k``) are compared.
 
     Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)
@@ -785,6 +1231,13 @@ CACHE_MEMORY = GRADERS.add(
             (24.0, "you counted the keys or the values, not both: the factor 2"),
             (96.0, "float16 is 2 bytes per number, not 4"),
             (384.0, "only the 4 key-value heads are cached, and float16 is 2 bytes"),
+            (
+                50.331648,
+                "that is the size in MB (10**6 bytes); the question asks for MiB, 1 MiB = "
+                "2**20 bytes",
+            ),
+            (2.0, "that is the cache of one layer: the model has 24 layers, each with its own"),
+            (49152.0, "that is the size in KiB (2**10 bytes): 1 MiB is 2**20 bytes"),
         ),
         hint="bytes = 2 · layers · kv_heads · tokens · d_head · bytes per number; "
         "1 MiB = 2**20 bytes",
@@ -814,6 +1267,16 @@ CAUSAL_TILES = GRADERS.add(
                 "visible and must be computed too",
             ),
             (64, "tiles above the diagonal see only future keys: they are skipped"),
+            (
+                8,
+                "the diagonal tiles are computed, but so are the 28 below it: every query "
+                "there sees every key, all of them in its past",
+            ),
+            (
+                56,
+                "that is every tile but the diagonal; the tiles above the diagonal see only "
+                "future keys and are skipped, the diagonal ones are computed",
+            ),
             (
                 32,
                 "half of 64 cuts the diagonal tiles in two, but a tile is computed whole: "

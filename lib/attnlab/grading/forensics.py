@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+import signal
 import sysconfig
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -27,6 +29,8 @@ import numpy as np
 from .specs import Case
 
 __all__ = [
+    "TIME_LIMIT",
+    "TooSlow",
     "call_quietly",
     "error_hints",
     "learner_frames",
@@ -46,10 +50,45 @@ def quiet() -> Iterator[None]:
         yield
 
 
+TIME_LIMIT = 10.0
+"""Seconds one call of the learner's function may run before it is stopped (a right answer
+to any exercise takes well under a second)."""
+
+
+class TooSlow(Exception):
+    """Raised inside the learner's function when it runs past :data:`TIME_LIMIT`."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Stop the code inside after ``seconds`` with :class:`TooSlow` (in the main thread, on
+    systems with ``setitimer``; elsewhere no limit). An outer limit keeps running."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TooSlow(f"no answer after {seconds:g} s: the call was stopped")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (seconds - left), 1e-3))
+
+
 def call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ...]]:
-    """``fn`` on fresh copies of the case's inputs: ``(returned value, the arguments)``."""
+    """``fn`` on fresh copies of the case's inputs: ``(returned value, the arguments)``.
+
+    A call that runs past :data:`TIME_LIMIT` raises :class:`TooSlow` (an endless loop)."""
     args = case.arguments()
-    with quiet():
+    with quiet(), time_limit(TIME_LIMIT):
         return fn(*args, **case.options), args
 
 
@@ -216,6 +255,50 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         _fixed(
             "your code goes through NumPy, which gradients cannot follow: use torch operations "
             "on the tensors themselves"
+        ),
+    ),
+    (
+        "TooSlow: no answer after",
+        _fixed(
+            "your function did not finish: a loop that never ends, most likely one that does "
+            "not move on when nothing matches (the position it starts from stays the same)"
+        ),
+    ),
+    (
+        "bad operand type for unary ~: 'NoneType'",
+        _fixed(
+            "`mask` is None on the cases without a mask (mask=None is the default): use the "
+            "mask only when one is given (`if mask is not None:`)"
+        ),
+    ),
+    (
+        "must be Tensor, not int",
+        _fixed(
+            "a torch function got a Python int (such as q.shape[-1]): for a plain number use "
+            "math.sqrt (or ** 0.5), or make it a tensor first"
+        ),
+    ),
+    (
+        "must be Tensor, not float",
+        _fixed(
+            "a torch function got a Python float: for a plain number use the math module "
+            "(math.sqrt, math.exp), or make it a tensor first"
+        ),
+    ),
+    (
+        "step must be greater than zero",
+        _fixed(
+            "torch tensors don't support negative steps such as [::-1]: reverse a tensor with "
+            ".flip(dim) instead"
+        ),
+    ),
+    (
+        "does not require grad",
+        _fixed(
+            "autograd differentiates with respect to a tensor that requires grad and is used "
+            "in the computation: the tensor you differentiate with respect to does not require "
+            "grad (x[None].requires_grad_() makes a new tensor, x itself stays as it was); make "
+            "x a leaf that requires grad before using it"
         ),
     ),
     (

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from inspect import unwrap
 from typing import Any
 
+import torch
 from torch import nn
 
 from .forensics import where
@@ -55,6 +56,7 @@ __all__ = [
     "building_error",
     "check_class",
     "check_function",
+    "memoised",
     "stub_raised",
 ]
 
@@ -117,6 +119,41 @@ def adapt(
 
     case.__learner__ = learner  # type: ignore[attr-defined]  # read by the grader's diagnoses
     return case
+
+
+def memoised(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` computed once per distinct input: for a module exercise's reference and planted
+    mistakes.
+
+    They are deterministic (seeded layers), and a failing check runs every planted mistake
+    on every case: later failing checks (and the tests) reuse their outputs. Inputs are
+    compared by value (a tensor by its shape, dtype and bytes); the outputs, a tensor or a
+    tuple of them, come back as fresh clones. An exception is not remembered.
+    """
+    cache: dict[tuple[Any, ...], Any] = {}
+
+    def key(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            return (tuple(a.shape), str(a.dtype), a.detach().cpu().numpy().tobytes())
+        return a
+
+    def clone(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.clone()
+        if isinstance(value, tuple):
+            return tuple(clone(v) for v in value)
+        return value
+
+    def memo(*args: Any, **kwargs: Any) -> Any:
+        k = (tuple(key(a) for a in args), tuple(sorted((n, key(v)) for n, v in kwargs.items())))
+        if k not in cache:
+            cache[k] = fn(*args, **kwargs)
+        return clone(cache[k])
+
+    memo.__name__ = getattr(fn, "__name__", "memoised")
+    if hasattr(fn, "__learner__"):
+        memo.__learner__ = fn.__learner__  # type: ignore[attr-defined]
+    return memo
 
 
 def check_class(

@@ -118,6 +118,7 @@ _REDUCTIONS = {
 _NORMALISERS = {"softmax", "log_softmax"}
 _JOINERS = {"cat", "concatenate", "concat", "stack", "hstack", "vstack"}
 _REORDERS = {"flip", "roll", "squeeze", "unsqueeze", "expand_dims", "repeat_interleave"}
+_FLATTENING = {"repeat_interleave", "roll"}  # without an axis: along the flattened array
 _TRANSPOSES = {"swapaxes", "transpose", "swapdims", "movedim", "moveaxis"}
 _WRAPPERS = {
     "tanh", "sigmoid", "relu", "exp", "log", "sqrt", "abs", "softmax", "log_softmax",
@@ -282,6 +283,11 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     f"your {what} ignores the `{ast.unparse(value)}` it is given: it always "
                     f"works along {_axis_words(other)}"
                 )
+            elif name in _REORDERS:
+                text = (
+                    f"{what} along the wrong axis: yours works along {_axis_words(other)}, "
+                    "not along the axis it should work along"
+                )
             else:
                 text = (
                     f"{what} along the wrong axis: yours works along {_axis_words(other)}, "
@@ -297,6 +303,16 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 "axis",
                 f"{what} without an axis reduces the whole array to one number, where each "
                 "slice needs its own",
+                new,
+            )
+        if name in _FLATTENING and kind == "kw":
+            new = copy.deepcopy(node)
+            word = new.keywords[i].arg  # type: ignore[index]
+            del new.keywords[i]  # type: ignore[arg-type]
+            yield _Variant(
+                "axis",
+                f"{what} without `{word}=` works on the array flattened to one axis (every "
+                "entry in a row), not along the axis it should work along",
                 new,
             )
     for i, kw in enumerate(node.keywords):

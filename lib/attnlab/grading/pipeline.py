@@ -57,7 +57,9 @@ Taught in: every chapter's exercises (first in exercises/01_why_attention.ipynb)
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import re
 import textwrap
 import weakref
 from collections.abc import Callable, Iterator
@@ -71,6 +73,7 @@ from .._validate import to_numpy
 from . import mutants as _mutants
 from . import relations, worked
 from .forensics import (
+    TooSlow,
     call_quietly,
     error_hints,
     learner_frames,
@@ -167,14 +170,28 @@ class Grader:
             solution notebook, whose answer lines :mod:`.mutants` changes to generate
             mistakes; ``""`` (the default) means the exercise's ``name`` when the notebook
             defines it, ``None`` no generated mistakes.
-        wrap: turns the worked solution's object (a class) into the function the grader
-            calls (``lambda cls: adapt(run, cls)``); ``None`` for a function.
+        wrap: turns the worked solution's object into the function the grader calls, as
+            the exercise's check does with the learner's: a class (``lambda cls:
+            adapt(run, cls)``), or a function of objects the grader builds
+            (``greedy_decode(model, ...)``: ``lambda fn: adapt(run, fn)``); ``None`` for a
+            function of the case's inputs.
         chapter: the chapter number, set by :meth:`.ChapterGraders.add`.
         equivalent: ``(key, reason)`` for each generated mutant (:meth:`mutants`) that gives
             the right outcome on every case, with the reason no input could tell it apart
             (``.T`` of a 1-D array, ``dim=-2`` for ``dim=1`` on 3-D tensors): the tests
             check that every other mutant fails and gets a diagnosis, so a mutant that
             passes unrecorded is a missing case.
+        no_loops: the statement forbids Python loops: a right answer whose own code loops
+            (``for``, ``while``, a comprehension) is refused, with where.
+        norm_atol: an absolute tolerance relative to each output's largest magnitude
+            (``|got - want| <= atol + norm_atol * max|want| + rtol * |want|``), for outputs
+            whose entries near 0 carry the rounding of the large ones (gradients).
+        statistical: the outputs are measurements of random draws from a seed, compared
+            with a tolerance as wide as the draws vary (a right answer may draw in another
+            order). Within it, an answer is still refused when a second call with the same
+            seed gives other numbers (the seed is not used), or when it gives exactly the
+            numbers of a planted mistake on every case and not the reference's (the same
+            draws, measured the wrong way).
     """
 
     name: str
@@ -193,6 +210,9 @@ class Grader:
     wrap: Callable[[Any], Callable[..., Any]] | None = None
     chapter: int | None = None
     equivalent: tuple[tuple[str, str], ...] = ()
+    statistical: bool = False
+    norm_atol: float = 0.0
+    no_loops: bool = False
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -210,7 +230,13 @@ class Grader:
     def _grade(self, fn: Any) -> CheckResult:
         if not callable(fn):
             return self._not_a_function(fn, None)
-        runs = [self._run(fn, case) for case in self.cases]
+        runs: list[_Run] = []
+        for case in self.cases:
+            if any(isinstance(r.error, TooSlow) for r in runs):
+                # one endless call is enough: the others would each wait as long
+                runs.append(self._skipped(case))
+                continue
+            runs.append(self._run(fn, case))
 
         for run in runs:
             if isinstance(run.error, NotImplementedError) and raised_directly(run.error):
@@ -300,12 +326,28 @@ class Grader:
                     return self._failure(
                         WRONG_VALUES,
                         f"wrong values{self._of(name)} on case {run.case.describe()}: "
-                        f"{_worst(got, want)}",
+                        f"{_worst(got, want, self.rtol)}",
                         runs,
                         (run, k),
                         self.hint or "compare your code with the equation, step by step",
                         max_error=max_error,
                     )
+        if self.no_loops:
+            loop = _python_loop(fn)
+            if loop is not None:
+                return self._result(
+                    WRONG_VALUES,
+                    f"right values, but your code uses a Python loop ({loop})",
+                    "the statement asks for no Python loops: let broadcasting pair every "
+                    "query with every key at once (new axes of size 1), so that one "
+                    "expression computes every score",
+                    max_error,
+                    diagnosed=True,
+                )
+        if self.statistical:
+            found = self._statistical_problem(fn, runs)
+            if found is not None:
+                return self._result(WRONG_VALUES, found[0], found[1], max_error, diagnosed=True)
         if any(runs[0].torch_out):
             problem = gradient_problem(fn, self.reference, self.cases, self.outputs, self.rtol)
             if problem is not None:
@@ -318,6 +360,42 @@ class Grader:
         return self._result(PASSED, _passed_line(n, self.rtol), None, max_error)
 
     # ---- helpers
+
+    def _statistical_problem(self, fn: Any, runs: list[_Run]) -> tuple[str, str] | None:
+        """Within the tolerance, but not repeatable, or exactly a planted mistake's draws."""
+        first = runs[0]
+        try:
+            again = self._items(call_quietly(fn, first.case)[0])
+            repeated = tuple(_numpy(v) for v in again)
+        except Exception:
+            repeated = None
+        if repeated is None or not all(
+            np.array_equal(a, b) for a, b in zip(repeated, first.outputs or (), strict=False)
+        ):
+            return (
+                f"two calls on case {first.case.describe()} gave different numbers",
+                "the same seed must give the same draws: draw from a generator made from "
+                "the seed (np.random.default_rng(seed)), not from NumPy's global random "
+                "state, which ignores it",
+            )
+
+        def exactly(a: tuple[np.ndarray, ...], b: Any) -> bool:
+            return not isinstance(b, _Raised) and all(
+                np.allclose(x, y, rtol=1e-9, atol=1e-12) for x, y in zip(a, b, strict=True)
+            )
+
+        learner = [r.outputs or () for r in runs]
+        if all(exactly(o, r.expected) for o, r in zip(learner, runs, strict=True)):
+            return None
+        for mistake in self.mistakes:
+            outcomes = self._outcomes(mistake.fn)
+            if all(exactly(o, m) for o, m in zip(learner, outcomes, strict=True)):
+                return (
+                    "your numbers are within the tolerance of a measurement, but they are "
+                    "exactly those of a known mistake on every case",
+                    mistake.diagnosis,
+                )
+        return None
 
     def _not_a_function(self, value: Any, earlier: CheckResult | None) -> CheckResult:
         """The check was given a value (often what the function returned), not a function."""
@@ -345,6 +423,15 @@ class Grader:
 
     def _of(self, name: str) -> str:
         return "" if len(self.outputs) == 1 else f" of `{name}`"
+
+    def _skipped(self, case: Case) -> _Run:
+        expected = self._items(call_quietly(self.reference, case)[0])
+        return _Run(
+            case=case,
+            expected=tuple(_numpy(e) for e in expected),
+            torch_out=tuple(is_torch_array(e) for e in expected),
+            error=TooSlow("not run: an earlier case did not finish"),
+        )
 
     def _run(self, fn: Callable[..., Any], case: Case) -> _Run:
         expected = self._items(call_quietly(self.reference, case)[0])
@@ -398,6 +485,18 @@ class Grader:
                 )
             items = tuple(value)
         else:
+            if (
+                isinstance(value, (tuple, list))
+                and len(value) > 1
+                and all(is_torch_array(v) or isinstance(v, np.ndarray) for v in value)
+            ):
+                return (
+                    (),
+                    f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
+                    + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                    f"your function returned {len(value)} values where the exercise returns "
+                    f"one, `{self.outputs[0]}`: return only {self.outputs[0]}, not a tuple",
+                )
             items = (value,)
         arrays = []
         for name, item, want, torch_out in zip(
@@ -405,7 +504,21 @@ class Grader:
         ):
             what = "returned" if len(self.outputs) == 1 else f"`{name}` is"
             if item is None:
-                return (), f"{what} None", _none_item(name)
+                return (), f"{what} None", _none_item(name, fn)
+            if (
+                isinstance(item, (list, tuple))
+                and item
+                and all(is_torch_array(i) or isinstance(i, np.ndarray) for i in item)
+            ):
+                library = "torch" if torch_out else "np"
+                return (
+                    (),
+                    f"{what} {_describe(item)}; expected "
+                    + ("a torch.Tensor" if torch_out else "a NumPy array"),
+                    f"`{name}` is a Python {type(item).__name__} of {len(item)} array{'s' * (len(item) != 1)}, one per "
+                    f"step: stack them into one array ({library}.stack, along the axis where "
+                    "the signature puts them)",
+                )
             if torch_out and not is_torch_array(item):
                 return (
                     (),
@@ -438,21 +551,36 @@ class Grader:
                 elif isinstance(item, (list, tuple)):
                     hint = "work on whole arrays instead of building a Python list"
                 expected = "a torch.Tensor" if torch_out else "a NumPy array"
+                if self.adapt is not None:  # the answer's natural form is not an array
+                    expected = "numbers: the exercise " + self.signature.split(";")[-1].strip()
                 return (), f"{what} {_describe(item)}; expected {expected}", hint
             if array.dtype != want.dtype:
                 if array.dtype.kind == want.dtype.kind == "f":
                     hint = _precision_hint(array.dtype, want.dtype, torch_out)
                 elif array.dtype.kind in "iu" and want.dtype.kind in "fc":
                     hint = "converting to int truncates; keep floats"
+                elif array.dtype.kind == "f" and want.dtype.kind in "iu" and array.ndim == 0:
+                    return (
+                        (),
+                        f"{what} a float ({float(array):g}); expected an int",
+                        "the answer is a whole number, an int: / and math.log give floats "
+                        "(3.0); math.ceil, math.floor and // give ints",
+                    )
                 else:
                     hint = f"return {want.dtype} values"
                 return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
             arrays.append(array)
         return tuple(arrays), None, None
 
+    def _atol(self, want: np.ndarray) -> float:
+        if not self.norm_atol or want.dtype.kind not in "fc" or want.size == 0:
+            return self.atol
+        finite = np.abs(want[np.isfinite(want)])
+        return self.atol + self.norm_atol * float(np.max(finite, initial=0.0))
+
     def _close(self, got: np.ndarray, want: np.ndarray) -> bool:
         return got.shape == want.shape and bool(
-            np.allclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True)
+            np.allclose(got, want, rtol=self.rtol, atol=self._atol(want), equal_nan=True)
         )
 
     def _errors(self, run: _Run) -> list[float]:
@@ -516,6 +644,8 @@ class Grader:
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
         if found is None:
+            found = self._failing_callee(fn)
+        if found is None:
             general = error_hints(said)
             found = general[0] if general else None
         if found is not None:
@@ -556,6 +686,8 @@ class Grader:
         failing_run, k = failing
         index = runs.index(failing_run)
         found = self._explain(runs, index, k, failing_run.learner)
+        if found is None:
+            found = self._failing_callee(failing_run.learner)
         if found is not None:
             return self._result(status, message, found, max_error, diagnosed=True)
         if status == WRONG_VALUES:
@@ -633,17 +765,21 @@ class Grader:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
-        best: tuple[tuple[int, int], str] | None = None
+        best: tuple[tuple[int, int], _Candidate] | None = None
         if groups is None:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
             for candidate in group(runs, fn):
                 rank = self._rank(candidate.outcomes, learner, right, index)
                 if rank is not None and (best is None or rank > best[0]):
-                    best = (rank, candidate.diagnosis)
+                    best = (rank, candidate)
             if best is not None and best[0][0] >= 3:
                 break  # a full match: later groups can only tie
-        return None if best is None else best[1]
+        if best is None:
+            return None
+        if best[1].source == "generated":
+            return _in_learner_terms(best[1].diagnosis, fn)
+        return best[1].diagnosis
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
@@ -719,6 +855,43 @@ class Grader:
     def _as_graded(self, made: Any) -> Callable[..., Any]:
         return self.wrap(made) if self.wrap is not None else made
 
+    def _failing_callee(self, fn: Any) -> str | None:
+        """The learner's own earlier exercise that this function calls, when it is wrong.
+
+        The learner's ``cosine_similarity`` may call their ``dot``: when that ``dot`` fails
+        its own check, it is the likelier cause (found from the names the function's code
+        uses, whatever the worked solution calls).
+        """
+        if self.chapter is None or fn is None:
+            return None
+        learner = getattr(fn, "__learner__", fn)
+        code = getattr(learner, "__code__", None)
+        scope = _globals_of(learner)
+        if code is None or not scope:
+            return None
+        try:
+            module = importlib.import_module(f"{__package__}.ch{self.chapter:02d}")
+            graders = module.GRADERS
+        except (ImportError, AttributeError):
+            return None
+        for name in code.co_names:
+            if name == self.name or name not in graders.names:
+                continue
+            mine, other = scope.get(name), graders[name]
+            if not callable(mine) or (getattr(mine, "__module__", "") or "").startswith("attnlab"):
+                continue
+            if not isinstance(other, Grader):
+                continue
+            result = other._grade(mine)
+            if result.passed or result.status == NOT_ATTEMPTED:
+                continue
+            return (
+                f"your `{self.name}` calls your `{name}`, which does not pass its own check "
+                f"({result.message.splitlines()[0]}): fix `{name}` first, then check this "
+                "exercise again"
+            )
+        return None
+
     def _dependencies(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
         """The worked solution run with the learner's own versions of what it calls."""
         name = self._solution_name()
@@ -746,9 +919,9 @@ class Grader:
                 continue
             yield _Candidate(
                 "dependency",
-                f"your `{name}` itself looks right: these are the numbers the worked `{name}` "
-                f"gives with your `{dep}`, which it calls; the mistake is in your `{dep}` "
-                "(check that exercise again)",
+                f"your `{name}` itself looks right: the worked `{name}`, given your `{dep}` "
+                f"(which it calls), does the same (the same numbers, or the same exception); "
+                f"the mistake is in your `{dep}` (check that exercise again)",
                 outcomes,
             )
 
@@ -794,6 +967,49 @@ class Grader:
         return found
 
 
+_NAMED_PLACE = re.compile(
+    r" ?\((?:in the line that computes|in the update of) `([^`]+)`\)|(?<=\w) \(`(\w+)`\)"
+)
+
+
+def _in_learner_terms(diagnosis: str, fn: Any) -> str:
+    """A generated mutant's diagnosis without the worked solution's variable names that the
+    learner's code does not use ("(in the line that computes `shift`)", "the max (`top`)")."""
+    try:
+        source = inspect.getsource(getattr(fn, "__learner__", fn))
+    except (OSError, TypeError):
+        return diagnosis
+
+    def keep(found: re.Match[str]) -> str:
+        names = re.findall(r"[A-Za-z_]\w*", found[1] or found[2])
+        used = all(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
+        return found[0] if used else ""
+
+    return _NAMED_PLACE.sub(keep, diagnosis)
+
+
+def _python_loop(fn: Any) -> str | None:
+    """``'a for loop, line 3'`` when the learner's own function loops, else ``None``."""
+    try:
+        source = textwrap.dedent(inspect.getsource(getattr(fn, "__learner__", fn)))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    kinds = {
+        ast.For: "a for loop",
+        ast.While: "a while loop",
+        ast.ListComp: "a list comprehension",
+        ast.GeneratorExp: "a generator expression",
+        ast.SetComp: "a comprehension",
+        ast.DictComp: "a comprehension",
+    }
+    for node in ast.walk(tree):
+        for kind, words in kinds.items():
+            if isinstance(node, kind):
+                return f"{words}, line {node.lineno} of your function"
+    return None
+
+
 def _called_names(source: str) -> set[str]:
     tree = ast.parse(textwrap.dedent(source))
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -827,7 +1043,16 @@ def _none_returned(fn: Any) -> str:
     )
 
 
-def _none_item(name: str) -> str:
+def _none_item(name: str, fn: Any = None) -> str:
+    try:
+        source = inspect.getsource(getattr(fn, "__learner__", fn)) if fn is not None else ""
+    except (OSError, TypeError):
+        source = ""
+    if name == "weights" and "scaled_dot_product_attention" in source:
+        return (
+            "F.scaled_dot_product_attention doesn't return the weights, only the output: "
+            "compute the weights yourself and return both"
+        )
     if "grad" in name:
         return (
             f"`{name}` is None: no gradient reached it, so the computation does not use that "
@@ -853,9 +1078,10 @@ def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
             "`.astype(np.float32)`"
         )
     return (
-        f"your result is {got} where the inputs are {want}: keep the input's precision; a "
-        f"conversion along the way (`.double()`, `.astype(...)`, an array made with "
-        f"`dtype=`) changed it"
+        f"your result is {got} where the inputs are {want}: keep the input's precision. An "
+        f"operand of higher precision along the way (a table or array made by NumPy, "
+        f"`.double()`, `dtype=`) promotes the result: convert it to the input's dtype "
+        f"(`.to(x.dtype)` in torch, `.astype(x.dtype)` in NumPy)"
     )
 
 
@@ -899,14 +1125,17 @@ def _abs_diff(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.abs(got.astype(np.float64) - want.astype(np.float64))
 
 
-def _worst(got: np.ndarray, want: np.ndarray) -> str:
+def _worst(got: np.ndarray, want: np.ndarray, rtol: float = 0.0) -> str:
     """``'max error 3.1e-01; at index (0, 2): expected 0.2312, got 0.5412'``.
 
     The two numbers get as many digits as it takes to tell them apart (a result rounded
     to 4 decimals shows ``expected -0.33541, got -0.3354``, not the same number twice).
     """
     diff = _abs_diff(got, want)
-    index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    # The entry that breaks the tolerance most, not only the largest difference.
+    excess = diff - rtol * np.abs(want.astype(np.float64)) if want.dtype.kind in "fc" else diff
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    index = np.unravel_index(int(np.argmax(excess)), diff.shape) if diff.ndim else ()
     where = f" at index {tuple(int(i) for i in index)}:" if diff.ndim else ""
     expected, value = _values(want[index], got[index])
     return f"max error {_fmt(float(diff[index]))};{where} expected {expected}, got {value}"

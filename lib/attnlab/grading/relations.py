@@ -100,6 +100,7 @@ def _named_factor(c: float, named: Mapping[str, int], options: Mapping[str, Any]
             candidates += [
                 (math.sqrt(value), f"√{value}, the square root of {name}"),
                 (float(value), f"{value} = {name}"),
+                (value**0.25, f"{value}^(1/4), the fourth root of {name}"),
             ]
     for name, value in options.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value not in (0, 1):
@@ -153,6 +154,11 @@ def value_clue(seen: Sequence[Seen], *, name: str) -> str | None:
     ``seen``: the failing case first, then the other cases where this output is wrong.
     """
     clues = [_one_clue(s, name) for s in seen]
+    # A case with fewer than 3 numbers cannot show a relation (too few to tell it from a
+    # coincidence): it neither names one nor contradicts one that the other cases show.
+    told = [c for c, s in zip(clues, seen, strict=True) if c is not None or np.size(s.want) >= 3]
+    if told and told != clues and all(c is not None for c in told):
+        clues = told
     first = clues[0]
     if first is None:
         return _factor_across(seen, name)
@@ -236,6 +242,17 @@ def _one_clue(seen: Seen, name: str) -> tuple[str, str] | None:
         found = _axes_clue(g, w, yours, named)
         if found:
             return found
+    if finite.all() and np.any(w < 0):
+        if _close(g, np.abs(w)):
+            return "abs", (
+                f"{yours} is the absolute value of the right answer: it is never negative, "
+                "where the right one is (an abs(), a square root of a square, a clip?)"
+            )
+        if _close(g, np.maximum(w, 0)):
+            return "clip 0", (
+                f"{yours} is the right answer with its negative entries set to 0: the right "
+                "values go below 0"
+            )
     gf, wf = g[finite], w[finite]
     denominator = float(np.dot(wf, wf))
     if denominator > 0 and finite.all():
@@ -537,6 +554,21 @@ def cases_clue(
             return (
                 f"right on every case except those with {arg} = {values[0]!r}: look at what "
                 f"your code does for that {arg}"
+            )
+    for arg in sorted({k for _, _, inputs, _ in passed for k in inputs}):
+        right_list = [inputs.get(arg) for _, _, inputs, _ in passed]
+        wrong_values = [inputs.get(arg) for _, _, inputs, _ in failed]
+        if not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in [*right_list, *wrong_values]
+        ):
+            continue
+        right_values = set(right_list)
+        if len(right_values) == 1 and not right_values & set(wrong_values):
+            (value,) = right_values
+            return (
+                f"right only when {arg} = {value}, wrong with {arg} = "
+                f"{', '.join(str(v) for v in sorted(set(wrong_values)))}: does your code use the "
+                f"number {value} where it should read {arg}?"
             )
     with_mask = [any(_masks(inputs)) for _, _, inputs, _ in failed]
     without = [not any(_masks(inputs)) for _, _, inputs, _ in passed]
