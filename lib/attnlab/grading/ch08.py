@@ -356,12 +356,67 @@ def _softmax_per_block(x: Any, block_size: int) -> Any:
     return out
 
 
+class _Watched(np.ndarray):
+    """The scores of a row, handed to the learner: records every max or sum taken over them.
+
+    A max or a sum over the last axis of an array as wide as the row means the function did
+    not walk the row block by block; arrays derived from the scores stay watched.
+    """
+
+    seen: list[int]  # the lengths of the last axes reduced at once
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.seen = getattr(obj, "seen", [])
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        seen = next(x.seen for x in (*inputs, *kwargs.get("out", ())) if isinstance(x, _Watched))
+        plain = [x.view(np.ndarray) if isinstance(x, _Watched) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(
+                x.view(np.ndarray) if isinstance(x, _Watched) else x for x in kwargs["out"]
+            )
+        if method == "reduce" and ufunc in (np.maximum, np.fmax, np.add) and plain[0].ndim:
+            axis = kwargs.get("axis", 0)
+            axes = range(plain[0].ndim) if axis is None else np.atleast_1d(axis)
+            if any(int(a) % plain[0].ndim == plain[0].ndim - 1 for a in axes):
+                seen.append(plain[0].shape[-1])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if isinstance(result, np.ndarray) and result.ndim:
+            result = result.view(_Watched)
+            result.seen = seen
+        return result
+
+
+def _walks_blocks(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
+    x = _rng().standard_normal((3, 10))
+    watched = x.copy().view(_Watched)
+    watched.seen = []
+    try:
+        with np.errstate(all="ignore"):
+            fn(watched, 4)
+    except Exception:  # the values were right on plain arrays: nothing to conclude
+        return None
+    widest = max(watched.seen, default=0)
+    if widest <= 4:
+        return None
+    return (
+        f"right values, but not block by block: called with rows of 10 scores and "
+        f"block_size=4, your code took a max or a sum over {widest} scores of a row at once",
+        "the exercise is the online softmax: it reads each row in blocks of `block_size` "
+        "scores along the last axis, never the whole row at once, and keeps only a running "
+        "max and sum per row between blocks (your update of 8.1); the one-pass softmax "
+        "gives the same numbers but needs the whole row in memory",
+    )
+
+
 ONLINE_SOFTMAX = GRADERS.add(
     Grader(
         name="online_softmax",
         signature="online_softmax(x, block_size) with x: (..., n) -> weights (..., n)",
         reference=online_softmax,
         cases=_softmax_cases(),
+        structure=_walks_blocks,
         mistakes=(
             Mistake(
                 "NaN in a row that starts with masked blocks: while nothing is visible the "
@@ -1230,7 +1285,21 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (24.0, "you counted the keys or the values, not both: the factor 2"),
             (96.0, "float16 is 2 bytes per number, not 4"),
-            (384.0, "only the 4 key-value heads are cached, and float16 is 2 bytes"),
+            (
+                384.0,
+                "that is 8 times 48: bits, not bytes (a float16 number is 16 bits, 2 bytes), "
+                "or else the 16 query heads with 4-byte numbers",
+            ),
+            (
+                50331648.0,
+                "that is the size in bytes; the question asks for MiB, 1 MiB = 2**20 bytes",
+            ),
+            (0.046875, "that is the size in GiB (2**30 bytes); the question asks for MiB"),
+            (
+                12.0,
+                "that is the cache with one key-value head: the model shares its keys and "
+                "values among groups, but it has 4 key-value heads",
+            ),
             (
                 50.331648,
                 "that is the size in MB (10**6 bytes); the question asks for MiB, 1 MiB = "
@@ -1281,6 +1350,26 @@ CAUSAL_TILES = GRADERS.add(
                 32,
                 "half of 64 cuts the diagonal tiles in two, but a tile is computed whole: "
                 "count the tiles on the diagonal and those below it separately",
+            ),
+            (
+                35,
+                "one short: count the tiles row of tiles by row of tiles again (query tile i "
+                "computes the key tiles 0 to i, both ends included)",
+            ),
+            (
+                37,
+                "one too many: count the tiles row of tiles by row of tiles again (query tile i "
+                "computes the key tiles 0 to i, both ends included)",
+            ),
+            (
+                36.5,
+                "a tile is computed whole or skipped whole, never half: count whole tiles, "
+                "those on the diagonal and those below it",
+            ),
+            (
+                524800,
+                "that counts the (query, key) pairs a query may see, 1024·1025/2; the question "
+                "asks for tiles of 128 × 128",
             ),
         ),
         hint="a tile is skipped only when every key in it comes after every query in it: "
