@@ -7,30 +7,30 @@ that still gets the exercise's generic hint (what is left, counted in the tests)
 
 LEARNER = [
     (
-        '8.1_w01_npmax',
-        'online_update',
+        "8.1_w01_npmax",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.max(m, block.max(axis=-1))
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)
     return m_new, total_new
 """,
-        'np.max(a, b) reads its second argument a',  # learner: S
+        "np.max(a, b) reads its second argument a",  # learner: S
     ),
     (
-        '8.1_w02_norescale',
-        'online_update',
+        "8.1_w02_norescale",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
     total_new = total + np.exp(block - m_new[..., None]).sum(axis=-1)
     return m_new, total_new
 """,
-        'you did not rescale the old sum: when th',  # learner: S
+        "you did not rescale the old sum: when th",  # learner: S
     ),
     (
-        '8.1_w03_rescale_inverted',
-        'online_update',
+        "8.1_w03_rescale_inverted",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
@@ -40,74 +40,74 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
         "you rescaled the old sum by exp(m' - m),",  # learner: S
     ),
     (
-        '8.1_w04_global_max',
-        'online_update',
+        "8.1_w04_global_max",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max())
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)
     return m_new, total_new
 """,
-        '`max` without an axis reduces the whole ',  # learner: S
+        "`max` without an axis reduces the whole ",  # learner: S
     ),
     (
-        '8.1_w05_axis0',
-        'online_update',
+        "8.1_w05_axis0",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=0))
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=0)
     return m_new, total_new
 """,
-        '`max` along the wrong axis: yours works ',  # learner: S
+        "`max` along the wrong axis: yours works ",  # learner: S
     ),
     (
-        '8.1_w06_swapped_return',
-        'online_update',
+        "8.1_w06_swapped_return",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)
     return total_new, m_new
 """,
-        'the outputs are returned in the wrong or',  # learner: S
+        "the outputs are returned in the wrong or",  # learner: S
     ),
     (
-        '8.1_w07_block_old_max',
-        'online_update',
+        "8.1_w07_block_old_max",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
     total_new = total * np.exp(m - m_new) + np.exp(block - m[..., None]).sum(axis=-1)
     return m_new, total_new
 """,
-        'you exponentiated the new block against ',  # learner: S
+        "you exponentiated the new block against ",  # learner: S
     ),
     (
-        '8.1_w08_torch',
-        'online_update',
+        "8.1_w08_torch",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = torch.maximum(m, block.amax(-1))
     total_new = total * torch.exp(m - m_new) + torch.exp(block - m_new[..., None]).sum(-1)
     return m_new, total_new
 """,
-        'this exercise is in NumPy: its inputs ar',  # learner: S
+        "this exercise is in NumPy: its inputs ar",  # learner: S
     ),
     (
-        '8.1_w09_no_keepdims',
-        'online_update',
+        "8.1_w09_no_keepdims",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=-1)
     return m_new, total_new
 """,
-        'the shapes (3, 4) and (3,) do not broadc',  # learner: S
+        "the shapes (3, 4) and (3,) do not broadc",  # learner: S
     ),
     (
-        '8.1_w10_only_block_max',
-        'online_update',
+        "8.1_w10_only_block_max",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = block.max(axis=-1)
@@ -117,8 +117,8 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
         "your m is the block's max alone; the run",  # learner: S
     ),
     (
-        '8.1_w11_max_of_block_sum',
-        'online_update',
+        "8.1_w11_max_of_block_sum",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
@@ -128,8 +128,8 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
         None,  # learner: G
     ),
     (
-        '8.1_w12_float32',
-        'online_update',
+        "8.1_w12_float32",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     block = block.astype(np.float32)
@@ -137,22 +137,22 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)
     return m_new, total_new.astype(np.float32)
 """,
-        'your result is float32, a lower precisio',  # learner: S
+        "your result is float32, a lower precisio",  # learner: S
     ),
     (
-        '8.1_w13_sum_all_rows',
-        'online_update',
+        "8.1_w13_sum_all_rows",
+        "online_update",
         """\
 def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     m_new = np.maximum(m, block.max(axis=-1))
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum()
     return m_new, total_new
 """,
-        '`sum` without an axis reduces the whole ',  # learner: S
+        "`sum` without an axis reduces the whole ",  # learner: S
     ),
     (
-        '8.2_w01_no_inf_guard',
-        'online_softmax',
+        "8.2_w01_no_inf_guard",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -166,11 +166,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
         m = m_new
     return np.exp(x - m[..., None]) / total[..., None]
 """,
-        'NaN in a row that starts with masked blo',  # learner: S
+        "NaN in a row that starts with masked blo",  # learner: S
     ),
     (
-        '8.2_w02_drop_last_block',
-        'online_softmax',
+        "8.2_w02_drop_last_block",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -187,11 +187,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, num / den[..., None])
 """,
-        'your loop leaves out the last, shorter b',  # learner: S
+        "your loop leaves out the last, shorter b",  # learner: S
     ),
     (
-        '8.2_w03_nblocks_floor',
-        'online_softmax',
+        "8.2_w03_nblocks_floor",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -208,11 +208,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, num / den[..., None])
 """,
-        'your loop leaves out the last, shorter b',  # learner: S
+        "your loop leaves out the last, shorter b",  # learner: S
     ),
     (
-        '8.2_w04_end_0div0',
-        'online_softmax',
+        "8.2_w04_end_0div0",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -227,11 +227,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     safe = np.where(np.isneginf(m), 0.0, m)
     return np.exp(x - safe[..., None]) / total[..., None]
 """,
-        'a row with no visible score gives 0/0 = ',  # learner: S
+        "a row with no visible score gives 0/0 = ",  # learner: S
     ),
     (
-        '8.2_w05_stale_numerators',
-        'online_softmax',
+        "8.2_w05_stale_numerators",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -248,11 +248,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.concatenate(parts, axis=-1) / den[..., None]
 """,
-        None,  # learner: G
+        "stale",  # learner: G
     ),
     (
-        '8.2_w06_neg_big_fill',
-        'online_softmax',
+        "8.2_w06_neg_big_fill",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     x = np.where(np.isneginf(x), -1e9, x)
@@ -266,11 +266,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
         m = m_new
     return np.exp(x - m[..., None]) / total[..., None]
 """,
-        'a row with no visible score (all -inf) m',  # learner: S
+        "a row with no visible score (all -inf) m",  # learner: S
     ),
     (
-        '8.2_w07_global_max',
-        'online_softmax',
+        "8.2_w07_global_max",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -287,11 +287,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, num / den[..., None])
 """,
-        'your running max is one number for the w',  # learner: S
+        "your running max is one number for the w",  # learner: S
     ),
     (
-        '8.2_w08_blocks_on_axis0',
-        'online_softmax',
+        "8.2_w08_blocks_on_axis0",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     m = np.full(x.shape[:-1], -np.inf)
@@ -306,11 +306,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, np.exp(x - safe[..., None]) / den[..., None])
 """,
-        'not block by block',  # learner: A
+        "not block by block",  # learner: A
     ),
     (
-        '8.2_w09_no_normalise',
-        'online_softmax',
+        "8.2_w09_no_normalise",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -325,11 +325,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     safe = np.where(np.isneginf(m), 0.0, m)
     return np.exp(x - safe[..., None])
 """,
-        'you forgot to normalise: divide exp(x - ',  # learner: S
+        "you forgot to normalise: divide exp(x - ",  # learner: S
     ),
     (
-        '8.2_w10_zero_rows_uniform',
-        'online_softmax',
+        "8.2_w10_zero_rows_uniform",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -346,11 +346,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n_ = x.shape[-1]
     return np.where(total[..., None] == 0, 1.0 / n_, w)
 """,
-        'a row with no visible score (all -inf) m',  # learner: S
+        "a row with no visible score (all -inf) m",  # learner: S
     ),
     (
-        '8.2_w11_guard_only_end',
-        'online_softmax',
+        "8.2_w11_guard_only_end",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -367,11 +367,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, num / den[..., None])
 """,
-        'NaN in a row that starts with masked blo',  # learner: S
+        "NaN in a row that starts with masked blo",  # learner: S
     ),
     (
-        '8.2_w12_nan_to_num',
-        'online_softmax',
+        "8.2_w12_nan_to_num",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -385,11 +385,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
         m = m_new
     return np.nan_to_num(np.exp(x - m[..., None]) / total[..., None])
 """,
-        None,  # learner: M
+        "inside the loop",  # learner: M
     ),
     (
-        '8.2_w13_no_blocks_at_all',
-        'online_softmax',
+        "8.2_w13_no_blocks_at_all",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     m = x.max(axis=-1, keepdims=True)
@@ -398,11 +398,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     s = e.sum(axis=-1, keepdims=True)
     return e / np.where(s == 0, 1.0, s)
 """,
-        'not block by block',  # learner: A
+        "not block by block",  # learner: A
     ),
     (
-        '8.2_w14_slice_end_bug',
-        'online_softmax',
+        "8.2_w14_slice_end_bug",
+        "online_softmax",
         """\
 def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     n = x.shape[-1]
@@ -419,11 +419,11 @@ def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:
     den = np.where(total == 0, 1.0, total)
     return np.where(total[..., None] == 0, 0.0, num / den[..., None])
 """,
-        'the term `start` is missing from the sum',  # learner: S
+        "the term `start` is missing from the sum",  # learner: S
     ),
     (
-        '8.3_w01_acc_not_rescaled',
-        'tile_update',
+        "8.3_w01_acc_not_rescaled",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -433,11 +433,11 @@ def tile_update(m, total, acc, scores, v):
     acc = acc + p @ v
     return m_new, total, acc
 """,
-        'you rescaled `total` but not acc: the ac',  # learner: S
+        "you rescaled `total` but not acc: the ac",  # learner: S
     ),
     (
-        '8.3_w02_alpha_no_newaxis',
-        'tile_update',
+        "8.3_w02_alpha_no_newaxis",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -447,11 +447,11 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha * acc + p @ v
     return m_new, total, acc
 """,
-        'you multiplied acc by alpha as it is: al',  # learner: S
+        "you multiplied acc by alpha as it is: al",  # learner: S
     ),
     (
-        '8.3_w03_v_transposed',
-        'tile_update',
+        "8.3_w03_v_transposed",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -461,11 +461,11 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v.swapaxes(-1, -2)
     return m_new, total, acc
 """,
-        '`v` is used transposed in a product (in ',  # learner: S
+        "`v` is used transposed in a product (in ",  # learner: S
     ),
     (
-        '8.3_w04_p_old_max',
-        'tile_update',
+        "8.3_w04_p_old_max",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -478,8 +478,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: G
     ),
     (
-        '8.3_w05_normalise_each_step',
-        'tile_update',
+        "8.3_w05_normalise_each_step",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -492,8 +492,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: G
     ),
     (
-        '8.3_w06_total_wrong_axis',
-        'tile_update',
+        "8.3_w06_total_wrong_axis",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -506,8 +506,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: M
     ),
     (
-        '8.3_w07_torch',
-        'tile_update',
+        "8.3_w07_torch",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m, total, acc, scores, v = map(torch.as_tensor, (m, total, acc, scores, v))
@@ -516,11 +516,11 @@ def tile_update(m, total, acc, scores, v):
     p = torch.exp(scores - m_new[..., None])
     return m_new, alpha * total + p.sum(-1), alpha[..., None] * acc + p @ v
 """,
-        'this exercise is in NumPy: compute with ',  # learner: S
+        "this exercise is in NumPy: compute with ",  # learner: S
     ),
     (
-        '8.3_w08_tile_max',
-        'tile_update',
+        "8.3_w08_tile_max",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max())
@@ -530,11 +530,11 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        'your new maximum is one number for the w',  # learner: S
+        "your new maximum is one number for the w",  # learner: S
     ),
     (
-        '8.3_w09_rescale_again',
-        'tile_update',
+        "8.3_w09_rescale_again",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -547,8 +547,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: G
     ),
     (
-        '8.3_w10_alpha_inverted',
-        'tile_update',
+        "8.3_w10_alpha_inverted",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -558,11 +558,11 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        'the two sides of a `-` are the wrong way',  # learner: S
+        "the two sides of a `-` are the wrong way",  # learner: S
     ),
     (
-        '8.3_w11_acc_alpha_squared',
-        'tile_update',
+        "8.3_w11_acc_alpha_squared",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -575,8 +575,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: G
     ),
     (
-        '8.3_w12_p_no_newaxis',
-        'tile_update',
+        "8.3_w12_p_no_newaxis",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -589,8 +589,8 @@ def tile_update(m, total, acc, scores, v):
         None,  # learner: M
     ),
     (
-        '8.3_w13_vT_at_pT',
-        'tile_update',
+        "8.3_w13_vT_at_pT",
+        "tile_update",
         """\
 def tile_update(m, total, acc, scores, v):
     m_new = np.maximum(m, scores.max(axis=-1))
@@ -600,11 +600,11 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + np.swapaxes(v, -1, -2) @ np.swapaxes(p, -1, -2)
     return m_new, total, acc
 """,
-        'the shapes (3, 2) and (2, 3) do not broa',  # learner: S
+        "the shapes (3, 2) and (2, 3) do not broa",  # learner: S
     ),
     (
-        '8.4_w01_cat_feature_axis',
-        'kv_step',
+        "8.4_w01_cat_feature_axis",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-1)
@@ -613,11 +613,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        '`cat` along the wrong axis: yours works ',  # learner: S
+        "`cat` along the wrong axis: yours works ",  # learner: S
     ),
     (
-        '8.4_w02_no_scale',
-        'kv_step',
+        "8.4_w02_no_scale",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -626,11 +626,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        'you forgot to scale: divide the scores b',  # learner: S
+        "you forgot to scale: divide the scores b",  # learner: S
     ),
     (
-        '8.4_w03_scale_d',
-        'kv_step',
+        "8.4_w03_scale_d",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -639,11 +639,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        'you divided by `q.shape[-1]`, not by its',  # learner: S
+        "you divided by `q.shape[-1]`, not by its",  # learner: S
     ),
     (
-        '8.4_w04_attend_before_append',
-        'kv_step',
+        "8.4_w04_attend_before_append",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     scores = q @ k_cache.transpose(-2, -1) / math.sqrt(q.shape[-1])
@@ -652,11 +652,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     v_cache = torch.cat([v_cache, v], dim=-2)
     return out, k_cache, v_cache
 """,
-        'your query attended to the cache only: a',  # learner: S
+        "your query attended to the cache only: a",  # learner: S
     ),
     (
-        '8.4_w05_prepend',
-        'kv_step',
+        "8.4_w05_prepend",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k, k_cache], dim=-2)
@@ -665,11 +665,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        'you put the new key and value first; app',  # learner: S
+        "you put the new key and value first; app",  # learner: S
     ),
     (
-        '8.4_w06_softmax_dim_m2',
-        'kv_step',
+        "8.4_w06_softmax_dim_m2",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -678,11 +678,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-2) @ v_cache
     return out, k_cache, v_cache
 """,
-        '`softmax` along the wrong axis: yours wo',  # learner: S
+        "`softmax` along the wrong axis: yours wo",  # learner: S
     ),
     (
-        '8.4_w07_sdpa_is_causal',
-        'kv_step',
+        "8.4_w07_sdpa_is_causal",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     kc = torch.cat((k_cache, k), -2)
@@ -690,11 +690,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.nn.functional.scaled_dot_product_attention(q, kc, vc, is_causal=True)
     return out, kc, vc
 """,
-        None,  # learner: G
+        "is_causal",  # learner: G
     ),
     (
-        '8.4_w08_caches_not_returned',
-        'kv_step',
+        "8.4_w08_caches_not_returned",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_all = torch.cat([k_cache, k], dim=-2)
@@ -703,11 +703,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_all
     return out, k_cache, v_cache
 """,
-        'you returned the old caches: return the ',  # learner: S
+        "you returned the old caches: return the ",  # learner: S
     ),
     (
-        '8.4_w09_scale_model_dim',
-        'kv_step',
+        "8.4_w09_scale_model_dim",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -716,11 +716,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        None,  # learner: G
+        "H·d",  # learner: G
     ),
     (
-        '8.4_w10_keys_as_values',
-        'kv_step',
+        "8.4_w10_keys_as_values",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -729,11 +729,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ k_cache
     return out, k_cache, v_cache
 """,
-        'you used `k_cache` where `v_cache` belon',  # learner: S
+        "you used `k_cache` where `v_cache` belon",  # learner: S
     ),
     (
-        '8.4_w11_v_appended_k',
-        'kv_step',
+        "8.4_w11_v_appended_k",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -742,11 +742,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        'you used `k` where `v` belongs',  # learner: S
+        "you used `k` where `v` belongs",  # learner: S
     ),
     (
-        '8.4_w12_numpy',
-        'kv_step',
+        "8.4_w12_numpy",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = np.concatenate([k_cache, k], axis=-2)
@@ -755,11 +755,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     w = np.exp(s - s.max(-1, keepdims=True)); w /= w.sum(-1, keepdims=True)
     return w @ v_cache, k_cache, v_cache
 """,
-        'this exercise is in torch: compute with ',  # learner: S
+        "this exercise is in torch: compute with ",  # learner: S
     ),
     (
-        '8.4_w13_cat_heads',
-        'kv_step',
+        "8.4_w13_cat_heads",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=1)
@@ -768,11 +768,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        '`cat` along the wrong axis: yours works ',  # learner: S
+        "`cat` along the wrong axis: yours works ",  # learner: S
     ),
     (
-        '8.4_w14_scale_num_keys',
-        'kv_step',
+        "8.4_w14_scale_num_keys",
+        "kv_step",
         """\
 def kv_step(q, k, v, k_cache, v_cache):
     k_cache = torch.cat([k_cache, k], dim=-2)
@@ -781,11 +781,11 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        'you scaled the scores by the square root',  # learner: S
+        "you scaled the scores by the square root",  # learner: S
     ),
     (
-        '8.5_w01_repeat',
-        'gqa',
+        "8.5_w01_repeat",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -794,11 +794,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        'query head h used key-value head h % G (',  # learner: S
+        "query head h used key-value head h % G (",  # learner: S
     ),
     (
-        '8.5_w02_modulo_index',
-        'gqa',
+        "8.5_w02_modulo_index",
+        "gqa",
         """\
 def gqa(q, k, v):
     H, G = q.shape[1], k.shape[1]
@@ -807,11 +807,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        'query head h used key-value head h % G (',  # learner: S
+        "query head h used key-value head h % G (",  # learner: S
     ),
     (
-        '8.5_w03_no_scale',
-        'gqa',
+        "8.5_w03_no_scale",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -820,11 +820,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
     return w @ v
 """,
-        'you forgot to scale: divide the scores b',  # learner: S
+        "you forgot to scale: divide the scores b",  # learner: S
     ),
     (
-        '8.5_w04_repeat_G_times',
-        'gqa',
+        "8.5_w04_repeat_G_times",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = k.shape[1]
@@ -833,11 +833,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        'the query heads and your key-value heads',  # learner: S
+        "the query heads and your key-value heads",  # learner: S
     ),
     (
-        '8.5_w05_interleave_tokens',
-        'gqa',
+        "8.5_w05_interleave_tokens",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -846,11 +846,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        'the query heads and your key-value heads',  # learner: S
+        "the query heads and your key-value heads",  # learner: S
     ),
     (
-        '8.5_w06_softmax_dim_m2',
-        'gqa',
+        "8.5_w06_softmax_dim_m2",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -862,8 +862,8 @@ def gqa(q, k, v):
         "softmax over the wrong axis: each query'",  # learner: S
     ),
     (
-        '8.5_w07_expand_wrong_order',
-        'gqa',
+        "8.5_w07_expand_wrong_order",
+        "gqa",
         """\
 def gqa(q, k, v):
     B, H, T, d = q.shape
@@ -873,11 +873,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)
     return w @ v
 """,
-        'query head h used key-value head h % G (',  # learner: S
+        "query head h used key-value head h % G (",  # learner: S
     ),
     (
-        '8.5_w08_only_v_repeated_right',
-        'gqa',
+        "8.5_w08_only_v_repeated_right",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -886,11 +886,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        None,  # learner: G
+        "two different ways",  # learner: G
     ),
     (
-        '8.5_w09_scale_by_H_d',
-        'gqa',
+        "8.5_w09_scale_by_H_d",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -899,11 +899,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[1] * q.shape[-1]), dim=-1)
     return w @ v
 """,
-        None,  # learner: M
+        "H·d",  # learner: M
     ),
     (
-        '8.5_w10_sum_heads_instead',
-        'gqa',
+        "8.5_w10_sum_heads_instead",
+        "gqa",
         """\
 def gqa(q, k, v):
     B, H, T, d = q.shape
@@ -913,11 +913,11 @@ def gqa(q, k, v):
     w = torch.softmax(qg @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)
     return (w @ v).repeat_interleave(H // G, dim=1)
 """,
-        None,  # learner: G
+        "own queries",  # learner: G
     ),
     (
-        '8.5_w11_no_transpose_k',
-        'gqa',
+        "8.5_w11_no_transpose_k",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -926,11 +926,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.reshape(k.shape[0], k.shape[1], k.shape[3], k.shape[2]) / math.sqrt(q.shape[-1]), dim=-1)
     return w @ v
 """,
-        None,  # learner: G
+        "reshape",  # learner: G
     ),
     (
-        '8.5_w12_scale_S',
-        'gqa',
+        "8.5_w12_scale_S",
+        "gqa",
         """\
 def gqa(q, k, v):
     n = q.shape[1] // k.shape[1]
@@ -939,11 +939,11 @@ def gqa(q, k, v):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-2]), dim=-1)
     return w @ v
 """,
-        None,  # learner: M
+        "number of keys",  # learner: M
     ),
     (
-        '8.5_w13_group_view_wrong',
-        'gqa',
+        "8.5_w13_group_view_wrong",
+        "gqa",
         """\
 def gqa(q, k, v):
     B, H, T, d = q.shape
@@ -953,11 +953,11 @@ def gqa(q, k, v):
     out = s.softmax(-1) @ v[:, :, None]
     return out.transpose(1, 2).reshape(B, H, T, d)
 """,
-        'query head h used key-value head h % G (',  # learner: S
+        "query head h used key-value head h % G (",  # learner: S
     ),
     (
-        '8.6_w01_kv_full_width',
-        'gqa_module',
+        "8.6_w01_kv_full_width",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -983,11 +983,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'W_k and W_v project to the G key-value h',  # learner: S
+        "W_k and W_v project to the G key-value h",  # learner: S
     ),
     (
-        '8.6_w02_mask_zero_fill',
-        'gqa_module',
+        "8.6_w02_mask_zero_fill",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1013,11 +1013,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'the hidden entries are filled with 0, an',  # learner: S
+        "the hidden entries are filled with 0, an",  # learner: S
     ),
     (
-        '8.6_w03_mask_inverted',
-        'gqa_module',
+        "8.6_w03_mask_inverted",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1043,11 +1043,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'you hid the keys where the mask is True;',  # learner: S
+        "you hid the keys where the mask is True;",  # learner: S
     ),
     (
-        '8.6_w04_merge_no_transpose',
-        'gqa_module',
+        "8.6_w04_merge_no_transpose",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1073,11 +1073,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'you merged the heads with one reshape to',  # learner: S
+        "you merged the heads with one reshape to",  # learner: S
     ),
     (
-        '8.6_w05_repeat_tiled',
-        'gqa_module',
+        "8.6_w05_repeat_tiled",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1103,11 +1103,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'query head h used key-value head h % G (',  # learner: S
+        "query head h used key-value head h % G (",  # learner: S
     ),
     (
-        '8.6_w06_no_bias',
-        'gqa_module',
+        "8.6_w06_no_bias",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1136,8 +1136,8 @@ class MyGroupedQueryAttention(nn.Module):
         None,  # learner: G
     ),
     (
-        '8.6_w07_no_W_o',
-        'gqa_module',
+        "8.6_w07_no_W_o",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1163,11 +1163,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return out, weights
 """,
-        'you returned the concatenated heads with',  # learner: S
+        "you returned the concatenated heads with",  # learner: S
     ),
     (
-        '8.6_w08_mask_after_softmax',
-        'gqa_module',
+        "8.6_w08_mask_after_softmax",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1195,11 +1195,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'you applied the mask after the softmax (',  # learner: S
+        "you applied the mask after the softmax (",  # learner: S
     ),
     (
-        '8.6_w09_scale_dmodel',
-        'gqa_module',
+        "8.6_w09_scale_dmodel",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1225,11 +1225,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'you scaled the scores by √d_model: the s',  # learner: S
+        "you scaled the scores by √d_model: the s",  # learner: S
     ),
     (
-        '8.6_w10_kv_headsize_wrong',
-        'gqa_module',
+        "8.6_w10_kv_headsize_wrong",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1255,11 +1255,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'W_k and W_v project to the G key-value h',  # learner: S
+        "W_k and W_v project to the G key-value h",  # learner: S
     ),
     (
-        '8.6_w11_weights_avg_heads',
-        'gqa_module',
+        "8.6_w11_weights_avg_heads",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1285,11 +1285,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights.mean(1)
 """,
-        'your `weights` has lost an axis, the one',  # learner: S
+        "your `weights` has lost an axis, the one",  # learner: S
     ),
     (
-        '8.6_w13_split_heads_view_wrong',
-        'gqa_module',
+        "8.6_w13_split_heads_view_wrong",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1318,8 +1318,8 @@ class MyGroupedQueryAttention(nn.Module):
         None,  # learner: G
     ),
     (
-        '8.6_w14_names',
-        'gqa_module',
+        "8.6_w14_names",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1345,11 +1345,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.out_proj(out), weights
 """,
-        'name the four projections self.W_q, self',  # learner: S
+        "name the four projections self.W_q, self",  # learner: S
     ),
     (
-        '8.6_w15_view_after_transpose',
-        'gqa_module',
+        "8.6_w15_view_after_transpose",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1375,11 +1375,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).view(B, T, D)
         return self.W_o(out), weights
 """,
-        '`.view` needs memory laid out in order, ',  # learner: S
+        "`.view` needs memory laid out in order, ",  # learner: S
     ),
     (
-        '8.6_w16_no_repeat',
-        'gqa_module',
+        "8.6_w16_no_repeat",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1403,11 +1403,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'a step is missing: the line that updates',  # learner: S
+        "a step is missing: the line that updates",  # learner: S
     ),
     (
-        '8.6_w17_softmax_heads',
-        'gqa_module',
+        "8.6_w17_softmax_heads",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1433,11 +1433,11 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        '`softmax` along the wrong axis: yours wo',  # learner: S
+        "`softmax` along the wrong axis: yours wo",  # learner: S
     ),
     (
-        '8.6_w18_split_no_transpose',
-        'gqa_module',
+        "8.6_w18_split_no_transpose",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1466,8 +1466,8 @@ class MyGroupedQueryAttention(nn.Module):
         None,  # learner: G
     ),
     (
-        '8.6_w19_repeat_interleave_dim2',
-        'gqa_module',
+        "8.6_w19_repeat_interleave_dim2",
+        "gqa_module",
         """\
 class MyGroupedQueryAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:
@@ -1496,171 +1496,171 @@ class MyGroupedQueryAttention(nn.Module):
         None,  # learner: M
     ),
     (
-        '8.8_w01_query_heads',
-        'cache_memory',
+        "8.8_w01_query_heads",
+        "cache_memory",
         """\
 answer = 192  # your prediction
 """,
-        'that is the cache with 16 key-value head',  # learner: S
+        "that is the cache with 16 key-value head",  # learner: S
     ),
     (
-        '8.8_w02_only_keys',
-        'cache_memory',
+        "8.8_w02_only_keys",
+        "cache_memory",
         """\
 answer = 24  # your prediction
 """,
-        'you counted the keys or the values, not ',  # learner: S
+        "you counted the keys or the values, not ",  # learner: S
     ),
     (
-        '8.8_w03_MB',
-        'cache_memory',
+        "8.8_w03_MB",
+        "cache_memory",
         """\
 answer = 50.33  # your prediction
 """,
-        'that is the size in MB (10**6 bytes); th',  # learner: S
+        "that is the size in MB (10**6 bytes); th",  # learner: S
     ),
     (
-        '8.8_w04_bytes',
-        'cache_memory',
+        "8.8_w04_bytes",
+        "cache_memory",
         """\
 answer = 50331648  # your prediction
 """,
-        'size in bytes',  # learner: G
+        "size in bytes",  # learner: G
     ),
     (
-        '8.8_w05_float32',
-        'cache_memory',
+        "8.8_w05_float32",
+        "cache_memory",
         """\
 answer = 96  # your prediction
 """,
-        'float16 is 2 bytes per number, not 4',  # learner: S
+        "float16 is 2 bytes per number, not 4",  # learner: S
     ),
     (
-        '8.8_w06_GiB',
-        'cache_memory',
+        "8.8_w06_GiB",
+        "cache_memory",
         """\
 answer = 0.046875  # your prediction
 """,
-        'GiB',  # learner: G
+        "GiB",  # learner: G
     ),
     (
-        '8.8_w07_KiB',
-        'cache_memory',
+        "8.8_w07_KiB",
+        "cache_memory",
         """\
 answer = 49152  # your prediction
 """,
-        'that is the size in KiB (2**10 bytes): 1',  # learner: S
+        "that is the size in KiB (2**10 bytes): 1",  # learner: S
     ),
     (
-        '8.8_w08_per_layer',
-        'cache_memory',
+        "8.8_w08_per_layer",
+        "cache_memory",
         """\
 answer = 2  # your prediction
 """,
-        'that is the cache of one layer: the mode',  # learner: S
+        "that is the cache of one layer: the mode",  # learner: S
     ),
     (
-        '8.8_w09_string',
-        'cache_memory',
+        "8.8_w09_string",
+        "cache_memory",
         """\
 answer = "48 MiB"  # your prediction
 """,
-        'write the number without quotes',  # learner: S
+        "write the number without quotes",  # learner: S
     ),
     (
-        '8.8_w10_heads_times_d_as_D',
-        'cache_memory',
+        "8.8_w10_heads_times_d_as_D",
+        "cache_memory",
         """\
 answer = 2 * 24 * 1024 * 2048 * 2 / 2**20  # your prediction
 """,
-        'that is the cache with 16 key-value head',  # learner: S
+        "that is the cache with 16 key-value head",  # learner: S
     ),
     (
-        '8.8_w11_bits',
-        'cache_memory',
+        "8.8_w11_bits",
+        "cache_memory",
         """\
 answer = 2 * 24 * 4 * 64 * 2048 * 16 / 2**20  # your prediction
 """,
-        'bits',  # learner: M
+        "bits",  # learner: M
     ),
     (
-        '8.8_w12_one_kv_head',
-        'cache_memory',
+        "8.8_w12_one_kv_head",
+        "cache_memory",
         """\
 answer = 12  # your prediction
 """,
-        'one key-value head',  # learner: G
+        "one key-value head",  # learner: G
     ),
     (
-        '8.9_w01_strict_lower',
-        'causal_tiles',
+        "8.9_w01_strict_lower",
+        "causal_tiles",
         """\
 answer = 28  # your prediction
 """,
-        'you counted the tiles below the diagonal',  # learner: S
+        "you counted the tiles below the diagonal",  # learner: S
     ),
     (
-        '8.9_w02_half',
-        'causal_tiles',
+        "8.9_w02_half",
+        "causal_tiles",
         """\
 answer = 32  # your prediction
 """,
-        'half of 64 cuts the diagonal tiles in tw',  # learner: S
+        "half of 64 cuts the diagonal tiles in tw",  # learner: S
     ),
     (
-        '8.9_w03_all',
-        'causal_tiles',
+        "8.9_w03_all",
+        "causal_tiles",
         """\
 answer = 64  # your prediction
 """,
-        'tiles above the diagonal see only future',  # learner: S
+        "tiles above the diagonal see only future",  # learner: S
     ),
     (
-        '8.9_w04_diag',
-        'causal_tiles',
+        "8.9_w04_diag",
+        "causal_tiles",
         """\
 answer = 8  # your prediction
 """,
-        'the diagonal tiles are computed, but so ',  # learner: S
+        "the diagonal tiles are computed, but so ",  # learner: S
     ),
     (
-        '8.9_w05_off_by_one',
-        'causal_tiles',
+        "8.9_w05_off_by_one",
+        "causal_tiles",
         """\
 answer = 35  # your prediction
 """,
-        'one short',  # learner: G
+        "one short",  # learner: G
     ),
     (
-        '8.9_w06_string',
-        'causal_tiles',
+        "8.9_w06_string",
+        "causal_tiles",
         """\
 answer = "36"  # your prediction
 """,
-        'write the number without quotes',  # learner: S
+        "write the number without quotes",  # learner: S
     ),
     (
-        '8.9_w07_upper_plus',
-        'causal_tiles',
+        "8.9_w07_upper_plus",
+        "causal_tiles",
         """\
 answer = 56  # your prediction
 """,
-        'that is every tile but the diagonal; the',  # learner: S
+        "that is every tile but the diagonal; the",  # learner: S
     ),
     (
-        '8.9_w08_float_half_plus_diag',
-        'causal_tiles',
+        "8.9_w08_float_half_plus_diag",
+        "causal_tiles",
         """\
 answer = 36.5  # your prediction
 """,
-        'whole',  # learner: G
+        "whole",  # learner: G
     ),
     (
-        '8.9_w09_elements_not_tiles',
-        'causal_tiles',
+        "8.9_w09_elements_not_tiles",
+        "causal_tiles",
         """\
 answer = 524800  # your prediction
 """,
-        'pairs',  # learner: G
+        "pairs",  # learner: G
     ),
 ]

@@ -571,7 +571,11 @@ def test_at_least_nine_in_ten_get_a_specific_diagnosis():
 # ------------------------------------------------------------------ the learner's corpus
 
 _HEADER = "import math\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n"
-_NAMES = {"gqa_module": "MyGroupedQueryAttention", "cache_memory": "answer", "causal_tiles": "answer"}
+_NAMES = {
+    "gqa_module": "MyGroupedQueryAttention",
+    "cache_memory": "answer",
+    "causal_tiles": "answer",
+}
 
 
 def _learner_answer(tmp_path_factory, name, exercise, code):

@@ -356,6 +356,23 @@ def _softmax_per_block(x: Any, block_size: int) -> Any:
     return out
 
 
+def _softmax_stale(x: Any, block_size: int) -> Any:
+    """Planted: each block's numerators against the running max of their time, never updated."""
+    m, total, parts = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1]), []
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m, total = online_softmax_update(m, total, block)
+        parts.append(np.exp(block - np.where(np.isneginf(m), 0.0, m)[..., None]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.concatenate(parts, axis=-1) / np.where(total == 0, 1.0, total)[..., None]
+
+
+def _softmax_nan_hidden(x: Any, block_size: int) -> Any:
+    """Planted: no guard inside the loop, the NaN turned into 0 at the end."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nan_to_num(_softmax_planted(_update_unguarded)(x, block_size))
+
+
 class _Watched(np.ndarray):
     """The scores of a row, handed to the learner: records every max or sum taken over them.
 
@@ -423,6 +440,20 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN; subtract 0 "
                 "instead of m' while m' is -inf",
                 _softmax_planted(_update_unguarded),
+            ),
+            Mistake(
+                "a row that starts with masked blocks comes out all zero although it has "
+                "visible scores: the NaN is born inside the loop (while the running max is "
+                "still -inf, m - m' is -inf - (-inf)) and poisons `total`; replacing NaN at "
+                "the end cannot bring the row back, so guard the subtraction inside the loop",
+                _softmax_nan_hidden,
+            ),
+            Mistake(
+                "the weights of the early blocks are stale: you computed each block's "
+                "exponentials against the running max of that moment and kept them, but the "
+                "final weights are all relative to the final max of the row; rescale what "
+                "you kept when the max rises, or compute the exponentials once, after the loop",
+                _softmax_stale,
             ),
             Mistake(
                 "a row with no visible score gives 0/0 = NaN: such a row ends with `total` = 0; "
@@ -769,6 +800,31 @@ KV_STEP = GRADERS.add(
         outputs=("out", "k_cache", "v_cache"),
         mistakes=(
             Mistake(
+                "you scaled by the square root of H·d, the width of all heads together; the "
+                "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
+                "vectors",
+                lambda q, k, v, kc, vc: (
+                    _attend(
+                        q,
+                        torch.cat([kc, k], -2),
+                        torch.cat([vc, v], -2),
+                        scale=1 / math.sqrt(q.shape[1] * q.shape[-1]),
+                    ),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
+                "your query saw only the first key: that is a causal mask aligned to the top "
+                "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
+                "last position, so it may see every key in the cache: no mask is needed here",
+                lambda q, k, v, kc, vc: (
+                    torch.cat([vc, v], -2)[..., :1, :].expand_as(q).clone(),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
                 "your query attended to the cache only: append the new key and value first, "
                 "then attend (a token may attend to itself)",
                 lambda q, k, v, kc, vc: (
@@ -886,12 +942,14 @@ def _gqa_cases() -> tuple[Case, ...]:
         )
 
     return (
-        case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 3, 4),
+        # H, d, T and S differ within every case (and H·d is no square of any of them), so a
+        # scale by the wrong size or a size read from the wrong axis is never right by chance
+        case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 5, 6),
         case("6 query heads, 3 key-value heads, T=4, S=5", 2, 6, 3, 4, 5, 8),
-        case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 4),
-        case("8 heads in 4 groups", 2, 8, 4, 5, 5, 4),
-        case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 4),
-        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 4, 4, scale=400.0),
+        case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 8),
+        case("8 heads in 4 groups", 2, 8, 4, 5, 7, 6),
+        case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 6),
+        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 5, 6, scale=400.0),
     )
 
 
@@ -910,6 +968,80 @@ def _heads_hint(message: str) -> str | None:
         "times along dim=1 before the product; a repeat along another axis (or without "
         "`dim=`, which flattens), or none, leaves G heads there"
     )
+
+
+def _gqa_scaled(size: Callable[[Any, Any], float]) -> Callable[..., Any]:
+    """Planted: the right repeat, scaled by 1/sqrt(size(q, k)) instead of 1/sqrt(d)."""
+
+    def gqa(q: Any, k: Any, v: Any) -> Any:
+        n = q.shape[1] // k.shape[1]
+        return _attend(q, repeat_kv(k, n), repeat_kv(v, n), scale=1 / math.sqrt(size(q, k)))
+
+    return gqa
+
+
+def _gqa_mixed_repeats(q: Any, k: Any, v: Any) -> Any:
+    """Planted: k tiled with .repeat, v repeated in place (or the other way round)."""
+    n = q.shape[1] // k.shape[1]
+    return _attend(q, k.repeat(1, n, 1, 1), repeat_kv(v, n))
+
+
+def _gqa_mixed_repeats_v(q: Any, k: Any, v: Any) -> Any:
+    n = q.shape[1] // k.shape[1]
+    return _attend(q, repeat_kv(k, n), v.repeat(1, n, 1, 1))
+
+
+def _gqa_shared_queries(q: Any, k: Any, v: Any) -> Any:
+    """Planted: the query heads of a group averaged, one attention per key-value head."""
+    B, H, T, d = q.shape
+    G = k.shape[1]
+    return _attend(q.reshape(B, G, H // G, T, d).mean(2), k, v).repeat_interleave(H // G, 1)
+
+
+def _gqa_reshaped_keys(q: Any, k: Any, v: Any) -> Any:
+    """Planted: k reshaped to (B, G, d, S) instead of transposed."""
+    n = q.shape[1] // k.shape[1]
+    k, v = repeat_kv(k, n), repeat_kv(v, n)
+    B, H, S, d = k.shape
+    return torch.softmax(q @ k.reshape(B, H, d, S) / math.sqrt(d), dim=-1) @ v
+
+
+_WRONG_SCALE = (
+    "the scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key vectors"
+)
+_GQA_MISTAKES = (
+    Mistake(
+        f"you scaled by the square root of H·d, the width of all heads together; {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: q.shape[1] * q.shape[-1]),
+    ),
+    Mistake(
+        f"you scaled by the square root of S, the number of keys; {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: k.shape[-2]),
+    ),
+    Mistake(
+        "keys and values were expanded in two different ways (one tiled with `.repeat`, "
+        "0, 1, 0, 1, the other in place, 0, 0, 1, 1): query head h then reads the keys of "
+        "one group and the values of another; expand both the same way, in place",
+        _gqa_mixed_repeats,
+    ),
+    Mistake(
+        "keys and values were expanded in two different ways (one tiled with `.repeat`, "
+        "0, 1, 0, 1, the other in place, 0, 0, 1, 1): query head h then reads the keys of "
+        "one group and the values of another; expand both the same way, in place",
+        _gqa_mixed_repeats_v,
+    ),
+    Mistake(
+        "every head of a group got the same output: only the keys and values are shared, "
+        "each query head keeps its own queries; attend with every one of the H query heads "
+        "against its group's keys and values (do not average or merge the query heads)",
+        _gqa_shared_queries,
+    ),
+    Mistake(
+        "`k.reshape(..., d, S)` is not k transposed: a reshape keeps the numbers in their "
+        "order and cuts them into new rows; the scores need the last two axes of k swapped",
+        _gqa_reshaped_keys,
+    ),
+)
 
 
 GQA = GRADERS.add(
@@ -948,6 +1080,7 @@ GQA = GRADERS.add(
                     @ repeat_kv(v, q.shape[1] // k.shape[1])
                 ),
             ),
+            *_GQA_MISTAKES,
         ),
         hint="repeat each of the G key-value heads H/G times along the head axis "
         "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
