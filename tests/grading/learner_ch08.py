@@ -461,7 +461,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v.swapaxes(-1, -2)
     return m_new, total, acc
 """,
-        "`v` is used transposed in a product (in ",  # learner: S
+        "`v` is used transposed in a product",  # learner: S
     ),
     (
         "8.3_w04_p_old_max",

@@ -677,6 +677,27 @@ def _tile_alpha_flat(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any
     return m_new, alpha * l + np.sum(p, axis=-1), alpha * acc + p @ v
 
 
+def _tile_broadcast_hint(message: str) -> str | None:
+    """A per-row vector against the keys: a reduction over the wrong axis or a missing axis."""
+    two = re.search(r"shapes \((\d+),\) \((\d+),\)", message)
+    if two is not None:
+        return (
+            f"two vectors of different lengths met ({two[1]} and {two[2]}): `m`, `total` and "
+            "the tile's max and sum hold one number per query row; a `sum` or `max` of "
+            "the scores along axis=-2 gives one number per key instead: reduce each row "
+            "over its keys, along the last axis"
+        )
+    row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
+    if row is not None and row[1] == row[3]:
+        return (
+            f"a (rows, keys) array, shape ({row[1]},{row[2]}), met a vector of one number "
+            f"per row, shape ({row[3]},): NumPy lines a vector up with the last axis, the "
+            "keys; to subtract each row's max from its own scores, give the vector a last "
+            "axis of size 1 ([..., None])"
+        )
+    return None
+
+
 TILE_UPDATE = GRADERS.add(
     Grader(
         name="tile_update",
@@ -732,7 +753,7 @@ TILE_UPDATE = GRADERS.add(
         hint="it is your update of 8.1 with a third running quantity: which of `total` and "
         "acc was computed against the old maximum, and what must multiply it now? (the "
         'chapter\'s section "Tiled attention: never holding the weights")',
-        error_hints=_NUMPY_ERRORS,
+        error_hints=(*_NUMPY_ERRORS, ("could not be broadcast", _tile_broadcast_hint)),
         equivalent=(
             (
                 "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
@@ -1264,6 +1285,32 @@ _KV_SIZE = (
     "features, not d_model; that is where the layer saves parameters and cache"
 )
 
+
+def _bias_hint(message: str) -> str | None:
+    """A layer whose projections have no bias: the only keys that do not match are biases."""
+    keys = re.findall(r'"([\w.]+)"', message)
+    if not keys or not all(k.endswith(".bias") for k in keys):
+        return None
+    return (
+        "your projections have no bias (bias=False): the lib's GroupedQueryAttention, whose "
+        "weights the checker copies into yours, uses nn.Linear with its default bias"
+    )
+
+
+def _module_heads_hint(message: str) -> str | None:
+    """q @ kᵀ whose dim 1 does not line up: heads not moved to dim 1, or not repeated there."""
+    found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
+    if found is None:
+        return None
+    return (
+        f"q and k do not line up on dim 1 (sizes {found[1]} and {found[2]}): the product "
+        "needs (B, heads, T, d) on both sides, the H query heads on dim 1 and there each of "
+        "the G key-value heads H/G times; without a repeat, or with one along another dim "
+        "(which copies tokens instead of heads), G heads stay on dim 1; and after the split "
+        "`view(B, T, heads, d)` the heads sit on dim 2 until two axes are swapped"
+    )
+
+
 GQA_MODULE = GRADERS.add(
     Grader(
         name="gqa_module",
@@ -1276,7 +1323,7 @@ GQA_MODULE = GRADERS.add(
             Mistake(
                 "query head h used key-value head h % G (.repeat tiles the heads: 0, 1, 0, "
                 "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
-                "H/G times in place, repeat_interleave(H // G, dim=1)",
+                "H/G times in place, next to itself, along the head axis",
                 _planted_gqa("tiled heads"),
             ),
             Mistake(
@@ -1295,8 +1342,8 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("mask ignored"),
             ),
             Mistake(
-                "you hid the keys where the mask is True; True means may attend: fill the "
-                "scores where it is False, scores.masked_fill(~mask, -inf)",
+                "you hid the keys where the mask is True; True means may attend: the keys "
+                "to hide are those where it is False",
                 _planted_gqa("mask inverted"),
             ),
             Mistake(
@@ -1333,6 +1380,8 @@ GQA_MODULE = GRADERS.add(
             ),
         ),
         error_hints=(
+            ("key(s) in state_dict", _bias_hint),
+            ("non-singleton dimension 1", _module_heads_hint),
             ("size mismatch for W_k", _KV_SIZE),
             ("size mismatch for W_v", _KV_SIZE),
             (

@@ -604,7 +604,10 @@ class Grader:
         err = run.error
         assert err is not None
         said = f"{type(err).__name__}: {err}"  # substrings may name the type: "KeyError"
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        lines = str(err).strip().splitlines()
+        text = lines[0] if lines else ""
+        if text.endswith(":") and len(lines) > 1:  # "Error(s) in loading ...:" names them next
+            text = f"{text} {lines[1].strip()}"
         if len(text) > 200:
             text = text[:197] + "..."
         if signature_mismatch(err):
