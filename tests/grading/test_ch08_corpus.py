@@ -525,7 +525,7 @@ CORPUS = [
     ("gqa_module", "returns out only", GQAOutOnly, "return all 2"),
     ("gqa_module", "mask inverted", GQAInvertedMask, "True means may attend"),
     ("gqa_module", "through NumPy", GQAThroughNumpy, "gradient"),
-    ("gqa_module", ".repeat tiles the heads", GQATiled, "repeat_interleave"),
+    ("gqa_module", ".repeat tiles the heads", GQATiled, "in place"),
     ("gqa_module", "scaled by sqrt(d_model)", GQAScaleByModel, "size of one head"),
     ("gqa_module", "merge without transpose", GQANoTransposeMerge, "transpose(1, 2)"),
     ("gqa_module", "no bias", GQANoBias, "bias"),
