@@ -503,7 +503,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        'axis=-2',  # learner: M
+        "axis=-2",  # learner: M
     ),
     (
         "8.3_w07_torch",
@@ -586,7 +586,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        '[..., None]',  # learner: M
+        "[..., None]",  # learner: M
     ),
     (
         "8.3_w13_vT_at_pT",
@@ -1133,7 +1133,7 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'no bias',  # learner: G
+        "no bias",  # learner: G
     ),
     (
         "8.6_w07_no_W_o",
@@ -1403,7 +1403,7 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'without a repeat',  # learner: S
+        "without a repeat",  # learner: S
     ),
     (
         "8.6_w17_softmax_heads",
@@ -1463,7 +1463,7 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'dim 2',  # learner: G
+        "dim 2",  # learner: G
     ),
     (
         "8.6_w19_repeat_interleave_dim2",
@@ -1493,7 +1493,7 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        'along another dim',  # learner: M
+        "along another dim",  # learner: M
     ),
     (
         "8.8_w01_query_heads",

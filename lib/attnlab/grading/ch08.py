@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -410,7 +411,8 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
     watched = x.copy().view(_Watched)
     watched.seen = []
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the learner's warnings were shown on the cases
             fn(watched, 4)
     except Exception:  # the values were right on plain arrays: nothing to conclude
         return None
