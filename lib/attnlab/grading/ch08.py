@@ -137,6 +137,13 @@ def _update_with(rescale: Callable[[Any, Any], Any], new: str = "new") -> Callab
     return update
 
 
+def _update_exp_of_sum(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: e to the block's summed scores, not the sum of the exponentials."""
+    m_new = np.maximum(m, np.max(block, axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.exp(np.sum(block, axis=-1) - m_new)
+
+
 def _update_block_max_only(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
     """Planted: the new max is the block's alone (the old m forgotten)."""
     m_new = np.max(block, axis=-1)
@@ -194,6 +201,12 @@ ONLINE_UPDATE = GRADERS.add(
                 "you rescaled the old sum by exp(m' - m), the wrong way round: the old "
                 "terms shrink when the max rises, so the factor is exp(m - m') <= 1",
                 _update_with(lambda m, m_new: np.exp(np.where(np.isfinite(m), m_new - m, -INF))),
+            ),
+            Mistake(
+                "you exponentiated the sum of the block's scores, e^(x_1 + x_2 + ... - m'); "
+                "the new terms are the sum of the exponentials, e^(x_1 - m') + e^(x_2 - m') "
+                "+ ...: exponentiate each score first, then sum",
+                _update_exp_of_sum,
             ),
             Mistake(
                 "you exponentiated the new block against the old max m; use the new max "
@@ -654,16 +667,26 @@ def _tile_with(
     values: str = "v",
     normalised: bool = False,
     one_max: bool = False,
+    rescaled_scores: bool = False,
+    alpha_twice: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
-        ref = safe if against == "new" else np.where(np.isfinite(m), m, 0.0)
+        ref = {
+            "new": safe,
+            "old": np.where(np.isfinite(m), m, 0.0),
+            "old where finite": np.where(np.isfinite(m), m, safe),
+        }[against]
         alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
-        p = np.exp(scores - ref[..., None])
+        p = np.exp(
+            (scores / math.sqrt(v.shape[-1]) if rescaled_scores else scores) - ref[..., None]
+        )
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
+        if alpha_twice:
+            acc_new = alpha[..., None] * acc_new
         if normalised:
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
@@ -750,6 +773,23 @@ TILE_UPDATE = GRADERS.add(
                 "each query row needs its own, or a row far below the tile's largest score "
                 "gets p = 0 everywhere",
                 _tile_with(one_max=True),
+            ),
+            Mistake(
+                "you exponentiated this tile against the old max m wherever it was finite; "
+                "use the new max m' = max(m, max(scores)) for every row, the same one the "
+                "rescaled state refers to",
+                _tile_with(against="old where finite"),
+            ),
+            Mistake(
+                "the scores you receive are already scaled: dividing them by √d again "
+                "changes every weight; exponentiate `scores` as given",
+                _tile_with(rescaled_scores=True),
+            ),
+            Mistake(
+                "alpha scales acc twice and the new term p·v once: the factor exp(m - m') "
+                "applies once, to the old accumulator only; this tile's p·v is already "
+                "relative to the new max",
+                _tile_with(alpha_twice=True),
             ),
         ),
         hint="it is your update of 8.1 with a third running quantity: which of `total` and "
