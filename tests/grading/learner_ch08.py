@@ -125,7 +125,7 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     total_new = total * np.exp(m - m_new) + np.exp(block.sum(axis=-1) - m_new)
     return m_new, total_new
 """,
-        'sum of the exponentials',  # learner: G
+        "sum of the exponentials",  # learner: G
     ),
     (
         "8.1_w12_float32",
@@ -475,7 +475,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        'old max',  # learner: G
+        "old max",  # learner: G
     ),
     (
         "8.3_w05_normalise_each_step",
@@ -544,7 +544,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        'already scaled',  # learner: G
+        "already scaled",  # learner: G
     ),
     (
         "8.3_w10_alpha_inverted",
@@ -572,7 +572,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * (alpha[..., None] * acc + p @ v)
     return m_new, total, acc
 """,
-        'twice',  # learner: G
+        "twice",  # learner: G
     ),
     (
         "8.3_w12_p_no_newaxis",
