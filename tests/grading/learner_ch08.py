@@ -1315,7 +1315,7 @@ class MyGroupedQueryAttention(nn.Module):
         out = (weights @ v).transpose(1, 2).reshape(B, T, D)
         return self.W_o(out), weights
 """,
-        None,  # learner: G
+        "query heads",  # learner: G
     ),
     (
         "8.6_w14_names",

@@ -1296,6 +1296,8 @@ class _PlantedGQA(nn.Module):
     def forward(self, x, mask=None):
         H, G = self.n_heads, self.n_kv_heads
         q = self._split(self.W_q(x), H)  # (B, H, T, d)
+        if self.bug == "direct split of q":
+            q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
         if self.bug == "tiled heads":  # heads 0, 1, 0, 1, ...
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
@@ -1408,6 +1410,12 @@ GQA_MODULE = GRADERS.add(
                 "the features of different tokens into one head; view as (B, T, heads, d) "
                 "first, then transpose(1, 2)",
                 _planted_gqa("direct split"),
+            ),
+            Mistake(
+                "you split the query heads with one view/reshape to (B, H, T, d): that cuts "
+                "the features of different tokens into one head; view as (B, T, H, d) first, "
+                "then swap the token and head axes, as for the keys and values",
+                _planted_gqa("direct split of q"),
             ),
             Mistake(
                 "you applied the mask after the softmax (weights * mask): the visible "
