@@ -16,8 +16,8 @@ import torch.nn.functional as F
 from _claims import claim, quotes_are_in
 
 import attnlab as al
-from attnlab.data import PAD_ID, Task, make_batch, token_labels
-from attnlab.train import sequence_loss
+from attnlab.tasks.data import PAD_ID, Task, make_batch, token_labels
+from attnlab.tasks.training import sequence_loss
 
 CHAPTER = "chapters/06_masking.ipynb"
 WORDS = ["<pad>", "the", "cat", "sat", "on", "mat", "a", "dog", "ran"]

@@ -22,18 +22,18 @@ from _claims import claim, prose, quotes_are_in
 from torch import nn
 
 import attnlab as al
-from attnlab.config import TransformerConfig
-from attnlab.data import AdditionTask, DateTask, batches
-from attnlab.train import ADDER, exact_match, stored_adder, train, train_adder
-from attnlab.transformer import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.decoding import generate, greedy_decode
+from attnlab.mechanism.transformer import (
     DecoderBlock,
+    Encoder,
     EncoderBlock,
     EncoderDecoder,
     FeedForward,
     LayerNorm,
-    generate,
-    greedy_decode,
 )
+from attnlab.tasks.data import AdditionTask, DateTask, batches
+from attnlab.tasks.training import ADDER, exact_match, stored_adder, train, train_adder
 
 CHAPTER = "chapters/07_transformer.ipynb"
 SNAPSHOTS = (0, 40, 60, 80, 120, 250)
@@ -99,7 +99,7 @@ def test_gamma_and_beta():
     "applied to **each token separately and identically**: the same $W_1, W_2$ for every\nposition",
 )
 def test_the_ffn_is_position_wise():
-    ffn = FeedForward(TransformerConfig(d_model=16, n_heads=1, d_ff=64))
+    ffn = FeedForward(d_model=16, d_ff=64)
     seq = torch.randn(1, 5, 16)
     one_by_one = torch.cat([ffn(seq[:, t : t + 1]) for t in range(5)], dim=1)
     torch.testing.assert_close(ffn(seq), one_by_one, rtol=0, atol=1e-5)
@@ -112,7 +112,7 @@ def test_the_ffn_is_position_wise():
 def test_the_residual_stream():
     for seed in range(3):
         torch.manual_seed(seed)
-        stack = al.transformer.Encoder(TransformerConfig(d_model=64, n_heads=4, n_layers=6))
+        stack = Encoder(TransformerConfig(d_model=64, n_heads=4, n_layers=6))
         h = torch.randn(1, 10, 64)
         with torch.no_grad():
             for block in stack.layers:
@@ -563,7 +563,7 @@ def test_answer_1():
 def test_the_blocks_equal_pytorchs():
     from dataclasses import replace
 
-    from attnlab.interop import copy_torch_weights
+    from attnlab.mechanism.interop import copy_torch_weights
 
     torch.manual_seed(0)
     small = TransformerConfig(d_model=16, n_heads=4, d_ff=32)

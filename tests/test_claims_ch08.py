@@ -20,13 +20,9 @@ from _claims import claim, quotes_are_in
 from torch.profiler import ProfilerActivity, profile
 
 import attnlab as al
-from attnlab.scale import (
-    KVCache,
-    median_seconds,
-    online_softmax_stats,
-    online_softmax_update,
-    peak_memory,
-)
+from attnlab.measure import median_seconds, peak_memory
+from attnlab.mechanism.kvcache import KVCache
+from attnlab.mechanism.scale import online_softmax_stats, online_softmax_update
 
 CHAPTER = "chapters/08_scale.ipynb"
 MiB, GiB = 2**20, 2**30
@@ -206,7 +202,8 @@ def test_the_cost_of_recomputing():
 
 def chapter_lm():
     torch.manual_seed(0)
-    lm = al.DecoderOnlyLM(vocab=50, d_model=64, n_heads=4, n_layers=2, d_ff=128, max_len=300)
+    config = al.TransformerConfig(d_model=64, n_heads=4, n_layers=2, d_ff=128, max_len=300)
+    lm = al.DecoderOnlyLM(50, config)
     return lm.eval()
 
 

@@ -194,19 +194,7 @@ RULES = [
 # Findings in files whose editors are fixing them (issue 24), each with the date it was
 # recorded: (file, rule id, the text found). Delete a line when its finding is gone; add
 # none (fix the form instead).
-KNOWN: dict[tuple[str, str, str], str] = {
-    # exercises 2 and 3 (solutions/, and exercises/ generated from them)
-    ("solutions/02_similarity.ipynb", "p p^T", "x x^\\top"): "2026-11-26",
-    ("solutions/03_qkv.ipynb", "v^T x", "v_a^\\top "): "2026-11-26",
-    ("solutions/03_qkv.ipynb", "d_k", "d_k"): "2026-11-26",
-    ("solutions/03_qkv.ipynb", "d_k", "d_v"): "2026-11-26",
-    ("solutions/03_qkv.ipynb", "d_model", "d_{head"): "2026-11-26",
-    ("exercises/02_similarity.ipynb", "p p^T", "x x^\\top"): "2026-11-26",
-    ("exercises/03_qkv.ipynb", "v^T x", "v_a^\\top "): "2026-11-26",
-    ("exercises/03_qkv.ipynb", "d_k", "d_k"): "2026-11-26",
-    ("exercises/03_qkv.ipynb", "d_k", "d_v"): "2026-11-26",
-    ("exercises/03_qkv.ipynb", "d_model", "d_{head"): "2026-11-26",
-}
+KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 # -- reading the course --------------------------------------------------------------------

@@ -24,28 +24,20 @@ import ast
 import importlib
 import importlib.util
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attnlab.course import chapters
 from attnlab.grading import worked
 from attnlab.grading.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _make_toc():
-    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_toc", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+CHAPTERS = [c for c in chapters(ROOT) if c.has_exercises]
 
 _PREFIX = re.compile(r"\b(?:np|numpy|torch|math|F|nn\.functional|self)\.")
 _OPERATIONS = (ast.Call, ast.BinOp, ast.Subscript, ast.Compare, ast.UnaryOp, ast.BoolOp)
@@ -99,7 +91,13 @@ def answer_lines(source: str) -> list[str]:
 
 
 def _details(notebook: Path) -> dict[str, list[str]]:
-    """The ``<details>`` hints of each exercise of a solution notebook, by its heading."""
+    """The ``<details>`` hints of each exercise of a solution notebook, by its heading.
+
+    The text between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` (within a
+    cell or across cells) is the worked answer's explanation, not a hint, and is left out;
+    the rest of such a cell (hints before it, the next exercise after it) is read. A hint
+    belongs to the last ``## `` heading before it, in the same cell or an earlier one.
+    """
     nb = nbformat.read(notebook, as_version=4)
     hints: dict[str, list[str]] = {}
     heading = "(before the first exercise)"
@@ -107,18 +105,21 @@ def _details(notebook: Path) -> dict[str, list[str]]:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        text = cell.source
-        if "<!-- BEGIN SOLUTION -->" in text:
-            inside_answer = "<!-- END SOLUTION -->" not in text
-            continue
-        if inside_answer:
-            inside_answer = "<!-- END SOLUTION -->" not in text
-            continue
-        found = re.search(r"^## (.*)$", text, re.M)
-        if found:
-            heading = found[1]
-        for block in re.findall(r"<details>(.*?)</details>", text, re.S):
-            hints.setdefault(heading, []).append(block)
+        shown = []
+        for part in re.split(r"(<!-- (?:BEGIN|END) SOLUTION -->)", cell.source):
+            if part == "<!-- BEGIN SOLUTION -->":
+                inside_answer = True
+            elif part == "<!-- END SOLUTION -->":
+                inside_answer = False
+            elif not inside_answer:
+                shown.append(part)
+        text = "\n".join(shown)
+        for piece in re.split(r"^(?=## )", text, flags=re.M):
+            found = re.match(r"## (.*)$", piece, re.M)
+            if found:
+                heading = found[1]
+            for block in re.findall(r"<details>(.*?)</details>", piece, re.S):
+                hints.setdefault(heading, []).append(block)
     return hints
 
 
@@ -209,8 +210,10 @@ def _headings(chapter) -> set[str]:
 
 
 def _plain(title: str) -> str:
-    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``."""
-    return re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+    """``Why divide by $\\sqrt{d}$?`` as a message writes it: ``Why divide by √d?``
+    (and ``$-\\infty$``: ``-∞``)."""
+    title = re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
+    return title.replace("\\infty", "∞")
 
 
 @pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
@@ -222,3 +225,15 @@ def test_a_section_a_hint_points_to_is_one_of_the_chapters(chapter, code, module
     assert named <= _headings(chapter), named - _headings(chapter)
     if module.GRADERS.mutants_reviewed:
         assert named, "the reviewed chapters' hints point to the sections that teach the steps"
+
+
+@pytest.mark.parametrize(
+    ("chapter", "code", "module"),
+    [c for c in _cases() if c.values[2].GRADERS.mutants_reviewed],  # issue 28's chapters
+)
+def test_the_last_hint_of_every_exercise_names_its_section(chapter, code, module):
+    hints = _details(ROOT / code.notebook)
+    exercises = {h: blocks for h, blocks in hints.items() if h.startswith("Exercise")}
+    assert exercises, "no exercise hints found"
+    missing = [h for h, blocks in exercises.items() if not _SECTION.search(blocks[-1])]
+    assert not missing, f"the last hint names no chapter section: {missing}"

@@ -6,11 +6,11 @@ exercises hand in something other than a plain function, and are graded through 
 adapter that turns it into one:
 
 - ``multihead_attention``: the learner's ``nn.Module`` class. The adapter builds it,
-  loads the weights of a seeded :class:`~attnlab.multihead.MultiHeadAttention` into it
+  loads the weights of a seeded :class:`~attnlab.mechanism.multihead.MultiHeadAttention` into it
   (same parameter names), runs it and back-propagates, and returns the output, the
   per-head weights and the gradients of the input and of ``W_q``.
 - ``load_into_torch``: the learner's function that copies a
-  :class:`~attnlab.multihead.MultiHeadAttention`'s weights into an ``nn.MultiheadAttention``.
+  :class:`~attnlab.mechanism.multihead.MultiHeadAttention`'s weights into an ``nn.MultiheadAttention``.
   The adapter calls it on a fresh PyTorch layer, then returns that layer's output and
   per-head weights.
 
@@ -27,13 +27,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
+from ..mechanism.multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
+from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import AnswerProblem, Case, Mistake
+from .specs import returned as returned_items
+from .status import EXCEPTION, NO_GRADIENT
 
 __all__ = [
     "GRADERS",
@@ -48,7 +51,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 4's exercises, in the order of the notebook."""
 
 
@@ -94,6 +97,11 @@ def _split_wrong_transpose(x: np.ndarray, n_heads: int) -> np.ndarray:
     return x.reshape(B, T, n_heads, D // n_heads).transpose(0, 2, 3, 1)
 
 
+def _split_two_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, D = x.shape
+    return x.reshape(B, T, 2, D // 2).transpose(0, 2, 1, 3)
+
+
 SPLIT_HEADS = GRADERS.add(
     Grader(
         name="split_heads",
@@ -122,9 +130,23 @@ SPLIT_HEADS = GRADERS.add(
                 "and H, x.transpose(0, 2, 1, 3)",
                 _split_wrong_transpose,
             ),
+            Mistake(
+                "you split into 2 heads whatever `n_heads` is (the first case has 2): use "
+                "the argument `n_heads`, and d = D // n_heads",
+                _split_two_heads,
+            ),
         ),
-        hint="head h, position t must hold x[b, t, h*d:(h+1)*d]: reshape (B, T, D) to "
-        "(B, T, H, d), then swap the T and H axes",
+        error_hints=(
+            (
+                "cannot be interpreted as an integer",
+                "D / H is a float, and a shape needs integers: the head size is the integer "
+                "division D // H",
+            ),
+        ),
+        hint="head h, position t must hold the features h*d .. (h+1)*d - 1 of token t: "
+        "which reshape gives each head its own block of features, and which axes must then "
+        'change places? The chapter\'s section "Split, attend, concatenate, project" '
+        "draws it",
     )
 )
 
@@ -161,6 +183,20 @@ def _merge_interleaved(x: np.ndarray) -> np.ndarray:
     return x.transpose(0, 2, 3, 1).reshape(B, T, H * d)
 
 
+def _merge_concat_time(x: np.ndarray) -> np.ndarray:
+    return np.concatenate([x[:, h] for h in range(x.shape[1])], axis=1)
+
+
+def _merge_names_out_of_order(x: np.ndarray) -> np.ndarray:
+    B, T, H, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * d)
+
+
+def _merge_to_d(x: np.ndarray) -> np.ndarray:
+    B, _H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, d)
+
+
 MERGE_HEADS = GRADERS.add(
     Grader(
         name="merge_heads",
@@ -179,9 +215,26 @@ MERGE_HEADS = GRADERS.add(
                 "put the heads side by side, (B, T, H, d) then reshape to (B, T, H*d)",
                 _merge_interleaved,
             ),
+            Mistake(
+                "you concatenated the heads along the time axis (axis 1 of each (B, T, d) "
+                "head), which stacks them one after another in time: they go side by side "
+                "along the feature axis, the last one",
+                _merge_concat_time,
+            ),
+            Mistake(
+                "you unpacked x.shape in another order than x has: x is (B, H, T, d), so the "
+                "second name is the number of heads and the third the time",
+                _merge_names_out_of_order,
+            ),
+            Mistake(
+                "you reshape to (B, T, d): the merged axis holds every head's features, H·d "
+                "numbers, not one head's d",
+                _merge_to_d,
+            ),
         ),
-        hint="merge_heads undoes split_heads: swap the H and T axes, then join (H, d) into "
-        "one axis of size D = H*d",
+        hint="merge_heads undoes split_heads: which axes did the split move, and which axis "
+        'did it cut in two? The chapter\'s section "Split, attend, concatenate, project" '
+        "draws both directions",
     )
 )
 
@@ -240,6 +293,12 @@ PARAMETER_COUNT = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you counted the whole layer once per head: the H heads share the four "
+                "D x D matrices (each head uses d = D/H of their rows), so the count does "
+                "not depend on H",
+                lambda d_model, n_heads, bias=True: n_heads * (4 * d_model**2 + 4 * d_model * bias),
+            ),
+            Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
                 "the count does not depend on H",
                 lambda d_model, n_heads, bias=True: (
@@ -247,8 +306,9 @@ PARAMETER_COUNT = GRADERS.add(
                 ),
             ),
         ),
-        hint="count four matrices, W_q, W_k, W_v and W_o, each D x D, plus a bias of D "
-        "numbers each when bias=True",
+        hint="list the layer's projections and the shape of each one's weight and bias; "
+        "does the number of heads change any of them? The chapter's section \"The cost is "
+        'the same" counts them',
     )
 )
 
@@ -285,8 +345,13 @@ BERT_PARAMETERS = GRADERS.add(
                 2_362_368 // 12,
                 "that is one twelfth of the layer: the count does not depend on the heads",
             ),
+            (
+                4 * 768 * 768 + 768,
+                "that counts one bias vector; each of the four projections has its own bias",
+            ),
         ),
-        hint="the count is 4·D² + 4·D, whatever the number of heads",
+        hint="what are the layer's weight matrices and biases, and how large is each for "
+        "D = 768? Does the number of heads change them? (exercise 4.3)",
         atol=0.5,
     )
 )
@@ -315,35 +380,104 @@ def _seeded_layer(d_model: int, n_heads: int, seed: int) -> MultiHeadAttention:
 
 
 def _module_cases() -> tuple[Case, ...]:
+    """Self- and cross-attention; in cross-attention the keys differ from the values."""
     g = torch.Generator().manual_seed(4)
+    # label: B, T, S, D, H, mask ("causal", "middle": key 2 hidden from every query)
     specs = {
-        "self-attention, B=2, T=5, D=8, H=2": (2, 5, 5, 8, 2, False),
-        "cross-attention, T=3 queries, S=6 keys, D=12, H=3": (2, 3, 6, 12, 3, False),
-        "one head, D=6": (1, 4, 4, 6, 1, False),
-        "causal mask, B=2, T=5, D=16, H=4": (2, 5, 5, 16, 4, True),
+        "self-attention, B=2, T=5, D=8, H=2": (2, 5, 5, 8, 2, None),
+        "cross-attention, T=3 queries, S=6 keys (keys != values), D=12, H=3": (
+            2,
+            3,
+            6,
+            12,
+            3,
+            None,
+        ),
+        "one head, D=6": (1, 4, 4, 6, 1, None),
+        "causal mask, B=2, T=5, D=16, H=4": (2, 5, 5, 16, 4, "causal"),
+        "cross-attention, B=1, T=4, S=6, key 2 masked, D=8, H=2": (1, 4, 6, 8, 2, "middle"),
     }
     cases = []
-    for i, (label, (B, T, S, D, H, causal)) in enumerate(specs.items()):
+    for i, (label, (B, T, S, D, H, masked)) in enumerate(specs.items()):
         query = torch.randn(B, T, D, generator=g, dtype=torch.float64)
-        memory = query.clone() if S == T and not label.startswith("cross") else None
-        if memory is None:
-            memory = torch.randn(B, S, D, generator=g, dtype=torch.float64)
-        mask = torch.ones(T, S, dtype=torch.bool).tril() if causal else None
-        inputs = {"query": query, "memory": memory, "n_heads": H, "seed": i, "mask": mask}
+        if label.startswith("cross"):
+            key = torch.randn(B, S, D, generator=g, dtype=torch.float64)
+            value = torch.randn(B, S, D, generator=g, dtype=torch.float64)
+        else:
+            key, value = query.clone(), query.clone()
+        mask = None
+        if masked == "causal":
+            mask = torch.ones(T, S, dtype=torch.bool).tril()
+        elif masked == "middle":
+            mask = torch.ones(T, S, dtype=torch.bool)
+            mask[:, 2] = False
+        inputs = {
+            "query": query,
+            "key": key,
+            "value": value,
+            "n_heads": H,
+            "seed": i,
+            "mask": mask,
+        }
         cases.append(Case(label, inputs))
     return tuple(cases)
 
 
-def _run_module(cls: Any, query, memory, n_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
+def _same_parameters(layer: nn.Module, reference: nn.Module) -> None:
+    """Raise :class:`~.specs.AnswerProblem` unless ``layer`` has the reference's parameters
+    (the weights are copied in by name: a layer without biases cannot take them)."""
+    want = {n: tuple(p.shape) for n, p in reference.state_dict().items()}
+    got = {n: tuple(p.shape) for n, p in layer.state_dict().items()}
+    if got == want:
+        return
+    missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+    if missing or extra:
+        said = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"not expected {', '.join(extra)}" if extra else "",
+            )
+            if part
+        )
+        raise AnswerProblem(
+            EXCEPTION,
+            f"your layer's parameters are not the exercise's ({said})",
+            "the layer has exactly four projections, self.W_q, self.W_k, self.W_v and "
+            "self.W_o, each nn.Linear(d_model, d_model) with its bias (the default)",
+        )
+    wrong = next(n for n in want if got[n] != want[n])
+    raise AnswerProblem(
+        EXCEPTION,
+        f"`{wrong}` has shape {got[wrong]}; expected {want[wrong]}",
+        "each projection maps d_model features to d_model features: nn.Linear(d_model, "
+        "d_model); the heads are made by splitting its output, not by smaller layers",
+    )
+
+
+def _run_module(cls: Any, query, key, value, n_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
     """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
     reference = _seeded_layer(query.shape[-1], n_heads, seed)
     layer = cls(query.shape[-1], n_heads).double()
+    _same_parameters(layer, reference)
     layer.load_state_dict(reference.state_dict())
     query = query.detach().clone().requires_grad_()
-    out, weights = layer(query, memory, memory, mask=mask)
+    recorder = Recorder()
+    with recorder:
+        made = layer(query, key, value, mask=mask)
+    out, weights = returned_items(made, ("out", "weights"), "your forward")
+    require_gradient(out, "out", recorder)
     g = torch.Generator().manual_seed(seed)
     upstream = torch.randn(out.shape, generator=g, dtype=out.dtype)
     (out * upstream).sum().backward()
+    if query.grad is None:
+        raise AnswerProblem(
+            NO_GRADIENT,
+            "no gradient flows from `out` back to the query",
+            "`out` has the right numbers, but the path from the query to it was cut by "
+            f"{cut_by(recorder)}: compute the scores, the softmax and the weighted sum with "
+            "torch operations only (not NumPy)",
+        )
     return out.detach(), weights.detach(), query.grad, layer.W_q.weight.grad
 
 
@@ -354,17 +488,23 @@ def planted_heads(
 
     Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
     projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
-    inverted", "softmax axis", "direct merge", "no W_o"). Chapter 8's grouped-query
-    layer ends the same way.
+    inverted", "mask after", "softmax axis", "softmax heads", "direct merge", "cat time",
+    "no W_o").
+    Chapter 8's grouped-query layer ends the same way.
     """
-    if mask is not None and bug != "mask ignored":
+    if mask is not None and bug not in ("mask ignored", "mask after"):
         hidden = mask if bug == "mask inverted" else ~mask
         scores = scores.masked_fill(hidden, -math.inf)
-    weights = torch.softmax(scores, dim=-2 if bug == "softmax axis" else -1)
+    dim = {"softmax axis": -2, "softmax heads": 1}.get(bug, -1)
+    weights = torch.softmax(scores, dim=dim)
+    if mask is not None and bug == "mask after":
+        weights = weights.masked_fill(~mask, 0.0)
     heads = weights @ v  # (B, H, T, d)
     B, H, T, d = heads.shape
     if bug == "direct merge":
         concat = heads.reshape(B, T, H * d)
+    elif bug == "cat time":  # the heads one after another in time: (B, H * T, d)
+        concat = torch.cat(heads.unbind(1), dim=1)
     else:
         concat = heads.transpose(1, 2).reshape(B, T, H * d)
     out = concat if bug == "no W_o" else W_o(concat)
@@ -384,15 +524,22 @@ class _PlantedMHA(nn.Module):
         self.W_v = nn.Linear(d_model, d_model)
         self.W_o = nn.Linear(d_model, d_model)
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
+    def _split(self, x: torch.Tensor, length: int | None = None) -> torch.Tensor:
         B, L, _ = x.shape
+        L = L if length is None else length
         if self.bug == "direct split":
             return x.reshape(B, self.n_heads, L, self.d_head)
         return x.reshape(B, L, self.n_heads, self.d_head).transpose(1, 2)
 
     def forward(self, query, key, value, mask=None):
-        q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key)), None
-        v = self._split(self.W_v(value))
+        if self.bug == "key and value swapped":
+            key, value = value, key
+        # "query length": keys and values split with the queries' length T, not their S
+        T = query.shape[1] if self.bug == "query length" else None
+        q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key), T), None
+        v = self._split(self.W_v(value), T)
+        if self.bug == "mask repeated" and mask is not None:  # (T, S) -> (1, H * T, S)
+            mask = mask.unsqueeze(0).repeat_interleave(self.n_heads, dim=1)
         if self.bug == "k for v":
             v = self._split(self.W_k(value))
         scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
@@ -451,9 +598,78 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "the softmax",
                 _planted("mask ignored"),
             ),
+            Mistake(
+                "you masked the weights after the softmax: the masked keys still took their "
+                "share of the softmax, so the rows no longer sum to 1. Fill the scores with "
+                "-inf where mask is False before the softmax",
+                _planted("mask after"),
+            ),
+            Mistake(
+                "your mask is inverted: masked_fill fills where its argument is True, and "
+                "the mask is True where a query may look; fill where it is False",
+                _planted("mask inverted"),
+            ),
+            Mistake(
+                "the softmax runs over the heads (dim=1): each head's weights must sum to 1 "
+                "over the keys, the last axis",
+                _planted("softmax heads"),
+            ),
+            Mistake(
+                "you concatenated the heads along the time axis (dim 1 of each (B, T, d) "
+                "head), one after another in time: put them side by side along the "
+                "features, the last axis, to get (B, T, D) for W_o",
+                _planted("cat time"),
+            ),
+            Mistake(
+                "you split the keys and values with the queries' length T: they have their "
+                "own length S (key.shape[1]), which differs from T in cross-attention",
+                _planted("query length"),
+            ),
+            Mistake(
+                "the (T, S) mask broadcasts over the batch and the heads as it is; repeated "
+                "along dim 1 it became (1, H·T, S), H·T rows of queries. Use it without "
+                "repeating (or add axes of size 1 in front)",
+                _planted("mask repeated"),
+            ),
+            Mistake(
+                "keys and values are swapped: the scores compare the queries with W_k(key), "
+                "and the weights average W_v(value) (in cross-attention they differ)",
+                _planted("key and value swapped"),
+            ),
         ),
-        hint="project, split into (B, H, T, d), softmax(q kᵀ / √d) over the keys, weights "
-        "@ v, merge back to (B, T, D), then W_o",
+        hint="follow one head through the layer: its queries, keys and values, the "
+        "scores, their scale and the softmax's axis, then the heads put back side by side "
+        'and projected. The chapter\'s section "Split, attend, concatenate, project" '
+        "builds the layer step by step",
+        solution="MyMultiHeadAttention",
+        wrap=lambda cls: adapt(_run_module, cls),
+        equivalent=(
+            (
+                "library: return self.W_o(concat), weights -> return (self.W_o(concat), "
+                "torch.from_numpy(weights.detach().",
+                "the weights are returned to be looked at: the gradients flow through `out`, "
+                "which this change leaves as it is",
+            ),
+            (
+                "swap: k.transpose(-2, -1) in scores = ( q @ k.transpose(-2, -1) / "
+                "math.sqrt(d) ) -> k.transpose(-1, -2)",
+                "transpose(-1, -2) and transpose(-2, -1) swap the same two axes",
+            ),
+            *(
+                (
+                    f'fill: float("-inf") in scores = scores.masked_fill(~mask, '
+                    f'float("-inf")) -> {fill}',
+                    "masked_fill replaces the score, and no row here is fully masked: any "
+                    "fill far below the visible scores gives those keys exactly 0 weight",
+                )
+                for fill in ("-1000000000.0", "-10000.0", "-1.7976931348623157e+308")
+            ),
+            (
+                "size: x.shape[1] in return x.reshape(x.shape[0], x.shape[1], H, d).transpose(1,"
+                "… -> x.shape[-2]",
+                "the projected inputs are 3-D: axis 1 is axis -2",
+            ),
+        ),
         rtol=1e-7,
         atol=1e-9,
     )
@@ -464,7 +680,7 @@ def check_multihead_attention(cls: Any) -> CheckResult:
     """Check a multi-head attention ``nn.Module`` class against the lib's, with copied weights.
 
     The class is built as ``cls(d_model, n_heads)``, gets the weights of a seeded
-    :class:`~attnlab.multihead.MultiHeadAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    :class:`~attnlab.mechanism.multihead.MultiHeadAttention` (parameters ``W_q, W_k, W_v, W_o``), and
     its outputs, per-head weights and gradients are compared.
 
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
@@ -557,7 +773,26 @@ LOAD_INTO_TORCH = GRADERS.add(
                 adapt(_run_load, _loader(out_proj=False)),
             ),
         ),
+        wrap=lambda fn: adapt(_run_load, fn),
+        equivalent=(
+            (
+                "axis: torch.cat(weights, dim=0) in theirs.in_proj_weight.copy_(torch.cat("
+                "weights, dim=0)) -> torch.cat(weights, dim=-2)",
+                "the weights are 2-D: dim -2 is dim 0",
+            ),
+        ),
         error_hints=(
+            (
+                "cannot assign",
+                "a layer's parameter must stay an nn.Parameter: copy the numbers into it "
+                "with .copy_() under torch.no_grad() (or assign a new nn.Parameter)",
+            ),
+            (
+                "Error(s) in loading state_dict",
+                "the two layers name their parameters differently (W_q, W_k, W_v, W_o here; "
+                "in_proj_weight, in_proj_bias, out_proj there): load_state_dict needs a dict "
+                "with theirs' names and shapes",
+            ),
             (
                 "leaf Variable that requires grad",
                 "copying into a parameter is an in-place edit that autograd refuses: do "
@@ -569,8 +804,9 @@ LOAD_INTO_TORCH = GRADERS.add(
                 "along dim 0",
             ),
         ),
-        hint="in_proj_weight = cat([W_q.weight, W_k.weight, W_v.weight]) (3D, D), "
-        "in_proj_bias likewise, out_proj = W_o",
+        hint="print theirs.state_dict()'s names and shapes next to ours: which of our "
+        "weights and biases goes where, in which order? The chapter's section \"The same "
+        "layer as PyTorch's `nn.MultiheadAttention`\" lays them side by side",
     )
 )
 
@@ -597,6 +833,15 @@ BLEND_WEIGHT = GRADERS.add(
             (1.0, "that is the subject head alone; the one head also wants the previous word"),
             (0.0, "'dog' is the subject, and the one head still looks for the subject"),
             (0.25, "only two keys score high, 'dog' and 'cat': they share the row"),
+            (
+                1 / 3,
+                "only two keys score high, 'dog' and 'cat': the other words score 0 and get "
+                "almost nothing",
+            ),
+            (
+                1 / 7,
+                "a uniform row would need equal scores; here two keys score high and the others 0",
+            ),
         ),
         hint="which keys get a high score from either relation? the softmax shares the "
         "weight between them",
@@ -621,6 +866,21 @@ WHICH_KEY = GRADERS.add(
         wrong=(
             (4, "key 4 is the previous token of query 5: that is the other head's pattern"),
             (5, "a head that attends to its own position would show the main diagonal"),
+            (
+                6,
+                "the keys of query 5 are positions 0 (the first token) to 5: there is no "
+                "key 6, and no query sees a later key",
+            ),
+            (
+                1,
+                "positions count from 0: the first token is key 0, key 1 is the second; "
+                "read the column of the large numbers again",
+            ),
+            (
+                2,
+                "key 2 is neither the previous token nor the first one: read head 1's map, "
+                "row 5 of head 1's map again",
+            ),
         ),
         hint="read the printed map: in which column are the large numbers, row after row?",
     )

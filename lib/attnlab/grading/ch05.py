@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention import scaled_dot_product_attention
-from ..masking import causal_mask
-from ..positional import (
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.masking import causal_mask
+from ..mechanism.positional import (
     SinusoidalPositionalEncoding,
     apply_rope,
     offset_matrix,
@@ -49,7 +49,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 5's exercises, in the order of the notebook."""
 
 
@@ -131,6 +131,35 @@ SINUSOIDAL = GRADERS.add(
                 "every feature is a sine: the odd features (1, 3, ...) are cosines",
                 lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
             ),
+            Mistake(
+                "the base of the frequencies is 10000: ω_i = 10000^(-2i/D)",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 1000.0 ** (-(j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "you put the sines in the first half of the features and the cosines in the "
+                "second: they alternate, sines on the even features (0, 2, ...) and cosines "
+                "on the odd ones",
+                lambda length, d_model: np.concatenate(
+                    [
+                        np.sin(
+                            np.arange(length)[:, None] * _paired(d_model)(np.arange(0, d_model, 2))
+                        ),
+                        np.cos(
+                            np.arange(length)[:, None]
+                            * _paired(d_model)(np.arange(0, d_model - 1, 2))
+                        ),
+                    ],
+                    axis=1,
+                ),
+            ),
+            Mistake(
+                "every pair turns at the same speed (ω = 1): `i // d_model` is an integer "
+                "division, 0 for every feature below D; the exponent 2i/D needs a true "
+                "division, `/`",
+                lambda length, d_model: _table(length, d_model, lambda j: np.ones(len(j))),
+            ),
         ),
         error_hints=(
             (
@@ -139,8 +168,17 @@ SINUSOIDAL = GRADERS.add(
                 "all ceil(D/2) sines and pe[:, 1::2] with the first floor(D/2) cosines",
             ),
         ),
-        hint="PE[p, 2i] = sin(p ω_i), PE[p, 2i+1] = cos(p ω_i), ω_i = 10000^(-2i/D), "
-        "positions 0 .. length-1; with an odd D the last feature is a sine",
+        hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
+        "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
+        'them holds the sine? The chapter\'s section "Sinusoidal encoding" builds the table',
+        equivalent=(
+            (
+                "constant: np.zeros((length, d_model)) in pe = np.zeros((length, d_model)) -> "
+                "np.ones((length, d_model))",
+                "every entry of the table is written afterwards (the sines and the cosines "
+                "cover all D columns)",
+            ),
+        ),
         # A float32 exponent (torch's default for int / int) costs about 1e-6 at p = 50:
         # still a right answer. Every planted mistake is off by more than 0.01.
         atol=1e-5,
@@ -172,6 +210,26 @@ def _blocks(k: int, d_model: int, block: Callable[[float], np.ndarray],
 def _rotation(b: float) -> np.ndarray:
     """The right block: (sin a, cos a) -> (sin(a + b), cos(a + b))."""
     return np.array([[math.cos(b), math.sin(b)], [-math.sin(b), math.cos(b)]])
+
+
+def _blocks_at_i(k: int, d_model: int) -> np.ndarray:
+    """Planted: pair i's block written at rows and columns i, i + 1 (they overlap)."""
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        m[i : i + 2, i : i + 2] = _rotation(k * 10000.0 ** (-2 * i / d_model))
+    return m
+
+
+def _blocks_per_feature(k: int, d_model: int) -> np.ndarray:
+    """Planted: one block per feature (``range(d_model)``): the blocks run off the matrix."""
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
+            [np.cos(b), np.sin(b)],
+            [-np.sin(b), np.cos(b)],
+        ]
+    return m
 
 
 OFFSET = GRADERS.add(
@@ -217,9 +275,42 @@ OFFSET = GRADERS.add(
                 "you returned the identity: M_k must turn pair i by the angle k·ω_i",
                 lambda k, d_model: np.eye(d_model),
             ),
+            Mistake(
+                "your blocks turn by (k + 1)·ω_i: an offset of k positions turns pair i by "
+                "k·ω_i (k = 0 is the identity)",
+                lambda k, d_model: _blocks(k + 1, d_model, _rotation),
+            ),
+            Mistake(
+                "pair i's block sits at rows and columns 2i and 2i + 1; at i, i + 1 the "
+                "blocks overlap and each overwrites a corner of the one before",
+                _blocks_at_i,
+            ),
+            Mistake(
+                "your loop runs over all D features, but there is one block per pair: D/2 "
+                "pairs, pair i at rows and columns 2i, 2i + 1",
+                _blocks_per_feature,
+            ),
+            Mistake(
+                "the angle k·ω_i is already in radians, which np.sin and np.cos take: do "
+                "not convert it from degrees",
+                lambda k, d_model: _blocks(
+                    k,
+                    d_model,
+                    _rotation,
+                    omega=lambda i: math.pi / 180 * 10000.0 ** (-2 * i / d_model),
+                ),
+            ),
         ),
-        hint="M_k is block diagonal: for pair i, the block [[cos b, sin b], [-sin b, cos b]] "
-        "with b = k·ω_i sits at rows and columns 2i, 2i+1",
+        hint="check your matrix on the table: does offset_matrix(k, D) @ PE[p] give "
+        "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
+        'chapter\'s section "Relative offsets are linear maps" derives the block',
+        equivalent=(
+            (
+                "offset: range(d_model // 2) in for i in range(d_model // 2): -> "
+                "reversed(range(d_model // 2))",
+                "the blocks do not overlap: the order in which they are written does not matter",
+            ),
+        ),
         atol=1e-8,
     )
 )
@@ -250,6 +341,11 @@ SELF_DOT = GRADERS.add(
             ),
             (1.0, "a position vector is not of length 1: each of its pairs is"),
             (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
+            (
+                25.0,
+                "the dot product does not depend on the position: each pair is a point on "
+                "the unit circle, wherever it has turned",
+            ),
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
         ),
         hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
@@ -382,6 +478,18 @@ PERMUTATION = GRADERS.add(
                 lambda fn, x, perm: float(np.max(fn(x[..., perm, :]) - fn(x)[..., perm, :])),
             ),
             Mistake(
+                "you took the norm of all the differences together; the gap is the largest "
+                "absolute difference of one entry",
+                lambda fn, x, perm: float(
+                    np.linalg.norm(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+                ),
+            ),
+            Mistake(
+                "you returned one gap per token (a max over the last axis only): the gap is "
+                "one number, the largest difference over every entry",
+                lambda fn, x, perm: np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]).max(axis=-1),
+            ),
+            Mistake(
                 "you averaged the differences; the gap is the largest one (np.max), so that "
                 "one token out of place is enough to fail the test",
                 lambda fn, x, perm: float(
@@ -396,9 +504,22 @@ PERMUTATION = GRADERS.add(
                 "index with x[..., perm, :], not x[perm]",
             ),
         ),
-        hint="shuffle the input tokens (axis -2), apply fn, and compare with fn applied first "
-        "and its output shuffled the same way: the gap is the largest absolute difference "
-        "between the two",
+        hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
+        "holds the tokens, and which single number measures how far apart the two results "
+        'are? The chapter\'s section "Attention sees a set" runs this test',
+        equivalent=(
+            (
+                "drop: float(np.max(np.abs(shuffled_first - shuffled_after))) in return "
+                "float(np.max(np.abs(shuffled_first - shuffled_after)… -> "
+                "np.max(np.abs(shuffled_first - shuffled_after))",
+                "np.max already returns one number (a NumPy float, compared by value)",
+            ),
+            (
+                "swap: shuffled_first - shuffled_after in return float(np.max(np.abs("
+                "shuffled_first - shuffled_after)… -> shuffled_after - shuffled_first",
+                "the absolute value does not depend on the order of the difference",
+            ),
+        ),
         atol=1e-9,
     )
 )
@@ -436,6 +557,16 @@ def _rope_halves(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return np.concatenate(
         [x0 * np.cos(angle) - x1 * np.sin(angle), x0 * np.sin(angle) + x1 * np.cos(angle)], -1
     )
+
+
+def _rope_reuses_rotated(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: the odd line reads the even features already rotated."""
+    d = x.shape[-1]
+    theta = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    out = x.copy()
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = out[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
 
 
 def _rope_cases() -> tuple[Case, ...]:
@@ -490,9 +621,33 @@ ROPE = GRADERS.add(
                 "angle positions[t]·ω_i",
                 lambda x, positions: x.copy(),
             ),
+            Mistake(
+                "you rotated row t by the angle of position t (0, 1, 2, ...): use the "
+                "`positions` argument, which need not start at 0 nor step by 1",
+                lambda x, positions: apply_rope(x, np.arange(x.shape[-2])),
+            ),
+            Mistake(
+                "the second line reads the even features already rotated by the first: both "
+                "lines must use the original x_even and x_odd (read them before writing)",
+                _rope_reuses_rotated,
+            ),
         ),
-        hint="θ = positions[:, None] * ω with ω_i = 10000^(-2i/d) is (T, d/2); then "
-        "x_even cos θ - x_odd sin θ and x_even sin θ + x_odd cos θ, put back in place",
+        equivalent=(
+            (
+                "constant: np.zeros_like(x) in out = np.zeros_like(x) -> np.ones_like(x)",
+                "every entry of `out` is written afterwards (the even and the odd features)",
+            ),
+        ),
+        error_hints=(
+            (
+                "could not broadcast",
+                "the angles θ must hold one column per pair, (T, d/2), to broadcast against "
+                "x[..., 0::2]: a column of positions (T, 1) times the d/2 frequencies",
+            ),
+        ),
+        hint="rotate one pair of one row by hand, on paper, and compare with your output at "
+        "that place: which angle, which sign, which features form the pair? The chapter's "
+        'section "Rotary position embedding (RoPE)" writes the rotation',
         atol=1e-8,
     )
 )
@@ -551,9 +706,28 @@ ROPE_SCORES = GRADERS.add(
                 "you returned the transposed scores: row t is query t, so q_rot @ k_rot.T",
                 lambda q, k: _rope_scores(q, k).T,
             ),
+            Mistake(
+                "the keys are rotated by other positions than the queries: row t of q and "
+                "row t of k are both at position t",
+                lambda q, k: (
+                    apply_rope(q, np.arange(len(q)))
+                    @ apply_rope(k, np.arange(len(k))[::-1]).T
+                    / math.sqrt(q.shape[-1])
+                ),
+            ),
         ),
-        hint="q_rot = rope(q, positions) and k_rot = rope(k, positions) with positions "
-        "0 .. T-1, then q_rot @ k_rot.T / sqrt(d)",
+        hint="which rows are rotated, by which positions, and which scale do scaled scores "
+        "use? Compare with exercise 5.6 and the chapter's section \"Rotary position "
+        'embedding (RoPE)"',
+        equivalent=tuple(
+            (key, "q and k are (T, d): the same T, the same d, and axis -2 is axis 0")
+            for key in (
+                "size: q.shape[-2] in positions = np.arange(q.shape[-2]) -> q.shape[0]",
+                "size: q.shape[-1] in return q_rot @ k_rot.T / np.sqrt(q.shape[-1]) -> q.shape[1]",
+                "input: q in positions = np.arange(q.shape[-2]) -> k",
+                "input: q in return q_rot @ k_rot.T / np.sqrt(q.shape[-1]) -> k",
+            )
+        ),
         atol=1e-8,
     )
 )
@@ -609,6 +783,11 @@ _LAYER_MISTAKES = (
         "your table starts at position 1; the first token is at position 0 (PE[0] = 0, 1, 0, 1, ...)",
         lambda x: x + _pe_like(x, start=1),
     ),
+    Mistake(
+        "you concatenated the table to the token vectors; the layer adds it, so the "
+        "output keeps D features",
+        lambda x: torch.cat([x, _pe_like(x).expand(x.shape[0], -1, -1)], dim=-1),
+    ),
 )
 
 _LAYER_VALUES = Grader(
@@ -625,8 +804,17 @@ _LAYER_VALUES = Grader(
             "which axis of x they are added",
         ),
     ),
-    hint="build the (max_len, D) sinusoidal table once in __init__ (register_buffer), then "
-    "forward returns x + table[:T], in x's dtype",
+    hint="compare your output for a batch of zeros with sinusoidal_encoding(T, D): which "
+    "rows of the table does forward use, with which dtype, and how do they meet x? The "
+    'chapter\'s section "Sinusoidal encoding" adds the table to the tokens',
+    solution="PositionalEncoding",
+    wrap=lambda cls: adapt(_run_layer, cls),
+    equivalent=(
+        (
+            "size: x.shape[-2] in T = x.shape[-2] -> x.shape[1]",
+            "x is (B, T, D): axis 1 is axis -2",
+        ),
+    ),
     atol=1e-6,
 )
 

@@ -13,6 +13,7 @@ Taught in: exercises/06_masking.ipynb
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,9 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..attention import scaled_dot_product_attention
-from ..masking import causal_mask, padding_mask
-from ..similarity import softmax
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.masking import causal_mask, padding_mask
+from ..mechanism.similarity import softmax
 from .modules import adapt, check_function
 from .pipeline import Grader
 from .questions import Question
@@ -45,7 +46,7 @@ __all__ = [
     "summary",
 ]
 
-GRADERS = ChapterGraders(__name__)
+GRADERS = ChapterGraders(__name__, mutants_reviewed=True)
 """Chapter 6's exercises, in the order of the notebook."""
 
 
@@ -87,7 +88,16 @@ CAUSAL_MASK = GRADERS.add(
                 lambda T: np.ones((T, T), dtype=bool),
             ),
         ),
-        hint="mask[i, j] is True exactly when j <= i: a lower triangle with its diagonal",
+        equivalent=(
+            (
+                "library: np.ones in return np.tril(np.ones((T, T), dtype=bool), k=0) -> "
+                "torch.ones",
+                "np.tril turns the torch tensor of ones into the same NumPy array",
+            ),
+        ),
+        hint="write the mask for T = 3 by hand, one row per query: which keys may each query "
+        "see, and is its own token one of them? The chapter's section \"Causality: no "
+        'peeking at the future" draws it',
     )
 )
 
@@ -148,9 +158,15 @@ PADDING_MASK = GRADERS.add(
                 "further (np.arange(max_len))",
                 lambda lengths, max_len: _positions_below(lengths, int(lengths.max()))[:, None],
             ),
+            Mistake(
+                "your mask is (1, B, S): the axes are in another order than (B, 1, S); the "
+                "axis of size 1 (the queries) goes between the batch and the keys",
+                lambda lengths, max_len: _positions_below(lengths, max_len)[None],
+            ),
         ),
-        hint="mask[b, 0, j] is True when j < lengths[b]: compare np.arange(max_len) with "
-        "the lengths, broadcasting (1, S) against (B, 1)",
+        hint="for one sequence of length 3 padded to 5, which positions are real? Then do "
+        "all sequences at once, and give the mask the axis the (B, T, S) scores need. The "
+        'chapter\'s section "Padding: the same sentence, different outputs" builds it',
     )
 )
 
@@ -190,11 +206,53 @@ def _added(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
     return _softmax_rows(scores + np.where(mask, 0.0, fill))
 
 
+def _fill_zeroed(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
+    """Planted: a finite fill, and the rows with no visible key set to 0."""
+    visible = np.any(mask, axis=-1, keepdims=True)
+    return np.where(visible, _softmax_rows(np.where(mask, scores, fill)), 0.0)
+
+
+def _no_max(scores: np.ndarray, mask: np.ndarray, *, guarded: bool) -> np.ndarray:
+    """Planted: e^scores with no max subtracted (overflows for scores above 709); with
+    ``guarded``, a row whose sum is 0 is left at 0."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.where(mask, np.exp(scores), 0.0)
+        total = np.sum(e, axis=-1, keepdims=True)
+        if guarded:
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        return e / total
+
+
+def _summed_along(scores: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Planted: the exponentials divided by their sum along another axis than the keys'
+    (NaN from the rows with no visible key turned into 0 at the end)."""
+    z = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        return np.nan_to_num(e / np.sum(e, axis=axis, keepdims=True))
+
+
+def _one_max(scores: np.ndarray, mask: np.ndarray, *, of_scores: bool) -> np.ndarray:
+    """Planted: one max for the whole array (of the scores, or of the masked scores)."""
+    z = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - (np.max(scores) if of_scores else np.max(z)))
+        total = np.sum(e, axis=-1, keepdims=True)
+        if of_scores:
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        return e / total
+
+
 def _masked_softmax_cases() -> tuple[Case, ...]:
     rng = _rng()
     causal = causal_mask(4)
     blind = np.array([[True, False, True], [False, False, False], [True, True, True]])
     big = np.array([[0.0, 1.0, 1e4, 2.0], [1.5, 1e4, 0.0, -1.0]])  # masked keys score 1e4
+    # e^800 overflows; a row far below another needs its own max; a visible row of -20000
+    # is below a -1e4 fill, so the masked key (3) must still get 0.
+    large = np.array(
+        [[800.0, 801.0, 5.0, 799.0], [-2e4, -20001.0, 3.0, -19999.0], [0.5, -1.0, 2.0, 1.0]]
+    )
     return (
         Case(
             "one row", {"scores": rng.normal(size=(1, 5)), "mask": np.array([[1, 1, 0, 1, 0]]) > 0}
@@ -209,6 +267,10 @@ def _masked_softmax_cases() -> tuple[Case, ...]:
             {"scores": big, "mask": np.array([[1, 1, 0, 1], [1, 0, 1, 1]]) > 0},
         ),
         Case("a row with no visible key", {"scores": rng.normal(size=(3, 3)), "mask": blind}),
+        Case(
+            "visible scores of 800 and of -20000",
+            {"scores": large, "mask": np.array([[1, 1, 0, 1]] * 3) > 0},
+        ),
     )
 
 
@@ -259,9 +321,60 @@ MASKED_SOFTMAX = GRADERS.add(
                 "is False",
                 lambda scores, mask: softmax(scores, mask=~mask),
             ),
+            Mistake(
+                "a finite fill (-1e4) is not always below the visible scores: in a row whose "
+                "visible scores are -20000, the masked key's -1e4 is the largest and takes "
+                "the weight. Replace masked scores by -inf",
+                lambda scores, mask: _fill_zeroed(scores, mask, -1e4),
+            ),
+            *(
+                Mistake(
+                    "your softmax overflows: e^800 is inf in float64 and inf/inf is NaN. "
+                    "Subtract each row's max from its scores before the exp (the masked ones "
+                    "are -inf and stay at 0)",
+                    lambda scores, mask, guarded=guarded: _no_max(scores, mask, guarded=guarded),
+                )
+                for guarded in (True, False)
+            ),
+            *(
+                Mistake(
+                    "you normalised along another axis than the keys' (the sum runs over "
+                    "the queries or the batch): each row's weights, along the last axis, "
+                    "must sum to 1",
+                    lambda scores, mask, axis=axis: _summed_along(scores, mask, axis),
+                )
+                for axis in (0, -2)
+            ),
+            *(
+                Mistake(
+                    "you subtracted one max for the whole array: each row needs its own "
+                    "(axis=-1, keepdims=True). A row far below the global max underflows to "
+                    "all zeros (here the row of -20000)",
+                    lambda scores, mask, of=of: _one_max(scores, mask, of_scores=of),
+                )
+                for of in (True, False)
+            ),
         ),
-        hint="replace the masked scores by -inf (np.where), take a stable softmax along the "
-        "last axis, then set the rows with no visible key to 0",
+        hint="follow one row through your code, then a row with no visible key, then the "
+        "row of large scores: what does each masked key get, is the exp safe, what does "
+        'an empty row give? The chapter\'s section "Mask before the softmax, with -∞" '
+        "does each step",
+        equivalent=(
+            (
+                "drop: z = np.where(visible, z, 0.0) -> (left out)",
+                "the last line sets the rows with no visible key to 0 whatever they held: "
+                "this line only keeps NaN (and NumPy's warning) out of them on the way",
+            ),
+            *(
+                (
+                    f"fill: -np.inf in z = np.where(mask, scores, -np.inf) -> {fill}",
+                    "a fill replaces the masked scores; this far below every visible score "
+                    "it gives them exactly 0 weight, as -inf does (the rows with no visible "
+                    "key are set to 0 by the last line)",
+                )
+                for fill in ("-1000000000.0", "-1.7976931348623157e+308")
+            ),
+        ),
     )
 )
 
@@ -340,9 +453,16 @@ def _described(mask: Any) -> str:
 
 
 def _in_torch(who: str, mask: Any, attend: Callable[[Any], Any]) -> tuple[Any, Any]:
-    """``attend(mask)`` run by PyTorch; a refusal is raised with PyTorch's message."""
+    """``attend(mask)`` run by PyTorch; a refusal is raised with PyTorch's message.
+
+    A float mask of another float dtype (a float64 mask of 0 and -inf, as NumPy and the
+    chapter's demo make it) is given in the model's float32: 0 and -inf are exact in both,
+    and the statement accepts any float mask of 0 and -inf.
+    """
     if mask is None:  # PyTorch would read None as "no mask"
         raise TypeError("your function returned None")
+    if isinstance(mask, torch.Tensor) and mask.is_floating_point():
+        mask = mask.float()
     try:
         with torch.no_grad():
             return attend(mask)
@@ -382,6 +502,21 @@ def _reference_key_padding(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
 
 def _key_padding(convert: Callable[..., Any]) -> Callable[..., Any]:
     return adapt(_run_key_padding, convert)
+
+
+def _kpm_dims_hint(message: str) -> str | None:
+    """nn.MultiheadAttention's refusal of a key_padding_mask's number of axes."""
+    if "but found 1-D" in message:
+        return (
+            "your mask lost the batch axis: squeeze() drops every axis of size 1, the batch "
+            "too when B = 1; drop only the query axis, axis 1 (squeeze(1))"
+        )
+    if "but found" in message:
+        return (
+            "you kept the query axis: key_padding_mask is (B, S), one row per sequence; "
+            "drop the axis of size 1, axis 1"
+        )
+    return None
 
 
 def _kpm_cases() -> tuple[Case, ...]:
@@ -443,10 +578,11 @@ TO_KEY_PADDING_MASK = GRADERS.add(
             ),
         ),
         error_hints=(
+            ("expected `key_padding_mask` to be `None` or 2-D", _kpm_dims_hint),
             (
-                "expected `key_padding_mask` to be `None` or 2-D",
-                "you kept the query axis: key_padding_mask is (B, S), one row per sequence; "
-                "drop the axis of size 1 (mask[:, 0, :])",
+                "expected shape",
+                "nn.MultiheadAttention expects key_padding_mask of shape (B, S): one row per "
+                "sequence, one column per key; check which axis you dropped or indexed",
             ),
             (
                 "only bool and floating types of key_padding_mask",
@@ -458,8 +594,17 @@ TO_KEY_PADDING_MASK = GRADERS.add(
             _NUMPY_HINT,
             _NONE_HINT,
         ),
-        hint="key_padding_mask[b, j] is True when key j of sequence b is padding: invert our "
-        "mask and drop its middle axis",
+        hint="print our mask and the one you return for a padded batch side by side: which "
+        "shape does nn.MultiheadAttention want, and what does True mean to it? The "
+        'chapter\'s section "One mask, four spellings" compares the conventions',
+        wrap=_key_padding,
+        equivalent=(
+            (
+                "library: return real == 0 -> return torch.from_numpy((real == 0).detach()"
+                ".numpy().copy())",
+                "a boolean mask carries no gradient: the same tensor, through NumPy or not",
+            ),
+        ),
         **_TORCH_TOLERANCES,
     )
 )
@@ -556,8 +701,17 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
             _NUMPY_HINT,
             _NONE_HINT,
         ),
-        hint="compare the attention_mask with 1 to get booleans, then insert the query axis: "
-        "(B, S) -> (B, 1, S)",
+        hint="what does 1 mean in Hugging Face's mask and True in ours, and which axis does "
+        "a key mask need so that it broadcasts over the queries? The chapter's section "
+        '"One mask, four spellings" compares the conventions',
+        wrap=_hf,
+        equivalent=(
+            (
+                "library: return (attention_mask == 1)[:, None, :] -> return torch.from_numpy("
+                "(attention_mask == 1)[:, None, :].de",
+                "a boolean mask carries no gradient: the same tensor, through NumPy or not",
+            ),
+        ),
         **_TORCH_TOLERANCES,
     )
 )
@@ -643,6 +797,33 @@ FUTURE_CHANGE = GRADERS.add(
         cases=_future_change_cases(),
         mistakes=(
             Mistake(
+                "you returned one change per feature (a max over the tokens only): the "
+                "answer is one number, the largest change over every output 0 .. t and "
+                "every feature",
+                lambda attend, x, t: np.abs(
+                    attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x)
+                )[: t + 1].max(axis=0),
+            ),
+            Mistake(
+                "you summed the changes: the answer is the largest change of one entry "
+                "(np.max), so that it is 0 exactly when nothing moved and says by how much "
+                "the worst output moved",
+                lambda attend, x, t: float(
+                    np.abs(attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x))[
+                        : t + 1
+                    ].sum()
+                ),
+            ),
+            Mistake(
+                "you averaged the changes: one leaking entry is enough to break causality, "
+                "so return the largest change (np.max), not the mean",
+                lambda attend, x, t: float(
+                    np.abs(attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x))[
+                        : t + 1
+                    ].mean()
+                ),
+            ),
+            Mistake(
                 "you also edited token t itself: the future starts at t + 1 "
                 "(edited[t + 1:] = 0). Output t may depend on token t",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t, upto=t + 1),
@@ -669,8 +850,21 @@ FUTURE_CHANGE = GRADERS.add(
                 ),
             ),
         ),
-        hint="copy x, set the tokens after t to 0, run attend on both, and return the largest "
-        "absolute difference among the outputs 0 .. t",
+        hint="which tokens are the future of position t, which outputs must not move when "
+        "they change, and which single number says how much those outputs moved? The "
+        'chapter\'s section "Causality: no peeking at the future" runs this test',
+        equivalent=(
+            (
+                "drop: float(np.max(change[: t + 1])) in return float(np.max(change[: t + 1]))"
+                " -> np.max(change[:t + 1])",
+                "np.max already returns one number (a NumPy float, compared by value)",
+            ),
+            (
+                "swap: attend(edited) - attend(x) in change = np.abs(attend(edited) - "
+                "attend(x)) -> attend(x) - attend(edited)",
+                "the absolute value does not depend on the order of the difference",
+            ),
+        ),
     )
 )
 
@@ -698,7 +892,12 @@ FILL_LEAK = GRADERS.add(
             (
                 0.0,
                 "a fill of -1e4 is only 'very negative' next to small scores: added to a "
-                "masked score of 10000 it gives 0, the same as the visible key's score",
+                "masked score of 10000 it gives 0, the same as the visible key's score (a tie)",
+            ),
+            (
+                1 / (1 + math.e),
+                "after the fill the masked key's score is 10000 - 10000 = 0: the same as the "
+                "visible key's, a tie, not a difference of 1",
             ),
             (
                 1.0,
@@ -736,6 +935,14 @@ BLIND_ROW = GRADERS.add(
             (
                 1.0,
                 "the weights of a row still sum to 1 and are shared by four equal scores",
+            ),
+            (
+                0.2,
+                "the row has four keys, not five: count the keys of the mask's row",
+            ),
+            (
+                1 / 3,
+                "all four keys are masked, and all four get the same score after the fill",
             ),
         ),
         hint="after the fill, what do the four scores of the row have in common?",

@@ -4,8 +4,8 @@ Each grader compares the learner's code with a reference on seeded cases and kno
 planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The references are
 PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEncoderLayer``,
 ``nn.TransformerDecoderLayer``) and the course's tested code otherwise
-(:class:`~attnlab.transformer.FeedForward`, :func:`~attnlab.transformer.greedy_decode`,
-:func:`~attnlab.train.sequence_loss`).
+(:class:`~attnlab.mechanism.transformer.FeedForward`, :func:`~attnlab.mechanism.decoding.greedy_decode`,
+:func:`~attnlab.tasks.training.sequence_loss`).
 
 Four exercises hand in something other than a function of arrays, and are graded through
 the adapter of :mod:`attnlab.grading.modules`, which turns it into one
@@ -14,9 +14,9 @@ the adapter of :mod:`attnlab.grading.modules`, which turns it into one
 - ``encoder_block`` and ``decoder_block``: the learner's ``nn.Module`` class. The adapter
   builds a seeded PyTorch layer (random weights, biases and LayerNorm gains, so that a
   swapped or skipped part shows), builds the learner's class with the same sizes, copies
-  the weights in with :func:`~attnlab.interop.copy_torch_weights` and runs it;
+  the weights in with :func:`~attnlab.mechanism.interop.copy_torch_weights` and runs it;
 - ``greedy_decode`` and ``training_loss``: the learner's function of a model. The adapter
-  builds a small seeded :class:`~attnlab.transformer.EncoderDecoder` (float64) and calls
+  builds a small seeded :class:`~attnlab.mechanism.transformer.EncoderDecoder` (float64) and calls
   the function on it.
 
 Taught in: exercises/07_transformer.ipynb
@@ -32,13 +32,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import TransformerConfig
-from ..data import BOS_ID, EOS_ID, PAD_ID
-from ..interop import copy_torch_weights
-from ..multihead import MultiHeadAttention
-from ..train import sequence_loss
-from ..transformer import EncoderDecoder, FeedForward, LayerNorm
-from ..transformer import greedy_decode as _greedy_decode
+from ..mechanism.config import TransformerConfig
+from ..mechanism.decoding import greedy_decode as _greedy_decode
+from ..mechanism.interop import copy_torch_weights
+from ..mechanism.multihead import MultiHeadAttention
+from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
+from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
+from ..tasks.training import sequence_loss
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
@@ -46,7 +46,7 @@ from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake
-from .status import NO_GRADIENT, WRONG_TYPE
+from .status import NO_GRADIENT, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
     "GRADERS",
@@ -106,10 +106,13 @@ def _ln(
     root: bool = True,
     centre: bool = True,
     affine: str = "after",
+    fixed_eps: float | None = None,
 ) -> Callable[..., torch.Tensor]:
-    """A LayerNorm with one planted difference."""
+    """A LayerNorm with one planted difference (``fixed_eps``: a constant for ``eps``)."""
 
     def layer_norm(x, gamma, beta, eps=1e-5):
+        if fixed_eps is not None:
+            eps = fixed_eps
         if affine == "before":
             x = gamma * x + beta
         dims = tuple(range(x.ndim)) if axis == "all" else axis
@@ -146,6 +149,23 @@ LAYER_NORM = GRADERS.add(
                 "token's own features: LayerNorm normalises every token on its own, so "
                 "its statistics come from the last axis only",
                 _ln(axis=-2),
+            ),
+            Mistake(
+                "your mean and variance run over axis 1, not over each token's own "
+                "features: on a (B, T, D) batch axis 1 is the tokens; LayerNorm normalises "
+                "every token on its own, so its statistics come from the last axis, "
+                "dim=-1, whatever the number of axes",
+                _ln(axis=1),
+            ),
+            *(
+                Mistake(
+                    f"your eps is a constant ({eps:g}), not the `eps` argument: the "
+                    "difference shows where a token's variance is small; use the argument "
+                    "(1e-5 by default, nn.LayerNorm's value; 1e-6 and 1e-12 are other "
+                    "libraries')",
+                    _ln(fixed_eps=eps),
+                )
+                for eps in (1e-3, 1e-6, 1e-8, 1e-12)
             ),
             Mistake(
                 "your mean and variance are taken over the whole tensor at once: then one "
@@ -269,8 +289,13 @@ def _ffn(
     out_act: bool = False,
     b2: bool = True,
     residual: bool = False,
+    where: str = "hidden",
 ) -> Callable[..., torch.Tensor]:
     def feed_forward(x, W_1, b_1, W_2, b_2):
+        if where == "input":
+            return (act(x) @ W_1 + b_1) @ W_2 + b_2
+        if where == "before b_2":
+            return act((x @ W_1 + b_1) @ W_2) + b_2
         h = act(x @ W_1) + b_1 if bias_after else act(x @ W_1 + b_1)
         y = h @ W_2 + (b_2 if b2 else 0.0)
         if out_act:
@@ -329,11 +354,35 @@ FEED_FORWARD = GRADERS.add(
                 "equation, x W_1 (D -> d_ff) then W_2 (d_ff -> D), no transpose",
                 lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_2.T + b_1) @ W_1.T + b_2,
             ),
+            Mistake(
+                "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
+                "non-linearity sits between the two linear maps",
+                _ffn(where="input"),
+            ),
+            Mistake(
+                "your ReLU comes after the second matrix (before b_2): max(0, ·) acts on "
+                "the hidden layer x W_1 + b_1, before W_2",
+                _ffn(where="before b_2"),
+            ),
+            *(
+                Mistake(
+                    "you used a leaky ReLU (negative inputs scaled, not zeroed): the "
+                    "formula is max(0, ·), which sets every negative to exactly 0",
+                    _ffn(act=lambda h, slope=slope: F.leaky_relu(h, slope)),
+                )
+                for slope in (0.01, 0.1, 0.2)
+            ),
         ),
         hint="two linear maps with a non-linearity between them, the same for every token; "
         "which one is it, and where do the biases go? (the chapter's section "
         '"The position-wise feed-forward network")',
         error_hints=(
+            (
+                "maximum(): argument 'other'",
+                "torch.maximum compares two tensors elementwise, not a tensor with the "
+                "number 0: for max(0, h) use torch.relu(h), h.clamp(min=0), or "
+                "torch.maximum(h, torch.zeros_like(h))",
+            ),
             (
                 "cannot be multiplied",
                 "x (…, D) @ W_1 needs W_1 of shape (D, d_ff) as given: no transpose here "
@@ -398,7 +447,38 @@ BLOCK_PARAMETERS = GRADERS.add(
                 "that counts one matrix of the feed-forward network: it has two, "
                 "768 -> 3072 and 3072 -> 768",
             ),
+            (
+                4 * _D * _D + 2 * _D * _F + 4 * _D,
+                f"that is {4 * _D + _F + _D:,} short: exactly the biases (4·768 of the "
+                "attention's projections, 3072 + 768 of the feed-forward network); the "
+                "LayerNorms are there, the biases are not",
+            ),
+            (
+                _BLOCK - _D * _D - _D,
+                f"that is {_D * _D + _D:,} short, one 768 x 768 matrix and its bias: the "
+                "attention layer has four projections, W_q, W_k, W_v and the output "
+                "projection W_o",
+            ),
+            (
+                _BLOCK - 2 * _D,
+                f"that is {2 * _D:,} short: a block has two LayerNorms, one per sub-layer, "
+                "with 2·768 numbers (γ and β) each",
+            ),
+            (
+                _BLOCK - _F + _D,
+                f"that is {_F - _D:,} short: b_1 has d_ff = 3072 entries (the hidden "
+                "layer's width), b_2 has 768",
+            ),
+            (
+                4 * _D * (_D // 12) + 4 * (_D // 12) + _FFN + 4 * _D,
+                "that gives each projection 768 x 64 entries, one head's slice: W_q, W_k, "
+                "W_v and W_o are 768 x 768 each, and the 12 heads share them",
+            ),
         ),
+        near=0.02,
+        near_hint="close, but the question asks for the exact count, an integer: every "
+        "weight, every bias and both LayerNorms, counted one by one (a count rounded or "
+        "estimated is not accepted: one LayerNorm left out is only 1,536 away)",
         hint="add the attention layer (chapter 4), the two matrices and two biases of the "
         "feed-forward network, and γ and β of each LayerNorm",
     )
@@ -583,7 +663,27 @@ class _PlantedEncoder(_EncoderParts):
         n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
         if bug == "one norm":
             n2 = n1
-        pre = {"always post-LN": False, "always pre-LN": True}.get(bug, self.norm_first)
+        pre = {
+            "always post-LN": False,
+            "always pre-LN": True,
+            "placements swapped": not self.norm_first,
+        }.get(bug, self.norm_first)
+        if bug == "ffn first":
+            if pre:
+                x = x + self.ffn(n1(x))
+                return x + attn(n2(x))
+            x = n1(x + self.ffn(x))
+            return n2(x + attn(x))
+        if bug == "norm inside residual" and not pre:
+            x = x + n1(attn(x))
+            return x + n2(self.ffn(x))
+        if bug == "ffn residual from input" and pre:
+            a = x + attn(n1(x))
+            return x + self.ffn(n2(a))
+        if bug == "final norm" and pre:
+            x = x + attn(n1(x))
+            x = x + self.ffn(n2(x))
+            return n2(x)
         if bug == "parallel":
             if pre:
                 return x + attn(n1(x)) + self.ffn(n2(x))
@@ -623,6 +723,35 @@ def _masks_hint(message: str) -> str | None:
         "self_mask (T, T) for the self-attention over the target tokens, memory_mask "
         "(B, 1, 1, S) for the cross-attention, whose scores are (T, S)"
     )
+
+
+_SWAPPED_PLACEMENTS = (
+    "your two placements are swapped: with norm_first=False your block runs pre-LN, and "
+    "with norm_first=True post-LN (each branch is right on its own): check the condition"
+)
+
+_POSITIONAL_MASK = (
+    "a mask went into the attention's `key`: MultiHeadAttention's parameters are "
+    "(query, key=None, value=None, mask=None), so `attn(h, mask)` passes the mask as the "
+    "keys; pass it by name, `mask=...`"
+)
+
+
+def _positional_mask_hint(message: str) -> str | None:
+    """A bool tensor given as the attention's key: a mask passed positionally."""
+    if "key must have shape" in message and message.rstrip().endswith("bool"):
+        return _POSITIONAL_MASK
+    return None
+
+
+def _weights_hint(message: str) -> str | None:
+    """The attention weights (B, H, T, T) added to the stream (B, T, D): ``[1]`` for ``[0]``."""
+    if "at non-singleton dimension 3" in message:
+        return (
+            "the attention layer returns the pair (out, weights): `[1]` is the weights, "
+            "(B, H, T, T); the residual adds the output, the first element `[0]`, (B, T, D)"
+        )
+    return None
 
 
 _PARALLEL = (
@@ -694,6 +823,30 @@ ENCODER_BLOCK = GRADERS.add(
                 "mask inverted",
             ),
             *_encoder_mistakes(_PARALLEL, "parallel"),
+            Mistake(_SWAPPED_PLACEMENTS, _planted_encoder("placements swapped")),
+            *_encoder_mistakes(
+                "your sub-layers run in the wrong order: the attention comes first (the "
+                "tokens exchange information), then the feed-forward network",
+                "ffn first",
+            ),
+            Mistake(
+                "your post-LN block normalises the sub-layer's output and then adds it to the "
+                "stream: post-LN adds first, then normalises the sum",
+                _planted_encoder("norm inside residual", "post"),
+            ),
+            Mistake(
+                "in your pre-LN block the feed-forward output is added to the block's "
+                "input x, not to the stream after the attention sub-layer: the attention's "
+                "contribution is lost; each residual adds to the stream as the previous "
+                "sub-layer left it",
+                _planted_encoder("ffn residual from input", "pre"),
+            ),
+            Mistake(
+                "your pre-LN block ends with a LayerNorm on the stream: in pre-LN the "
+                "norms sit on the sub-layers' inputs only; the one final norm belongs after "
+                "the whole stack (exercise 7.5), not inside each block",
+                _planted_encoder("final norm", "pre"),
+            ),
             *_encoder_mistakes(
                 "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
                 "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
@@ -704,7 +857,12 @@ ENCODER_BLOCK = GRADERS.add(
         hint="two sub-layers in a row, each with a residual connection and a LayerNorm; "
         "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
         "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
-        error_hints=(*_BUILD_HINTS, *_PAIR_HINTS),
+        error_hints=(
+            *_BUILD_HINTS,
+            *_PAIR_HINTS,
+            ("key must have shape", _positional_mask_hint),
+            ("must match the size of tensor", _weights_hint),
+        ),
         solution="MyEncoderBlock",
         wrap=lambda cls: adapt(_run_encoder, cls),
         rtol=1e-7,
@@ -849,8 +1007,15 @@ class _PlantedDecoder(_DecoderParts):
         bug = _bug(self)
         if bug == "no causal mask":
             self_mask = None
+        elif bug == "causal mask inverted" and self_mask is not None:
+            self_mask = ~self_mask
         if bug == "memory mask ignored":
             memory_mask = None
+        n1, n2, n3 = self.norm1, self.norm2, self.norm3
+        if bug == "norms 2 and 3 swapped":
+            n2, n3 = n3, n2
+        elif bug == "norm2 twice":
+            n3 = n2
 
         def self_sub(h):
             return self.self_attn(h, mask=self_mask)[0]
@@ -861,27 +1026,45 @@ class _PlantedDecoder(_DecoderParts):
                 return self.cross_attn(mem, h, h)[0]
             if bug == "cross on itself":
                 return self.cross_attn(h, h, h, mask=None)[0]
+            if bug == "cross on itself, memory mask":
+                return self.cross_attn(h, h, h, mask=memory_mask)[0]
             return self.cross_attn(h, mem, mem, mask=memory_mask)[0]
 
         order = ("cross", "self") if bug == "cross first" else ("self", "cross")
-        subs = {"self": (self_sub, self.norm1), "cross": (cross_sub, self.norm2)}
-        pre = False if bug == "always post-LN" else self.norm_first
+        subs = {"self": (self_sub, n1), "cross": (cross_sub, n2)}
+        pre = {
+            "always post-LN": False,
+            "always pre-LN": True,
+            "placements swapped": not self.norm_first,
+        }.get(bug, self.norm_first)
         for which in order:
             sub, norm = subs[which]
             keep = not (which == "cross" and bug == "no cross residual")
             if pre:
                 if which == "cross" and bug == "memory normalised":
                     out = cross_sub(norm(x), norm(memory))
+                elif which == "cross" and bug == "cross queries not normalised":
+                    out = sub(x)
                 else:
                     out = sub(norm(x))
+                if bug == "normalised stream" or (
+                    bug == "normalised stream " + which
+                ):  # the residual adds to the normalised token
+                    x = norm(x)
                 x = x + out if keep else out
             else:
                 out = sub(x)
                 x = norm(x + out if keep else out)
         if pre:
-            return x + self.ffn(self.norm3(x))
-        return self.norm3(x + self.ffn(x))
+            h = n3(x)
+            return (h if bug == "normalised stream" else x) + self.ffn(h)
+        return n3(x + self.ffn(x))
 
+
+_CROSS_ON_ITSELF = (
+    "your cross-attention attends over the decoder's own tokens: its keys and values must "
+    "come from the encoder's output, memory (that is how the source gets into the decoder)"
+)
 
 _QUERIES_FROM_MEMORY = (
     "in your cross-attention the queries come from the encoder and the keys and values "
@@ -921,11 +1104,14 @@ DECODER_BLOCK = GRADERS.add(
                 "memory mask ignored",
             ),
             *_decoder_mistakes(_QUERIES_FROM_MEMORY, "queries from memory"),
-            *_decoder_mistakes(
-                "your cross-attention attends over the decoder's own tokens: its keys and "
-                "values must come from the encoder's output, memory (that is how the "
-                "source gets into the decoder)",
-                "cross on itself",
+            *(
+                Mistake(_CROSS_ON_ITSELF, m)
+                for bug in ("cross on itself", "cross on itself, memory mask")
+                for m in (
+                    _planted_decoder(bug),
+                    _planted_decoder(bug, "post"),
+                    _planted_decoder(bug, "pre"),
+                )
             ),
             *_decoder_mistakes(
                 "the cross-attention sub-layer has no residual connection: its output "
@@ -949,6 +1135,48 @@ DECODER_BLOCK = GRADERS.add(
                 "normalised",
                 _planted_decoder("always post-LN"),
             ),
+            Mistake(
+                "your block is pre-LN even when norm_first=False: post-LN (the paper's "
+                "placement) normalises the residual sum, after the sub-layer is added",
+                _planted_decoder("always pre-LN"),
+            ),
+            Mistake(_SWAPPED_PLACEMENTS, _planted_decoder("placements swapped")),
+            *_decoder_mistakes(
+                "the causal mask is inverted: in the course's convention True means 'may "
+                "attend' (PyTorch's tgt_mask means the opposite), so with ~self_mask each "
+                "token sees only the tokens after it; pass self_mask as it is",
+                "causal mask inverted",
+            ),
+            *_decoder_mistakes(
+                "norm2 and norm3 are swapped: norm2 goes with the cross-attention, norm3 "
+                "with the feed-forward network (each has its own γ and β)",
+                "norms 2 and 3 swapped",
+            ),
+            *_decoder_mistakes(
+                "norm3 is never used: norm2 serves both the cross-attention and the "
+                "feed-forward network; each sub-layer has its own LayerNorm, norm1, norm2 "
+                "and norm3 in order",
+                "norm2 twice",
+            ),
+            *(
+                Mistake(
+                    "in your pre-LN block the residual carries the normalised token: the "
+                    "LayerNorm must feed only the sub-layer, and the un-normalised x is "
+                    "what the sub-layer's output is added to",
+                    _planted_decoder(bug),
+                )
+                for bug in (
+                    "normalised stream",
+                    "normalised stream cross",
+                    "normalised stream self",
+                )
+            ),
+            Mistake(
+                "in your pre-LN block the cross-attention's queries come from the raw "
+                "stream x: like every pre-LN sub-layer, it reads the normalised norm2(x) "
+                "(its keys and values are memory as it is)",
+                _planted_decoder("cross queries not normalised"),
+            ),
         ),
         hint="three sub-layers, each wrapped like the encoder's; for each attention, ask "
         "where its queries come from, where its keys and values come from, and which mask "
@@ -957,6 +1185,8 @@ DECODER_BLOCK = GRADERS.add(
         error_hints=(
             *_BUILD_HINTS,
             *_PAIR_HINTS,
+            ("key must have shape", _positional_mask_hint),
+            ("must match the size of tensor", _weights_hint),
             ("must match the size of tensor", _QUERIES_FROM_MEMORY),
             ("does not broadcast to the scores", _masks_hint),
         ),
@@ -1085,6 +1315,9 @@ def _greedy(
     prepend: bool = False,
     fixed: str = "",
     train_mode: bool = False,
+    eval_late: bool = False,
+    mark_first: bool = False,
+    pick: str = "",
 ) -> Callable[..., torch.Tensor]:
     """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
@@ -1093,17 +1326,29 @@ def _greedy(
         pad_id = PAD_ID if fixed == "pad" else model.pad_id
         bos_id = BOS_ID if fixed == "bos" else bos_id
         eos_id = EOS_ID if fixed == "eos" else eos_id
-        if not train_mode:
+        if not train_mode and not eval_late:
             model.eval()
         memory, src_mask = model.encode(src)
+        if eval_late:
+            model.eval()
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
-            nxt = model.decode(out, memory, src_mask)[:, position].argmax(-1)
+            logits = model.decode(out, memory, src_mask)
+            if pick == "softmax over positions":
+                nxt = logits.softmax(dim=1)[:, position].argmax(-1)
+            elif pick == "argmax over positions":
+                nxt = logits.argmax(dim=1)[:, position]
+            else:
+                nxt = logits[:, position].argmax(-1)
+            if mark_first:
+                done |= nxt == eos_id
             if pad_after == "pad":
                 nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
             elif pad_after == "eos":
                 nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+            elif pad_after == "after eos only":
+                nxt = torch.where(out[:, -1] == eos_id, torch.full_like(nxt, pad_id), nxt)
             if prepend:
                 out = torch.cat([out[:, :1], nxt[:, None], out[:, 1:]], dim=1)
             else:
@@ -1186,6 +1431,37 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(train_mode=True),
             ),
             Mistake(
+                "you switch to evaluation mode after `model.encode(src)`: the encoder ran "
+                "in training mode, with dropout on, so memory is noisy and every token "
+                "decoded from it may change; call `model.eval()` before the encoder runs",
+                _planted_greedy(eval_late=True),
+            ),
+            Mistake(
+                "your rows hold no EOS: you mark a row finished before you write its token, "
+                "so the EOS itself is replaced by padding; pad the rows that were already "
+                "finished, then update `finished` with the new tokens",
+                _planted_greedy(mark_first=True),
+            ),
+            Mistake(
+                "you pad only the token right after EOS: at the next step the last token is "
+                "that padding, not EOS, and the row starts writing again; remember which "
+                "rows are finished in a (B,) boolean tensor",
+                _planted_greedy(pad_after="after eos only"),
+            ),
+            Mistake(
+                "your softmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits, so the last position's argmax is no longer its most likely token; "
+                "no softmax is needed: argmax over the vocabulary (the last axis) of the "
+                "last position's logits",
+                _planted_greedy(pick="softmax over positions"),
+            ),
+            Mistake(
+                "your argmax runs over the positions axis (dim=1) of the (B, t, n_vocab) "
+                "logits: it picks a position, not a token; take the last position's logits, "
+                "logits[:, -1], then argmax over the vocabulary (dim=-1)",
+                _planted_greedy(pick="argmax over positions"),
+            ),
+            Mistake(
                 f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
                 "use the `eos_id` the function is given (this model's EOS is another id)",
                 _planted_greedy(fixed="eos"),
@@ -1203,6 +1479,21 @@ GREEDY_DECODE = GRADERS.add(
             (
                 "expected scalar type",
                 "token ids are integers (torch.long); build the BOS column with dtype=torch.long",
+            ),
+            (
+                "must hold integer token ids",
+                "token ids are integers: torch.ones and torch.zeros make float32; build the "
+                "BOS column with torch.full((B, 1), bos_id, dtype=torch.long)",
+            ),
+            (
+                "memory must have shape",
+                "model.decode wants the encoder's output, memory (B, S, D), from "
+                "model.encode(src), not the source's token ids",
+            ),
+            (
+                "cannot be converted to Scalar",
+                "`.item()` needs a one-element tensor, and the next tokens hold one per row: "
+                "keep a (B,) `finished` tensor and stop when finished.all()",
             ),
         ),
         rtol=0.0,
@@ -1290,7 +1581,17 @@ def _loss_cases() -> tuple[Case, ...]:
 
 def _run_loss(fn, src, tgt, model):
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
-        loss = fn(_small_model(model), src, tgt, pad_id=_ids(model)[0])
+        lm = _small_model(model)
+        loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
+    if not lm.training:
+        raise AnswerProblem(
+            WRONG_VALUES,
+            "your training_loss leaves the model in evaluation mode (the model was in "
+            "training mode when it was called)",
+            "`model.eval()` inside the loss switches dropout off for the rest of training, "
+            "not just for this call: the training loop sets the mode (model.train() before "
+            "training, model.eval() to decode); the loss only computes",
+        )
     if isinstance(loss, float):
         raise AnswerProblem(
             WRONG_TYPE,
@@ -1314,6 +1615,8 @@ def _loss(
     reduce: str = "tokens",
     ignore: str = "target",
     softmax: bool = False,
+    nll_on_logits: bool = False,
+    log_softmax_dim: int | None = None,
 ) -> Callable[..., torch.Tensor]:
     """A training loss with one planted difference."""
 
@@ -1327,7 +1630,12 @@ def _loss(
         logits = model(src, tgt_in)  # (B, T, n_vocab)
         if softmax:
             logits = logits.softmax(dim=-1)
-        per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+        if log_softmax_dim is not None:
+            logits = logits.log_softmax(dim=log_softmax_dim)
+        if nll_on_logits or log_softmax_dim is not None:
+            per_token = F.nll_loss(logits.transpose(1, 2), tgt_out, reduction="none")
+        else:
+            per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
         keep = {
             "target": tgt_out != pad_id,
             "none": torch.ones_like(tgt_out, dtype=torch.bool),
@@ -1337,6 +1645,8 @@ def _loss(
         }[ignore].to(per_token.dtype)
         if reduce == "sum":
             return (per_token * keep).sum()
+        if reduce == "positions":
+            return (per_token * keep).mean()
         if reduce == "sequences":
             return ((per_token * keep).sum(1) / keep.sum(1)).mean()
         return (per_token * keep).sum() / keep.sum()
@@ -1410,11 +1720,42 @@ TRAINING_LOSS = GRADERS.add(
                 "logits and applies log-softmax itself, so the softmax is applied twice",
                 _planted_loss(softmax=True),
             ),
+            Mistake(
+                "F.nll_loss expects log-probabilities: on raw logits it returns minus the "
+                "logit of the right token (a loss that can be negative); use "
+                "F.cross_entropy, or F.log_softmax over the vocabulary first",
+                _planted_loss(nll_on_logits=True),
+            ),
+            Mistake(
+                "your log-softmax runs over the positions (dim=1) of the (B, T, n_vocab) "
+                "logits: each position's distribution is over the vocabulary, the last axis "
+                "(dim=-1)",
+                _planted_loss(log_softmax_dim=1),
+            ),
+            Mistake(
+                "you zero the padding positions but divide by all B·(L-1) positions, so the "
+                "loss shrinks as padding grows: divide by the number of real target tokens "
+                "(or use ignore_index with the default mean)",
+                _planted_loss(reduce="positions"),
+            ),
         ),
         hint="write one row out, BOS y_1 ... EOS PAD, and line up under each token what the "
         "decoder reads and what it must predict there; then which positions count in the "
         'mean? (the chapter\'s section "Training an encoder–decoder: rewriting dates")',
         error_hints=(
+            (
+                "holds token id -",
+                "a negative id reached the decoder's input: `tgt_out[...] = -100` writes into "
+                "a slice of tgt, which is a view sharing tgt's memory, so tgt_in (and the "
+                "caller's batch) changed too; never write into a slice of the caller's tensor: "
+                "use ignore_index=pad_id (or build a new tensor with torch.where)",
+            ),
+            (
+                "Expected input batch_size",
+                "the logits and the targets have different lengths: the decoder reads L - 1 "
+                "tokens, tgt[:, :-1] (it never reads the last one), and predicts the L - 1 "
+                "tokens tgt[:, 1:]",
+            ),
             (
                 "Expected target size",
                 "F.cross_entropy wants logits (N, n_vocab) and targets (N,) (or the classes on "
@@ -1436,7 +1777,7 @@ TRAINING_LOSS = GRADERS.add(
 def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(model, src, tgt, pad_id)``: teacher forcing and a loss that ignores padding.
 
-    Compared with :func:`~attnlab.train.sequence_loss` of ``model(src, tgt[:, :-1])``
+    Compared with :func:`~attnlab.tasks.training.sequence_loss` of ``model(src, tgt[:, :-1])``
     against ``tgt[:, 1:]`` on small seeded models and batches with and without padding.
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)
@@ -1452,7 +1793,9 @@ INITIAL_LOSS = GRADERS.add(
     Question(
         name="initial_loss",
         answer=math.log(_GPT2_VOCAB),
-        atol=0.15,  # "about": 10.8 or 10.83; the nearest plausible wrong answer, log2, is 15.6
+        # "about": 11, 10.8 or 10.83 (within ±0.2); the nearest plausible wrong answer,
+        # ln 30,522 = 10.33 (BERT's vocabulary, not GPT-2's), is 0.49 away
+        atol=0.2,
         explanation=f"an untrained model spreads its probability about evenly over the "
         f"{_GPT2_VOCAB:,} tokens, so the right token gets about 1/{_GPT2_VOCAB:,} and the "
         f"cross-entropy -ln(1/n_vocab) = ln n_vocab = {math.log(_GPT2_VOCAB):.2f}. A first loss far "
@@ -1470,6 +1813,21 @@ INITIAL_LOSS = GRADERS.add(
                 _GPT2_VOCAB,
                 "that is the number of tokens: each gets probability 1/n_vocab, and the "
                 "loss is minus the log of the probability of the right one",
+            ),
+            (
+                -math.log(_GPT2_VOCAB),
+                "the right size with the wrong sign: a cross-entropy is never negative; it is "
+                "minus the log of a probability below 1",
+            ),
+            (
+                math.log(28),
+                "ln 28 is the first loss of the chapter's date task, with its 28 tokens; "
+                f"here the vocabulary has {_GPT2_VOCAB:,}",
+            ),
+            (
+                1,
+                "equal logits do not give a loss of 1: the right token gets probability "
+                f"1/{_GPT2_VOCAB:,}, and the loss is minus the log of that",
             ),
             (
                 0,

@@ -1090,9 +1090,10 @@ def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
             "`.astype(np.float32)`"
         )
     return (
-        f"your result is {got} where the inputs are {want}: keep the input's precision; a "
-        f"conversion along the way (`.double()`, `.astype(...)`, an array made with "
-        f"`dtype=`) changed it"
+        f"your result is {got} where the inputs are {want}: keep the input's precision. An "
+        f"operand of higher precision along the way (a table or array made by NumPy, "
+        f"`.double()`, `dtype=`) promotes the result: convert it to the input's dtype "
+        f"(`.to(x.dtype)` in torch, `.astype(x.dtype)` in NumPy)"
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,31 @@ def _fmt(x: Any) -> str:
     return f"{float(x):.4g}"
 
 
+def _fmt_given(x: Any, answer: Any) -> str:
+    """A refused answer, printed with the digits that tell it from the right one's display.
+
+    A whole number of 10,000 or more is printed in full, with thousands separators; another
+    number with 4 significant digits, or more where 4 would print what the right answer's
+    display prints (a refused 7.088e6 must not read like the right 7,087,872's "7.088e+06").
+    """
+    if not _is_number(x) or not _is_number(answer):
+        return _fmt(x)
+    value = float(x)
+    if value.is_integer() and abs(value) >= 1e4:
+        return f"{int(value):,}"
+    shown = _fmt(answer)
+    for digits in range(4, 17):
+        text = f"{value:.{digits}g}"
+        if text != shown:
+            return text
+    return repr(value)
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?")
+"""A number written as text with thousands separators: "7,087,872", "7 087 872", "7_087_872"
+(what a count is often written as; any other number in quotes is refused as text)."""
+
+
 def _decimals(x: float) -> int | None:
     """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 4; else None."""
     for digits in range(5):
@@ -84,6 +110,9 @@ class Question:
         atol, rtol: the tolerance of a numerical answer: right when
             ``|given - answer| <= atol + rtol * |answer|``.
         choices: the allowed words of a str answer.
+        near, near_hint: a numerical answer within ``near`` (relative) of the right one
+            but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
+            (e.g. a rounded count where the question asks for the exact one).
         equivalent: ``(expression, reason)`` for each variant of the worked answer's
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
@@ -104,6 +133,8 @@ class Question:
     rtol: float = 1e-9
     choices: tuple[str, ...] | None = None
     equivalent: tuple[tuple[str, str], ...] = ()
+    near: float = 0.0
+    near_hint: str = ""
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -138,7 +169,8 @@ class Question:
 
     @staticmethod
     def _normal(word: str) -> str:
-        return " ".join(word.strip().lower().split())
+        """Case, spaces and the punctuation around a choice ignored: " b.", "(b)", "B"."""
+        return " ".join(word.strip().strip("()[].:'\"").lower().split())
 
     def _matches(self, given: Any, target: Any) -> bool:
         kind = _kind(target)
@@ -219,8 +251,12 @@ class Question:
         if kind == "number":
             if _is_number(given):
                 if not math.isfinite(float(given)):
-                    return None, f"got {given}", "the answer is a finite number"
+                    not_ = "NaN" if math.isnan(float(given)) else "infinite"
+                    return None, f"got {given}", f"the answer is a finite number, not {not_}"
                 return given, None, None
+            if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
+                text = given.strip().replace(",", "").replace("_", "").replace(" ", "")
+                return float(text) if "." in text else int(text), None, None
             hint = "write the number without quotes" if isinstance(given, str) else None
             return None, f"expected a number, got {given!r}", hint
         if kind == "bool":
@@ -254,13 +290,17 @@ class Question:
             return self._result(
                 PASSED, f"right: {_fmt(value)}", explanation=self.explanation or None
             )
+        shown = _fmt_given(value, self.answer)
         found = self._known_wrong(value)
         if found is None and self.kind == "number":
             found = self._number_clue(float(value))
+        if found is None and self.near and self.kind == "number":
+            if abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer)):
+                found = self.near_hint
         if found is not None:
-            return self._result(WRONG_ANSWER, f"{_fmt(value)} is not right", found, diagnosed=True)
+            return self._result(WRONG_ANSWER, f"{shown} is not right", found, diagnosed=True)
         return self._result(
             WRONG_ANSWER,
-            f"{_fmt(value)} is not right",
+            f"{shown} is not right",
             self.hint or "not this: the hints under the question lead to the answer step by step",
         )

@@ -1,0 +1,585 @@
+"""Chapter 4's graders against answers written as learners write them.
+
+Wrong answers to every exercise of chapter 4 (4.1-4.8), written here from the statements
+alone, without looking at the graders' planted or generated mistakes: a float head size,
+``np.split`` and ``np.concatenate`` along the wrong axis, names unpacked in the wrong
+order, a layer that swaps keys and values, returns ``out`` alone, merges with ``.view``,
+concatenates or repeats along the wrong axis, goes through NumPy; a loader that assigns
+tensors to parameters or loads a state dict with the wrong names; predictions off by a
+bias, a head or a step. Each comes with words its diagnosis must contain (classes: see
+``corpus.py``). Right answers, two or more per exercise and written differently, must pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from corpus import classify, tally
+from torch import nn
+
+from attnlab import MultiHeadAttention
+from attnlab.grading.ch04 import (
+    check_bert_parameters,
+    check_blend_weight,
+    check_load_into_torch,
+    check_merge_heads,
+    check_mha_parameter_count,
+    check_multihead_attention,
+    check_split_heads,
+    check_which_key,
+)
+
+CHECKS = {
+    "split_heads": check_split_heads,
+    "merge_heads": check_merge_heads,
+    "mha_parameter_count": check_mha_parameter_count,
+    "bert_parameters": check_bert_parameters,
+    "multihead_attention": check_multihead_attention,
+    "load_into_torch": check_load_into_torch,
+    "blend_weight": check_blend_weight,
+    "which_key": check_which_key,
+}
+
+
+# ------------------------------------------------------------------ 4.1 split into heads
+
+
+def split_float_size(x, n_heads):
+    B, T, D = x.shape
+    d = D / n_heads
+    return x.reshape(B, T, n_heads, d).transpose(0, 2, 1, 3)
+
+
+def split_torch(x, n_heads):
+    t = torch.from_numpy(x)
+    B, T, D = t.shape
+    return t.view(B, T, n_heads, D // n_heads).transpose(1, 2)
+
+
+def split_np_split(x, n_heads):
+    return np.array(np.split(x, n_heads, axis=-1))  # one (B, T, d) array per head
+
+
+def split_swap_1_3(x, n_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, n_heads, D // n_heads).swapaxes(1, 3)
+
+
+def split_two_heads(x, n_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, 2, D // 2).transpose(0, 2, 1, 3)
+
+
+def split_columns_every_h(x, n_heads):
+    heads = [x[:, :, h::n_heads] for h in range(n_heads)]
+    return np.stack(heads, axis=1)
+
+
+def split_right_transpose(x, n_heads):
+    B, T, D = x.shape
+    return np.transpose(x.reshape(B, T, n_heads, D // n_heads), (0, 2, 1, 3))
+
+
+def split_right_slices(x, n_heads):
+    d = x.shape[-1] // n_heads
+    return np.stack([x[..., h * d : (h + 1) * d] for h in range(n_heads)], axis=1)
+
+
+# ------------------------------------------------------------------ 4.2 merge the heads
+
+
+def merge_concat_axis_1(x):
+    return np.concatenate([x[:, h] for h in range(x.shape[1])], axis=1)
+
+
+def merge_names_out_of_order(x):
+    B, T, H, d = x.shape  # the names in the wrong order
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * d)
+
+
+def merge_to_d(x):
+    B, _H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, d)
+
+
+def merge_torch(x):
+    t = torch.from_numpy(x)
+    return t.transpose(1, 2).flatten(2)
+
+
+def merge_no_transpose(x):
+    B, H, T, d = x.shape
+    return x.reshape(B, T, H * d)
+
+
+def merge_right_swapaxes(x):
+    B, H, T, d = x.shape
+    return np.swapaxes(x, 1, 2).reshape(B, T, H * d)
+
+
+def merge_right_concat(x):
+    return np.concatenate(list(np.moveaxis(x, 1, 0)), axis=-1)
+
+
+# ------------------------------------------------------------------ 4.3 parameter count
+
+
+def count_no_bias(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model
+
+
+def count_bias_always(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model + 4 * d_model
+
+
+def count_float_head(d_model, n_heads, bias=True):
+    d = d_model / n_heads
+    per_head = 3 * (d_model * d + (d if bias else 0))
+    return n_heads * per_head + d_model * d_model + (d_model if bias else 0)
+
+
+def count_three(d_model, n_heads, bias=True):
+    return 3 * d_model * d_model + (3 * d_model if bias else 0)
+
+
+def count_full_heads(d_model, n_heads, bias=True):
+    per_head = 3 * (d_model * d_model + (d_model if bias else 0))
+    return n_heads * per_head + d_model * d_model + (d_model if bias else 0)
+
+
+def count_layer_per_head(d_model, n_heads, bias=True):
+    return n_heads * (4 * d_model * d_model + (4 * d_model if bias else 0))
+
+
+def count_right(d_model, n_heads, bias=True):
+    return 4 * (d_model + 1) * d_model if bias else 4 * d_model**2
+
+
+def count_right_by_heads(d_model, n_heads, bias=True):
+    d = d_model // n_heads
+    total = 0
+    for _ in range(n_heads):
+        total += 3 * d_model * d + (3 * d if bias else 0)
+    return total + d_model * d_model + (d_model if bias else 0)
+
+
+# ------------------------------------------------------------------ 4.5 the module
+
+
+class Base(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        assert d_model % n_heads == 0
+        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def heads(self, t):
+        B, L, _D = t.shape
+        return t.view(B, L, self.n_heads, self.d_head).transpose(1, 2)
+
+    def attend(self, q, k, v, mask):
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = s.softmax(-1)
+        return w @ v, w
+
+    def merge(self, h):
+        B, H, T, d = h.shape
+        return h.transpose(1, 2).reshape(B, T, H * d)
+
+
+class KeyValueSwapped(Base):
+    def forward(self, query, key, value, mask=None):
+        q = self.heads(self.W_q(query))
+        k = self.heads(self.W_k(value))
+        v = self.heads(self.W_v(key))
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w
+
+
+class OnlyOut(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, _ = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out))
+
+
+class ScaleByModel(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(query.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = F.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class MaskFillsVisible(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class SoftmaxOverHeads(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class MergeWithView(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        B, T, D = query.shape
+        return self.W_o(out.transpose(1, 2).view(B, T, D)), w
+
+
+class QueryLengthForKeys(Base):
+    def forward(self, query, key, value, mask=None):
+        B, T, _D = query.shape
+        H, d = self.n_heads, self.d_head
+        q = self.W_q(query).reshape(B, T, H, d).transpose(1, 2)
+        k = self.W_k(key).reshape(B, T, H, d).transpose(1, 2)
+        v = self.W_v(value).reshape(B, T, H, d).transpose(1, 2)
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w
+
+
+class CatWrongAxis(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        concat = torch.cat([out[:, h] for h in range(self.n_heads)], dim=1)
+        return self.W_o(concat), w
+
+
+class RepeatMaskWrongAxis(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            per_head = mask.unsqueeze(0).repeat_interleave(self.n_heads, dim=1)  # (1, H*T, S)
+            s = s.masked_fill(~per_head, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class ThroughNumpy(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = (q @ k.transpose(-2, -1)).detach().numpy() / np.sqrt(self.d_head)
+        if mask is not None:
+            s = np.where(mask.numpy(), s, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        w = torch.from_numpy(e / e.sum(-1, keepdims=True))
+        return self.W_o(self.merge(w @ v)), w
+
+
+class NoOutputProjection(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        return self.merge(out), w
+
+
+class DirectSplit(Base):
+    def heads(self, t):
+        B, L, _D = t.shape
+        return t.reshape(B, self.n_heads, L, self.d_head)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w
+
+
+class NoBiases(Base):
+    def __init__(self, d_model, n_heads):
+        super().__init__(d_model, n_heads)
+        self.W_q = nn.Linear(d_model, d_model, bias=False)
+        self.W_k = nn.Linear(d_model, d_model, bias=False)
+        self.W_v = nn.Linear(d_model, d_model, bias=False)
+        self.W_o = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w
+
+
+class MaskAfterSoftmax(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d_head), dim=-1)
+        if mask is not None:
+            w = w.masked_fill(~mask, 0.0)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class RightWithChunks(Base):
+    def forward(self, query, key, value, mask=None):
+        q = torch.stack(self.W_q(query).chunk(self.n_heads, dim=-1), dim=1)  # (B, H, T, d)
+        k = torch.stack(self.W_k(key).chunk(self.n_heads, dim=-1), dim=1)
+        v = torch.stack(self.W_v(value).chunk(self.n_heads, dim=-1), dim=1)
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(torch.cat(out.unbind(1), dim=-1)), w
+
+
+class RightWithEinsum(Base):
+    def forward(self, query, key, value, mask=None):
+        H, d = self.n_heads, self.d_head
+        q = self.W_q(query).unflatten(-1, (H, d))
+        k = self.W_k(key).unflatten(-1, (H, d))
+        v = self.W_v(value).unflatten(-1, (H, d))
+        s = torch.einsum("bqhd,bkhd->bhqk", q, k) / d**0.5
+        if mask is not None:
+            s = torch.where(mask, s, float("-inf"))
+        w = s.softmax(dim=-1)
+        out = torch.einsum("bhqk,bkhd->bqhd", w, v).flatten(2)
+        return self.W_o(out), w
+
+
+# ------------------------------------------------------------------ 4.6 load the weights
+
+
+def load_no_no_grad(ours, theirs):
+    theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+    theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+    theirs.out_proj.weight.copy_(ours.W_o.weight)
+    theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def load_cat_dim_1(ours, theirs):
+    with torch.no_grad():
+        w = torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], dim=1)
+        theirs.in_proj_weight.copy_(w)
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def load_assign_tensor(ours, theirs):
+    theirs.in_proj_weight = torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight])
+    theirs.in_proj_bias = torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias])
+    theirs.out_proj = ours.W_o
+
+
+def load_same_state_dict(ours, theirs):
+    theirs.load_state_dict(ours.state_dict())
+
+
+def load_weights_only(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+
+
+def load_transposed(ours, theirs):
+    with torch.no_grad():
+        D = ours.W_q.weight.shape[0]
+        for i, lin in enumerate([ours.W_q, ours.W_k, ours.W_v]):
+            theirs.in_proj_weight[i * D : (i + 1) * D] = lin.weight.T
+            theirs.in_proj_bias[i * D : (i + 1) * D] = lin.bias
+        theirs.out_proj.weight.copy_(ours.W_o.weight.T)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def load_kqv(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_k.weight, ours.W_q.weight, ours.W_v.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_k.bias, ours.W_q.bias, ours.W_v.bias]))
+        theirs.out_proj.load_state_dict(ours.W_o.state_dict())
+
+
+def load_right_parameters(ours, theirs):
+    w = torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]).detach().clone()
+    b = torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]).detach().clone()
+    theirs.in_proj_weight = nn.Parameter(w)
+    theirs.in_proj_bias = nn.Parameter(b)
+    theirs.out_proj.load_state_dict(ours.W_o.state_dict())
+
+
+def load_right_state_dict(ours, theirs):
+    mine = ours.state_dict()
+    theirs.load_state_dict(
+        {
+            "in_proj_weight": torch.cat([mine[f"W_{n}.weight"] for n in "qkv"]),
+            "in_proj_bias": torch.cat([mine[f"W_{n}.bias"] for n in "qkv"]),
+            "out_proj.weight": mine["W_o.weight"],
+            "out_proj.bias": mine["W_o.bias"],
+        }
+    )
+
+
+CORPUS = [
+    ("split_heads", "d = D / H, a float", split_float_size, "integer"),
+    ("split_heads", "through torch", split_torch, "NumPy"),
+    ("split_heads", "np.array(np.split(...))", split_np_split, "axes in another order"),
+    ("split_heads", "swapaxes(1, 3)", split_swap_1_3, "axes"),
+    ("split_heads", "two heads hard-coded", split_two_heads, "2"),
+    ("split_heads", "every H-th column", split_columns_every_h, "every H-th feature"),
+    ("merge_heads", "concatenate on axis 1", merge_concat_axis_1, "axis"),
+    ("merge_heads", "B, T, H, d = x.shape", merge_names_out_of_order, "order"),
+    ("merge_heads", "reshape to d", merge_to_d, "reshape"),
+    ("merge_heads", "through torch", merge_torch, "NumPy"),
+    ("merge_heads", "no transpose", merge_no_transpose, "reshaped straight"),
+    ("mha_parameter_count", "no biases", count_no_bias, "biases"),
+    ("mha_parameter_count", "biases even without bias", count_bias_always, "bias=False"),
+    ("mha_parameter_count", "d = D / H, a float", count_float_head, "int"),
+    ("mha_parameter_count", "three matrices", count_three, "W_o"),
+    ("mha_parameter_count", "full D x D per head", count_full_heads, "every head"),
+    ("mha_parameter_count", "the layer once per head", count_layer_per_head, "once per head"),
+    ("bert_parameters", "no biases", 2_359_296, "bias"),
+    ("bert_parameters", "one head's share", 4 * 768 * 64 + 4 * 64, "head"),
+    ("bert_parameters", "twelve full layers", 12 * 2_362_368, "every head"),
+    ("bert_parameters", "no W_o", 3 * 768 * 768 + 3 * 768, "W_o"),
+    ("bert_parameters", "one bias only", 4 * 768 * 768 + 768, "bias"),
+    ("multihead_attention", "keys and values swapped", KeyValueSwapped, "value"),
+    ("multihead_attention", "returns out only", OnlyOut, "return"),
+    ("multihead_attention", "scaled by sqrt(D)", ScaleByModel, "√D"),
+    ("multihead_attention", "masked_fill(mask, -inf)", MaskFillsVisible, "inverted"),
+    ("multihead_attention", "softmax over the heads", SoftmaxOverHeads, "heads"),
+    ("multihead_attention", ".view after transpose", MergeWithView, ".reshape"),
+    ("multihead_attention", "T for the keys' length", QueryLengthForKeys, "own length S"),
+    ("multihead_attention", "torch.cat on dim 1", CatWrongAxis, "along the time axis"),
+    ("multihead_attention", "repeat_interleave on dim 1", RepeatMaskWrongAxis, "without repeating"),
+    ("multihead_attention", "softmax through NumPy", ThroughNumpy, "NumPy"),
+    ("multihead_attention", "no W_o", NoOutputProjection, "W_o"),
+    ("multihead_attention", "reshape straight to (B, H, L, d)", DirectSplit, "one reshape"),
+    ("multihead_attention", "nn.Linear(..., bias=False)", NoBiases, "with its bias"),
+    ("multihead_attention", "weights masked after the softmax", MaskAfterSoftmax, "after the softmax"),
+    ("load_into_torch", "no torch.no_grad()", load_no_no_grad, "no_grad"),
+    ("load_into_torch", "torch.cat(dim=1)", load_cat_dim_1, "dim 0"),
+    ("load_into_torch", "assigns tensors to parameters", load_assign_tensor, "Parameter"),
+    ("load_into_torch", "their state dict from ours", load_same_state_dict, "names"),
+    ("load_into_torch", "weights without biases", load_weights_only, "bias"),
+    ("load_into_torch", "transposed", load_transposed, "transposed"),
+    ("load_into_torch", "k, q, v", load_kqv, "swapped"),
+    ("blend_weight", "all on dog", 1.0, "subject"),
+    ("blend_weight", "nothing on dog", 0.0, "subject"),
+    ("blend_weight", "a quarter", 0.25, "share"),
+    ("blend_weight", "a third", 1 / 3, "two"),
+    ("blend_weight", "uniform over seven words", 1 / 7, "two"),
+    ("which_key", "the previous token", 4, "previous"),
+    ("which_key", "itself", 5, "diagonal"),
+    ("which_key", "the next token", 6, "first"),
+    ("which_key", "key 1", 1, "first"),
+    ("which_key", "head 0's map read as head 1's", 2, "first"),
+]  # fmt: skip
+
+CORRECT = [
+    ("split_heads", "transpose with axes", split_right_transpose),
+    ("split_heads", "slices stacked", split_right_slices),
+    ("merge_heads", "swapaxes", merge_right_swapaxes),
+    ("merge_heads", "heads concatenated", merge_right_concat),
+    ("mha_parameter_count", "4 (D + 1) D", count_right),
+    ("mha_parameter_count", "a loop over heads", count_right_by_heads),
+    ("bert_parameters", "the number", 2_362_368),
+    ("bert_parameters", "the formula", 4 * 768 * (768 + 1)),
+    ("bert_parameters", "a float", 2362368.0),
+    ("multihead_attention", "chunk and stack", RightWithChunks),
+    ("multihead_attention", "einsum", RightWithEinsum),
+    ("multihead_attention", "the course's layer", MultiHeadAttention),
+    ("load_into_torch", "new Parameters", load_right_parameters),
+    ("load_into_torch", "a translated state dict", load_right_state_dict),
+    ("blend_weight", "one half", 0.5),
+    ("blend_weight", "the printed weight", 0.496),
+    ("which_key", "an int", 0),
+    ("which_key", "a float", 0.0),
+]
+
+
+def test_the_corpus_covers_every_exercise_five_times_and_is_large():
+    assert {e for e, *_ in CORPUS} == set(CHECKS)
+    for exercise in CHECKS:
+        assert sum(e == exercise for e, *_ in CORPUS) >= 5, exercise
+        assert sum(e == exercise for e, *_ in CORRECT) >= 2, exercise
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer"), CORRECT, ids=[f"{e}: {w}" for e, w, _ in CORRECT]
+)
+def test_right_answers_written_differently_pass(exercise, what, answer):
+    result = CHECKS[exercise](answer)
+    assert result.passed, f"{what}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    counts = tally(CHECKS, CORPUS)
+    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+    assert counts["specific"] >= 0.9 * len(CORPUS), counts

@@ -1,0 +1,560 @@
+"""Chapter 5's graders against answers written as learners write them.
+
+Wrong answers to every exercise of chapter 5 (5.1-5.9), written here from the statements
+alone, without looking at the graders' planted or generated mistakes: tables built with
+loops and integer division, torch or float32 tables, cosines that do not fit an odd size,
+blocks placed at ``i`` instead of ``2i``, a norm for a maximum, the batch axis shuffled,
+a rotation that reuses an updated column, a layer that keeps its table as a parameter, a
+plain attribute or float64, or slices it by the batch size. Each comes with words its
+diagnosis must contain (classes: see ``corpus.py``). Right answers, two or more per
+exercise and written differently, must pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from corpus import classify, tally
+from torch import nn
+
+from attnlab import apply_rope, sinusoidal_encoding
+from attnlab.grading.ch05 import (
+    check_offset_matrix,
+    check_permutation_gap,
+    check_positional_encoding,
+    check_rope,
+    check_rope_scores,
+    check_self_dot,
+    check_sign_of_offset,
+    check_sinusoidal_encoding,
+)
+
+CHECKS = {
+    "sinusoidal_encoding": check_sinusoidal_encoding,
+    "offset_matrix": check_offset_matrix,
+    "self_dot": check_self_dot,
+    "sign_of_offset": check_sign_of_offset,
+    "permutation_gap": check_permutation_gap,
+    "rope": check_rope,
+    "rope_scores": check_rope_scores,
+    "positional_encoding": check_positional_encoding,
+}
+
+
+# ------------------------------------------------------------------ 5.1 the table
+
+
+def table_loop_int_division(length, d_model):
+    pe = np.zeros((length, d_model))
+    for p in range(length):
+        for i in range(0, d_model, 2):
+            angle = p / 10000 ** (i // d_model)
+            pe[p, i] = math.sin(angle)
+            if i + 1 < d_model:
+                pe[p, i + 1] = math.cos(angle)
+    return pe
+
+
+def table_base_1000(length, d_model):
+    pos = np.arange(length)[:, None]
+    div = 1000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * div)
+    pe[:, 1::2] = np.cos(pos * div[: d_model // 2])
+    return pe
+
+
+def table_sines_then_cosines(length, d_model):
+    pos = np.arange(length)[:, None]
+    div = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    return np.concatenate([np.sin(pos * div), np.cos(pos * div[: d_model // 2])], axis=1)
+
+
+def table_all_cosines(length, d_model):
+    pos = np.arange(length)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)
+    return pe
+
+
+def table_torch(length, d_model):
+    pos = torch.arange(length, dtype=torch.float64)[:, None]
+    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    pe = torch.zeros(length, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * omega)
+    pe[:, 1::2] = torch.cos(pos * omega)[:, : d_model // 2]
+    return pe
+
+
+def table_float32(length, d_model):
+    pos = np.arange(length, dtype=np.float32)[:, None]
+    omega = np.float32(10000.0) ** (-np.arange(0, d_model, 2, dtype=np.float32) / d_model)
+    pe = np.zeros((length, d_model), dtype=np.float32)
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)[:, : d_model // 2]
+    return pe
+
+
+def table_feature_frequency(length, d_model):
+    pos = np.arange(length)[:, None]
+    j = np.arange(d_model)
+    angles = pos / 10000 ** (j / d_model)
+    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def table_no_column(length, d_model):
+    pos = np.arange(length)
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * omega)
+    pe[:, 1::2] = np.cos(pos * omega)[:, : d_model // 2]
+    return pe
+
+
+def table_right_loop(length, d_model):
+    pe = np.zeros((length, d_model))
+    for p in range(length):
+        for j in range(d_model):
+            omega = 10000 ** (-(j - j % 2) / d_model)
+            pe[p, j] = math.sin(p * omega) if j % 2 == 0 else math.cos(p * omega)
+    return pe
+
+
+def table_right_stack(length, d_model):
+    half = (d_model + 1) // 2
+    angles = np.outer(np.arange(length), np.exp(-np.log(10000.0) * 2 * np.arange(half) / d_model))
+    both = np.stack([np.sin(angles), np.cos(angles)], axis=-1)  # (T, half, 2)
+    return both.reshape(length, 2 * half)[:, :d_model]
+
+
+# ------------------------------------------------------------------ 5.2 the offset matrix
+
+
+def block_diag(*blocks):
+    n = sum(len(b) for b in blocks)
+    m, start = np.zeros((n, n)), 0
+    for b in blocks:
+        m[start : start + len(b), start : start + len(b)] = b
+        start += len(b)
+    return m
+
+
+def offset_backwards(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), -np.sin(b)], [np.sin(b), np.cos(b)]]
+    return m
+
+
+def offset_block_at_i(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000 ** (-2 * i / d_model)
+        m[i : i + 2, i : i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return m
+
+
+def offset_loop_over_features(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model):
+        b = k * 10000 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return m
+
+
+def offset_k_plus_one(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = (k + 1) * 10000.0 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return m
+
+
+def offset_degrees(k, d_model):
+    blocks = []
+    for i in range(d_model // 2):
+        b = np.radians(k * 10000 ** (-2 * i / d_model))
+        blocks.append(np.array([[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]))
+    return block_diag(*blocks)
+
+
+def offset_same_angle(k, d_model):
+    c, s = np.cos(k), np.sin(k)
+    return np.kron(np.eye(d_model // 2), np.array([[c, s], [-s, c]]))
+
+
+def offset_sin_cos_swapped(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000 ** (-2 * i / d_model)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.sin(b), np.cos(b)], [-np.cos(b), np.sin(b)]]
+    return m
+
+
+def offset_right_block_diag(k, d_model):
+    b = k * 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    return block_diag(
+        *[np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]) for a in b]
+    )
+
+
+def offset_right_diagonals(k, d_model):
+    b = np.repeat(k * 10000.0 ** (-np.arange(0, d_model, 2) / d_model), 2)  # (D,)
+    m = np.diag(np.cos(b))
+    i = np.arange(0, d_model, 2)
+    m[i, i + 1] = np.sin(b[i])
+    m[i + 1, i] = -np.sin(b[i])
+    return m
+
+
+# ------------------------------------------------------------------ 5.5 the permutation test
+
+
+def gap_norm(fn, x, perm):
+    return float(np.linalg.norm(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+
+
+def gap_first_axis(fn, x, perm):
+    return float(np.max(np.abs(fn(x[perm]) - fn(x)[perm])))
+
+
+def gap_per_token(fn, x, perm):
+    return np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]).max(axis=-1)
+
+
+def gap_inverse(fn, x, perm):
+    inverse = np.argsort(perm)
+    return float(np.abs(fn(x[..., perm, :]) - fn(x)[..., inverse, :]).max())
+
+
+def gap_signed(fn, x, perm):
+    return float((fn(x[..., perm, :]) - fn(x)[..., perm, :]).max())
+
+
+def gap_not_shuffled_after(fn, x, perm):
+    return float(np.abs(fn(x[..., perm, :]) - fn(x)).max())
+
+
+def gap_right_inverse(fn, x, perm):
+    # undo the shuffle instead: fn(x[perm])[inverse] against fn(x)
+    inverse = np.argsort(perm)
+    return float(np.abs(fn(x[..., perm, :])[..., inverse, :] - fn(x)).max())
+
+
+def gap_right_take(fn, x, perm):
+    a = fn(np.take(x, perm, axis=-2))
+    b = np.take(fn(x), perm, axis=-2)
+    return np.abs(a - b).max().item()
+
+
+# ------------------------------------------------------------------ 5.6 RoPE
+
+
+def rope_reuses_column(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    out = x.copy()
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = out[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+def rope_row_index(x, positions):
+    return apply_rope(x, np.arange(x.shape[-2]))
+
+
+def rope_in_place(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    even, odd = x[..., 0::2].copy(), x[..., 1::2].copy()
+    x[..., 0::2] = even * np.cos(theta) - odd * np.sin(theta)
+    x[..., 1::2] = even * np.sin(theta) + odd * np.cos(theta)
+    return x
+
+
+def rope_every_feature(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(d) / d)  # (T, d)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+def rope_negative_angle(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(-1j * theta)
+    return np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
+
+
+def rope_halves(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    a, b = x[..., : d // 2], x[..., d // 2 :]
+    return np.concatenate(
+        [a * np.cos(theta) - b * np.sin(theta), a * np.sin(theta) + b * np.cos(theta)], -1
+    )
+
+
+def rope_positions_row(x, positions):
+    d = x.shape[-1]
+    theta = np.asarray(positions) * 10000.0 ** (-np.arange(0, d, 2) / d)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+def rope_right_complex(x, positions):
+    d = x.shape[-1]
+    theta = np.outer(positions, 10000.0 ** (-np.arange(0, d, 2) / d))
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * theta)
+    out = np.zeros_like(x)
+    out[..., 0::2], out[..., 1::2] = z.real, z.imag
+    return out
+
+
+def rope_right_matrices(x, positions):
+    d = x.shape[-1]
+    out = x.copy()
+    for t, p in enumerate(positions):
+        for i in range(d // 2):
+            a = p * 10000 ** (-2 * i / d)
+            c, s = math.cos(a), math.sin(a)
+            x0, x1 = x[..., t, 2 * i], x[..., t, 2 * i + 1]
+            out[..., t, 2 * i] = c * x0 - s * x1
+            out[..., t, 2 * i + 1] = s * x0 + c * x1
+    return out
+
+
+# ------------------------------------------------------------------ 5.7 RoPE scores
+
+
+def scores_queries_only(q, k):
+    pos = np.arange(len(q))
+    return apply_rope(q, pos) @ k.T / np.sqrt(q.shape[1])
+
+
+def scores_no_transpose(q, k):
+    pos = np.arange(len(q))
+    return apply_rope(q, pos) @ apply_rope(k, pos) / np.sqrt(q.shape[1])
+
+
+def scores_sqrt_of_T(q, k):
+    pos = np.arange(len(q))
+    return apply_rope(q, pos) @ apply_rope(k, pos).T / np.sqrt(len(q))
+
+
+def scores_unscaled(q, k):
+    pos = np.arange(q.shape[0])
+    return apply_rope(q, pos) @ apply_rope(k, pos).T
+
+
+def scores_keys_reversed(q, k):
+    T = len(q)
+    return apply_rope(q, np.arange(T)) @ apply_rope(k, np.arange(T)[::-1]).T / np.sqrt(q.shape[-1])
+
+
+def scores_transposed(q, k):
+    pos = np.arange(len(q))
+    return apply_rope(k, pos) @ apply_rope(q, pos).T / np.sqrt(q.shape[-1])
+
+
+def scores_right_from_one(q, k):
+    pos = np.arange(1, len(q) + 1)  # only offsets matter
+    return np.einsum("td,sd->ts", apply_rope(q, pos), apply_rope(k, pos)) / math.sqrt(q.shape[-1])
+
+
+def scores_right_scaled_queries(q, k):
+    pos = np.arange(len(q))
+    return (apply_rope(q, pos) / math.sqrt(q.shape[-1])) @ apply_rope(k, pos).T
+
+
+# ------------------------------------------------------------------ 5.8 and 5.9 the layer
+
+
+class TableAsParameter(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.pe = nn.Parameter(torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class TableAsAttribute(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.pe = torch.from_numpy(sinusoidal_encoding(max_len, d_model))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class SliceByBatch(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[0]].to(x.dtype)
+
+
+class NoSlice(SliceByBatch):
+    def forward(self, x):
+        return x + self.pe.to(x.dtype)
+
+
+class KeepsFloat64(SliceByBatch):
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]]
+
+
+class AddsInPlace(SliceByBatch):
+    def forward(self, x):
+        x += self.pe[: x.shape[1]].to(x.dtype)
+        return x
+
+
+class ConcatenatesTable(SliceByBatch):
+    def forward(self, x):
+        table = self.pe[: x.shape[1]].to(x.dtype).expand(x.shape[0], -1, -1)
+        return torch.cat([x, table], dim=-1)
+
+
+class RightWithBatchAxis(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        table = torch.tensor(sinusoidal_encoding(max_len, d_model)).unsqueeze(0)  # (1, L, D)
+        self.register_buffer("table", table, persistent=False)
+
+    def forward(self, x):
+        return x + self.table[:, : x.size(1)].type_as(x)
+
+
+class RightTorchTable(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+        omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+        pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(pos * omega)
+        pe[:, 1::2] = torch.cos(pos * omega)[:, : d_model // 2]
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        T = x.shape[-2]
+        return x + self.pe[:T].to(dtype=x.dtype, device=x.device)
+
+
+CORPUS = [
+    ("sinusoidal_encoding", "loop with i // d_model", table_loop_int_division, "integer division"),
+    ("sinusoidal_encoding", "cosines for odd D", table_all_cosines, "odd"),
+    ("sinusoidal_encoding", "base 1000", table_base_1000, "10000"),
+    ("sinusoidal_encoding", "sines, then cosines", table_sines_then_cosines, "alternate"),
+    ("sinusoidal_encoding", "torch table", table_torch, "NumPy"),
+    ("sinusoidal_encoding", "float32 table", table_float32, "float32"),
+    ("sinusoidal_encoding", "a frequency per feature", table_feature_frequency, "share"),
+    ("sinusoidal_encoding", "positions not a column", table_no_column, "broadcast"),
+    ("offset_matrix", "[[cos, -sin], [sin, cos]]", offset_backwards, "backwards"),
+    ("offset_matrix", "blocks at i", offset_block_at_i, "2"),
+    ("offset_matrix", "a loop over features", offset_loop_over_features, "pairs"),
+    ("offset_matrix", "degrees", offset_degrees, "radians"),
+    ("offset_matrix", "k + 1", offset_k_plus_one, "(k + 1)"),
+    ("offset_matrix", "the same angle for every pair", offset_same_angle, "own pair"),
+    ("offset_matrix", "sin and cos swapped", offset_sin_cos_swapped, "swapped"),
+    ("self_dot", "D", 64, "pairs"),
+    ("self_dot", "a unit vector", 1, "length 1"),
+    ("self_dot", "the position", 5, "position"),
+    ("self_dot", "the position squared", 25, "position"),
+    ("self_dot", "orthogonal", 0, "orthogonal"),
+    ("sign_of_offset", "first", "first", "cos(-x)"),
+    ("sign_of_offset", "second", "second", "cos(-x)"),
+    ("sign_of_offset", "a word that is not a choice", "same", "first"),
+    ("sign_of_offset", "a bool", True, "first"),
+    ("sign_of_offset", "a number", 1, "first"),
+    ("permutation_gap", "a norm", gap_norm, "norm"),
+    ("permutation_gap", "x[perm] on a batch", gap_first_axis, "axis -2"),
+    ("permutation_gap", "one gap per token", gap_per_token, "one number"),
+    ("permutation_gap", "the inverse permutation", gap_inverse, "argsort"),
+    ("permutation_gap", "signed", gap_signed, "absolute"),
+    ("permutation_gap", "output not shuffled", gap_not_shuffled_after, "reorder fn(x)"),
+    ("rope", "second line reuses the rotated column", rope_reuses_column, "rotated"),
+    ("rope", "writes into x", rope_in_place, "in place"),
+    ("rope", "a frequency per feature", rope_every_feature, "broadcast"),
+    ("rope", "e^(-i theta)", rope_negative_angle, "wrong way"),
+    ("rope", "rotate half", rope_halves, "rotate half"),
+    ("rope", "the row index as the position", rope_row_index, "`positions` argument"),
+    ("rope", "positions not a column", rope_positions_row, "broadcast"),
+    ("rope_scores", "queries only", scores_queries_only, "keys too"),
+    ("rope_scores", "no transpose", scores_no_transpose, "transpose"),
+    ("rope_scores", "sqrt(T)", scores_sqrt_of_T, "another axis"),
+    ("rope_scores", "no scale", scores_unscaled, "scale"),
+    ("rope_scores", "keys at reversed positions", scores_keys_reversed, "position"),
+    ("rope_scores", "keys against queries", scores_transposed, "transposed"),
+    ("positional_encoding", "nn.Parameter", TableAsParameter, "register_buffer"),
+    ("positional_encoding", "a plain attribute", TableAsAttribute, "register_buffer"),
+    ("positional_encoding", "sliced by the batch size", SliceByBatch, "axis 1"),
+    ("positional_encoding", "not sliced", NoSlice, "max_len"),
+    ("positional_encoding", "no dtype conversion", KeepsFloat64, "to the input's dtype"),
+    ("positional_encoding", "x += table", AddsInPlace, "in place"),
+    ("positional_encoding", "concatenated", ConcatenatesTable, "add"),
+]  # fmt: skip
+
+CORRECT = [
+    ("sinusoidal_encoding", "two loops", table_right_loop),
+    ("sinusoidal_encoding", "sin and cos stacked", table_right_stack),
+    ("offset_matrix", "scipy's block_diag", offset_right_block_diag),
+    ("offset_matrix", "diagonals", offset_right_diagonals),
+    ("self_dot", "an int", 32),
+    ("self_dot", "a float", 32.0),
+    ("sign_of_offset", "lower case", "equal"),
+    ("sign_of_offset", "capitalised", "Equal"),
+    ("permutation_gap", "the shuffle undone", gap_right_inverse),
+    ("permutation_gap", "np.take", gap_right_take),
+    ("rope", "complex numbers", rope_right_complex),
+    ("rope", "loops", rope_right_matrices),
+    ("rope_scores", "positions from 1", scores_right_from_one),
+    ("rope_scores", "scaled queries", scores_right_scaled_queries),
+    ("positional_encoding", "a (1, L, D) buffer", RightWithBatchAxis),
+    ("positional_encoding", "a torch table", RightTorchTable),
+]
+
+
+def test_the_corpus_covers_every_exercise_five_times_and_is_large():
+    assert {e for e, *_ in CORPUS} == set(CHECKS)
+    for exercise in CHECKS:
+        assert sum(e == exercise for e, *_ in CORPUS) >= 5, exercise
+        assert sum(e == exercise for e, *_ in CORRECT) >= 2, exercise
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer"), CORRECT, ids=[f"{e}: {w}" for e, w, _ in CORRECT]
+)
+def test_right_answers_written_differently_pass(exercise, what, answer):
+    result = CHECKS[exercise](answer)
+    assert result.passed, f"{what}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    counts = tally(CHECKS, CORPUS)
+    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+    assert counts["specific"] >= 0.9 * len(CORPUS), counts

@@ -1,0 +1,432 @@
+"""Chapter 6's graders against answers written as learners write them.
+
+Wrong answers to every exercise of chapter 6 (6.1-6.8), written here from the statements
+alone, without looking at the graders' planted or generated mistakes: float, torch and
+strict masks, masks built in loops, a finite fill with the empty rows zeroed, a softmax
+without its maximum or with one maximum for everything, boolean indexing in place, masks
+whose axes are squeezed or added in the wrong place, integer masks, a causality test that
+edits the caller's array or returns one number per feature, and predictions that forget
+the fill. Each comes with words its diagnosis must contain (classes: see ``corpus.py``).
+Right answers, two or more per exercise and written differently, must pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from corpus import classify, tally
+
+from attnlab.grading.ch06 import (
+    check_blind_row,
+    check_causal_mask,
+    check_fill_leak,
+    check_from_hf_attention_mask,
+    check_future_change,
+    check_masked_softmax,
+    check_padding_mask,
+    check_to_key_padding_mask,
+)
+
+CHECKS = {
+    "causal_mask": check_causal_mask,
+    "padding_mask": check_padding_mask,
+    "masked_softmax": check_masked_softmax,
+    "to_key_padding_mask": check_to_key_padding_mask,
+    "from_hf_attention_mask": check_from_hf_attention_mask,
+    "future_change": check_future_change,
+    "fill_leak": check_fill_leak,
+    "blind_row": check_blind_row,
+}
+
+
+# ------------------------------------------------------------------ 6.1 causal mask
+
+
+def causal_float(T):
+    return np.tril(np.ones((T, T)))
+
+
+def causal_torch(T):
+    return torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+
+def causal_strict(T):
+    return np.arange(T)[None, :] < np.arange(T)[:, None]
+
+
+def causal_upper(T):
+    return np.arange(T)[:, None] <= np.arange(T)[None, :]
+
+
+def causal_loop_without_diagonal(T):
+    mask = np.zeros((T, T), dtype=bool)
+    for i in range(T):
+        mask[i, :i] = True
+    return mask
+
+
+def causal_right_tri(T):
+    return np.tri(T, dtype=bool)
+
+
+def causal_right_compare(T):
+    i = np.arange(T)
+    return i[None, :] <= i[:, None]
+
+
+# ------------------------------------------------------------------ 6.2 padding mask
+
+
+def pad_two_axes(lengths, max_len):
+    return np.arange(max_len)[None, :] < lengths[:, None]
+
+
+def pad_leading_axis(lengths, max_len):
+    return (np.arange(max_len)[None, :] < lengths[:, None])[None]
+
+
+def pad_inclusive(lengths, max_len):
+    return (np.arange(max_len) <= lengths[:, None])[:, None, :]
+
+
+def pad_ints(lengths, max_len):
+    return (np.arange(max_len) < lengths[:, None]).astype(int)[:, None, :]
+
+
+def pad_longest(lengths, max_len):
+    return (np.arange(lengths.max()) < lengths[:, None])[:, None, :]
+
+
+def pad_inverted(lengths, max_len):
+    return (np.arange(max_len) >= lengths[:, None])[:, None, :]
+
+
+def pad_right_loop(lengths, max_len):
+    mask = np.zeros((len(lengths), 1, max_len), dtype=bool)
+    for b, n in enumerate(lengths):
+        mask[b, 0, :n] = True
+    return mask
+
+
+def pad_right_expand(lengths, max_len):
+    return np.expand_dims(np.arange(max_len) < np.asarray(lengths)[:, None], 1)
+
+
+# ------------------------------------------------------------------ 6.3 masked softmax
+
+
+def soft_minus_1e4_zeroed(scores, mask):
+    z = np.where(mask, scores, -1e4)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(mask.any(axis=-1, keepdims=True), w, 0.0)
+
+
+def soft_minus_1e9(scores, mask):
+    z = np.where(mask, scores, -1e9)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def soft_unstable(scores, mask):
+    e = np.where(mask, np.exp(scores), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def soft_one_max(scores, mask):
+    z = np.where(mask, scores, -np.inf)
+    top = scores.max()  # one maximum for the whole array
+    e = np.exp(z - top)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def soft_sum_over_axis_0(scores, mask):
+    z = np.where(mask, scores, -np.inf)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return np.nan_to_num(e / e.sum(axis=0, keepdims=True))
+
+
+def soft_bool_index(scores, mask):
+    scores[~np.broadcast_to(mask, scores.shape)] = -np.inf
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(e / e.sum(axis=-1, keepdims=True))
+
+
+def soft_weights_times_mask(scores, mask):
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return w * mask
+
+
+def soft_inverted(scores, mask):
+    z = np.where(mask, -np.inf, scores)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return np.nan_to_num(e / e.sum(axis=-1, keepdims=True))
+
+
+def soft_right_nan_to_num(scores, mask):
+    z = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        w = e / np.sum(e, axis=-1, keepdims=True)
+    return np.nan_to_num(w, nan=0.0)
+
+
+def soft_right_rows(scores, mask):
+    mask = np.broadcast_to(mask, scores.shape)
+    out = np.zeros_like(scores)
+    for idx in np.ndindex(*scores.shape[:-1]):
+        row, keep = scores[idx], mask[idx]
+        if keep.any():
+            e = np.exp(row[keep] - row[keep].max())
+            out[idx][keep] = e / e.sum()
+    return out
+
+
+# ------------------------------------------------------------------ 6.4 key_padding_mask
+
+
+def kpm_not_inverted(mask):
+    return mask[:, 0, :]
+
+
+def kpm_keeps_axis(mask):
+    return ~mask
+
+
+def kpm_squeeze(mask):
+    return ~mask.squeeze()
+
+
+def kpm_ints(mask):
+    return 1 - mask[:, 0].int()
+
+
+def kpm_numpy(mask):
+    return ~mask.numpy()[:, 0, :]
+
+
+def kpm_ones_as_float(mask):
+    return (~mask[:, 0, :]).float()
+
+
+def kpm_right_logical_not(mask):
+    return torch.logical_not(mask.squeeze(1))
+
+
+def kpm_right_float32(mask):
+    return torch.zeros(mask.shape[0], mask.shape[-1]).masked_fill(~mask[:, 0], -math.inf)
+
+
+def kpm_right_float64(mask):
+    hidden = torch.zeros(mask.shape[0], mask.shape[-1], dtype=torch.float64)
+    return hidden.masked_fill(~mask[:, 0], float("-inf"))
+
+
+def kpm_right_eq_false(mask):
+    return mask[:, 0, :] == False  # noqa: E712
+
+
+# ------------------------------------------------------------------ 6.5 from Hugging Face
+
+
+def hf_zero(attention_mask):
+    return (attention_mask == 0)[:, None, :]
+
+
+def hf_no_axis(attention_mask):
+    return attention_mask.bool()
+
+
+def hf_ints(attention_mask):
+    return attention_mask[:, None, :]
+
+
+def hf_float(attention_mask):
+    return attention_mask.unsqueeze(1).float()
+
+
+def hf_last_axis(attention_mask):
+    return attention_mask.bool().unsqueeze(-1)
+
+
+def hf_numpy(attention_mask):
+    return attention_mask.numpy().astype(bool)[:, None, :]
+
+
+def hf_right_bool(attention_mask):
+    return attention_mask.bool()[:, None, :]
+
+
+def hf_right_unsqueeze(attention_mask):
+    return attention_mask.unsqueeze(1) > 0
+
+
+# ------------------------------------------------------------------ 6.6 a causality test
+
+
+def future_in_place(attend, x, t):
+    before = attend(x)
+    x[t + 1 :] = 0
+    return float(np.abs(attend(x) - before)[: t + 1].max())
+
+
+def future_from_t(attend, x, t):
+    edited = x.copy()
+    edited[t:] = 0
+    return float(np.abs(attend(edited) - attend(x))[: t + 1].max())
+
+
+def future_all_outputs(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.abs(attend(edited) - attend(x)).max())
+
+
+def future_per_feature(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return np.abs(attend(edited) - attend(x))[: t + 1].max(axis=0)
+
+
+def future_only_t(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.abs(attend(edited)[t] - attend(x)[t]).max())
+
+
+def future_sum(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).sum())
+
+
+def future_mean(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.abs(attend(edited) - attend(x))[: t + 1].mean())
+
+
+def future_right_loop(attend, x, t):
+    edited = np.array(x)
+    for s in range(t + 1, len(x)):
+        edited[s] = 0.0
+    a, b = attend(x), attend(edited)
+    return max(float(abs(a[i] - b[i]).max()) for i in range(t + 1))
+
+
+def future_right_concat(attend, x, t):
+    edited = np.concatenate([x[: t + 1], np.zeros_like(x[t + 1 :])])
+    return np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).max().item()
+
+
+CORPUS = [
+    ("causal_mask", "floats", causal_float, "bool"),
+    ("causal_mask", "torch", causal_torch, "NumPy"),
+    ("causal_mask", "strictly below", causal_strict, "diagonal"),
+    ("causal_mask", "upper triangle", causal_upper, "future"),
+    ("causal_mask", "a loop without the diagonal", causal_loop_without_diagonal, "diagonal"),
+    ("padding_mask", "(B, S)", pad_two_axes, "axis of size 1"),
+    ("padding_mask", "(1, B, S)", pad_leading_axis, "another order"),
+    ("padding_mask", "<=", pad_inclusive, "j < length"),
+    ("padding_mask", "ints", pad_ints, "bool"),
+    ("padding_mask", "to the longest", pad_longest, "max_len"),
+    ("padding_mask", "inverted", pad_inverted, "inverted"),
+    ("masked_softmax", "-1e4 fill, empty rows zeroed", soft_minus_1e4_zeroed, "finite"),
+    ("masked_softmax", "-1e9 fill", soft_minus_1e9, "uniform"),
+    ("masked_softmax", "no max subtracted", soft_unstable, "max"),
+    ("masked_softmax", "one max for everything", soft_one_max, "own"),
+    ("masked_softmax", "scores[~mask] = -inf", soft_bool_index, "in place"),
+    ("masked_softmax", "sum over axis 0", soft_sum_over_axis_0, "last axis"),
+    ("masked_softmax", "weights * mask", soft_weights_times_mask, "BEFORE the softmax"),
+    ("masked_softmax", "inverted", soft_inverted, "inverted"),
+    ("to_key_padding_mask", "not inverted", kpm_not_inverted, "invert"),
+    ("to_key_padding_mask", "keeps the query axis", kpm_keeps_axis, "query axis"),
+    ("to_key_padding_mask", "squeeze()", kpm_squeeze, "squeeze"),
+    ("to_key_padding_mask", "ints", kpm_ints, "integers"),
+    ("to_key_padding_mask", "NumPy", kpm_numpy, "torch tensor"),
+    ("to_key_padding_mask", "1.0 for padding", kpm_ones_as_float, "ADDED"),
+    ("from_hf_attention_mask", "== 0", hf_zero, "inverted"),
+    ("from_hf_attention_mask", "no query axis", hf_no_axis, "query axis"),
+    ("from_hf_attention_mask", "ints", hf_ints, "integers"),
+    ("from_hf_attention_mask", "floats", hf_float, "ADDED"),
+    ("from_hf_attention_mask", "(B, S, 1)", hf_last_axis, "last"),
+    ("from_hf_attention_mask", "NumPy", hf_numpy, "torch tensor"),
+    ("future_change", "edits x itself", future_in_place, "in place"),
+    ("future_change", "edits from t", future_from_t, "t + 1"),
+    ("future_change", "every output", future_all_outputs, "0 .. t only"),
+    ("future_change", "one number per feature", future_per_feature, "one number"),
+    ("future_change", "output t only", future_only_t, "only output t"),
+    ("future_change", "the mean", future_mean, "largest"),
+    ("future_change", "the sum", future_sum, "summed"),
+    ("fill_leak", "fully masked", 0.0, "10000"),
+    ("fill_leak", "all of it", 1.0, "10000"),
+    ("fill_leak", "e^0 / (e^0 + e^1)", 1 / (1 + math.e), "tie"),
+    ("fill_leak", "tiny", 1e-4, "tie"),
+    ("fill_leak", "e^-1e4", math.exp(-1e4), "tie"),
+    ("blind_row", "zeros", 0.0, "equal"),
+    ("blind_row", "all on one key", 1.0, "equal"),
+    ("blind_row", "NaN", float("nan"), "NaN"),
+    ("blind_row", "one fifth", 0.2, "four"),
+    ("blind_row", "one third", 1 / 3, "four"),
+]  # fmt: skip
+
+CORRECT = [
+    ("causal_mask", "np.tri", causal_right_tri),
+    ("causal_mask", "compared indices", causal_right_compare),
+    ("padding_mask", "a loop", pad_right_loop),
+    ("padding_mask", "expand_dims", pad_right_expand),
+    ("masked_softmax", "nan_to_num", soft_right_nan_to_num),
+    ("masked_softmax", "row by row", soft_right_rows),
+    ("to_key_padding_mask", "logical_not", kpm_right_logical_not),
+    ("to_key_padding_mask", "float32 0 / -inf", kpm_right_float32),
+    ("to_key_padding_mask", "float64 0 / -inf", kpm_right_float64),
+    ("to_key_padding_mask", "== False", kpm_right_eq_false),
+    ("from_hf_attention_mask", ".bool()", hf_right_bool),
+    ("from_hf_attention_mask", "unsqueeze and > 0", hf_right_unsqueeze),
+    ("future_change", "a loop", future_right_loop),
+    ("future_change", "concatenate", future_right_concat),
+    ("fill_leak", "a half", 0.5),
+    ("fill_leak", "a fraction", 1 / 2),
+    ("blind_row", "a quarter", 0.25),
+    ("blind_row", "one over four", 1 / 4),
+]
+
+
+def test_the_corpus_covers_every_exercise_five_times_and_is_large():
+    assert {e for e, *_ in CORPUS} == set(CHECKS)
+    for exercise in CHECKS:
+        assert sum(e == exercise for e, *_ in CORPUS) >= 5, exercise
+        assert sum(e == exercise for e, *_ in CORRECT) >= 2, exercise
+    labels = [(e, what) for e, what, _, _ in CORPUS]
+    assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
+)
+def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind != "accepted", f"{what}: a wrong answer passed"
+    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer"), CORRECT, ids=[f"{e}: {w}" for e, w, _ in CORRECT]
+)
+def test_right_answers_written_differently_pass(exercise, what, answer):
+    result = CHECKS[exercise](answer)
+    assert result.passed, f"{what}\n{result.text}"
+
+
+def test_at_least_nine_in_ten_get_a_specific_diagnosis():
+    counts = tally(CHECKS, CORPUS)
+    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+    assert counts["specific"] >= 0.9 * len(CORPUS), counts
