@@ -475,6 +475,31 @@ def load_right_state_dict(ours, theirs):
     )
 
 
+# ------------------------------------------------------------------ an independent learner's
+
+
+def split_np_split_time_axis(x, n_heads):
+    return np.stack(np.split(x, n_heads, axis=1), axis=1)
+
+
+def count_numpy_integer(d_model, n_heads, bias=True):
+    return np.sum([d_model * d_model + (d_model if bias else 0) for _ in range(4)])
+
+
+class BooleanIndexMask(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s[~mask] = float("-inf")
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
 CORPUS = [
     ("split_heads", "d = D / H, a float", split_float_size, "integer"),
     ("split_heads", "through torch", split_torch, "NumPy"),
@@ -529,6 +554,9 @@ CORPUS = [
     ("which_key", "the next token", 6, "first"),
     ("which_key", "key 1", 1, "first"),
     ("which_key", "head 0's map read as head 1's", 2, "first"),
+    ("split_heads", "np.split on the time axis", split_np_split_time_axis, "axis=-1"),
+    ("mha_parameter_count", "np.sum gives np.int64", count_numpy_integer, "Python int"),
+    ("multihead_attention", "scores[~mask] = -inf", BooleanIndexMask, "masked_fill"),
 ]  # fmt: skip
 
 CORRECT = [
