@@ -852,9 +852,9 @@ def _inspect_layer(cls: type) -> Finding | None:
         return Finding(
             WRONG_TYPE,
             f"a float16 x comes back as {half.dtype}",
-            "the output must keep the dtype of x (float16 in, float16 out): convert the "
-            "rows of the table you add to the input's dtype, .to(x.dtype), instead of "
-            "fixing the table's dtype once",
+            "the output must keep the input's precision (float16 in, float16 out): "
+            "convert the rows of the table you add to the input's dtype, .to(x.dtype), "
+            "instead of fixing the table's dtype once",
         )
     if any(p.requires_grad for p in layer.parameters()):
         return Finding(
