@@ -355,6 +355,16 @@ def soft_max_before_masking(scores, mask):
     return np.where(empty, 0.0, w)
 
 
+def soft_along_queries(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(empty, 0.0, s)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - s.max(axis=-2, keepdims=True))
+        w = e / e.sum(axis=-2, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
 def future_zeroes_past(attend, x, t):
     x2 = x.copy()
     x2[:t] = 0
@@ -424,6 +434,7 @@ CORPUS = [
     ("masked_softmax", "max of unmasked scores, renormalised", soft_renormalised_guarded, "row max includes the masked"),
     ("masked_softmax", "-inf fill, no max subtracted", soft_no_max_empty_zeroed, "overflows"),
     ("masked_softmax", "row max taken before masking", soft_max_before_masking, "row max includes the masked"),
+    ("masked_softmax", "softmax along axis -2", soft_along_queries, "axis=-1"),
     ("future_change", "zeroes the past", future_zeroes_past, "before t"),
     ("future_change", "zeroes every token", future_zeroes_all, "every token"),
     ("future_change", "built-in max on a 2-D array", future_builtin_max, "np.max"),

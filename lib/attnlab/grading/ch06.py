@@ -217,6 +217,16 @@ def _no_max_empty_zeroed(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
 
 
+def _softmax_along(scores: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Planted: the whole softmax (max and sum) along another axis than the keys', the
+    rows with no visible key zeroed."""
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    z = np.where(empty, 0.0, np.where(mask, scores, -np.inf))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+        return np.where(empty, 0.0, e / np.sum(e, axis=axis, keepdims=True))
+
+
 def _fill(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return _softmax_rows(np.where(mask, scores, fill))
@@ -380,6 +390,11 @@ MASKED_SOFTMAX = GRADERS.add(
                     lambda scores, mask, axis=axis: _summed_along(scores, mask, axis),
                 )
                 for axis in (0, -2)
+            ),
+            Mistake(
+                "your softmax runs along the queries (axis -2): each query's weights are "
+                "normalised over the keys, the last axis (max and sum with axis=-1)",
+                lambda scores, mask: _softmax_along(scores, mask, -2),
             ),
             *(
                 Mistake(
