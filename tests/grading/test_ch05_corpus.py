@@ -552,6 +552,7 @@ CORPUS = [
     ("positional_encoding", "x += table", AddsInPlace, "in place"),
     ("positional_encoding", "concatenated", ConcatenatesTable, "add"),
     ("offset_matrix", "abs(k)", offset_abs_k, "sign of k"),
+    ("self_dot", "the length, not squared", 32**0.5, "squared length"),
     ("permutation_gap", "a bool", gap_as_bool, "the number itself"),
     ("positional_encoding", "NumPy array to register_buffer", BufferFromNumpy, "torch.from_numpy"),
     ("positional_encoding", "float32 table, never converted", Float32Always, "float16"),

@@ -353,6 +353,11 @@ SELF_DOT = GRADERS.add(
                 "the unit circle, wherever it has turned",
             ),
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
+            (
+                math.sqrt(32),
+                "that is the vector's length |PE(5)| = √32; its dot product with itself is "
+                "the squared length",
+            ),
         ),
         hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
     )
@@ -810,8 +815,9 @@ _LAYER_VALUES = Grader(
             "which axis of x they are added",
         ),
     ),
-    hint="compare your output for a batch of zeros with sinusoidal_encoding(T, D): which "
-    "rows of the table does forward use, with which dtype, and how do they meet x? The "
+    hint="compare your output minus x with sinusoidal_encoding(T, D) on a random batch: "
+    "which rows of the table does forward use, with which dtype, and how do they meet x, "
+    "unchanged? The "
     'chapter\'s section "Sinusoidal encoding" adds the table to the tokens',
     solution="PositionalEncoding",
     wrap=lambda cls: adapt(_run_layer, cls),
