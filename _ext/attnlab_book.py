@@ -301,7 +301,7 @@ FRAMES_DIR = "_images/frames"
 """Where the website keeps the slider frames, one PNG file per distinct frame."""
 
 _EXPLORER_DATA = re.compile(r"^(  var data = )(\{.*\});$", re.MULTILINE)
-"""The one line of a scrubber's script that holds its data (``attnlab.widgets._JS``)."""
+"""The one line of a scrubber's script that holds its data (``attnlab.drawing.widgets._JS``)."""
 
 _FIRST_FRAME = re.compile(
     r'(<img class="attnlab-frame" src=")data:image/png;base64,([A-Za-z0-9+/=]+)(")'
@@ -311,7 +311,7 @@ _FIRST_FRAME = re.compile(
 def externalize_frames(page: str, page_dir: Path, outdir: Path) -> str:
     """``page`` with its slider frames moved out of the HTML into PNG files.
 
-    A scrubber made by ``attnlab.widgets.explore`` carries every frame as base64 in its
+    A scrubber made by ``attnlab.drawing.widgets.explore`` carries every frame as base64 in its
     script, so that a notebook's output is one self-contained file. On the website that
     would make a reader download every frame of every slider (a third larger as base64)
     before the page is usable. Here each frame becomes ``_images/frames/<sha256>.png``

@@ -1,6 +1,6 @@
 """The cost of H heads of size D/H against one head of size D, computed and measured.
 
-For a fixed width D, one :class:`~attnlab.multihead.MultiHeadAttention` layer is built with
+For a fixed width D, one :class:`~attnlab.mechanism.multihead.MultiHeadAttention` layer is built with
 H = 1, 2, 4, ..., 64 heads. For each, the table lists:
 
 - the parameter count (``mha_parameter_count``: 4·D² + 4·D whatever H);
@@ -21,27 +21,20 @@ Run: ``python bench/bench_heads.py`` (or ``make bench``).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import functools
 
 import torch
 from _table import print_table
 from torch.utils.flop_counter import FlopCounterMode
 
-from attnlab.multihead import MultiHeadAttention, mha_flops, mha_parameter_count
+from attnlab.measure import median_seconds_each
+from attnlab.mechanism.multihead import MultiHeadAttention, mha_flops, mha_parameter_count
 
 
-def fwd_bwd_seconds(mha: MultiHeadAttention, x: torch.Tensor, repeats: int) -> float:
-    """Median wall time of ``repeats`` forward + backward passes, after 3 warm-up passes."""
-    times = []
-    for i in range(repeats + 3):
-        xi = x.detach().requires_grad_()
-        start = time.perf_counter()
-        out, _ = mha(xi)
-        out.backward(torch.ones_like(out))
-        if i >= 3:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def fwd_bwd(mha: MultiHeadAttention, x: torch.Tensor) -> None:
+    """One forward + backward pass."""
+    out, _ = mha(x.detach().requires_grad_())
+    out.backward(torch.ones_like(out))
 
 
 def counted_flops(mha: MultiHeadAttention, x: torch.Tensor) -> int:
@@ -64,11 +57,10 @@ def main() -> None:
     x = torch.randn(B, T, D)
     heads = [h for h in (1, 2, 4, 8, 16, 32, 64) if D % h == 0]
     layers = {H: MultiHeadAttention(D, H) for H in heads}
-    samples: dict[int, list[float]] = {H: [] for H in heads}
-    for _ in range(3):  # interleaved rounds, so a burst of load hits every H alike
-        for H, mha in layers.items():
-            samples[H].append(fwd_bwd_seconds(mha, x, args.repeats))
-    seconds = {H: min(s) for H, s in samples.items()}
+    # Timed in turns (attnlab.measure), so a burst of load hits every H alike.
+    runs = {H: functools.partial(fwd_bwd, mha, x) for H, mha in layers.items()}
+    samples = [median_seconds_each(runs, args.repeats, clock="wall") for _ in range(3)]
+    seconds = {H: min(s[H] for s in samples) for H in heads}
     rows = []
     for H, mha in layers.items():
         cost = mha_flops(D, H, T, batch=B)

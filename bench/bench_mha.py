@@ -16,16 +16,15 @@ Run: ``python bench/bench_mha.py`` (or ``make bench``).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import functools
 from collections.abc import Callable
 
 import torch
 from _table import print_table
 from torch import nn
-from torch.profiler import ProfilerActivity, profile
 
-from attnlab.multihead import MultiHeadAttention
+from attnlab.measure import median_seconds_each, peak_memory
+from attnlab.mechanism.multihead import MultiHeadAttention
 
 MB = 2**20
 
@@ -46,29 +45,6 @@ def _fwd_bwd(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> Non
     out.backward(torch.ones_like(out))
 
 
-def median_seconds(fn: Callable, x: torch.Tensor, repeats: int, warmup: int = 3) -> float:
-    """Median wall time of ``repeats`` forward + backward passes (after ``warmup`` passes)."""
-    for _ in range(warmup):
-        _fwd_bwd(fn, x)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        _fwd_bwd(fn, x)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def peak_bytes(run: Callable[[], None]) -> int:
-    """Peak of (allocated - freed) CPU bytes during ``run()``, from the profiler's events."""
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        run()
-    current = peak = 0
-    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        current += event.self_cpu_memory_usage  # > 0 allocation, < 0 free
-        peak = max(peak, current)
-    return peak
-
-
 def time_table(batch: int, length: int, d_model: int, n_heads: int, repeats: int) -> None:
     torch.manual_seed(0)
     x = torch.randn(batch, length, d_model)
@@ -77,12 +53,10 @@ def time_table(batch: int, length: int, d_model: int, n_heads: int, repeats: int
         "nn.MultiheadAttention need_weights=True": _theirs(d_model, n_heads, True),
         "nn.MultiheadAttention need_weights=False": _theirs(d_model, n_heads, False),
     }
-    # Interleave the three so that a burst of load on the machine hits them alike.
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(3):
-        for name, fn in fns.items():
-            samples[name].append(median_seconds(fn, x, repeats))
-    seconds = {name: min(s) for name, s in samples.items()}
+    # Timed in turns (attnlab.measure) so that a burst of load on the machine hits them alike.
+    runs = {name: functools.partial(_fwd_bwd, fn, x) for name, fn in fns.items()}
+    samples = [median_seconds_each(runs, repeats, clock="wall") for _ in range(3)]
+    seconds = {name: min(s[name] for s in samples) for name in fns}
     ours = seconds["attnlab MultiHeadAttention"]
     rows = [[name, f"{1e3 * s:.1f}", f"{ours / s:.2f}"] for name, s in seconds.items()]
     print_table(
@@ -112,10 +86,10 @@ def memory_table(batch: int, lengths: list[int], d_model: int, n_heads: int) -> 
             [
                 T,
                 f"{weights_mb:.1f}",
-                f"{peak_bytes(forward_only) / MB:.1f}",
-                f"{peak_bytes(lambda x=x: _fwd_bwd(ours, x)) / MB:.1f}",
-                f"{peak_bytes(lambda x=x: _fwd_bwd(theirs_w, x)) / MB:.1f}",
-                f"{peak_bytes(lambda x=x: _fwd_bwd(theirs_nw, x)) / MB:.1f}",
+                f"{peak_memory(forward_only) / MB:.1f}",
+                f"{peak_memory(lambda x=x: _fwd_bwd(ours, x)) / MB:.1f}",
+                f"{peak_memory(lambda x=x: _fwd_bwd(theirs_w, x)) / MB:.1f}",
+                f"{peak_memory(lambda x=x: _fwd_bwd(theirs_nw, x)) / MB:.1f}",
             ]
         )
     print_table(

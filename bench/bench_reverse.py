@@ -12,15 +12,16 @@ Target: under 60 s. Run: ``python bench/bench_reverse.py`` (or ``make bench``).
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 from _table import print_table
 
-from attnlab.data import Task, batches
+from attnlab.measure import Stopwatch
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
-from attnlab.train import exact_match, train
-from attnlab.transformer import EncoderDecoder
+from attnlab.tasks.data import Task, batches
+from attnlab.tasks.training import exact_match, train
 
 TARGET = 0.99
 
@@ -29,19 +30,14 @@ def run(seed: int, max_steps: int = 1000) -> tuple[int, float, float, float]:
     """Train one model; return (steps, train seconds, check seconds, final exact match)."""
     seed_everything(seed, threads=2)
     task = Task("reverse", n_symbols=10, min_len=10, max_len=10)
-    model = EncoderDecoder(
-        task.vocab_size, task.vocab_size, 64, 4, 1, 128, max_len=task.max_seq_len
-    )
-    checking = 0.0
+    config = TransformerConfig(d_model=64, n_heads=4, d_ff=128, max_len=task.max_seq_len)
+    model = EncoderDecoder(task.vocab_size, task.vocab_size, config)
+    watch = Stopwatch()  # training time; the checks of the target are paused out of it
 
     def reached() -> bool:
-        nonlocal checking
-        t = time.perf_counter()
-        ok = exact_match(model, task, n=500, rng=10_000 + seed) >= TARGET
-        checking += time.perf_counter() - t
-        return ok
+        with watch.paused():
+            return exact_match(model, task, n=500, rng=10_000 + seed) >= TARGET
 
-    start = time.perf_counter()
     history = train(
         model,
         batches(task, 64, rng=seed + 1),
@@ -52,9 +48,9 @@ def run(seed: int, max_steps: int = 1000) -> tuple[int, float, float, float]:
         check_every=25,
         progress=False,
     )
-    total = time.perf_counter() - start
+    training, checking = watch.seconds, watch.paused_seconds
     final = exact_match(model, task, n=1000, rng=20_000 + seed)
-    return len(history), total - checking, checking, final
+    return len(history), training, checking, final
 
 
 def main() -> None:

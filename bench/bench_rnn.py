@@ -15,13 +15,12 @@ Run: ``python bench/bench_rnn.py`` (or ``make bench``).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from _table import print_table
 
-from attnlab.recall import compare_recall
-from attnlab.rnn import attention_cost, sequential_vs_parallel_time
+from attnlab.measure import Stopwatch
+from attnlab.tasks.recall import compare_recall
+from attnlab.tasks.rnn import attention_cost, sequential_vs_parallel_time
 
 MB = 2**20
 
@@ -64,10 +63,9 @@ def main() -> None:
     )
 
     distances = [1, 2, 4, 8, 16, 32, 64]
-    start = time.perf_counter()
-    cpu = time.process_time()
+    wall, cpu = Stopwatch("wall"), Stopwatch("cpu")
     curves = compare_recall(distances, steps=150)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    wall, cpu = wall.seconds, cpu.seconds
     print_table(
         "3. Recall at distance d: steps to 90% test accuracy (150 steps at most; - = never)",
         ["d", "RNN steps", "RNN final acc", "attention steps", "attention final acc"],

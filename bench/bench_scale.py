@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from _table import print_table
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.scale import GroupedQueryAttention, KVCache, kv_cache_bytes, peak_memory
-from attnlab.scale import tiled_attention as tiled
+from attnlab.measure import median_seconds, median_seconds_each, peak_memory
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.kvcache import KVCache, kv_cache_bytes
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.scale import GroupedQueryAttention
+from attnlab.mechanism.scale import tiled_attention as tiled
 from attnlab.seed import seed_everything
 
 MB = 2**20
@@ -63,16 +63,6 @@ def _pass(form: Callable, qkv: tuple[torch.Tensor, ...]) -> Callable[[], None]:
     return run
 
 
-def _seconds(run: Callable[[], None], repeats: int) -> float:
-    run()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def attention_table(lengths: list[int], heads: int, d: int, max_materialised: int) -> float:
     """Print time and peak memory per form and length; return tiled/PyTorch at the last T."""
     rows, ratio = [], float("nan")
@@ -86,7 +76,7 @@ def attention_table(lengths: list[int], heads: int, d: int, max_materialised: in
                 continue
             run = _pass(form, qkv)
             peaks[name] = peak_memory(run)
-            seconds = _seconds(run, repeats=1 if T >= 2048 else 3)
+            seconds = median_seconds(run, 1 if T >= 2048 else 3, clock="wall")
             rows.append([T, name, f"{1e3 * seconds:.0f}", f"{peaks[name] / MB:.1f}"])
         ratio = peaks["tiled (attnlab)"] / peaks["F.scaled_dot_product_attention"]
         rows.append([T, "tiled / PyTorch peak memory", "", f"{ratio:.2f}"])
@@ -103,24 +93,25 @@ def attention_table(lengths: list[int], heads: int, d: int, max_materialised: in
 
 def cache_table(lengths: list[int], repeats: int) -> float:
     """Print generation time with and without the cache per length; return the last speedup."""
-    from attnlab.transformer import DecoderOnlyLM, generate
+    from attnlab.mechanism.config import TransformerConfig
+    from attnlab.mechanism.decoding import generate
+    from attnlab.mechanism.transformer import DecoderOnlyLM
 
     seed_everything(0)
-    model = DecoderOnlyLM(
-        vocab=64, d_model=128, n_heads=4, n_layers=4, d_ff=512, max_len=max(lengths) + 1
-    ).eval()
+    config = TransformerConfig(
+        d_model=128, n_heads=4, n_layers=4, d_ff=512, max_len=max(lengths) + 1
+    )
+    model = DecoderOnlyLM(64, config).eval()
     prompt = torch.tensor([[1]])
     rows, speedup = [], float("nan")
     generate(model, prompt, max_new_tokens=8, use_cache=True)  # warm-up
     for n in lengths:
-        outs, seconds = {}, {}
-        for use_cache in (False, True):
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                outs[use_cache] = generate(model, prompt, max_new_tokens=n, use_cache=use_cache)
-                times.append(time.perf_counter() - start)
-            seconds[use_cache] = min(times)
+        outs = {c: generate(model, prompt, max_new_tokens=n, use_cache=c) for c in (False, True)}
+        runs = {
+            c: lambda c=c, n=n: generate(model, prompt, max_new_tokens=n, use_cache=c)
+            for c in (False, True)
+        }
+        seconds = median_seconds_each(runs, repeats, clock="wall", warm_up=False)
         speedup = seconds[False] / seconds[True]
         rows.append([
             n, f"{seconds[False]:.2f}", f"{seconds[True]:.2f}",
@@ -130,7 +121,7 @@ def cache_table(lengths: list[int], repeats: int) -> float:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print_table(
         f"greedy generation, DecoderOnlyLM d_model=128, 4 heads, 4 layers, "
-        f"{torch.get_num_threads()} threads (best of {repeats}; load average {load}; "
+        f"{torch.get_num_threads()} threads (median of {repeats}; load average {load}; "
         f"target >= 5x at {lengths[-1]} tokens)",
         ["tokens", "recompute s", "cache s", "recompute ms/token", "cache ms/token",
          "speedup", "same tokens"],

@@ -11,26 +11,19 @@ Run: ``python bench/bench_similarity.py`` (or ``make bench``).
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
 from _table import print_table
 
-from attnlab.similarity import additive_scores, general_scores, scaled_scores, scores
+from attnlab.measure import median_seconds
+from attnlab.mechanism.similarity import additive_scores, general_scores, scaled_scores, scores
 
 D = H = 64
 
 
 def _median_ms(fn: Callable[[], object], repeats: int = 7) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    return 1e3 * median_seconds(fn, repeats, clock="wall")
 
 
 def main() -> None:

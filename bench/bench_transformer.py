@@ -3,8 +3,8 @@
 - **Dates** (encoder–decoder, 2 + 2 blocks, D 32, 4 heads, d_ff 64, about 46k parameters):
   ``DateTask`` ("march 5, 2021" -> "2021-03-05"), 250 steps of 32 dates, Adam lr 5e-3 with
   25 warm-up steps, graded on 1000 held-out dates (the chapter's training and grading).
-- **Addition** (decoder-only, ``attnlab.train.ADDER``: the recipe of the adder the chapter
-  loads, trained by ``attnlab.train.train_adder``), graded on all 500 held-out sums.
+- **Addition** (decoder-only, ``attnlab.tasks.training.ADDER``: the recipe of the adder the chapter
+  loads, trained by ``attnlab.tasks.training.train_adder``), graded on all 500 held-out sums.
 
 Every run trains for its whole budget, as the chapter does, and is graded every
 ``--check-every`` steps: "steps to 99%" is the first grading at or above 99%, "s to 99%" the
@@ -24,11 +24,11 @@ import time
 
 from _table import print_table
 
-from attnlab.config import TransformerConfig
-from attnlab.data import DateTask, batches
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
-from attnlab.train import ADDER, exact_match, train, train_adder
-from attnlab.transformer import EncoderDecoder
+from attnlab.tasks.data import DateTask, batches
+from attnlab.tasks.training import ADDER, exact_match, train, train_adder
 
 TARGET = 0.99
 

@@ -1,4 +1,4 @@
-"""Tests for attnlab.attention: scaled_dot_product_attention and SelfAttention."""
+"""Tests for attnlab.mechanism.attention: scaled_dot_product_attention and SelfAttention."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import (
+from attnlab.mechanism.attention import (
     CrossAttention,
     OneLayerAttention,
     SelfAttention,
     scaled_dot_product_attention,
 )
-from attnlab.data import pronoun_batch, pronoun_batches
-from attnlab.masking import causal_mask
-from attnlab.train import train
+from attnlab.mechanism.masking import causal_mask
+from attnlab.tasks.data import pronoun_batch, pronoun_batches
+from attnlab.tasks.training import train
 
 TOL = 1e-10
 

@@ -129,7 +129,7 @@ def test_every_static_figure_has_alt_text(nb_path):
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_every_slider_frame_is_legible(nb_path):
     """explore() warns about a frame whose text collides, is cut off or is too small on a
-    phone (attnlab.widgets.layout_problems); the committed outputs, which nbval keeps equal
+    phone (attnlab.drawing.widgets.layout_problems); the committed outputs, which nbval keeps equal
     to a fresh run, must carry no such warning."""
     nb = nbformat.read(nb_path, as_version=4)
     for index, cell in enumerate(nb.cells):
@@ -278,7 +278,7 @@ def test_slider_frames_move_into_files_named_by_their_content(tmp_path):
     import json
     import re
 
-    from attnlab.widgets import explore
+    from attnlab.drawing.widgets import explore
 
     ext = _book_extension()
 

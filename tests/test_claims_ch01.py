@@ -17,9 +17,10 @@ import pytest
 import torch
 from _claims import claim, quotes_are_in
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.recall import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.scale import tiled_attention
+from attnlab.tasks.recall import (
     SEED_SWEEP,
     STORED_SWEEP,
     AttentionRecaller,
@@ -30,7 +31,7 @@ from attnlab.recall import (
     stored_recall_seeds,
     train_recall,
 )
-from attnlab.rnn import (
+from attnlab.tasks.rnn import (
     VanillaRNN,
     attention_cost,
     gradient_norm_vs_distance,
@@ -38,7 +39,6 @@ from attnlab.rnn import (
     sequential_vs_parallel_time,
     set_recurrent_radius,
 )
-from attnlab.scale import tiled_attention
 
 CHAPTER = "chapters/01_why_attention.ipynb"
 RADII = [0.5, 0.8, 0.9, 1.0, 1.1, 1.2, 1.5]

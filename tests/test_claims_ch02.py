@@ -16,10 +16,10 @@ import pytest
 from _claims import ROOT, claim, quotes_are_in
 
 import attnlab as al
-from attnlab.embeddings import toy_embeddings
-from attnlab.tokenizer import _AFFIXES as AFFIXES
-from attnlab.tokenizer import _BASE_WORDS as BASE_WORDS
-from attnlab.tokenizer import DEFAULT_CORPUS, WordPieceTokenizer, default_vocab, train_bpe
+from attnlab.tasks.embeddings import toy_embeddings
+from attnlab.tasks.tokenizer import _AFFIXES as AFFIXES
+from attnlab.tasks.tokenizer import _BASE_WORDS as BASE_WORDS
+from attnlab.tasks.tokenizer import DEFAULT_CORPUS, WordPieceTokenizer, default_vocab, train_bpe
 
 CHAPTER = "chapters/02_similarity.ipynb"
 STRETCH = 3.0

@@ -19,7 +19,7 @@ import torch
 from _claims import ROOT, claim, quotes_are_in
 
 import attnlab as al
-from attnlab.data import PRONOUN_WORDS, pronoun_accuracy, pronoun_batch, pronoun_batches
+from attnlab.tasks.data import PRONOUN_WORDS, pronoun_accuracy, pronoun_batch, pronoun_batches
 
 CHAPTER = "chapters/03_qkv.ipynb"
 
@@ -402,7 +402,7 @@ def pronoun_run():
         snapshots, report, done = {}, [], 0
         for step in [0, 10, 20, 30, 40, 60, 100]:
             if step > done:
-                al.train.train(model, stream, steps=step - done, lr=1e-2, pad_id=None,
+                al.train(model, stream, steps=step - done, lr=1e-2, pad_id=None,
                                schedule="constant", progress=False)  # fmt: skip
                 done = step
             snapshots[step] = model.attend(example)[1][0].detach().numpy()

@@ -14,8 +14,7 @@ from _claims import claim, quotes_are_in
 from torch.utils.flop_counter import FlopCounterMode
 
 import attnlab as al
-from attnlab import heads
-from attnlab.multihead import (
+from attnlab.mechanism.multihead import (
     MultiHeadAttention,
     merge_heads,
     mha_flops,
@@ -23,6 +22,7 @@ from attnlab.multihead import (
     split_heads,
     trace_shapes,
 )
+from attnlab.tasks import heads
 
 CHAPTER = "chapters/04_multihead.ipynb"
 SENTENCES = {

@@ -22,18 +22,18 @@ from _claims import claim, prose, quotes_are_in
 from torch import nn
 
 import attnlab as al
-from attnlab.config import TransformerConfig
-from attnlab.data import AdditionTask, DateTask, batches
-from attnlab.train import ADDER, exact_match, stored_adder, train, train_adder
-from attnlab.transformer import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.decoding import generate, greedy_decode
+from attnlab.mechanism.transformer import (
     DecoderBlock,
+    Encoder,
     EncoderBlock,
     EncoderDecoder,
     FeedForward,
     LayerNorm,
-    generate,
-    greedy_decode,
 )
+from attnlab.tasks.data import AdditionTask, DateTask, batches
+from attnlab.tasks.training import ADDER, exact_match, stored_adder, train, train_adder
 
 CHAPTER = "chapters/07_transformer.ipynb"
 SNAPSHOTS = (0, 40, 60, 80, 120, 250)
@@ -99,7 +99,7 @@ def test_gamma_and_beta():
     "applied to **each token separately and identically**: the same $W_1, W_2$ for every\nposition",
 )
 def test_the_ffn_is_position_wise():
-    ffn = FeedForward(TransformerConfig(d_model=16, n_heads=1, d_ff=64))
+    ffn = FeedForward(d_model=16, d_ff=64)
     seq = torch.randn(1, 5, 16)
     one_by_one = torch.cat([ffn(seq[:, t : t + 1]) for t in range(5)], dim=1)
     torch.testing.assert_close(ffn(seq), one_by_one, rtol=0, atol=1e-5)
@@ -112,13 +112,44 @@ def test_the_ffn_is_position_wise():
 def test_the_residual_stream():
     for seed in range(3):
         torch.manual_seed(seed)
-        stack = al.transformer.Encoder(TransformerConfig(d_model=64, n_heads=4, n_layers=6))
+        stack = Encoder(TransformerConfig(d_model=64, n_heads=4, n_layers=6))
         h = torch.randn(1, 10, 64)
         with torch.no_grad():
             for block in stack.layers:
                 new = block(h)
                 assert 0.1 < ((new - h).norm() / h.norm()).item() < 0.5
                 h = new
+
+
+@claim(
+    "- the input is never lost: a block that has nothing useful to add can output almost zero\n"
+    "  and leave the stream as it is;",
+    "The path from the output back to the input is short whatever the depth.",
+    "Both hold as written for the **pre-LN** block this chapter builds, with the LayerNorm on\n"
+    "the branch. In the paper's **post-LN** block, $x \\leftarrow \\mathrm{LN}(x + f(x))$ (both\n"
+    "placements are compared below), every block re-normalises the stream: a block that adds\n"
+    "nothing still changes it, and the gradient passes through one LayerNorm per block.",
+    "keep a short gradient path through any depth (in the pre-LN placement).",
+)
+def test_the_residual_path_is_clean_only_in_pre_ln():
+    torch.manual_seed(0)
+    x = 3 * torch.randn(1, 5, 16, dtype=torch.float64) + 1  # a stream not yet normalised
+    for norm_first in (True, False):
+        cfg = TransformerConfig(d_model=16, n_heads=2, n_layers=6, norm_first=norm_first)
+        stack = al.Encoder(cfg).double()
+        blocks = nn.Sequential(*stack.layers)
+        with torch.no_grad():  # every block adds nothing: all attention and FFN weights 0
+            for block in stack.layers:
+                for part in (block.self_attn, block.ffn):
+                    for w in part.parameters():
+                        w.zero_()
+        jac = torch.autograd.functional.jacobian(lambda z, f=blocks: f(z)[0, 2], x)[:, 0, 2]
+        eye = torch.eye(16, dtype=torch.float64)
+        if norm_first:  # the stream is left as it is, and the gradient is the identity
+            assert torch.equal(blocks(x), x) and torch.equal(jac, eye)
+        else:  # re-normalised by every block: changed, and a gradient through 12 LayerNorms
+            assert (blocks(x) - x).abs().max() > 1
+            assert (jac - eye).abs().max() > 0.1
 
 
 @claim(
@@ -201,6 +232,7 @@ def ln_runs():
     "1.8 and\n2.4, lower with pre-LN in every run, by 0.4 or more.",
     "Without warm-up, at a learning rate of 0.02, the 4 + 4-layer model learned faster with\n  "
     "**pre-LN** blocks than with **post-LN** blocks, for each of five seeds",
+    "The course's models use pre-LN, the placement that reached the lower loss here,",
 )
 def test_post_ln_and_pre_ln(ln_runs):
     post, pre = (np.array(c) for c in ln_runs[0])  # the figure's run
@@ -563,7 +595,7 @@ def test_answer_1():
 def test_the_blocks_equal_pytorchs():
     from dataclasses import replace
 
-    from attnlab.interop import copy_torch_weights
+    from attnlab.mechanism.interop import copy_torch_weights
 
     torch.manual_seed(0)
     small = TransformerConfig(d_model=16, n_heads=4, d_ff=32)

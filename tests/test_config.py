@@ -1,4 +1,4 @@
-"""Tests for attnlab.config: one TransformerConfig handed to every transformer part."""
+"""Tests for attnlab.mechanism.config: one TransformerConfig handed to every transformer part."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.config import TransformerConfig
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,
@@ -73,38 +73,26 @@ def test_every_part_reads_the_one_config() -> None:
     assert model.encoder.config is CFG and model.decoder.config is CFG
     assert len(model.encoder.layers) == len(model.decoder.layers) == 2
     block = model.decoder.layers[0]
-    assert block.config is CFG and block.self_attn.config is CFG
-    assert block.cross_attn.config is CFG
+    assert block.config is CFG
+    for attention in (block.self_attn, block.cross_attn):
+        assert (attention.d_model, attention.n_heads) == (CFG.d_model, CFG.n_heads)
     assert block.ffn.linear1.out_features == 32
     assert model.encoder.norm is not None  # pre-LN: the config's default
 
 
-def test_config_and_keyword_forms_build_the_same_model() -> None:
-    torch.manual_seed(0)
-    by_config = EncoderDecoder(12, 9, CFG)
-    torch.manual_seed(0)
-    by_keywords = EncoderDecoder(12, 9, d_model=16, n_heads=4, n_layers=2, d_ff=32, max_len=12)
-    assert by_keywords.config == CFG
-    src = torch.tensor([[3, 4, 5, 0]])
-    tgt = torch.tensor([[1, 2, 3]])
-    torch.testing.assert_close(by_config(src, tgt), by_keywords(src, tgt), rtol=0, atol=0)
+def test_one_default_for_the_norm_placement() -> None:
+    """Blocks, stacks and models alike: pre-LN unless the config says norm_first=False."""
+    cfg = TransformerConfig(d_model=16, n_heads=4, d_ff=32, max_len=8)
+    assert EncoderBlock(cfg).norm_first is True
+    assert DecoderBlock(cfg).norm_first is True
+    assert Encoder(cfg).norm is not None and Decoder(cfg).norm is not None
+    assert DecoderOnlyLM(11, cfg).decoder.norm is not None
+    post = dataclasses.replace(cfg, norm_first=False)
+    assert EncoderBlock(post).norm_first is False and Encoder(post).norm is None
 
 
-def test_keyword_form_keeps_the_old_defaults() -> None:
-    # Layers and stacks: post-LN, as PyTorch's; models: pre-LN, as the config.
-    assert EncoderBlock(16, 4, 32).norm_first is False
-    assert Encoder(16, 4, 2, 32).norm is None
-    assert DecoderBlock(16, 4, 32).config.dropout == 0.0
-    assert DecoderOnlyLM(11, 16, 4, 2, 32, 8).config.norm_first is True
-    assert EncoderBlock(CFG).norm_first is True
-
-
-def test_each_part_accepts_a_config() -> None:
+def test_each_part_is_built_from_a_config() -> None:
     x = torch.randn(2, 5, 16)
-    assert MultiHeadAttention(CFG)(x)[0].shape == (2, 5, 16)
-    assert MultiHeadAttention(config=CFG).n_heads == 4
-    assert FeedForward(CFG)(x).shape == (2, 5, 16)
-    assert LayerNorm(CFG)(x).shape == (2, 5, 16)
     assert EncoderBlock(CFG)(x).shape == (2, 5, 16)
     assert DecoderBlock(CFG)(x, x).shape == (2, 5, 16)
     assert Encoder(CFG)(x).shape == (2, 5, 16)
@@ -113,21 +101,35 @@ def test_each_part_accepts_a_config() -> None:
     assert lm(torch.tensor([[1, 2, 3]])).shape == (1, 3, 11)
 
 
+def test_the_layers_a_chapter_teaches_take_their_sizes() -> None:
+    x = torch.randn(2, 5, 16)
+    assert MultiHeadAttention(16, 4)(x)[0].shape == (2, 5, 16)
+    assert FeedForward(16, 32)(x).shape == (2, 5, 16)
+    assert LayerNorm(16)(x).shape == (2, 5, 16)
+
+
 def test_bias_reaches_every_linear_layer() -> None:
     block = EncoderBlock(dataclasses.replace(CFG, bias=False))
     linears = [m for m in block.modules() if isinstance(m, torch.nn.Linear)]
     assert len(linears) == 6 and all(m.bias is None for m in linears)
 
 
-def test_config_and_hyper_parameters_together_are_refused() -> None:
-    with pytest.raises(TypeError, match="either a TransformerConfig or the hyper-parameters"):
-        EncoderBlock(CFG, n_heads=2)
-    with pytest.raises(TypeError, match="either a TransformerConfig or eps"):
-        LayerNorm(CFG, eps=1e-6)
-    with pytest.raises(TypeError, match="needs a TransformerConfig, or d_model and n_heads"):
-        EncoderBlock()
-    with pytest.raises(TypeError, match="config must be a TransformerConfig"):
-        MultiHeadAttention(config={"d_model": 8})
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: EncoderBlock(16, 4),
+        lambda: DecoderBlock(d_model=16),
+        lambda: Encoder({"d_model": 16, "n_heads": 4}),
+        lambda: Decoder(None),
+        lambda: EncoderDecoder(5, 5, 16),
+        lambda: DecoderOnlyLM(5, d_model=16),
+    ],
+)
+def test_hyper_parameters_without_a_config_are_refused(build) -> None:
+    with pytest.raises(
+        TypeError, match=r"built from a TransformerConfig|unexpected keyword|positional argument"
+    ):
+        build()
 
 
 def test_models_need_max_len() -> None:

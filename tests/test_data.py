@@ -1,4 +1,4 @@
-"""Tests for attnlab.data: the toy tasks, their padding and their determinism."""
+"""Tests for attnlab.tasks.data: the toy tasks, their padding and their determinism."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.data import (
+from attnlab.tasks.data import (
     BOS_ID,
     EOS_ID,
     FEMALE_NAMES,
@@ -197,7 +197,7 @@ def test_date_encode_decode_and_labels() -> None:
     assert task.vocab_size == 4 + 10 + 2 + 12 and task.max_seq_len == 11
     with pytest.raises(ValueError, match="'marhc' is not a token"):
         task.encode("marhc 5, 2021")
-    with pytest.raises(ValueError, match=r"outside 0\.\.27"):
+    with pytest.raises(ValueError, match=r"valid ids are 0\.\.27"):
         task.labels([28])
 
 

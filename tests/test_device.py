@@ -51,11 +51,12 @@ import torch
 from torch import nn
 
 import attnlab
-from attnlab import _validate, data, heads, interop, recall, scale
-from attnlab import train as training
-from attnlab.attention import CrossAttention, OneLayerAttention, SelfAttention
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import (
+from attnlab import _validate
+from attnlab.mechanism import interop, kvcache, scale
+from attnlab.mechanism.attention import CrossAttention, OneLayerAttention, SelfAttention
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,
@@ -65,6 +66,7 @@ from attnlab.transformer import (
     FeedForward,
     LayerNorm,
 )
+from attnlab.tasks import data, heads, recall, training
 
 META, CPU = torch.device("meta"), torch.device("cpu")
 B, H, T, S, d, d_v, D = 2, 2, 3, 5, 4, 6, 8  # batch, heads, queries, keys, d_head, d_v, d_model
@@ -77,6 +79,7 @@ EXCLUDED_MODULES = {
     "viz": "drawing: every array reaches matplotlib through to_numpy, which copies to the host",
     "widgets": "sliders that redraw figures; no tensor computation of their own",
     "data_files": "reads the text files shipped with the package",
+    "course": "reads the chapters' notebooks from the repository's folders",
 }
 """Whole modules that hold no mechanism (their public names are not enumerated)."""
 
@@ -92,22 +95,23 @@ EXCLUDED = {
     "config.TransformerConfig": _CONTAINER + " (the hyper-parameters of a model)",
     "multihead.ShapeTrace": _CONTAINER + " (shapes recorded by trace_shapes, covered)",
     "recall.RecallCurve": _CONTAINER,
-    "train.AdderRun": _CONTAINER,
+    "training.AdderRun": _CONTAINER,
     "data.Batch": _CONTAINER + " (a NamedTuple of three tensors)",
     "multihead.mha_flops": _NUMBERS,
     "multihead.mha_parameter_count": _NUMBERS,
-    "scale.kv_cache_bytes": _NUMBERS,
+    "kvcache.kv_cache_bytes": _NUMBERS,
     "rnn.path_lengths": _NUMBERS,
     "recall.question_id": _NUMBERS,
-    "train.lr_at": _NUMBERS,
-    "timing.median_seconds": "times a callable (processor or wall clock); no tensor in or "
+    "loop.lr_at": _NUMBERS,
+    "measure.median_seconds": "times a callable (processor or wall clock); no tensor in or "
     "out (device= only says which GPU to synchronize before reading the clock)",
-    "timing.median_seconds_each": "times callables in turns, as timing.median_seconds",
-    "timing.check_clock": "validates the name of a clock",
-    "timing.times_faster": _NUMBERS,
-    "transformer.generation_seconds": "times generate, with and without the cache "
+    "measure.median_seconds_each": "times callables in turns, as measure.median_seconds",
+    "measure.check_clock": "validates the name of a clock",
+    "measure.Stopwatch": "reads a clock, less the paused stretches: no tensor",
+    "measure.times_faster": _NUMBERS,
+    "decoding.generation_seconds": "times generate, with and without the cache "
     "(generate's own device behaviour is tested under NEED_VALUES)",
-    "scale.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
+    "measure.peak_memory": "reads the CPU allocator through torch.profiler: a measurement of "
     "the CPU by definition",
     "seed.seed_everything": "seeds the random generators and sets the thread count",
     "embeddings.EmbeddingTable": "a NumPy table of hand-made word vectors (no tensor)",
@@ -119,6 +123,7 @@ EXCLUDED = {
     "recall.compare_recall": _CPU_RUN,
     "recall.write_recall_curves": _CPU_RUN,
     "recall.stored_recall_curves": "loads stored curves (JSON numbers) shipped with the package",
+    "recall.same_outcome": "compares two RecallCurve records (Python numbers): no tensor",
     "recall.recall_over_seeds": _CPU_RUN,
     "recall.write_recall_seeds": _CPU_RUN,
     "recall.stored_recall_seeds": "loads stored accuracies (numbers) shipped with the package",
@@ -126,9 +131,9 @@ EXCLUDED = {
     "heads.write_head_roles": _CPU_RUN,
     "heads.stored_head_roles": "loads stored weights and accuracies (NumPy numbers) shipped "
     "with the package",
-    "train.train_adder": _CPU_RUN,
-    "train.write_stored_adder": _CPU_RUN,
-    "train.stored_adder": "loads the stored adder onto the CPU (map_location='cpu'); "
+    "training.train_adder": _CPU_RUN,
+    "training.write_stored_adder": _CPU_RUN,
+    "training.stored_adder": "loads the stored adder onto the CPU (map_location='cpu'); "
     "move it with .to(device), which the models here support (DecoderOnlyLM is covered)",
     "tokenizer.Vocab": _TEXT,
     "tokenizer.WordPieceTokenizer": _TEXT,
@@ -227,15 +232,20 @@ def _tiled_backward() -> tuple[Any, ...]:
 
 
 def _layer_kv(capacity: int | None) -> tuple[Any, ...]:
-    cache = scale.LayerKV(capacity)
+    cache = kvcache.LayerKV(capacity)
     cache.update(x_(B, H, T, d), x_(B, H, T, d_v))
     k, v = cache.update(x_(B, H, 1, d), x_(B, H, 1, d_v))  # one more position
     return k, v, cache.k, cache.v
 
 
 def _decoder_with_cache() -> tuple[Any, ...]:
-    decoder = on(Decoder(D, H, 2, 16, cross_attention=False))
-    cache = scale.KVCache(2, capacity=8)
+    decoder = on(
+        Decoder(
+            TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=False),
+            cross_attention=False,
+        )
+    )
+    cache = attnlab.KVCache(2, capacity=8)
     first = decoder(x_(B, T, D), None, causal_(T), cache=cache)  # the prompt
     step = decoder(x_(B, 1, D), None, None, cache=cache)  # one new token
     return first, step, cache[0].k, cache[1].v
@@ -243,7 +253,7 @@ def _decoder_with_cache() -> tuple[Any, ...]:
 
 def _gqa_module_with_cache() -> tuple[Any, ...]:
     gqa = on(scale.GroupedQueryAttention(D, 4, 2))
-    cache = scale.LayerKV()
+    cache = kvcache.LayerKV()
     gqa(x_(B, T, D), causal_(T), cache)
     return gqa(x_(B, 1, D), None, cache)  # one query over T + 1 cached keys
 
@@ -262,7 +272,9 @@ def _mha_to_torch() -> tuple[Any, ...]:
 
 def _copied_encoder_block() -> Any:
     theirs = nn.TransformerEncoderLayer(D, H, 16, batch_first=True, device=META)
-    ours = interop.copy_torch_weights(on(EncoderBlock(D, H, 16)), theirs)
+    ours = interop.copy_torch_weights(
+        on(EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))), theirs
+    )
     return ours(x_(B, T, D)), ours.ffn.linear1.weight
 
 
@@ -322,7 +334,7 @@ ON_META = [
     ),
     Case(
         "attention.CrossAttention",
-        lambda: on(CrossAttention(D, 6, d))(x_(B, T, D), x_(B, S, 6), ones_(B, 1, S)),
+        lambda: on(CrossAttention(D, d, d_context=6))(x_(B, T, D), x_(B, S, 6), ones_(B, 1, S)),
         [(B, T, d), (B, T, S)],
     ),
     # multi-head attention
@@ -379,7 +391,7 @@ ON_META = [
     ),
     Case(
         "positional.LearnedPositionalEmbedding",
-        lambda: on(attnlab.LearnedPositionalEmbedding(16, D))(x_(B, T, D), 2),
+        lambda: on(attnlab.LearnedPositionalEmbedding(D, 16))(x_(B, T, D), 2),
         [(B, T, D)],
     ),
     # masks
@@ -413,8 +425,8 @@ ON_META = [
     # heads that specialise
     Case("heads.decode_pair", lambda: heads.decode_pair(ids_(B, T) + 1), [(B, T), (B, T)]),
     Case(
-        "heads.OneLayerAttention",
-        lambda: on(heads.OneLayerAttention(4, 6, D, H))(ids_(B, 5)),
+        "heads.OneLayerMultiHead",
+        lambda: on(heads.OneLayerMultiHead(4, 6, D, H))(ids_(B, 5)),
         [(B, 5, 17)],
     ),
     # the recurrent baseline
@@ -489,19 +501,19 @@ ON_META = [
         "cache",
     ),
     Case(
-        "scale.LayerKV",
+        "kvcache.LayerKV",
         lambda: _layer_kv(None),
         [(B, H, T + 1, d), (B, H, T + 1, d_v)] * 2,
         "growing",
     ),
     Case(
-        "scale.LayerKV",
+        "kvcache.LayerKV",
         lambda: _layer_kv(8),
         [(B, H, T + 1, d), (B, H, T + 1, d_v)] * 2,
         "preallocated",
     ),
     Case(
-        "scale.KVCache",
+        "kvcache.KVCache",
         _decoder_with_cache,
         [(B, T, D), (B, 1, D), (B, H, T + 1, D // H), (B, H, T + 1, D // H)],
     ),
@@ -510,30 +522,45 @@ ON_META = [
     Case("transformer.FeedForward", lambda: on(FeedForward(D, 16))(x_(B, T, D)), [(B, T, D)]),
     Case(
         "transformer.EncoderBlock",
-        lambda: _block(EncoderBlock(D, H, 16), x_(B, T, D), ones_(B, 1, 1, T)),
+        lambda: _block(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False)),
+            x_(B, T, D),
+            ones_(B, 1, 1, T),
+        ),
         [(B, T, D), (B, H, T, T)],
     ),
     Case(
         "transformer.EncoderBlock",
-        lambda: _block(EncoderBlock(D, H, 16, norm_first=True), x_(B, T, D)),
+        lambda: _block(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=True)),
+            x_(B, T, D),
+        ),
         [(B, T, D), (B, H, T, T)],
         "pre-LN",
     ),
     Case(
         "transformer.DecoderBlock",
         lambda: _block(
-            DecoderBlock(D, H, 16), x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False)),
+            x_(B, T, D),
+            x_(B, S, D),
+            causal_(T),
+            ones_(B, 1, 1, S),
         ),
         [(B, T, D), (B, H, T, T), (B, H, T, S)],
     ),
     Case(
         "transformer.Encoder",
-        lambda: on(Encoder(D, H, 2, 16, norm_first=True))(x_(B, S, D), ones_(B, 1, 1, S)),
+        lambda: on(
+            Encoder(TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=True))
+        )(x_(B, S, D), ones_(B, 1, 1, S)),
         [(B, S, D)],
     ),
     Case(
         "transformer.Decoder",
-        lambda: on(Decoder(D, H, 2, 16))(x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)),
+        lambda: on(
+            Decoder(TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), causal_(T), ones_(B, 1, 1, S)),
         [(B, T, D)],
     ),
     Case("interop.copy_torch_weights", _copied_encoder_block, [(B, T, D), (16, D)]),
@@ -618,12 +645,16 @@ def meta_is_the_default(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _small_ed() -> EncoderDecoder:
     torch.manual_seed(0)
-    return EncoderDecoder(12, 12, d_model=D, n_heads=H, n_layers=1, d_ff=16, max_len=8).eval()
+    return EncoderDecoder(
+        12, 12, TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=8)
+    ).eval()
 
 
 def _small_lm(pad_id: int | None = None) -> DecoderOnlyLM:
     torch.manual_seed(0)
-    return DecoderOnlyLM(12, d_model=D, n_heads=H, n_layers=1, d_ff=16, max_len=8, pad_id=pad_id)
+    return DecoderOnlyLM(
+        12, TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=8), pad_id=pad_id
+    )
 
 
 _SRC = torch.tensor([[4, 5, 6, 0], [7, 8, 9, 10]])  # (2, 4), padded
@@ -648,20 +679,20 @@ def _prepare_lm_cache() -> Callable[[], Any]:
 def _prepare_adder_exact_match() -> Callable[[], Any]:
     task = data.AdditionTask(1)
     torch.manual_seed(0)
-    sizes = {"d_model": D, "n_heads": H, "n_layers": 1, "d_ff": 16}
-    lm = DecoderOnlyLM(task.vocab_size, max_len=task.max_seq_len, **sizes)
+    config = TransformerConfig(d_model=D, n_heads=H, d_ff=16, max_len=task.max_seq_len)
+    lm = DecoderOnlyLM(task.vocab_size, config)
     return lambda: training.exact_match(lm, task, n=4, batch_size=2)
 
 
 def _prepare_head_roles() -> Callable[[], Any]:
     torch.manual_seed(0)
-    model = heads.OneLayerAttention(4, 6, D, H).eval()
+    model = heads.OneLayerMultiHead(4, 6, D, H).eval()
     return functools.partial(heads.head_roles, model, ids_(B, 5, device=CPU))
 
 
 def _prepare_accuracy_without_heads() -> Callable[[], Any]:
     torch.manual_seed(0)
-    model = heads.OneLayerAttention(4, 6, D, H).eval()
+    model = heads.OneLayerMultiHead(4, 6, D, H).eval()
     return functools.partial(heads.accuracy_without_heads, model, ids_(B, 5, device=CPU), [1])
 
 
@@ -799,7 +830,7 @@ NEED_VALUES = [
         "checks token ids; cache",
     ),
     Case(
-        "transformer.greedy_decode",
+        "decoding.greedy_decode",
         lambda: functools.partial(
             attnlab.greedy_decode, _small_ed(), _SRC, bos_id=1, eos_id=2, max_len=5
         ),
@@ -808,13 +839,13 @@ NEED_VALUES = [
         check=lambda out: out.shape[0] == B and 1 <= out.shape[1] <= 5,
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(attnlab.generate, _small_lm(), _SRC, max_new_tokens=3),
         [(B, 7)],
         "greedy",
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(
             attnlab.generate, _small_lm(), _SRC, max_new_tokens=6, use_cache=True
         ),
@@ -822,7 +853,7 @@ NEED_VALUES = [
         "cache, sliding window",
     ),
     Case(
-        "transformer.generate",
+        "decoding.generate",
         lambda: functools.partial(
             attnlab.generate,
             _small_lm(),
@@ -835,13 +866,13 @@ NEED_VALUES = [
         "sampling",
     ),
     Case(
-        "train.sequence_loss",
+        "loop.sequence_loss",
         _cpu(training.sequence_loss, _cpu_(B, T, 5), torch.tensor([[1, 2, 0], [1, 0, 0]]), 0),
         [()],
         "checks the targets",
     ),
     Case(
-        "train.train",
+        "loop.train",
         lambda: functools.partial(
             training.train, _small_ed(), data.batches(_COPY, B, rng=0), steps=2, progress=False
         ),
@@ -850,14 +881,14 @@ NEED_VALUES = [
         check=lambda losses: len(losses) == 2,
     ),
     Case(
-        "train.exact_match",
+        "training.exact_match",
         lambda: functools.partial(training.exact_match, _small_ed(), _COPY, 4, batch_size=2),
         [],
         "encoder-decoder",
         check=_is_probability,
     ),
     Case(
-        "train.exact_match",
+        "training.exact_match",
         _prepare_adder_exact_match,
         [],
         "decoder-only",
@@ -997,7 +1028,7 @@ def test_timing_runs_where_it_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append(q.device)
         return attnlab.scaled_dot_product_attention(q, *args, **kwargs)
 
-    monkeypatch.setattr(attnlab.rnn, "scaled_dot_product_attention", attention)
+    monkeypatch.setattr(attnlab.tasks.rnn, "scaled_dot_product_attention", attention)
     rows = attnlab.sequential_vs_parallel_time([2], 4, repeats=1, device=META)
     assert rows[0]["rnn_steps"] == 2
     assert attnlab.attention_cost([2], 4, repeats=1, device=META)[0]["scores_bytes"] == 16
@@ -1086,7 +1117,7 @@ MIXED = [
     _mixed(
         "positional.LearnedPositionalEmbedding",
         "x",
-        lambda: on(attnlab.LearnedPositionalEmbedding(16, D))(_cpu_(B, T, D)),
+        lambda: on(attnlab.LearnedPositionalEmbedding(D, 16))(_cpu_(B, T, D)),
     ),
     _mixed(
         "masking.combine_masks",
@@ -1098,9 +1129,9 @@ MIXED = [
         "embeddings.one_hot", "like", lambda: attnlab.one_hot(ids_(B, T, device=CPU), 6, like=x_(1))
     ),
     _mixed(
-        "heads.OneLayerAttention",
+        "heads.OneLayerMultiHead",
         "x",
-        lambda: on(heads.OneLayerAttention(4, 6, D, H))(ids_(B, 5, device=CPU)),
+        lambda: on(heads.OneLayerMultiHead(4, 6, D, H))(ids_(B, 5, device=CPU)),
     ),
     _mixed("rnn.VanillaRNN", "x", lambda: on(attnlab.VanillaRNN(3, D))(_cpu_(B, T, 3))),
     _mixed("rnn.VanillaRNN", "h0", lambda: on(attnlab.VanillaRNN(3, D))(x_(B, T, 3), _cpu_(B, D))),
@@ -1159,56 +1190,66 @@ MIXED = [
         "mask",
         lambda: on(scale.GroupedQueryAttention(D, 4, 2))(x_(B, T, D), causal_(T, device=CPU)),
     ),
-    _mixed("scale.LayerKV", "v", lambda: scale.LayerKV().update(x_(B, H, T, d), _cpu_(B, H, T, d))),
     _mixed(
-        "scale.LayerKV",
+        "kvcache.LayerKV", "v", lambda: kvcache.LayerKV().update(x_(B, H, T, d), _cpu_(B, H, T, d))
+    ),
+    _mixed(
+        "kvcache.LayerKV",
         "cached",
-        lambda: _update_twice(scale.LayerKV(8), x_(B, H, T, d), _cpu_(B, H, 1, d)),
+        lambda: _update_twice(kvcache.LayerKV(8), x_(B, H, T, d), _cpu_(B, H, 1, d)),
     ),
     _mixed("transformer.LayerNorm", "x", lambda: on(LayerNorm(D))(_cpu_(B, T, D))),
     _mixed("transformer.FeedForward", "x", lambda: on(FeedForward(D, 16))(_cpu_(B, T, D))),
     _mixed(
         "transformer.EncoderBlock",
         "mask",
-        lambda: on(EncoderBlock(D, H, 16))(x_(B, T, D), ones_(B, 1, 1, T, device=CPU)),
+        lambda: on(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), ones_(B, 1, 1, T, device=CPU)),
     ),
     _mixed(
         "transformer.DecoderBlock",
         "memory",
-        lambda: on(DecoderBlock(D, H, 16))(x_(B, T, D), _cpu_(B, S, D)),
+        lambda: on(
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), _cpu_(B, S, D)),
     ),
     _mixed(
         "transformer.DecoderBlock",
         "memory_mask",
-        lambda: on(DecoderBlock(D, H, 16))(
-            x_(B, T, D), x_(B, S, D), None, ones_(B, 1, 1, S, device=CPU)
-        ),
+        lambda: on(
+            DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), None, ones_(B, 1, 1, S, device=CPU)),
     ),
     _mixed(
         "transformer.Encoder",
         "mask",
-        lambda: on(Encoder(D, H, 1, 16))(x_(B, S, D), ones_(B, 1, 1, S, device=CPU)),
+        lambda: on(
+            Encoder(TransformerConfig(d_model=D, n_heads=H, n_layers=1, d_ff=16, norm_first=False))
+        )(x_(B, S, D), ones_(B, 1, 1, S, device=CPU)),
     ),
     _mixed(
         "transformer.Decoder",
         "self_mask",
-        lambda: on(Decoder(D, H, 1, 16))(x_(B, T, D), x_(B, S, D), causal_(T, device=CPU)),
+        lambda: on(
+            Decoder(TransformerConfig(d_model=D, n_heads=H, n_layers=1, d_ff=16, norm_first=False))
+        )(x_(B, T, D), x_(B, S, D), causal_(T, device=CPU)),
     ),
     _mixed("transformer.EncoderDecoder", "src", lambda: on(_small_ed())(_SRC, _TGT.to(META))),
     _mixed("transformer.EncoderDecoder", "tgt_in", lambda: _decode_on_cpu_target()),
     _mixed("transformer.DecoderOnlyLM", "tokens", lambda: on(_small_lm())(_SRC)),
     _mixed(
-        "transformer.greedy_decode",
+        "decoding.greedy_decode",
         "src",
         lambda: attnlab.greedy_decode(on(_small_ed()), _SRC, bos_id=1, eos_id=2, max_len=3),
     ),
     _mixed(
-        "transformer.generate",
+        "decoding.generate",
         "prompt",
         lambda: attnlab.generate(on(_small_lm()), _SRC, max_new_tokens=2),
     ),
     _mixed(
-        "train.sequence_loss",
+        "loop.sequence_loss",
         "targets",
         lambda: training.sequence_loss(x_(B, T, 5), ids_(B, T, device=CPU), 0),
     ),
@@ -1230,7 +1271,7 @@ MIXED = [
 ]
 
 
-def _update_twice(cache: scale.LayerKV, first: Any, second: Any) -> Any:
+def _update_twice(cache: kvcache.LayerKV, first: Any, second: Any) -> Any:
     cache.update(first, first)
     return cache.update(second, second)  # new keys on another device than the cached ones
 
@@ -1266,7 +1307,8 @@ def test_the_device_message_names_each_tensor() -> None:
 
 
 def _home(obj: Any) -> str:
-    return obj.__module__.removeprefix("attnlab.")
+    """The module that defines ``obj``, by its last name: ``"multihead"``."""
+    return obj.__module__.rsplit(".", 1)[-1]
 
 
 def public_callables() -> dict[str, Any]:
@@ -1276,9 +1318,11 @@ def public_callables() -> dict[str, Any]:
     Constants (``PAD_ID``, ``ADDER``, ...) are not callables: they compute nothing.
     """
     modules = [attnlab] + [
-        importlib.import_module(f"attnlab.{info.name}")
-        for info in pkgutil.iter_modules(attnlab.__path__)
-        if not info.name.startswith("_") and info.name not in EXCLUDED_MODULES
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(attnlab.__path__, "attnlab.")
+        if not info.ispkg
+        and not any(part.startswith("_") for part in info.name.split("."))
+        and EXCLUDED_MODULES.keys().isdisjoint(info.name.split("."))
     ]
     found = {}
     for module in modules:
@@ -1286,9 +1330,8 @@ def public_callables() -> dict[str, Any]:
             obj = getattr(module, name)
             if inspect.ismodule(obj) or not callable(obj):
                 continue
-            home = _home(obj)
-            if home.split(".")[0] not in EXCLUDED_MODULES:
-                found[f"{home}.{obj.__name__}"] = obj
+            if EXCLUDED_MODULES.keys().isdisjoint(obj.__module__.split(".")):
+                found[f"{_home(obj)}.{obj.__name__}"] = obj
     return found
 
 

@@ -1,4 +1,4 @@
-"""Tests for attnlab.embeddings: the hand-made table keeps the promises the chapter makes;
+"""Tests for attnlab.tasks.embeddings: the hand-made table keeps the promises the chapter makes;
 one_hot and embed (ids to vectors)."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.embeddings import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.similarity import cosine_similarity
+from attnlab.tasks.embeddings import (
     DIMS,
     EmbeddingTable,
     UnknownWordError,
@@ -16,8 +17,7 @@ from attnlab.embeddings import (
     one_hot,
     toy_embeddings,
 )
-from attnlab.similarity import cosine_similarity
-from attnlab.tokenizer import WordPieceTokenizer
+from attnlab.tasks.tokenizer import WordPieceTokenizer
 
 
 @pytest.fixture(scope="module")
@@ -297,7 +297,7 @@ def test_one_hot_torch_keeps_kind_and_device() -> None:
 
 @pytest.mark.parametrize(("ids", "bad"), [([0, 5], 5), ([-2, 1], -2)])
 def test_one_hot_out_of_range(ids: list[int], bad: int) -> None:
-    with pytest.raises(ValueError, match=rf"id {bad} .*size 5"):
+    with pytest.raises(ValueError, match=rf"token id {bad} .*has 5 ids: valid ids are 0\.\.4"):
         one_hot(ids, 5)
 
 
@@ -338,7 +338,7 @@ def test_embed_equals_one_hot_times_table(kind: str, shape: tuple[int, ...]) -> 
 
 def test_embed_bad_input() -> None:
     table = np.zeros((3, 2))
-    with pytest.raises(ValueError, match=r"id 3 .*size 3"):
+    with pytest.raises(ValueError, match=r"token id 3 .*has 3 ids"):
         embed([0, 3], table)
     with pytest.raises(ValueError, match="vocab_size, d_model"):
         embed([0], np.zeros(3))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,19 +10,9 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
+from tools import execute_notebooks
+
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "tools" / "execute_notebooks.py"
-
-
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("execute_notebooks", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["execute_notebooks"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-execute_notebooks = _load_tool()
 
 
 @pytest.fixture

@@ -20,28 +20,18 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from attnlab.grading.status import NOT_ATTEMPTED
+from tools import execute_notebooks, make_exercises
 
 ROOT = Path(__file__).resolve().parent.parent
 RAISES = "raises-exception"
 
 
-def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-make_exercises = _tool("make_exercises")
-execute_notebooks = _tool("execute_notebooks")
 PAIRS = make_exercises.pairs(ROOT)
 
 

@@ -1,4 +1,4 @@
-"""Tests for attnlab.heads: hand-set heads, the first-and-previous task, the tiny model."""
+"""Tests for attnlab.tasks.heads: hand-set heads, the first-and-previous task, the tiny model."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab import heads
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.heads import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.multihead import merge_heads, split_heads
+from attnlab.tasks import heads
+from attnlab.tasks.heads import (
     HEAD_SEEDS,
     IGNORE,
-    OneLayerAttention,
+    OneLayerMultiHead,
     accuracy_without_heads,
     decode_pair,
     first_and_previous_batch,
@@ -25,8 +27,6 @@ from attnlab.heads import (
     train_heads_model,
     write_head_roles,
 )
-from attnlab.masking import causal_mask
-from attnlab.multihead import merge_heads, split_heads
 
 
 @pytest.mark.parametrize(("length", "subject"), [(6, 1), (7, 0), (5, 4)])
@@ -80,7 +80,7 @@ def test_batches_are_reproducible_and_reject_bad_sizes() -> None:
 
 def test_model_shapes_and_stored_weights() -> None:
     torch.manual_seed(0)
-    model = OneLayerAttention(n_symbols=5, length=6, d_model=8, n_heads=2)
+    model = OneLayerMultiHead(n_symbols=5, length=6, d_model=8, n_heads=2)
     x, _ = first_and_previous_batch(3, n_symbols=5, length=6, rng=0)
     assert model(x).shape == (3, 6, 26)
     assert model.weights.shape == (3, 2, 6, 6)
@@ -131,7 +131,7 @@ def test_accuracy_without_heads_removes_only_what_it_is_told() -> None:
 def test_accuracy_without_heads_is_the_sum_over_heads_without_one() -> None:
     # zeroing head h's block of W^O is the same as zeroing head h's output before W^O
     torch.manual_seed(0)
-    model = OneLayerAttention(n_symbols=4, length=5, d_model=8, n_heads=2).eval()
+    model = OneLayerMultiHead(n_symbols=4, length=5, d_model=8, n_heads=2).eval()
     x, _ = first_and_previous_batch(50, n_symbols=4, length=5, rng=0)
     with torch.no_grad():
         h = model.embed(x) + model.position[:5]
@@ -196,7 +196,7 @@ def test_stored_head_roles_are_what_training_gives(tmp_path) -> None:
 
 
 def test_stored_head_roles_refuse_other_settings_and_bad_tables(tmp_path, monkeypatch) -> None:
-    text = (Path(heads.__file__).parent / "data_files" / "head_roles.txt").read_text()
+    text = (Path(heads.__file__).parents[1] / "data_files" / "head_roles.txt").read_text()
     monkeypatch.setitem(HEAD_SEEDS, "d_model", 32)
     with pytest.raises(ValueError, match="regenerate"):
         stored_head_roles()

@@ -1,4 +1,4 @@
-"""Tests for attnlab.interop: after copy_torch_weights, ours and PyTorch's layers agree."""
+"""Tests for attnlab.mechanism.interop: after copy_torch_weights, ours and PyTorch's layers agree."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab.interop import copy_torch_weights
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import DecoderBlock, EncoderBlock, FeedForward, LayerNorm
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.interop import copy_torch_weights
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import DecoderBlock, EncoderBlock, FeedForward, LayerNorm
 
 D, H, D_FF = 16, 4, 24
 TOL = 1e-10
@@ -21,7 +22,9 @@ def test_encoder_block_equals_transformer_encoder_layer(norm_first: bool) -> Non
     theirs = nn.TransformerEncoderLayer(
         D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64
     ).train()  # train mode: no fused fast path
-    ours = EncoderBlock(D, H, D_FF, norm_first=norm_first).double()
+    ours = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first)
+    ).double()
     assert copy_torch_weights(ours, theirs) is ours
     x = torch.randn(2, 5, D, dtype=torch.float64)
     pad = padding_mask(torch.tensor([5, 3]), 5)  # (B, 1, S), True = real
@@ -35,7 +38,12 @@ def test_decoder_block_equals_transformer_decoder_layer(norm_first: bool) -> Non
     theirs = nn.TransformerDecoderLayer(
         D, H, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64
     ).train()
-    ours = copy_torch_weights(DecoderBlock(D, H, D_FF, norm_first=norm_first).double(), theirs)
+    ours = copy_torch_weights(
+        DecoderBlock(
+            TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first)
+        ).double(),
+        theirs,
+    )
     x, memory = torch.randn(2, 4, D, dtype=torch.float64), torch.randn(2, 6, D, dtype=torch.float64)
     causal = causal_mask(4)
     out = ours(x, memory, torch.as_tensor(causal))
@@ -82,12 +90,19 @@ def test_any_module_laid_out_like_ours_is_filled() -> None:
 def test_errors_name_the_problem() -> None:
     theirs = nn.TransformerEncoderLayer(D, H, D_FF, batch_first=True)
     with pytest.raises(TypeError, match="got Linear"):
-        copy_torch_weights(EncoderBlock(D, H, D_FF), nn.Linear(2, 2))
+        copy_torch_weights(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False)),
+            nn.Linear(2, 2),
+        )
     with pytest.raises(TypeError, match="Linear has no self_attn"):
         copy_torch_weights(nn.Linear(2, 2), theirs)
     with pytest.raises(ValueError, match=r"ffn.linear1.weight has shape \(32, 16\)"):
-        copy_torch_weights(EncoderBlock(D, H, 32), theirs)
+        copy_torch_weights(
+            EncoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=32, norm_first=False)), theirs
+        )
     decoder = nn.TransformerDecoderLayer(D, H, D_FF, batch_first=True)
-    gpt_block = DecoderBlock(D, H, D_FF, cross_attention=False)
+    gpt_block = DecoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False), cross_attention=False
+    )
     with pytest.raises(TypeError, match="DecoderBlock has no cross_attn"):
         copy_torch_weights(gpt_block, decoder)

@@ -10,25 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.data import Task, batches
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.transformer import EncoderDecoder
 from attnlab.seed import seed_everything
-from attnlab.train import exact_match, train
-from attnlab.transformer import EncoderDecoder
+from attnlab.tasks.data import Task, batches
+from attnlab.tasks.training import exact_match, train
 
 
 @pytest.mark.slow
 def test_encoder_decoder_learns_to_reverse() -> None:
     seed_everything(0)
     task = Task("reverse", n_symbols=10, min_len=10, max_len=10)
-    model = EncoderDecoder(
-        src_vocab=task.vocab_size,
-        tgt_vocab=task.vocab_size,
-        d_model=64,
-        n_heads=4,
-        n_layers=1,
-        d_ff=128,
-        max_len=task.max_seq_len,
-    )
+    config = TransformerConfig(d_model=64, n_heads=4, d_ff=128, max_len=task.max_seq_len)
+    model = EncoderDecoder(task.vocab_size, task.vocab_size, config)
     before = exact_match(model, task, n=200, rng=2024)
     history = train(model, batches(task, 64, rng=1), steps=200, lr=2e-3, warmup=50, progress=False)
     assert history[-1] < 0.05, f"final training loss {history[-1]:.3f}"

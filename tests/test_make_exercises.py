@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -12,19 +11,10 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
+from tools import make_exercises
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "tools" / "make_exercises.py"
-
-
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("make_exercises", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_exercises"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-make_exercises = _load_tool()
 
 
 def md(source, cid, tags=None):

@@ -1,4 +1,4 @@
-"""Tests for attnlab.masking: causal, padding, combining and converting masks.
+"""Tests for attnlab.mechanism.masking: causal, padding, combining and converting masks.
 
 The converters are checked against the libraries whose conventions they translate to:
 ``F.scaled_dot_product_attention`` and ``nn.MultiheadAttention`` given the converted mask
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import (
     causal_mask,
     combine_masks,
     from_additive_mask,
@@ -33,7 +33,7 @@ from attnlab.masking import (
     to_ignore_mask,
     to_key_padding_mask,
 )
-from attnlab.multihead import MultiHeadAttention
+from attnlab.mechanism.multihead import MultiHeadAttention
 
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
 

@@ -1,4 +1,4 @@
-"""Tests for attnlab.multihead: split/merge heads and MultiHeadAttention."""
+"""Tests for attnlab.mechanism.multihead: split/merge heads and MultiHeadAttention."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention, merge_heads, split_heads
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention, merge_heads, split_heads
 
 TOL = 1e-10
 
@@ -147,16 +146,18 @@ def test_key_defaults_to_query_and_value_to_key() -> None:
 
 
 def test_uses_the_shared_attention_function(monkeypatch) -> None:
-    """One implementation: the module must call attention.scaled_dot_product_attention."""
-    import attnlab.multihead as multihead
+    """One implementation: the module must call attention.attend, the kernel of
+    scaled_dot_product_attention."""
+    import attnlab.mechanism.multihead as multihead
+    from attnlab.mechanism.attention import attend
 
     calls = []
 
     def spy(*args, **kwargs):
         calls.append(args[0].shape)
-        return scaled_dot_product_attention(*args, **kwargs)
+        return attend(*args, **kwargs)
 
-    monkeypatch.setattr(multihead, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(multihead, "attend", spy)
     layer()(randn(2, 5, 12))
     assert calls == [torch.Size([2, 3, 5, 4])]
 
@@ -302,7 +303,7 @@ def test_float32_works_and_keeps_dtype() -> None:
 
 @pytest.mark.parametrize(("B", "T", "D", "H", "S"), [(2, 5, 16, 4, None), (3, 4, 12, 3, 7)])
 def test_trace_shapes_lists_every_intermediate(B, T, D, H, S) -> None:
-    from attnlab.multihead import trace_shapes
+    from attnlab.mechanism.multihead import trace_shapes
 
     trace = trace_shapes(B, T, D, H, k_len=S)
     S = T if S is None else S
@@ -325,7 +326,7 @@ def test_trace_shapes_lists_every_intermediate(B, T, D, H, S) -> None:
 
 
 def test_trace_shapes_leaves_no_recorder_behind_and_rejects_bad_sizes() -> None:
-    from attnlab.multihead import trace_shapes
+    from attnlab.mechanism.multihead import trace_shapes
 
     with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=3"):
         trace_shapes(2, 5, 10, 3)
@@ -335,10 +336,14 @@ def test_trace_shapes_leaves_no_recorder_behind_and_rejects_bad_sizes() -> None:
         trace_shapes(1, 2, 4, 2).shape_of("nope")
 
 
-def test_forward_records_nothing_by_default() -> None:
-    mha = layer()
-    mha(randn(2, 5, 12))
-    assert mha._trace is None
+def test_forward_holds_no_tracing() -> None:
+    """Chapter 4's shape trace is a traced copy of forward (trace_shapes): forward itself
+    only computes."""
+    import inspect
+
+    source = inspect.getsource(MultiHeadAttention.forward)
+    assert "trace" not in source and "record" not in source
+    assert len(source.splitlines()) <= 30, "forward fits on one screen"
 
 
 # --- parameter and FLOP counts ------------------------------------------------------------
@@ -347,7 +352,7 @@ def test_forward_records_nothing_by_default() -> None:
 @pytest.mark.parametrize("D", [8, 12, 64, 512])
 @pytest.mark.parametrize("bias", [True, False])
 def test_parameter_count_matches_the_module_for_every_head_count(D, bias) -> None:
-    from attnlab.multihead import mha_parameter_count
+    from attnlab.mechanism.multihead import mha_parameter_count
 
     for H in [h for h in (1, 2, 3, 4, 8) if D % h == 0]:
         mha = MultiHeadAttention(D, H, bias=bias)
@@ -356,7 +361,7 @@ def test_parameter_count_matches_the_module_for_every_head_count(D, bias) -> Non
 
 
 def test_parameter_count_rejects_bad_sizes() -> None:
-    from attnlab.multihead import mha_parameter_count
+    from attnlab.mechanism.multihead import mha_parameter_count
 
     with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=4"):
         mha_parameter_count(10, 4)
@@ -368,7 +373,7 @@ def test_parameter_count_rejects_bad_sizes() -> None:
 def test_flops_match_torch_flop_counter_for_every_head_count(B, T, S, D) -> None:
     from torch.utils.flop_counter import FlopCounterMode
 
-    from attnlab.multihead import mha_flops
+    from attnlab.mechanism.multihead import mha_flops
 
     totals = set()
     for H in [h for h in (1, 2, 4, 8) if D % h == 0]:
@@ -387,7 +392,7 @@ def test_flops_match_torch_flop_counter_for_every_head_count(B, T, S, D) -> None
 
 
 def test_flops_default_to_self_attention() -> None:
-    from attnlab.multihead import mha_flops
+    from attnlab.mechanism.multihead import mha_flops
 
     assert mha_flops(8, 2, 5) == mha_flops(8, 2, 5, 5, batch=1)
     with pytest.raises(ValueError, match="batch must be a positive integer"):

@@ -166,6 +166,14 @@ RULES = [
         "$M_{ij}$",
     ),
     Rule(
+        "s position",
+        "s for a position (s is a score: write j for a key, t for a position)",
+        r"\bposition \$s\$|\\partial\s*x_s\b",
+        "text",
+        "position $s$",
+        r"position $t$, key $j$, $\partial\,\mathrm{out}_i / \partial x_j$, score $s_{ij}$",
+    ),
+    Rule(
         "N",
         "N for the number of layers (write L)",
         r"\$N = \d+\$|\$N\$ (?:encoder|decoder|layers|blocks)",

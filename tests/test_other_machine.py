@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -12,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tools import other_machine
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "other_machine.py"
 
-spec = importlib.util.spec_from_file_location("attnlab_other_machine", TOOL)
-other_machine = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(other_machine)
 
 # Sums and transcendental functions whose last bits depend on the vector width, the
 # summation order and the BLAS kernel: the things that differed between two CPUs.

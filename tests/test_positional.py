@@ -1,4 +1,4 @@
-"""Tests for attnlab.positional: the sinusoidal table, its offset property, both modules."""
+"""Tests for attnlab.mechanism.positional: the sinusoidal table, its offset property, both modules."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.positional import (
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rope,
@@ -174,7 +174,7 @@ def test_sinusoidal_module_follows_dtype() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [SinusoidalPositionalEncoding(8, 5), LearnedPositionalEmbedding(5, 8)]
+    "module", [SinusoidalPositionalEncoding(8, 5), LearnedPositionalEmbedding(8, 5)]
 )
 def test_modules_reject_too_long_and_wrong_width(module: torch.nn.Module) -> None:
     with pytest.raises(ValueError, match=r"length 6 exceeds max_len=5"):
@@ -186,7 +186,7 @@ def test_modules_reject_too_long_and_wrong_width(module: torch.nn.Module) -> Non
 
 
 @pytest.mark.parametrize(
-    "module", [SinusoidalPositionalEncoding(8, 5), LearnedPositionalEmbedding(5, 8)]
+    "module", [SinusoidalPositionalEncoding(8, 5), LearnedPositionalEmbedding(8, 5)]
 )
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
 def test_modules_reject_non_float_input(module: torch.nn.Module, dtype: torch.dtype) -> None:
@@ -196,7 +196,7 @@ def test_modules_reject_non_float_input(module: torch.nn.Module, dtype: torch.dt
 
 
 @pytest.mark.parametrize(
-    "module", [SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(10, 8)]
+    "module", [SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(8, 10)]
 )
 def test_modules_give_positions_from_start(module: torch.nn.Module) -> None:
     """forward(x, start): the rows start..start+T-1 of the table, as a KV cache needs."""
@@ -216,7 +216,7 @@ def test_modules_give_positions_from_start(module: torch.nn.Module) -> None:
 
 def test_learned_embedding_adds_rows_and_learns() -> None:
     torch.manual_seed(0)
-    module = LearnedPositionalEmbedding(max_len=10, d_model=4)
+    module = LearnedPositionalEmbedding(d_model=4, max_len=10)
     (table,) = module.parameters()
     assert table.shape == (10, 4)
     x = torch.randn(2, 6, 4)

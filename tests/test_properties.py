@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.similarity import cosine_similarity, softmax
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.similarity import cosine_similarity, softmax
 
 TOL = 1e-10
 SETTINGS = settings(deadline=None, max_examples=40)

@@ -1,4 +1,4 @@
-"""Tests for attnlab.rnn: the loop RNN against torch.nn.RNN, gradient decay/growth, path lengths."""
+"""Tests for attnlab.tasks.rnn: the loop RNN against torch.nn.RNN, gradient decay/growth, path lengths."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab.rnn import (
+from attnlab.tasks.rnn import (
     VanillaRNN,
     attention_cost,
     gradient_norm_vs_distance,

@@ -1,4 +1,4 @@
-"""Tests for attnlab.scale: online softmax, tiled attention, grouped-query attention, KV cache.
+"""Tests for attnlab.mechanism.scale: online softmax, tiled attention, grouped-query attention, KV cache.
 
 Every attention variant is compared with ``torch.nn.functional.scaled_dot_product_attention``
 (forward and backward), including masked tiles and query rows with no visible key.
@@ -18,25 +18,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnlab.attention import scaled_dot_product_attention
-from attnlab.masking import causal_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.scale import (
+from attnlab.measure import median_seconds, peak_memory
+from attnlab.mechanism.attention import scaled_dot_product_attention
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.kvcache import KVCache, LayerKV, kv_cache_bytes
+from attnlab.mechanism.masking import causal_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.scale import (
     GroupedQueryAttention,
-    KVCache,
-    LayerKV,
     attention_tile_update,
     grouped_query_attention,
-    kv_cache_bytes,
-    median_seconds,
     online_softmax,
     online_softmax_stats,
     online_softmax_update,
-    peak_memory,
     repeat_kv,
     tiled_attention,
 )
-from attnlab.similarity import softmax
+from attnlab.mechanism.similarity import softmax
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
@@ -500,11 +498,13 @@ def test_median_seconds_and_peak_memory() -> None:
 
 
 def small_lm(seed: int, **kwargs):
-    from attnlab.transformer import DecoderOnlyLM
+    from attnlab.mechanism.transformer import DecoderOnlyLM
 
     torch.manual_seed(seed)
-    options = {"d_model": 32, "n_heads": 4, "n_layers": 2, "d_ff": 64, "max_len": 40}
-    return DecoderOnlyLM(vocab=23, **{**options, **kwargs}).eval()
+    model_options = {k: kwargs.pop(k) for k in ("pad_id", "positional") if k in kwargs}
+    sizes = {"d_model": 32, "n_heads": 4, "n_layers": 2, "d_ff": 64, "max_len": 40}
+    config = TransformerConfig(**{**sizes, **kwargs})
+    return DecoderOnlyLM(23, config, **model_options).eval()
 
 
 @pytest.mark.parametrize(
@@ -520,7 +520,7 @@ def small_lm(seed: int, **kwargs):
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_generate_with_cache_gives_the_same_tokens(options, seed) -> None:
-    from attnlab.transformer import generate
+    from attnlab.mechanism.decoding import generate
 
     model = small_lm(seed, **options)
     g = torch.Generator().manual_seed(seed)
@@ -566,7 +566,7 @@ def test_preallocated_cache_in_the_model() -> None:
 @pytest.mark.parametrize("cached", [False, True])
 def test_generate_calls_the_model(cached) -> None:
     """Through model(...): forward hooks run and a subclass's forward is the one used."""
-    from attnlab.transformer import generate
+    from attnlab.mechanism.decoding import generate
 
     model, calls = small_lm(8), []
     model.register_forward_hook(lambda module, args, out: calls.append(args[0].shape[1]))
@@ -585,7 +585,7 @@ def test_model_checks_its_input_once_at_the_boundary() -> None:
 
 
 def test_generate_with_cache_past_max_len_and_eos() -> None:
-    from attnlab.transformer import generate
+    from attnlab.mechanism.decoding import generate
 
     model = small_lm(4, max_len=10)
     prompt = torch.tensor([[5, 6, 7], [8, 9, 10]])
@@ -608,7 +608,7 @@ def test_model_rejects_a_cache_beyond_max_len() -> None:
 
 
 def test_sampling_with_cache_draws_the_same_tokens() -> None:
-    from attnlab.transformer import generate
+    from attnlab.mechanism.decoding import generate
 
     model = small_lm(5)
     prompt = torch.randint(1, 23, (8, 4), generator=torch.Generator().manual_seed(5))
@@ -637,14 +637,16 @@ CHAPTER_8 = Path(__file__).resolve().parent.parent / "chapters" / "08_scale.ipyn
 
 def chapter_8_lm():
     """The model of chapter 8's KV-cache figure."""
-    from attnlab.transformer import DecoderOnlyLM
+    from attnlab.mechanism.transformer import DecoderOnlyLM
 
     torch.manual_seed(0)
-    return DecoderOnlyLM(vocab=50, d_model=64, n_heads=4, n_layers=2, d_ff=128, max_len=300)
+    return DecoderOnlyLM(
+        50, TransformerConfig(d_model=64, n_heads=4, n_layers=2, d_ff=128, max_len=300)
+    )
 
 
 def test_generation_seconds_rows() -> None:
-    from attnlab.transformer import generation_seconds
+    from attnlab.mechanism.decoding import generation_seconds
 
     model, state = small_lm(0), torch.random.get_rng_state()
     rows = generation_seconds(model, torch.tensor([[1, 2, 3]]), [1, 4], repeats=1)
@@ -662,10 +664,11 @@ def test_generation_seconds_rows() -> None:
 def test_the_cache_is_many_times_faster_where_the_prefix_is_long() -> None:
     # 32 tokens after a 192-token prompt: recomputation feeds about 200 tokens a step, the
     # cache one. Measured about 5 times faster; at 1 token both run the prompt once.
-    from attnlab.transformer import DecoderOnlyLM, generation_seconds
+    from attnlab.mechanism.decoding import generation_seconds
+    from attnlab.mechanism.transformer import DecoderOnlyLM
 
     torch.manual_seed(0)
-    model = DecoderOnlyLM(vocab=50, d_model=128, n_heads=4, n_layers=1, d_ff=512, max_len=256)
+    model = DecoderOnlyLM(50, TransformerConfig(d_model=128, n_heads=4, d_ff=512, max_len=256))
     prompt = torch.randint(0, 50, (1, 192), generator=torch.Generator().manual_seed(0))
     one, many = generation_seconds(model.eval(), prompt, [1, 32], repeats=3)
     assert many["speedup"] > 2.5, many
@@ -673,8 +676,8 @@ def test_the_cache_is_many_times_faster_where_the_prefix_is_long() -> None:
 
 
 def test_chapter_8_the_cache_lead_grows_with_the_tokens_generated() -> None:
-    from attnlab.timing import times_faster
-    from attnlab.transformer import generation_seconds
+    from attnlab.measure import times_faster
+    from attnlab.mechanism.decoding import generation_seconds
 
     prose = " ".join(
         " ".join(cell.source.split())

@@ -1,4 +1,4 @@
-"""Tests for attnlab.similarity: dot, cosine_similarity, scores, scaled_scores, softmax."""
+"""Tests for attnlab.mechanism.similarity: dot, cosine_similarity, scores, scaled_scores, softmax."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlab.similarity import (
+from attnlab.mechanism.similarity import (
     additive_scores,
     cosine_similarity,
     dot,

@@ -34,7 +34,7 @@ LINES = taught_in_lines()
 def test_the_library_says_where_it_is_taught():
     assert len(LINES) >= 40
     modules = {path for path, _, _ in LINES}
-    assert {"lib/attnlab/attention.py", "lib/attnlab/similarity.py"} <= modules
+    assert {"lib/attnlab/mechanism/attention.py", "lib/attnlab/mechanism/similarity.py"} <= modules
 
 
 @pytest.mark.parametrize(("path", "number", "rest"), LINES, ids=[f"{p}:{n}" for p, n, _ in LINES])

@@ -1,4 +1,4 @@
-"""attnlab.timing: medians of processor time, taken in turns after a warm-up."""
+"""attnlab.measure: medians of processor time, taken in turns after a warm-up."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from attnlab.timing import (
+from attnlab.measure import (
     SAMPLE_SECONDS,
     check_clock,
     median_seconds,

@@ -1,6 +1,6 @@
-"""Tests for attnlab.tokenizer: vocabulary, word and WordPiece tokenizers, BPE, its data files.
+"""Tests for attnlab.tasks.tokenizer: vocabulary, word and WordPiece tokenizers, BPE, its data files.
 
-``one_hot`` and ``embed`` moved to :mod:`attnlab.embeddings` (tested in test_embeddings.py).
+``one_hot`` and ``embed`` moved to :mod:`attnlab.tasks.embeddings` (tested in test_embeddings.py).
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.tokenizer import (
+from attnlab.tasks.tokenizer import (
     DEFAULT_CORPUS,
     Vocab,
     WordPieceTokenizer,
     bpe_segment,
     default_vocab,
-    embed,
-    one_hot,
     train_bpe,
     vocab_from_merges,
     word_tokenize,
@@ -96,7 +94,7 @@ def test_vocab_lookup_by_id_is_a_type_error_pointing_to_decode(key) -> None:
     ],
 )
 def test_vocab_decode_out_of_range_names_id_and_size(ids: object, bad: int) -> None:
-    with pytest.raises(ValueError, match=rf"id {bad} .*size 6"):
+    with pytest.raises(ValueError, match=rf"token id {bad} .*has 6 ids: valid ids are 0\.\.5"):
         Vocab(["river", "bank"]).decode(ids)
 
 
@@ -277,11 +275,3 @@ def test_the_vocabulary_and_corpus_are_package_data_files() -> None:
     folder = Path(__file__).parents[1] / "lib" / "attnlab" / "data_files"
     files = sorted(p.name for p in folder.iterdir() if p.suffix != ".py" and p.is_file())
     assert files and all(any(Path(f).match(glob) for glob in shipped) for f in files), files
-
-
-def test_one_hot_and_embed_moved_to_embeddings_and_stay_importable_here() -> None:
-    import attnlab
-    from attnlab import embeddings
-
-    assert one_hot is embeddings.one_hot is attnlab.one_hot
-    assert embed is embeddings.embed is attnlab.embed

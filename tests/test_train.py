@@ -1,4 +1,4 @@
-"""Tests for attnlab.train: the loss, the schedule, the loop and exact-match evaluation."""
+"""Tests for attnlab.tasks.training: the loss, the schedule, the loop and exact-match evaluation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnlab.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
-from attnlab.train import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.transformer import DecoderOnlyLM, EncoderDecoder
+from attnlab.tasks.data import EOS_ID, PAD_ID, AdditionTask, DateTask, Task, batches, make_batch
+from attnlab.tasks.training import (
     ADDER,
     exact_match,
     lr_at,
@@ -21,12 +23,16 @@ from attnlab.train import (
     train_adder,
     write_stored_adder,
 )
-from attnlab.transformer import DecoderOnlyLM, EncoderDecoder
+
+
+def _config(d_model: int, n_heads: int, d_ff: int, max_len: int) -> TransformerConfig:
+    """One layer per stack, pre-LN, no dropout: the small models of these tests."""
+    return TransformerConfig(d_model=d_model, n_heads=n_heads, d_ff=d_ff, max_len=max_len)
 
 
 def _tiny_model(task: Task) -> EncoderDecoder:
     torch.manual_seed(0)
-    return EncoderDecoder(task.vocab_size, task.vocab_size, 16, 2, 1, 32, task.max_seq_len)
+    return EncoderDecoder(task.vocab_size, task.vocab_size, _config(16, 2, 32, task.max_seq_len))
 
 
 # sequence_loss and lr_at ----------------------------------------------------------------------
@@ -121,7 +127,7 @@ def test_train_stops_when_asked() -> None:
 
 def test_train_a_decoder_only_lm_on_pairs() -> None:
     torch.manual_seed(0)
-    lm = DecoderOnlyLM(6, 16, 2, 1, 32, max_len=8)
+    lm = DecoderOnlyLM(6, _config(16, 2, 32, 8))
     x = torch.tensor([[1, 2, 3, 4, 5, 1, 2]] * 4)
     history = train(lm, itertools.repeat((x[:, :-1], x[:, 1:])), steps=40, lr=1e-2, progress=False)
     assert history[-1] < 0.2 * history[0]
@@ -150,7 +156,7 @@ class _Oracle(EncoderDecoder):
     """Predicts the reversed source exactly (optionally forgetting the EOS) by peeking at it."""
 
     def __init__(self, task: Task, *, forget_eos: bool = False) -> None:
-        super().__init__(task.vocab_size, task.vocab_size, 8, 2, 1, 8, task.max_seq_len)
+        super().__init__(task.vocab_size, task.vocab_size, _config(8, 2, 8, task.max_seq_len))
         self.forget_eos = forget_eos
 
     def encode(self, src):
@@ -180,7 +186,7 @@ def test_exact_match_is_a_fraction_and_repeatable() -> None:
     assert 0.0 <= a <= 1.0
     assert exact_match(model, task, n=40, rng=1) == a
     with pytest.raises(TypeError, match="pass an AdditionTask, got Task"):
-        exact_match(DecoderOnlyLM(5, 8, 2, 1, 8, 4), task, n=4)
+        exact_match(DecoderOnlyLM(5, _config(8, 2, 8, 4)), task, n=4)
     with pytest.raises(TypeError, match="EncoderDecoder or a DecoderOnlyLM, got Linear"):
         exact_match(torch.nn.Linear(2, 2), task, n=4)
     with pytest.raises(ValueError, match="n must be"):
@@ -191,7 +197,7 @@ class _AddingOracle(DecoderOnlyLM):
     """Reads the prompt and predicts the sum's digits exactly (optionally one digit off)."""
 
     def __init__(self, task: AdditionTask, *, off_by_one: bool = False) -> None:
-        super().__init__(task.vocab_size, 8, 2, 1, 8, task.max_seq_len)
+        super().__init__(task.vocab_size, _config(8, 2, 8, task.max_seq_len))
         self.task, self.off_by_one = task, off_by_one
 
     def forward(self, tokens):
@@ -219,7 +225,7 @@ def test_exact_match_of_a_date_oracle() -> None:
     """DateTask batches work with exact_match (an untrained model gets none right)."""
     task = DateTask(split="test")
     torch.manual_seed(0)
-    model = EncoderDecoder(task.vocab_size, task.vocab_size, 16, 2, 1, 32, task.max_seq_len)
+    model = EncoderDecoder(task.vocab_size, task.vocab_size, _config(16, 2, 32, task.max_seq_len))
     assert exact_match(model, task, n=50) == 0.0
 
 
@@ -247,7 +253,7 @@ def test_chapter_7_models_reach_99_percent_on_held_out_inputs() -> None:
     The chapter's own run (seed 0) is checked by nbval; this guards against a recipe that
     works for one lucky seed only. Time is measured in bench/ (bench_transformer.py).
     """
-    from attnlab.config import TransformerConfig
+    from attnlab.mechanism.config import TransformerConfig
     from attnlab.seed import seed_everything
 
     task = DateTask()

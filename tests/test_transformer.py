@@ -1,4 +1,4 @@
-"""Tests for attnlab.transformer: the layers' math, the masks' effects, the models and decoding.
+"""Tests for attnlab.mechanism.transformer: the layers' math, the masks' effects, the models and decoding.
 
 Equality with PyTorch's own layers is in test_vs_pytorch_transformer.py.
 """
@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.transformer import (
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.decoding import generate, greedy_decode
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     DecoderOnlyLM,
@@ -23,32 +25,25 @@ from attnlab.transformer import (
     EncoderDecoder,
     FeedForward,
     LayerNorm,
-    generate,
-    greedy_decode,
 )
 
 D, H, D_FF = 16, 4, 32
 TOL = {"rtol": 0, "atol": 1e-10}
 
 
-def _model(**kwargs) -> EncoderDecoder:
-    torch.manual_seed(0)
-    args = {
-        "src_vocab": 12,
-        "tgt_vocab": 9,
-        "d_model": D,
-        "n_heads": H,
-        "n_layers": 2,
-        "d_ff": D_FF,
-        "max_len": 12,
-    }
-    return EncoderDecoder(**{**args, **kwargs}).double()
+SIZES = {"d_model": D, "n_heads": H, "n_layers": 2, "d_ff": D_FF}
 
 
-def _lm(**kwargs) -> DecoderOnlyLM:
+def _model(pad_id: int = 0, positional: str = "sinusoidal", **config) -> EncoderDecoder:
     torch.manual_seed(0)
-    args = {"vocab": 11, "d_model": D, "n_heads": H, "n_layers": 2, "d_ff": D_FF, "max_len": 8}
-    return DecoderOnlyLM(**{**args, **kwargs}).double()
+    config = TransformerConfig(**{**SIZES, "max_len": 12, **config})
+    return EncoderDecoder(12, 9, config, pad_id=pad_id, positional=positional).double()
+
+
+def _lm(pad_id: int | None = None, positional: str = "learned") -> DecoderOnlyLM:
+    torch.manual_seed(0)
+    config = TransformerConfig(**SIZES, max_len=8)
+    return DecoderOnlyLM(11, config, pad_id=pad_id, positional=positional).double()
 
 
 # LayerNorm and FeedForward ------------------------------------------------------------------
@@ -115,7 +110,9 @@ def test_feedforward_is_position_wise() -> None:
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_block_without_mask_is_permutation_equivariant(norm_first: bool) -> None:
     torch.manual_seed(0)
-    block = EncoderBlock(D, H, D_FF, norm_first=norm_first).double()
+    block = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first)
+    ).double()
     x = torch.randn(2, 7, D, dtype=torch.float64)
     perm = torch.randperm(7)
     torch.testing.assert_close(block(x[:, perm]), block(x)[:, perm], rtol=0, atol=1e-12)
@@ -124,7 +121,9 @@ def test_encoder_block_without_mask_is_permutation_equivariant(norm_first: bool)
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_block_padded_keys_change_nothing(norm_first: bool) -> None:
     torch.manual_seed(0)
-    block = EncoderBlock(D, H, D_FF, norm_first=norm_first).double()
+    block = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first)
+    ).double()
     lengths = torch.tensor([4, 7])
     mask = padding_mask(lengths, 7)[:, None]  # (B, 1, 1, S)
     x = torch.randn(2, 7, D, dtype=torch.float64)
@@ -145,7 +144,8 @@ def test_encoder_block_padded_keys_change_nothing(norm_first: bool) -> None:
 def test_decoder_block_is_causal(norm_first: bool, cross_attention: bool) -> None:
     torch.manual_seed(0)
     block = DecoderBlock(
-        D, H, D_FF, norm_first=norm_first, cross_attention=cross_attention
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=norm_first),
+        cross_attention=cross_attention,
     ).double()
     x = torch.randn(2, 6, D, dtype=torch.float64)
     memory = torch.randn(2, 5, D, dtype=torch.float64) if cross_attention else None
@@ -166,7 +166,9 @@ def test_decoder_block_is_causal(norm_first: bool, cross_attention: bool) -> Non
 
 def test_decoder_block_padded_memory_changes_nothing() -> None:
     torch.manual_seed(0)
-    block = DecoderBlock(D, H, D_FF).double()
+    block = DecoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False)
+    ).double()
     x = torch.randn(2, 4, D, dtype=torch.float64)
     memory = torch.randn(2, 6, D, dtype=torch.float64)
     other = memory.clone()
@@ -183,16 +185,23 @@ def test_decoder_block_padded_memory_changes_nothing() -> None:
 def test_decoder_block_memory_errors() -> None:
     x = torch.randn(1, 3, D)
     with pytest.raises(ValueError, match="pass the encoder memory"):
-        DecoderBlock(D, H, D_FF)(x)
+        DecoderBlock(TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False))(x)
     with pytest.raises(ValueError, match="cross_attention=False"):
-        DecoderBlock(D, H, D_FF, cross_attention=False)(x, x)
+        DecoderBlock(
+            TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False),
+            cross_attention=False,
+        )(x, x)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_stacks_have_a_final_norm_only_when_pre_ln(norm_first: bool) -> None:
     torch.manual_seed(0)
-    encoder = Encoder(D, H, 3, D_FF, norm_first=norm_first).double()
-    decoder = Decoder(D, H, 2, D_FF, norm_first=norm_first).double()
+    encoder = Encoder(
+        TransformerConfig(d_model=D, n_heads=H, n_layers=3, d_ff=D_FF, norm_first=norm_first)
+    ).double()
+    decoder = Decoder(
+        TransformerConfig(d_model=D, n_heads=H, n_layers=2, d_ff=D_FF, norm_first=norm_first)
+    ).double()
     assert len(encoder.layers) == 3 and len(decoder.layers) == 2
     assert (encoder.norm is not None) == norm_first
     assert (decoder.norm is not None) == norm_first
@@ -208,9 +217,9 @@ def test_stacks_have_a_final_norm_only_when_pre_ln(norm_first: bool) -> None:
 def test_post_ln_block_output_is_normalised() -> None:
     """Post-LN ends with a LayerNorm: with γ = 1, β = 0 each output token has mean 0."""
     torch.manual_seed(0)
-    out = EncoderBlock(D, H, D_FF, norm_first=False).double()(
-        torch.randn(2, 5, D, dtype=torch.float64)
-    )
+    out = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=False)
+    ).double()(torch.randn(2, 5, D, dtype=torch.float64))
     torch.testing.assert_close(out.mean(-1), torch.zeros(2, 5, dtype=torch.float64), **TOL)
 
 
@@ -225,7 +234,7 @@ def test_post_ln_block_output_is_normalised() -> None:
 def test_block_arguments_are_checked(kwargs: dict, match: str) -> None:
     args = {"d_model": D, "n_heads": H, "d_ff": D_FF, **kwargs}
     with pytest.raises(ValueError, match=match):
-        EncoderBlock(**args)
+        EncoderBlock(TransformerConfig(**args))
 
 
 # EncoderDecoder -------------------------------------------------------------------------------
@@ -369,9 +378,7 @@ class _ScriptedDecoder(EncoderDecoder):
     """
 
     def __init__(self, script: list[list[int]]) -> None:
-        super().__init__(
-            src_vocab=12, tgt_vocab=9, d_model=D, n_heads=H, n_layers=1, d_ff=D_FF, max_len=12
-        )
+        super().__init__(12, 9, TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, max_len=12))
         self.script = script
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor):
@@ -477,7 +484,7 @@ def test_ci_hypothesis_profile_is_derandomized_and_loaded_under_ci() -> None:
 
 def test_generate_with_temperature_samples_and_zero_is_greedy() -> None:
     torch.manual_seed(0)
-    lm = DecoderOnlyLM(7, 16, 2, 1, 32, max_len=8)
+    lm = DecoderOnlyLM(7, TransformerConfig(d_model=16, n_heads=2, d_ff=32, max_len=8))
     prompt = torch.tensor([[1, 2, 3]] * 64)
     greedy = generate(lm, prompt, max_new_tokens=4)
     assert torch.equal(generate(lm, prompt, max_new_tokens=4, temperature=0.0), greedy)

@@ -15,14 +15,17 @@ import torch
 from torch import nn
 
 from attnlab import _validate
-from attnlab.attention import SelfAttention, scaled_dot_product_attention
-from attnlab.config import TransformerConfig
-from attnlab.masking import causal_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention, split_heads
-from attnlab.positional import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
-from attnlab.similarity import cosine_similarity, scaled_scores, softmax
-from attnlab.tokenizer import one_hot
-from attnlab.transformer import (
+from attnlab.mechanism.attention import SelfAttention, scaled_dot_product_attention
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.masking import causal_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention, split_heads
+from attnlab.mechanism.positional import (
+    SinusoidalPositionalEncoding,
+    offset_matrix,
+    sinusoidal_encoding,
+)
+from attnlab.mechanism.similarity import cosine_similarity, scaled_scores, softmax
+from attnlab.mechanism.transformer import (
     Decoder,
     DecoderBlock,
     Encoder,
@@ -30,6 +33,7 @@ from attnlab.transformer import (
     FeedForward,
     LayerNorm,
 )
+from attnlab.tasks.embeddings import one_hot
 
 KINDS = ["numpy", "torch"]
 
@@ -93,7 +97,9 @@ def test_check_int_names_its_range() -> None:
 
 def test_every_module_accepts_numpy_integers_and_names_bad_ones() -> None:
     """The checks copied by hand in several modules now go through _validate."""
-    from attnlab import data, heads, recall, rnn, scale, seed
+    from attnlab import seed
+    from attnlab.mechanism import scale
+    from attnlab.tasks import data, heads, recall, rnn
 
     assert seed.seed_everything(np.int64(3)).integers(10) == np.random.default_rng(3).integers(10)
     ids, answer = recall.recall_batch(np.int64(2), np.int64(3), n_symbols=np.int64(4))
@@ -313,7 +319,7 @@ def test_modules_accept_an_empty_batch(who: str, module: nn.Module, shape) -> No
 
 
 def test_to_numpy_is_the_one_used_by_viz() -> None:
-    from attnlab import viz
+    from attnlab.drawing import viz
 
     assert viz.to_numpy is _validate.to_numpy
 
@@ -365,3 +371,24 @@ def test_inputs_checked_skips_check_input_inside_only() -> None:
         raise KeyError("an error inside")
     with pytest.raises(TypeError, match="LayerNorm"):  # and after an error inside
         norm(np.zeros((2, 4)))
+
+
+# --- the last two holes of the independent check ---------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+def test_queries_and_keys_of_width_zero_are_refused_naming_the_shape(kind: str) -> None:
+    """With d = 0 every score is 0 and the weights would be uniform, silently."""
+    q, k, v = np.ones((2, 3, 0)), np.ones((2, 4, 0)), np.ones((2, 4, 5))
+    if kind == "torch":
+        q, k, v = (torch.from_numpy(a) for a in (q, k, v))
+    with pytest.raises(ValueError, match=r"at least one feature.*q: shape \(2, 3, 0\)"):
+        scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("axis", [None, 1.0, "0", [0]])
+def test_softmax_axis_of_the_wrong_type_is_a_type_error(axis) -> None:
+    with pytest.raises(TypeError, match="axis must be an integer"):
+        softmax(np.ones((2, 3)), axis=axis)
+    with pytest.raises(ValueError, match="out of range"):  # a wrong value stays a ValueError
+        softmax(np.ones((2, 3)), axis=2)

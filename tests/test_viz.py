@@ -1,4 +1,4 @@
-"""Tests for attnlab.viz: every figure is labelled, accepts NumPy and torch, rejects bad shapes."""
+"""Tests for attnlab.drawing.viz: every figure is labelled, accepts NumPy and torch, rejects bad shapes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnlab import viz
+from attnlab.drawing import viz
 
 TOKENS = ["the", "river", "bank"]
 WEIGHTS = np.array([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.05, 0.15, 0.8]])

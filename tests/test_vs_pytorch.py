@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention.bias import causal_lower_right
 
-from attnlab.attention import CrossAttention, SelfAttention, scaled_dot_product_attention
-from attnlab.masking import causal_mask, from_ignore_mask, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.similarity import additive_scores, cosine_similarity, general_scores, softmax
+from attnlab.mechanism.attention import CrossAttention, SelfAttention, scaled_dot_product_attention
+from attnlab.mechanism.masking import causal_mask, from_ignore_mask, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.similarity import additive_scores, cosine_similarity, general_scores, softmax
 
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
 DTYPES = [torch.float64, torch.float32]
@@ -265,7 +265,7 @@ D_MODEL, N_HEADS = 16, 4
 # 2D..3D-1 are W_v, each stored as nn.Linear stores its weight, (out_features, in_features),
 # so that q = x @ in_proj_weight[:D].T + in_proj_bias[:D]. in_proj_bias (3D,) is split the
 # same way. out_proj is an ordinary nn.Linear(D, D): our W_o. Inside each D-wide block,
-# features h*d .. (h+1)*d-1 belong to head h, exactly as in attnlab.multihead.split_heads.
+# features h*d .. (h+1)*d-1 belong to head h, exactly as in attnlab.mechanism.multihead.split_heads.
 def copy_weights(theirs: nn.MultiheadAttention, ours: MultiHeadAttention) -> None:
     """Give ``ours`` the weights of ``theirs`` (both with ``d_model = D``)."""
     D = theirs.embed_dim

@@ -25,9 +25,10 @@ import pytest
 import torch
 from torch import nn
 
-from attnlab.masking import causal_mask, combine_masks, padding_mask
-from attnlab.multihead import MultiHeadAttention
-from attnlab.transformer import DecoderBlock, Encoder, EncoderBlock, LayerNorm
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.masking import causal_mask, combine_masks, padding_mask
+from attnlab.mechanism.multihead import MultiHeadAttention
+from attnlab.mechanism.transformer import DecoderBlock, Encoder, EncoderBlock, LayerNorm
 
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5}
 D, H, D_FF = 16, 4, 24
@@ -131,7 +132,9 @@ def test_encoder_block_matches_transformer_encoder_layer(
         D, H, dim_feedforward=D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
     ).to(dtype)
     theirs.train()  # no fast path (see the module docstring)
-    ours = EncoderBlock(D, H, D_FF, dropout=0.0, norm_first=norm_first).to(dtype)
+    ours = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, dropout=0.0, norm_first=norm_first)
+    ).to(dtype)
     _copy_mha(ours.self_attn, theirs.self_attn)
     _copy_norm(ours.norm1, theirs.norm1)
     _copy_norm(ours.norm2, theirs.norm2)
@@ -173,7 +176,9 @@ def test_decoder_block_matches_transformer_decoder_layer(
         D, H, dim_feedforward=D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
     ).to(dtype)
     theirs.train()
-    ours = DecoderBlock(D, H, D_FF, dropout=0.0, norm_first=norm_first).to(dtype)
+    ours = DecoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, dropout=0.0, norm_first=norm_first)
+    ).to(dtype)
     _copy_mha(ours.self_attn, theirs.self_attn)
     _copy_mha(ours.cross_attn, theirs.multihead_attn)
     for i in (1, 2, 3):
@@ -219,7 +224,9 @@ def test_a_wrong_layout_is_caught(norm_first: bool) -> None:
     theirs = nn.TransformerEncoderLayer(
         D, H, dim_feedforward=D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
     ).double()
-    ours = EncoderBlock(D, H, D_FF, norm_first=not norm_first).double()
+    ours = EncoderBlock(
+        TransformerConfig(d_model=D, n_heads=H, d_ff=D_FF, norm_first=not norm_first)
+    ).double()
     _copy_mha(ours.self_attn, theirs.self_attn)
     _copy_norm(ours.norm1, theirs.norm1)
     _copy_norm(ours.norm2, theirs.norm2)
@@ -242,7 +249,9 @@ def test_encoder_stack_matches_nn_transformer_encoder(norm_first: bool) -> None:
     with torch.no_grad():  # a non-trivial final norm
         for p in theirs.parameters():
             p.add_(0.1 * torch.randn_like(p))
-    ours = Encoder(D, H, 3, D_FF, norm_first=norm_first).double()
+    ours = Encoder(
+        TransformerConfig(d_model=D, n_heads=H, n_layers=3, d_ff=D_FF, norm_first=norm_first)
+    ).double()
     for mine, its in zip(ours.layers, theirs.layers, strict=True):
         _copy_mha(mine.self_attn, its.self_attn)
         _copy_norm(mine.norm1, its.norm1)

@@ -1,4 +1,4 @@
-"""Tests for attnlab.widgets: the frames, the static scrubber, the live widget, and a browser."""
+"""Tests for attnlab.drawing.widgets: the frames, the static scrubber, the live widget, and a browser."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from attnlab import widgets
-from attnlab.widgets import MAX_FRAMES, Explorer, Slider, explore
+from attnlab.drawing import widgets
+from attnlab.drawing.widgets import MAX_FRAMES, Explorer, Slider, explore
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SMALL = {"figsize": (2.0, 1.5), "dpi": 20}  # fast frames where the pixels do not matter
 # Frames that small are unreadable, and explore says so; here that is expected.
-pytestmark = pytest.mark.filterwarnings("ignore::attnlab.widgets.FigureLayoutWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::attnlab.drawing.widgets.FigureLayoutWarning")
 
 
 def draw_power(fig: Any, power: int) -> None:
@@ -284,7 +284,7 @@ def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
 _IN_KERNEL = """
 import base64, warnings
 import ipywidgets
-from attnlab.widgets import explore
+from attnlab.drawing.widgets import explore
 
 def draw_line(fig, slope, color):
     ax = fig.subplots()

@@ -72,8 +72,9 @@ from pathlib import Path
 
 import nbformat
 
+from attnlab import course
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK_NAME = re.compile(r"^(?P<chapter>\d{2})_[\w-]+\.ipynb$")
 CODE_BEGIN = "### BEGIN SOLUTION"
 CODE_END = "### END SOLUTION"
 CODE_MARKER = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>### (?:BEGIN|END) SOLUTION)[ \t]*$")
@@ -124,9 +125,8 @@ def pairs(root: Path) -> list[Pair]:
     """Every ``solutions/NN_*.ipynb`` with its ``exercises/`` counterpart, sorted by name."""
     found = []
     for path in sorted((root / "solutions").glob("*.ipynb")):
-        match = NOTEBOOK_NAME.match(path.name)
-        if match:
-            found.append(Pair(path, root / "exercises" / path.name, int(match["chapter"])))
+        if course.FILE_NAME.match(path.name):  # a chapter's notebook: NN_slug.ipynb
+            found.append(Pair(path, root / "exercises" / path.name, course.number(path)))
     return found
 
 

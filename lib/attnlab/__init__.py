@@ -4,30 +4,35 @@ One tested implementation, imported by every chapter of the course. Pure functio
 NumPy arrays or torch tensors and return the same kind; learnable layers are
 ``torch.nn.Module``s. Masks are boolean with ``True`` = may attend.
 
-Modules, in the order the course meets them:
+Every public name is importable from here (``import attnlab as al``; ``al.softmax``). The
+code lives in four layers, each importing only from the layers below it:
 
-- ``rnn`` and ``recall``: the recurrent baseline whose limits chapter 1 measures;
-- ``tokenizer``, ``embeddings``, ``similarity``: chapter 2;
-- ``attention``: chapters 2-3; ``multihead`` and ``heads``: chapter 4;
-  ``positional``: chapter 5;
-- ``masking``: chapter 6; ``transformer`` (its hyper-parameters in ``config``), ``data``
-  and ``train``: chapter 7;
-- ``scale`` (online softmax, tiled and grouped-query attention, the KV cache): chapter 8;
-- ``viz`` and ``widgets`` (figures and sliders), ``grading`` (exercise checks),
-  ``seed`` (reproducibility), ``timing`` (timings that hold on a busy machine).
+- ``mechanism/``: the equations. ``similarity``, ``attention`` (chapters 2-3),
+  ``multihead`` (4), ``positional`` (5), ``masking`` (6), ``config`` and ``transformer``
+  (7), ``decoding`` (7-8), ``kvcache`` and ``scale`` (8), ``interop`` (PyTorch's weights in, for comparisons);
+- ``tasks/``: the tasks and experiments the chapters run on the mechanism. ``rnn`` and
+  ``recall`` (1), ``tokenizer`` and ``embeddings`` (2), ``heads`` (4), ``data`` and
+  ``training`` (3, 6, 7);
+- ``drawing/``: ``viz`` (figures) and ``widgets`` (sliders);
+- ``grading/``: the exercises' checks.
+
+Below them all: ``_validate`` (every input check), ``measure`` (timings and peak memory
+that hold on a busy machine), ``seed`` (reproducibility), ``course`` (what a chapter is)
+and ``data_files`` (the few files the package ships).
 """
 
-# data and train are used as modules: attnlab.data.Task, attnlab.train.train(...)
-from . import data, heads, recall, train, viz, widgets
-from .attention import (
+from .drawing import viz, widgets
+from .drawing.widgets import Explorer, Slider, explore
+from .mechanism.attention import (
     CrossAttention,
     OneLayerAttention,
     SelfAttention,
     scaled_dot_product_attention,
 )
-from .config import TransformerConfig
-from .embeddings import EmbeddingTable, toy_embeddings
-from .masking import (
+from .mechanism.config import TransformerConfig
+from .mechanism.decoding import generate, generation_seconds, greedy_decode
+from .mechanism.kvcache import KVCache, kv_cache_bytes
+from .mechanism.masking import (
     causal_mask,
     combine_masks,
     from_additive_mask,
@@ -39,7 +44,7 @@ from .masking import (
     to_ignore_mask,
     to_key_padding_mask,
 )
-from .multihead import (
+from .mechanism.multihead import (
     MultiHeadAttention,
     merge_heads,
     mha_flops,
@@ -47,7 +52,7 @@ from .multihead import (
     split_heads,
     trace_shapes,
 )
-from .positional import (
+from .mechanism.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rope,
@@ -56,7 +61,35 @@ from .positional import (
     permutation_gap,
     sinusoidal_encoding,
 )
-from .rnn import (
+from .mechanism.scale import (
+    GroupedQueryAttention,
+    grouped_query_attention,
+    online_softmax,
+    tiled_attention,
+)
+from .mechanism.similarity import (
+    additive_scores,
+    cosine_similarity,
+    dot,
+    general_scores,
+    scaled_scores,
+    scores,
+    softmax,
+)
+from .mechanism.transformer import (
+    Decoder,
+    DecoderBlock,
+    DecoderOnlyLM,
+    Encoder,
+    EncoderBlock,
+    EncoderDecoder,
+    FeedForward,
+    LayerNorm,
+)
+from .seed import seed_everything
+from .tasks import data, heads, recall
+from .tasks.embeddings import EmbeddingTable, embed, one_hot, toy_embeddings
+from .tasks.rnn import (
     VanillaRNN,
     attention_cost,
     gradient_norm_vs_distance,
@@ -66,39 +99,8 @@ from .rnn import (
     set_recurrent_radius,
     spectral_radius,
 )
-from .scale import (
-    GroupedQueryAttention,
-    KVCache,
-    grouped_query_attention,
-    kv_cache_bytes,
-    online_softmax,
-    tiled_attention,
-)
-from .seed import seed_everything
-from .similarity import (
-    additive_scores,
-    cosine_similarity,
-    dot,
-    general_scores,
-    scaled_scores,
-    scores,
-    softmax,
-)
-from .tokenizer import Vocab, WordPieceTokenizer, embed, one_hot, train_bpe, word_tokenize
-from .transformer import (
-    Decoder,
-    DecoderBlock,
-    DecoderOnlyLM,
-    Encoder,
-    EncoderBlock,
-    EncoderDecoder,
-    FeedForward,
-    LayerNorm,
-    generate,
-    generation_seconds,
-    greedy_decode,
-)
-from .widgets import Explorer, Slider, explore
+from .tasks.tokenizer import Vocab, WordPieceTokenizer, train_bpe, word_tokenize
+from .tasks.training import train
 
 __version__ = "0.1.0"
 

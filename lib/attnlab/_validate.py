@@ -46,17 +46,21 @@ __all__ = [
     "as_float",
     "broadcast_shape",
     "check_device",
+    "check_heads",
     "check_input",
     "check_int",
     "check_last_dim",
     "check_mask",
     "check_real",
+    "check_token_batch",
+    "check_token_ids",
     "describe",
     "device",
     "inputs_checked",
     "match_kind",
     "namespace",
     "positive_int",
+    "positive_ints",
     "positive_number",
     "probability",
     "same_device",
@@ -129,6 +133,11 @@ def positive_int(value: Any, name: str) -> int:
     return check_int(value, name, low=1)
 
 
+def positive_ints(**sizes: Any) -> list[int]:
+    """Each of ``sizes`` (by name) as a positive Python ``int``, in order (:func:`positive_int`)."""
+    return [positive_int(n, name) for name, n in sizes.items()]
+
+
 def check_real(
     value: Any,
     name: str,
@@ -161,6 +170,30 @@ def positive_number(value: Any, name: str) -> float:
 def probability(value: Any, name: str = "dropout") -> float:
     """A dropout rate: a real number in ``[0, 1)``."""
     return check_real(value, name, expected="a probability in [0, 1)", ok=lambda p: 0.0 <= p < 1.0)
+
+
+def check_heads(
+    width: Any,
+    heads: Any,
+    *,
+    width_name: str = "d_model",
+    heads_name: str = "n_heads",
+    why: str = "",
+) -> tuple[int, int]:
+    """``(width, heads)`` as positive ``int``s, ``heads`` dividing ``width``.
+
+    The one check that a layer's ``d_model`` splits into ``n_heads`` equal heads (and, with
+    other names, that ``n_heads`` query heads share ``n_kv_heads`` key-value heads evenly).
+
+    Raises:
+        ValueError: a size that is not a positive integer, or "d_model=10 is not divisible
+            by n_heads=4: each head gets d_model / n_heads features".
+    """
+    width, heads = positive_int(width, width_name), positive_int(heads, heads_name)
+    if width % heads:
+        why = why or f"each head gets {width_name} / {heads_name} features"
+        raise ValueError(f"{width_name}={width} is not divisible by {heads_name}={heads}: {why}")
+    return width, heads
 
 
 # -- arrays ------------------------------------------------------------------------------------
@@ -291,8 +324,8 @@ def check_qkv(q: Any, k: Any, v: Any) -> None:
     """Check attention's inputs: ``q (..., T, d)``, ``k (..., S, d)``, ``v (..., S, d_v)``.
 
     Raises:
-        ValueError: an input with fewer than 2 axes, ``q`` and ``k`` of different ``d``,
-            or ``k`` and ``v`` of different lengths.
+        ValueError: an input with fewer than 2 axes, ``q`` and ``k`` of different ``d``
+            or of width ``d = 0``, or ``k`` and ``v`` of different lengths.
         TypeError: the three do not share a dtype.
     """
     for name, a in (("q", q), ("k", k), ("v", v)):
@@ -302,6 +335,12 @@ def check_qkv(q: Any, k: Any, v: Any) -> None:
                 f"got {describe(a)}"
             )
     check_last_dim(q, k, "q", "k")
+    if q.shape[-1] == 0:
+        raise ValueError(
+            "q and k must have at least one feature (d >= 1): with none every score is 0 "
+            f"and the weights are uniform, got q: shape {tuple(q.shape)} and k: shape "
+            f"{tuple(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
             "k and v must have one row per key (the same length), got "
@@ -361,7 +400,7 @@ def scalar_like(value: float, like: Any, xp: Any) -> Any:
 def to_numpy(x: Any, name: str = "x", *, numeric: bool = True) -> np.ndarray:
     """``x`` as a NumPy array: tensors are detached and copied to the CPU, lists converted.
 
-    The one conversion used to draw (:mod:`attnlab.viz`) and to compare answers
+    The one conversion used to draw (:mod:`attnlab.drawing.viz`) and to compare answers
     (:mod:`attnlab.grading`).
 
     Args:
@@ -457,6 +496,58 @@ def check_input(
             f"e.g. {name}.to(torch.{w}) or module.to({x.dtype})"
         )
     check_device(x, module, who=who, name=name)
+
+
+def check_token_ids(
+    ids: Any, size: int, *, name: str = "ids", what: str = "the vocabulary"
+) -> None:
+    """Raise ``ValueError`` unless every integer in ``ids`` is a valid id, ``0 .. size - 1``.
+
+    The one token-id range check (models, embedding tables, tokenizers, toy tasks).
+    ``ids`` is a NumPy array or a tensor of integers (an empty one passes).
+
+    Raises:
+        ValueError: "tokens holds token id 9 (ids range over 0..9), but the vocabulary has
+            7 ids: valid ids are 0..6".
+    """
+    if math.prod(ids.shape) == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= size:
+        bad = hi if hi >= size else lo
+        raise ValueError(
+            f"{name} holds token id {bad} (ids range over {lo}..{hi}), but {what} has "
+            f"{size} ids: valid ids are 0..{size - 1}"
+        )
+
+
+def check_token_batch(
+    tokens: Any, vocab: int, *, who: str, name: str, module: Any, max_len: int
+) -> None:
+    """Check a model's batch of token ids: an integer ``(B, T)`` tensor, ``1 <= T <= max_len``,
+    on the model's device, every id in ``0 .. vocab - 1``.
+
+    Raises:
+        TypeError: not a tensor, or not of an integer dtype.
+        ValueError: another shape, a length over ``max_len``, another device, or an id
+            outside the vocabulary (:func:`check_token_ids`).
+    """
+    if not is_torch_array(tokens):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {describe(tokens)}")
+    if (
+        tokens.dtype.is_floating_point
+        or tokens.dtype.is_complex
+        or str(tokens.dtype) == "torch.bool"
+    ):
+        raise TypeError(f"{name} must hold integer token ids, got {describe(tokens)}")
+    if tokens.ndim != 2 or tokens.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (batch, length >= 1), got {describe(tokens)}")
+    check_device(tokens, module, who=who, name=name)
+    if tokens.shape[1] > max_len:
+        raise ValueError(
+            f"{name} has length {tokens.shape[1]}, longer than the model's max_len={max_len}"
+        )
+    check_token_ids(tokens, vocab, name=name)
 
 
 def check_device(x: Any, module: Any, *, who: str, name: str = "x") -> None:

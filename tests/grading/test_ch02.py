@@ -78,14 +78,14 @@ NUMPY = {
 }
 
 
+# Every right answer, graded by tests/grading/test_correct_answers.py (one test for all chapters).
+CORRECT_ANSWERS = [(name, answers[name]) for answers in (LIBRARY, NUMPY) for name in CHECKS]
+MAX_ERROR = 1e-12
+
+
 @pytest.mark.parametrize("name", CHECKS)
-@pytest.mark.parametrize("answers", [LIBRARY, NUMPY], ids=["library", "numpy"])
-def test_correct_answers_pass(name, answers):
-    result = CHECKS[name](answers[name])
-    assert result.passed, result.text
-    assert result.status == "passed"
-    assert result.diagnosis is None
-    assert result.max_error is not None and result.max_error < 1e-12
+def test_a_pass_says_its_cases_and_tolerance(name):
+    result = CHECKS[name](LIBRARY[name])
     n = len(GRADERS[name].cases)
     assert n >= 5
     rtol = GRADERS[name].rtol

@@ -537,9 +537,9 @@ _DEFINED = {
 def _learner_answer(exercise: str, code: str):
     """What the learner's cell defines (a function or class), or the answer it checks."""
     import attnlab
-    import attnlab.data
-    from attnlab.multihead import MultiHeadAttention
-    from attnlab.transformer import FeedForward, LayerNorm
+    import attnlab.tasks.data
+    from attnlab.mechanism.multihead import MultiHeadAttention
+    from attnlab.mechanism.transformer import FeedForward, LayerNorm
 
     answers = []
     names = {
@@ -551,7 +551,7 @@ def _learner_answer(exercise: str, code: str):
         "MultiHeadAttention": MultiHeadAttention,
         "FeedForward": FeedForward,
         "LayerNorm": LayerNorm,
-        **{k: v for k, v in vars(attnlab.data).items() if k.isupper()},
+        **{k: v for k, v in vars(attnlab.tasks.data).items() if k.isupper()},
         **{f"check_{name}": answers.append for name in CHECKS},
     }
     exec(compile(code, f"<learner {exercise}>", "exec"), names)

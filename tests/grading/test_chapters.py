@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attnlab.course import chapters
 from attnlab.grading import ChapterGraders
 from attnlab.grading.questions import Question
 from attnlab.grading.status import NOT_ATTEMPTED, PASSED, WRONG_ANSWER
@@ -28,15 +28,7 @@ from attnlab.grading.status import NOT_ATTEMPTED, PASSED, WRONG_ANSWER
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _make_toc():
-    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_toc", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+CHAPTERS = [c for c in chapters(ROOT) if c.has_exercises]
 
 
 def _questions():

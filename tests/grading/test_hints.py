@@ -24,28 +24,20 @@ import ast
 import importlib
 import importlib.util
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from attnlab.course import chapters
 from attnlab.grading import worked
 from attnlab.grading.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _make_toc():
-    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_toc", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+CHAPTERS = [c for c in chapters(ROOT) if c.has_exercises]
 
 _PREFIX = re.compile(r"\b(?:np|numpy|torch|math|F|nn\.functional|self)\.")
 _OPERATIONS = (ast.Call, ast.BinOp, ast.Subscript, ast.Compare, ast.UnaryOp, ast.BoolOp)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from attnlab import grading
+from attnlab.course import chapters
 from attnlab.grading import mutants, worked
 from attnlab.grading.questions import Question
 
@@ -34,15 +34,7 @@ NOT_YET_REVIEWED: set[int] = set()
 """Chapters whose generated mistakes are not held to this test yet: none (issue 28)."""
 
 
-def _make_toc():
-    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_toc", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+CHAPTERS = [c for c in chapters(ROOT) if c.has_exercises]
 
 
 def _graders():

@@ -16,27 +16,19 @@ import copy
 import importlib
 import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from attnlab.course import chapters
 from attnlab.grading import worked
 from attnlab.grading.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _make_toc():
-    spec = importlib.util.spec_from_file_location("make_toc", ROOT / "tools" / "make_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_toc", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAPTERS = [c for c in _make_toc().chapters(ROOT) if c.has_exercises]
+CHAPTERS = [c for c in chapters(ROOT) if c.has_exercises]
 
 
 def _questions():

@@ -1,23 +1,23 @@
 """The course's small built-in data, kept as files beside this module.
 
 - ``base_words.txt`` and ``affixes.txt``: the whole words and the affixes of the built-in
-  WordPiece vocabulary (:func:`attnlab.tokenizer.default_vocab`), separated by white space;
-- ``corpus.txt``: :data:`attnlab.tokenizer.DEFAULT_CORPUS`, a few hundred words of English;
+  WordPiece vocabulary (:func:`attnlab.tasks.tokenizer.default_vocab`), separated by white space;
+- ``corpus.txt``: :data:`attnlab.tasks.tokenizer.DEFAULT_CORPUS`, a few hundred words of English;
 - ``toy_embeddings.txt``: the hand-made embedding table of
-  :func:`attnlab.embeddings.toy_embeddings`, one word per row, one named dimension per
+  :func:`attnlab.tasks.embeddings.toy_embeddings`, one word per row, one named dimension per
   column (``"."`` is 0);
 - ``recall_curves.txt``: the test accuracies of chapter 1's recall sweep
-  (:func:`attnlab.recall.stored_recall_curves`, written by
-  :func:`attnlab.recall.write_recall_curves`);
+  (:func:`attnlab.tasks.recall.stored_recall_curves`, written by
+  :func:`attnlab.tasks.recall.write_recall_curves`);
 - ``recall_seeds.txt``: the final accuracies of the same sweep over ten seeds
-  (:func:`attnlab.recall.stored_recall_seeds`, written by
-  :func:`attnlab.recall.write_recall_seeds`);
+  (:func:`attnlab.tasks.recall.stored_recall_seeds`, written by
+  :func:`attnlab.tasks.recall.write_recall_seeds`);
 - ``head_roles.txt``: how the heads of chapter 4's small model divide the work, over ten
-  seeds (:func:`attnlab.heads.stored_head_roles`, written by
-  :func:`attnlab.heads.write_head_roles`);
+  seeds (:func:`attnlab.tasks.heads.stored_head_roles`, written by
+  :func:`attnlab.tasks.heads.write_head_roles`);
 - ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
-  scores of its training, as ``torch.save`` writes them (:func:`attnlab.train.stored_adder`,
-  written by :func:`attnlab.train.write_stored_adder`).
+  scores of its training, as ``torch.save`` writes them (:func:`attnlab.tasks.training.stored_adder`,
+  written by :func:`attnlab.tasks.training.write_stored_adder`).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
 ``pip install`` has them; :func:`read_text` reads a text one.

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from ..rnn import VanillaRNN, input_jacobian_norms, path_lengths
+from ..tasks.rnn import VanillaRNN, input_jacobian_norms, path_lengths
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders

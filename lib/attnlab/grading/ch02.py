@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..attention import scaled_dot_product_attention
-from ..similarity import cosine_similarity, dot, softmax
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.similarity import cosine_similarity, dot, softmax
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders

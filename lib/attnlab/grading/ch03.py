@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..attention import SelfAttention, scaled_dot_product_attention
-from ..similarity import additive_scores
+from ..mechanism.attention import SelfAttention, scaled_dot_product_attention
+from ..mechanism.similarity import additive_scores
 from .gradients import Recorder, require_gradient
 from .modules import adapt, check_class
 from .pipeline import Grader

@@ -6,11 +6,11 @@ exercises hand in something other than a plain function, and are graded through 
 adapter that turns it into one:
 
 - ``multihead_attention``: the learner's ``nn.Module`` class. The adapter builds it,
-  loads the weights of a seeded :class:`~attnlab.multihead.MultiHeadAttention` into it
+  loads the weights of a seeded :class:`~attnlab.mechanism.multihead.MultiHeadAttention` into it
   (same parameter names), runs it and back-propagates, and returns the output, the
   per-head weights and the gradients of the input and of ``W_q``.
 - ``load_into_torch``: the learner's function that copies a
-  :class:`~attnlab.multihead.MultiHeadAttention`'s weights into an ``nn.MultiheadAttention``.
+  :class:`~attnlab.mechanism.multihead.MultiHeadAttention`'s weights into an ``nn.MultiheadAttention``.
   The adapter calls it on a fresh PyTorch layer, then returns that layer's output and
   per-head weights.
 
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
+from ..mechanism.multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function
 from .pipeline import Grader
@@ -719,7 +719,7 @@ def check_multihead_attention(cls: Any) -> CheckResult:
     """Check a multi-head attention ``nn.Module`` class against the lib's, with copied weights.
 
     The class is built as ``cls(d_model, n_heads)``, gets the weights of a seeded
-    :class:`~attnlab.multihead.MultiHeadAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    :class:`~attnlab.mechanism.multihead.MultiHeadAttention` (parameters ``W_q, W_k, W_v, W_o``), and
     its outputs, per-head weights and gradients are compared.
 
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention import scaled_dot_product_attention
-from ..masking import causal_mask
-from ..positional import (
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.masking import causal_mask
+from ..mechanism.positional import (
     SinusoidalPositionalEncoding,
     apply_rope,
     offset_matrix,

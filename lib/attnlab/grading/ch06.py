@@ -23,9 +23,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..attention import scaled_dot_product_attention
-from ..masking import causal_mask, padding_mask
-from ..similarity import softmax
+from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.masking import causal_mask, padding_mask
+from ..mechanism.similarity import softmax
 from .modules import adapt, check_function
 from .pipeline import Grader
 from .questions import Question

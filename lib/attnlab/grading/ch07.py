@@ -4,8 +4,8 @@ Each grader compares the learner's code with a reference on seeded cases and kno
 planted mistakes beginners make (see :mod:`attnlab.grading.pipeline`). The references are
 PyTorch's own layers where PyTorch has one (``F.layer_norm``, ``nn.TransformerEncoderLayer``,
 ``nn.TransformerDecoderLayer``) and the course's tested code otherwise
-(:class:`~attnlab.transformer.FeedForward`, :func:`~attnlab.transformer.greedy_decode`,
-:func:`~attnlab.train.sequence_loss`).
+(:class:`~attnlab.mechanism.transformer.FeedForward`, :func:`~attnlab.mechanism.decoding.greedy_decode`,
+:func:`~attnlab.tasks.training.sequence_loss`).
 
 Four exercises hand in something other than a function of arrays, and are graded through
 the adapter of :mod:`attnlab.grading.modules`, which turns it into one
@@ -14,9 +14,9 @@ the adapter of :mod:`attnlab.grading.modules`, which turns it into one
 - ``encoder_block`` and ``decoder_block``: the learner's ``nn.Module`` class. The adapter
   builds a seeded PyTorch layer (random weights, biases and LayerNorm gains, so that a
   swapped or skipped part shows), builds the learner's class with the same sizes, copies
-  the weights in with :func:`~attnlab.interop.copy_torch_weights` and runs it;
+  the weights in with :func:`~attnlab.mechanism.interop.copy_torch_weights` and runs it;
 - ``greedy_decode`` and ``training_loss``: the learner's function of a model. The adapter
-  builds a small seeded :class:`~attnlab.transformer.EncoderDecoder` (float64) and calls
+  builds a small seeded :class:`~attnlab.mechanism.transformer.EncoderDecoder` (float64) and calls
   the function on it.
 
 Taught in: exercises/07_transformer.ipynb
@@ -32,13 +32,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import TransformerConfig
-from ..data import BOS_ID, EOS_ID, PAD_ID
-from ..interop import copy_torch_weights
-from ..multihead import MultiHeadAttention
-from ..train import sequence_loss
-from ..transformer import EncoderDecoder, FeedForward, LayerNorm
-from ..transformer import greedy_decode as _greedy_decode
+from ..mechanism.config import TransformerConfig
+from ..mechanism.decoding import greedy_decode as _greedy_decode
+from ..mechanism.interop import copy_torch_weights
+from ..mechanism.multihead import MultiHeadAttention
+from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
+from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
+from ..tasks.training import sequence_loss
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
@@ -1777,7 +1777,7 @@ TRAINING_LOSS = GRADERS.add(
 def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(model, src, tgt, pad_id)``: teacher forcing and a loss that ignores padding.
 
-    Compared with :func:`~attnlab.train.sequence_loss` of ``model(src, tgt[:, :-1])``
+    Compared with :func:`~attnlab.tasks.training.sequence_loss` of ``model(src, tgt[:, :-1])``
     against ``tgt[:, 1:]`` on small seeded models and batches with and without padding.
 
     Taught in: chapters/07_transformer.ipynb (exercise in exercises/07_transformer.ipynb)

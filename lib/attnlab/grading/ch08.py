@@ -5,7 +5,7 @@ knows the planted mistakes of each exercise (see :mod:`attnlab.grading.pipeline`
 prediction questions are :class:`~attnlab.grading.questions.Question` s. The grouped-query
 attention layer (``gqa_module``) is the learner's ``nn.Module`` class, graded through the
 module adapter (:mod:`attnlab.grading.modules`): it is built, gets the weights of a seeded
-:class:`~attnlab.scale.GroupedQueryAttention` (same parameter names), runs and
+:class:`~attnlab.mechanism.scale.GroupedQueryAttention` (same parameter names), runs and
 back-propagates, and its output, per-head weights and gradients are compared.
 
 Taught in: exercises/08_scale.ipynb
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..scale import (
+from ..mechanism.scale import (
     GroupedQueryAttention,
     attention_tile_update,
     grouped_query_attention,
@@ -1202,7 +1202,7 @@ def check_gqa_module(cls: Any) -> CheckResult:
     """Check a grouped-query attention ``nn.Module`` class against the lib's, weights copied.
 
     The class is built as ``cls(d_model, n_heads, n_kv_heads)``, gets the weights of a seeded
-    :class:`~attnlab.scale.GroupedQueryAttention` (parameters ``W_q, W_k, W_v, W_o``), and
+    :class:`~attnlab.mechanism.scale.GroupedQueryAttention` (parameters ``W_q, W_k, W_v, W_o``), and
     its outputs, per-head weights and gradients (of the input and of ``W_k``) are compared.
 
     Taught in: chapters/08_scale.ipynb (exercise in exercises/08_scale.ipynb)

@@ -12,16 +12,14 @@ Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterator
 from typing import Protocol, TypeVar
 
+from ..course import grading_number
 from .results import CheckResult, Summary
 from .results import summary as _summary
 
 __all__ = ["ChapterGraders", "Exercise"]
-
-_MODULE = re.compile(r"(?:^|\.)ch(?P<number>\d{2})$")
 
 
 class Exercise(Protocol):
@@ -50,14 +48,8 @@ class ChapterGraders:
     """
 
     def __init__(self, module: str, *, mutants_reviewed: bool = False) -> None:
-        match = _MODULE.search(module)
-        if match is None:
-            raise ValueError(
-                f"a chapter's graders live in a module named chNN (e.g. "
-                f"attnlab.grading.ch03), got {module!r}"
-            )
+        self.chapter = grading_number(module)  # ValueError unless named chNN
         self.module = module
-        self.chapter = int(match["number"])
         self.mutants_reviewed = mutants_reviewed
         self._exercises: dict[str, Exercise] = {}
 

@@ -1,8 +1,8 @@
 """Copy weights from PyTorch's own transformer layers into ours, to compare the two.
 
 PyTorch's ``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer`` compute the same
-functions as :class:`~attnlab.transformer.EncoderBlock` and
-:class:`~attnlab.transformer.DecoderBlock`, but store the weights differently:
+functions as :class:`~attnlab.mechanism.transformer.EncoderBlock` and
+:class:`~attnlab.mechanism.transformer.DecoderBlock`, but store the weights differently:
 
 - ``nn.MultiheadAttention`` packs ``W_q, W_k, W_v`` into one ``in_proj_weight`` of shape
   ``(3D, D)`` (rows ``[W_q; W_k; W_v]``) and calls ``W_o`` ``out_proj``; ours are four
@@ -15,7 +15,7 @@ functions as :class:`~attnlab.transformer.EncoderBlock` and
 :func:`copy_torch_weights` fills one of ours from one of theirs, so that a chapter (or a
 grader) can run both on the same input and print the largest difference. PyTorch's masks
 mean the opposite of ours (``True`` = *ignore*): pass ``~mask`` to them (see
-:func:`~attnlab.masking.to_ignore_mask`).
+:func:`~attnlab.mechanism.masking.to_ignore_mask`).
 
 Taught in: chapters/07_transformer.ipynb
 """
@@ -35,10 +35,10 @@ def copy_torch_weights(ours: nn.Module, theirs: nn.Module) -> nn.Module:
 
     Supported pairs (``ours`` <- ``theirs``):
 
-    - :class:`~attnlab.multihead.MultiHeadAttention` <- ``nn.MultiheadAttention``;
-    - :class:`~attnlab.transformer.LayerNorm` <- ``nn.LayerNorm``;
-    - :class:`~attnlab.transformer.EncoderBlock` <- ``nn.TransformerEncoderLayer``;
-    - :class:`~attnlab.transformer.DecoderBlock` <- ``nn.TransformerDecoderLayer``.
+    - :class:`~attnlab.mechanism.multihead.MultiHeadAttention` <- ``nn.MultiheadAttention``;
+    - :class:`~attnlab.mechanism.transformer.LayerNorm` <- ``nn.LayerNorm``;
+    - :class:`~attnlab.mechanism.transformer.EncoderBlock` <- ``nn.TransformerEncoderLayer``;
+    - :class:`~attnlab.mechanism.transformer.DecoderBlock` <- ``nn.TransformerDecoderLayer``.
 
     ``ours`` is matched by its parts, not its class: any module with the attribute names
     of the attnlab layer works (e.g. an exercise's own encoder block with ``self_attn``,

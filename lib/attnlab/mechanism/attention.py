@@ -19,9 +19,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     as_array,
     as_float,
+    broadcast_shape,
     check_device,
     check_input,
     check_mask,
@@ -29,11 +30,36 @@ from ._validate import (
     check_real,
     describe,
     namespace,
-    positive_int,
+    positive_ints,
 )
 from .similarity import _masked_softmax
 
 __all__ = ["CrossAttention", "OneLayerAttention", "SelfAttention", "scaled_dot_product_attention"]
+
+
+def attend(
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any,
+    *,
+    scale: float,
+    dropout: Callable[[Any], Any] | None = None,
+    xp: Any,
+) -> tuple[Any, Any]:
+    """The equation, on inputs already checked: ``(softmax(q kᵀ · scale) v, weights)``.
+
+    :func:`scaled_dot_product_attention` checks its inputs, then calls this; so do the
+    library's own layers, whose ``q, k, v`` are their own projections. Shapes: ``q``
+    ``(..., T, d)``, ``k`` ``(..., S, d)``, ``v`` ``(..., S, d_v)``, ``mask`` ``None`` or
+    boolean, broadcastable to ``(..., T, S)``; ``xp`` the array namespace of the three.
+    """
+    # (q · scale) kᵀ equals (q kᵀ) · scale; scaling the T x d queries is cheaper when d < S.
+    q = q * scale if scale != 1 else q  # (..., T, d)
+    scores = q @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
+    weights = _masked_softmax(scores, -1, mask, xp)  # softmax over the visible keys
+    dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
+    return dropped @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v); (..., T, S)
 
 
 def scaled_dot_product_attention(
@@ -70,32 +96,22 @@ def scaled_dot_product_attention(
     xp = namespace(q=q, k=k, v=v)
     q, k, v = (as_float(a, n, xp) for a, n in ((q, "q"), (k, "k"), (v, "v")))
     check_qkv(q, k, v)
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
-    else:
-        scale = check_real(scale, "scale")
-    # (q * scale) kᵀ equals (q kᵀ) * scale, and scaling the T x d queries is cheaper than
-    # scaling the T x S scores whenever d < S.
-    q_scaled = q * scale if scale != 1 else q  # (..., T, d)
-    try:
-        scores = q_scaled @ xp.matrix_transpose(k)  # (..., T, d) @ (..., d, S) -> (..., T, S)
-    except (ValueError, RuntimeError):
+    lead = broadcast_shape(tuple(q.shape[:-2]), tuple(k.shape[:-2]))
+    if lead is None:
         raise ValueError(
             f"the leading (batch/head) axes of q {tuple(q.shape)} and k {tuple(k.shape)} "
             "do not broadcast"
-        ) from None
-    if mask is not None:
-        mask = check_mask(mask, tuple(scores.shape), xp, what="scores (..., T, S)", like=scores)
-    weights = _masked_softmax(scores, -1, mask, xp)  # softmax(scores, mask=mask): (..., T, S)
-    try:
-        dropped = weights if dropout is None else dropout(weights)  # (..., T, S)
-        out = dropped @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-    except (ValueError, RuntimeError):
+        )
+    scores_shape = (*lead, q.shape[-2], k.shape[-2])  # (..., T, S)
+    if broadcast_shape(lead, tuple(v.shape[:-2])) is None:
         raise ValueError(
-            f"the leading axes of the weights {tuple(weights.shape)} and v {tuple(v.shape)} "
+            f"the leading axes of the weights {scores_shape} and v {tuple(v.shape)} "
             "do not broadcast"
-        ) from None
-    return out, weights
+        )
+    if mask is not None:
+        mask = check_mask(mask, scores_shape, xp, what="scores (..., T, S)", like=q)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real(scale, "scale")
+    return attend(q, k, v, mask, scale=scale, dropout=dropout, xp=xp)
 
 
 class SelfAttention(nn.Module):
@@ -135,7 +151,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        d_model, d_head, d_v = _check_sizes(d_model=d_model, d_head=d_head, d_v=d_v)
+        d_model, d_head, d_v = positive_ints(d_model=d_model, d_head=d_head, d_v=d_v)
         self.d_model, self.d_head, self.d_v = d_model, d_head, d_v
         self.W_q = nn.Linear(d_model, d_head, bias=bias)
         self.W_k = nn.Linear(d_model, d_head, bias=bias)
@@ -161,10 +177,13 @@ class CrossAttention(nn.Module):
 
     Args:
         d_model: size ``D`` of each vector of ``x`` (the queries' side).
-        d_context: size of each vector of ``context`` (default ``d_model``).
         d_head: size ``d`` of queries and keys (default ``d_model``).
         bias: whether the projections have a bias.
+        d_context: size of each vector of ``context`` (default ``d_model``).
         d_v: size of the values and of the output (default ``d_head``).
+
+    The arguments come in :class:`SelfAttention`'s order; the two sizes it does not have
+    (``d_context``, ``d_v``) are keywords.
 
     Shapes:
         ``x``: ``(B, T, D)``, ``context``: ``(B, S, D_c)``; returns ``out``: ``(B, T, d_v)``
@@ -180,17 +199,17 @@ class CrossAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        d_context: int | None = None,
         d_head: int | None = None,
         bias: bool = False,
         *,
+        d_context: int | None = None,
         d_v: int | None = None,
     ) -> None:
         super().__init__()
         d_context = d_model if d_context is None else d_context
         d_head = d_model if d_head is None else d_head
         d_v = d_head if d_v is None else d_v
-        d_model, d_context, d_head, d_v = _check_sizes(
+        d_model, d_context, d_head, d_v = positive_ints(
             d_model=d_model, d_context=d_context, d_head=d_head, d_v=d_v
         )
         self.d_model, self.d_context, self.d_head, self.d_v = d_model, d_context, d_head, d_v
@@ -269,10 +288,6 @@ class OneLayerAttention(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         out, _ = self.attend(ids)  # (B, T, D)
         return out @ self.E.T  # (B, T, D) @ (D, n_vocab) -> (B, T, n_vocab)
-
-
-def _check_sizes(**sizes: Any) -> list[int]:
-    return [positive_int(n, name) for name, n in sizes.items()]
 
 
 def _check_input(

@@ -1,4 +1,4 @@
-"""Timing code on a machine that other programs share: medians of processor time, in turns.
+"""Measuring code on a machine that other programs share: medians of processor time, peak memory.
 
 A wall clock counts everything that happened while the code ran, including the other
 programs the operating system ran in between. On a busy laptop a 30 ms loop can take 90 ms
@@ -21,23 +21,36 @@ measurement about the code itself:
 Timings still differ between machines and runs: show them in figures, never in printed
 text that a reader (or nbval) compares.
 
+Memory is measured by :func:`peak_memory`, from every allocation and free of torch's CPU
+allocator, and training time without its evaluations by a :class:`Stopwatch` that pauses.
+
 Taught in: chapters/01_why_attention.ipynb, chapters/08_scale.ipynb
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
 
 from ._validate import positive_int, positive_number
 
-__all__ = ["CLOCKS", "check_clock", "median_seconds", "median_seconds_each", "times_faster"]
+__all__ = [
+    "CLOCKS",
+    "Stopwatch",
+    "check_clock",
+    "median_seconds",
+    "median_seconds_each",
+    "peak_memory",
+    "times_faster",
+]
 
 CLOCKS = ("cpu", "wall")
 """``"cpu"``: processor time of this process; ``"wall"``: elapsed time."""
@@ -172,3 +185,95 @@ def times_faster(ratio: float) -> str:
     if round(1 / ratio, 1) > 1:
         return f"{1 / ratio:.1f}x slower"
     return "as fast"
+
+
+class Stopwatch:
+    """Seconds since it started, less the time spent inside :meth:`paused` blocks.
+
+    For a training run graded as it goes: ``watch.seconds`` at each evaluation is the
+    training time so far, the evaluations themselves left out::
+
+        watch = Stopwatch()
+        ...                                  # train some steps
+        elapsed = watch.seconds              # training time so far
+        with watch.paused():
+            score = evaluate(model)          # not counted
+
+    Args:
+        clock: ``"wall"`` (elapsed time, the default) or ``"cpu"`` (processor time of this
+            process, every thread's).
+
+    Raises:
+        ValueError: an unknown ``clock``.
+    """
+
+    def __init__(self, clock: str = "wall") -> None:
+        self._now = time.process_time if check_clock(clock) == "cpu" else time.perf_counter
+        self._start = self._now()
+        self._paused = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the start, without the paused ones."""
+        return self._now() - self._start - self._paused
+
+    @property
+    def paused_seconds(self) -> float:
+        """Seconds spent inside :meth:`paused` blocks so far."""
+        return self._paused
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Leave the time spent inside this block out of :attr:`seconds`."""
+        start = self._now()
+        try:
+            yield
+        finally:
+            self._paused += self._now() - start
+
+
+def peak_memory(run: Callable[[], Any]) -> int:
+    """Peak CPU bytes allocated (and not yet freed) while ``run()`` executes.
+
+    Every allocation and free of torch's CPU allocator is recorded by ``torch.profiler``
+    (``profile_memory=True``); the peak of their running sum is what ``run`` needed on
+    top of what existed before. Memory held by the result is counted (it is allocated
+    during ``run``).
+
+    Args:
+        run: a function of no arguments.
+
+    Returns:
+        The peak in bytes (``int``, ``>= 0``).
+
+    Taught in: chapters/08_scale.ipynb
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with _silent_stderr():  # the profiler's C++ side logs "profiler_start/stop" lines
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            run()
+    current = peak = 0
+    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
+        current += event.self_cpu_memory_usage  # > 0 allocation, < 0 free
+        peak = max(peak, current)
+    return int(peak)
+
+
+@contextlib.contextmanager
+def _silent_stderr() -> Iterator[None]:
+    """Send what is written to file descriptor 2 (C and C++ code too) to /dev/null."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 (an embedded interpreter): nothing to silence
+        yield
+        return
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from ._validate import check_int, positive_int, same_device
+from .._validate import check_int, check_token_ids, positive_int, same_device
 
 __all__ = [
     "BOS_ID",
@@ -246,7 +246,7 @@ def batches(task: Any, batch_size: int, *, rng: Any = None, device: Any = None) 
     :class:`AdditionTask` (``(inputs, targets)`` pairs).
 
     With an int seed the stream is the same every time; pass it to
-    :func:`attnlab.train.train`. Every batch is new data, so the training loss is also an
+    :func:`attnlab.tasks.training.train`. Every batch is new data, so the training loss is also an
     estimate of the loss on unseen examples.
 
     Taught in: chapters/07_transformer.ipynb
@@ -337,12 +337,9 @@ class _TextTask:
         """
         if isinstance(ids, torch.Tensor):
             ids = ids.tolist()
-        out = []
-        for i in np.asarray(ids).reshape(-1).tolist():
-            if not 0 <= int(i) < len(self.tokens):
-                raise ValueError(f"token id {i} is outside 0..{len(self.tokens) - 1}")
-            out.append(self.tokens[int(i)])
-        return out
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        check_token_ids(ids, len(self.tokens), what="this task's vocabulary")
+        return [self.tokens[i] for i in ids.tolist()]
 
     def decode(self, ids: Any) -> str:
         """The text of one sequence of ids: stops at the first EOS, skips PAD and BOS."""
@@ -675,7 +672,7 @@ def pronoun_batch(batch_size: int, *, rng: Any = None) -> tuple[torch.Tensor, to
 def pronoun_batches(
     batch_size: int, *, rng: Any = None
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """An endless stream of :func:`pronoun_batch` batches, for :func:`attnlab.train.train`.
+    """An endless stream of :func:`pronoun_batch` batches, for :func:`attnlab.tasks.training.train`.
 
     Taught in: chapters/03_qkv.ipynb
     """

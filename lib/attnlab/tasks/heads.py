@@ -7,10 +7,10 @@ token of the sequence (think: the subject of the sentence) and the **previous** 
   one relation exactly, from one-hot position features.
 - :func:`first_and_previous_batch` makes the task: at every position ``t >= 1`` the model
   must name the pair (first token, previous token), one answer out of ``n_symbols²``.
-- :class:`OneLayerAttention` is the smallest model that can solve it: token and position
-  embeddings, one causal :class:`~attnlab.multihead.MultiHeadAttention` layer with a
+- :class:`OneLayerMultiHead` is the smallest model that can solve it: token and position
+  embeddings, one causal :class:`~attnlab.mechanism.multihead.MultiHeadAttention` layer with a
   residual connection, and a linear read-out. :func:`train_heads_model` trains it
-  deterministically in about a second (one CPU thread) with :func:`attnlab.train.train`.
+  deterministically in about a second (one CPU thread) with :func:`attnlab.tasks.loop.train`.
 - :func:`head_roles` measures, for every head, how much weight it puts on the previous
   token and on the first token: the two numbers that say which head does what.
 
@@ -31,15 +31,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_device, check_int, positive_int, to_numpy
-from .masking import causal_mask
-from .multihead import MultiHeadAttention
-from .train import train
+from .._validate import check_device, check_int, positive_int, to_numpy
+from ..mechanism.masking import causal_mask
+from ..mechanism.multihead import MultiHeadAttention
+from .loop import train
 
 __all__ = [
     "HEAD_SEEDS",
     "IGNORE",
-    "OneLayerAttention",
+    "OneLayerMultiHead",
     "accuracy_without_heads",
     "decode_pair",
     "first_and_previous_batch",
@@ -154,7 +154,7 @@ def decode_pair(target: Any, n_symbols: int = 8) -> tuple[Any, Any]:
     return (target - 1) // n_symbols, (target - 1) % n_symbols
 
 
-class OneLayerAttention(nn.Module):
+class OneLayerMultiHead(nn.Module):
     """Embeddings, one causal multi-head attention layer with a residual, a linear read-out.
 
     ``h = E[x] + P``; ``logits = W_out (h + MultiHeadAttention(h))``. There is no
@@ -184,7 +184,7 @@ class OneLayerAttention(nn.Module):
         self.weights: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_device(x, self, who="OneLayerAttention")
+        check_device(x, self, who="OneLayerMultiHead")
         T = x.shape[1]
         if T > self.length:
             raise ValueError(f"sequence length {T} is longer than length={self.length}")
@@ -204,12 +204,12 @@ def train_heads_model(
     batch_size: int = 32,
     lr: float = 1e-2,
     seed: int = 0,
-) -> tuple[OneLayerAttention, list[float]]:
-    """Train a :class:`OneLayerAttention` on "first and previous", deterministically.
+) -> tuple[OneLayerMultiHead, list[float]]:
+    """Train a :class:`OneLayerMultiHead` on "first and previous", deterministically.
 
     Seeds torch and NumPy with ``seed`` and runs on one CPU thread (restored afterwards), so
     the same call gives the same weights on every machine; about a second of CPU time with
-    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.train.train`).
+    the defaults. Adam with 20 warm-up steps and a cosine decay (:func:`attnlab.tasks.loop.train`).
 
     Args:
         n_heads: heads ``H`` (must divide ``d_model``).
@@ -227,7 +227,7 @@ def train_heads_model(
     torch.set_num_threads(1)
     try:
         torch.manual_seed(seed)
-        model = OneLayerAttention(n_symbols, length, d_model, n_heads)
+        model = OneLayerMultiHead(n_symbols, length, d_model, n_heads)
         data = first_and_previous_batches(
             batch_size, n_symbols=n_symbols, length=length, rng=np.random.default_rng(seed)
         )
@@ -238,7 +238,7 @@ def train_heads_model(
 
 
 @torch.no_grad()
-def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]:
+def head_roles(model: OneLayerMultiHead, inputs: torch.Tensor) -> dict[str, Any]:
     """How each head of ``model`` splits its attention, and how often the model is right.
 
     Runs ``model`` on ``inputs`` and averages, over the batch and over query positions
@@ -246,7 +246,7 @@ def head_roles(model: OneLayerAttention, inputs: torch.Tensor) -> dict[str, Any]
     weight each head puts on key ``t - 1`` and on key 0.
 
     Args:
-        model: a trained :class:`OneLayerAttention`.
+        model: a trained :class:`OneLayerMultiHead`.
         inputs: ``(B, T)`` symbols, e.g. from :func:`first_and_previous_batch`.
 
     Returns:
@@ -277,7 +277,7 @@ def _accuracy(logits: torch.Tensor, inputs: torch.Tensor, n: int) -> float:
 
 @torch.no_grad()
 def accuracy_without_heads(
-    model: OneLayerAttention, inputs: torch.Tensor, removed: Sequence[int]
+    model: OneLayerMultiHead, inputs: torch.Tensor, removed: Sequence[int]
 ) -> float:
     """The accuracy of ``model`` when the heads ``removed`` contribute nothing.
 
@@ -288,7 +288,7 @@ def accuracy_without_heads(
     model itself is left as it was (a copy is changed).
 
     Args:
-        model: a trained :class:`OneLayerAttention`.
+        model: a trained :class:`OneLayerMultiHead`.
         inputs: ``(B, T)`` symbols, e.g. from :func:`first_and_previous_batch`.
         removed: the heads to remove, numbered from 0 (may be empty).
 
@@ -367,7 +367,7 @@ def write_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dict
     """Run ``roles_over_seeds(**HEAD_SEEDS)`` and store it as a text table.
 
     Trains 30 small models (about half a minute on one thread). Run it after changing
-    :data:`HEAD_SEEDS` or the training: ``python -c "import attnlab.heads as h;
+    :data:`HEAD_SEEDS` or the training: ``python -c "import attnlab.tasks.heads as h;
     h.write_head_roles()"``.
 
     Args:
@@ -381,9 +381,9 @@ def write_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dict
     """
     roles = roles_over_seeds(**HEAD_SEEDS)
     lines = [
-        "# attnlab.heads.roles_over_seeds(**settings): for each head count H and seed, the",
+        "# attnlab.tasks.heads.roles_over_seeds(**settings): for each head count H and seed, the",
         "# accuracy, then each head's mean weight on the previous token, then on the first.",
-        "# Written by attnlab.heads.write_head_roles(); tests/test_heads.py checks it.",
+        "# Written by attnlab.tasks.heads.write_head_roles(); tests/test_heads.py checks it.",
         "settings " + json.dumps(HEAD_SEEDS, separators=(",", ":")),
     ]
     for H, by_seed in roles.items():

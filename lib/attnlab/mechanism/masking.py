@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import (
+from .._validate import (
     NEG_INF,
     as_array,
     check_int,

@@ -18,7 +18,7 @@ from that one line, and this module measures each:
    positions directly (:func:`path_lengths`, Table 1 and Section 4 of Vaswani et al.).
 
 What attention pays instead, a ``T × T`` score matrix, is measured by
-:func:`attention_cost`; the trained comparison on a recall task is in :mod:`attnlab.recall`.
+:func:`attention_cost`; the trained comparison on a recall task is in :mod:`attnlab.tasks.recall`.
 
 References: Bengio, Simard & Frasconi, "Learning Long-Term Dependencies with Gradient Descent
 is Difficult", IEEE Trans. Neural Networks 1994; Pascanu, Mikolov & Bengio, "On the
@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     check_device,
     check_input,
     check_int,
@@ -49,8 +49,8 @@ from ._validate import (
     same_device,
     to_numpy,
 )
-from .attention import scaled_dot_product_attention
-from .timing import check_clock, median_seconds, median_seconds_each
+from ..measure import check_clock, median_seconds, median_seconds_each
+from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
     "VanillaRNN",
@@ -343,14 +343,14 @@ def sequential_vs_parallel_time(
     For each length ``T`` the same random input ``x`` of shape ``(batch, T, d)`` goes through
     a :class:`VanillaRNN` (``T`` steps, each waiting for the last, looped in Python), through
     ``torch.nn.RNN`` with the same weights (the same ``T`` steps, looped in C++), and
-    through :func:`attnlab.attention.scaled_dot_product_attention` with ``q = k = v = x``
+    through :func:`attnlab.mechanism.attention.scaled_dot_product_attention` with ``q = k = v = x``
     (``softmax(x xᵀ / √d) x``: two matrix products, each over all positions at once).
     When ``T > d`` attention does *more* arithmetic (``2 T² d`` multiply-adds against the
     RNN's ``2 T d²``) yet usually takes less time: a few large products run at the
     processor's full speed, ``T`` small dependent ones spend most of their time getting
     started. The two RNNs differ only by the loop: their gap is the cost of Python's work at
     every step. Each timing is the median of ``repeats`` runs without gradients, the three
-    timed in turns after a warm-up (:func:`attnlab.timing.median_seconds_each`), in
+    timed in turns after a warm-up (:func:`attnlab.measure.median_seconds_each`), in
     processor time by default, so that other programs on the machine do not bend the
     curves. With ``threads=1`` nothing runs side by side: the measurement compares many
     small dependent steps with a few large ones, not what several cores would add. The
@@ -443,9 +443,9 @@ def attention_cost(
 ) -> list[dict[str, float]]:
     r"""What one self-attention layer costs as the sequence grows: time and score memory.
 
-    For each length ``T``, times :func:`attnlab.attention.scaled_dot_product_attention` on a
+    For each length ``T``, times :func:`attnlab.mechanism.attention.scaled_dot_product_attention` on a
     random ``(1, T, d)`` input with ``q = k = v = x`` (median of ``repeats`` after a
-    warm-up, processor time by default: :func:`attnlab.timing.median_seconds`), and
+    warm-up, processor time by default: :func:`attnlab.measure.median_seconds`), and
     records the size in bytes of the ``(1, T, T)`` weight matrix it returned: ``T² × 4``
     in float32.
     The arithmetic is ``≈ 4 T² d`` (two ``T × T × d`` products), so at large ``T`` both

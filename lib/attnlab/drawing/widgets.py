@@ -52,7 +52,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-from ._validate import check_real
+from .._validate import check_real
 
 __all__ = [
     "MAX_FRAMES",

@@ -18,6 +18,7 @@ Taught in: chapters/04_multihead.ipynb
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +26,18 @@ import array_api_compat.torch as torch_xp
 import torch
 from torch import nn
 
-from ._validate import as_array, check_input, describe, namespace, positive_int
-from .attention import scaled_dot_product_attention
-from .config import TransformerConfig
+from .._validate import (
+    as_array,
+    check_heads,
+    check_input,
+    check_mask,
+    describe,
+    namespace,
+    positive_int,
+    positive_ints,
+    probability,
+)
+from .attention import attend
 
 __all__ = [
     "MultiHeadAttention",
@@ -38,6 +48,8 @@ __all__ = [
     "split_heads",
     "trace_shapes",
 ]
+
+_SCORES = "scores (..., T, S)"  # what a mask must fit, as the messages name it
 
 
 def split_heads(x: Any, n_heads: int) -> Any:
@@ -113,7 +125,7 @@ class MultiHeadAttention(nn.Module):
     """Multi-head attention with learned projections ``W_q, W_k, W_v, W_o`` (each ``D -> D``).
 
     ``q, k, v`` are projected, split into ``H`` heads of size ``d = D / H``, attended with
-    :func:`~attnlab.attention.scaled_dot_product_attention` (scale ``1 / sqrt(d)``), merged
+    :func:`~attnlab.mechanism.attention.scaled_dot_product_attention` (scale ``1 / sqrt(d)``), merged
     and projected by ``W_o``. With ``key`` and ``value`` omitted it is self-attention; with
     ``key = value = encoder_output`` it is the decoder's cross-attention.
 
@@ -123,9 +135,7 @@ class MultiHeadAttention(nn.Module):
     count (it packs ``W_q, W_k, W_v`` into one ``in_proj_weight`` of shape ``(3D, D)``).
 
     Args:
-        d_model: size ``D`` of each token vector, or a
-            :class:`~attnlab.config.TransformerConfig` (its ``d_model``, ``n_heads``,
-            ``bias`` and ``dropout``; chapter 7's blocks build their attention this way).
+        d_model: size ``D`` of each token vector.
         n_heads: number of heads ``H``; must divide ``d_model``.
         bias: whether the four projections have a bias (default ``True``).
         dropout: probability of zeroing an attention weight during training (applied to the
@@ -134,12 +144,12 @@ class MultiHeadAttention(nn.Module):
 
     Shapes:
         ``query``: ``(B, T, D)``; ``key``, ``value``: ``(B, S, D)``; ``mask``: boolean,
-        ``True`` = may attend, 2-D ``(T, S)`` (e.g. :func:`~attnlab.masking.causal_mask`) or
+        ``True`` = may attend, 2-D ``(T, S)`` (e.g. :func:`~attnlab.mechanism.masking.causal_mask`) or
         4-D broadcastable to ``(B, H, T, S)`` (a ``(B, 1, S)`` padding mask becomes
         ``mask[:, None]``). Returns ``out``: ``(B, T, D)`` and per-head ``weights``:
         ``(B, H, T, S)``. A query with no visible key gets zero attention output (so ``out``
         is just ``W_o``'s bias there), never NaN. ``cache``: an optional
-        :class:`~attnlab.scale.LayerKV`; the new keys and values are appended to it and
+        :class:`~attnlab.mechanism.kvcache.LayerKV`; the new keys and values are appended to it and
         the queries attend to all of them (``S`` = cached + new; the mask must cover them).
 
     Raises:
@@ -151,34 +161,17 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(
-        self,
-        d_model: int | TransformerConfig | None = None,
-        n_heads: int | None = None,
-        *,
-        bias: bool | None = None,
-        dropout: float | None = None,
-        config: TransformerConfig | None = None,
+        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0
     ) -> None:
         super().__init__()
-        config = TransformerConfig.resolve(
-            d_model,
-            config,
-            "MultiHeadAttention",
-            {},
-            n_heads=n_heads,
-            bias=bias,
-            dropout=dropout,
-        )
-        self.config = config
-        d_model, n_heads, bias = config.d_model, config.n_heads, config.bias
-        dropout = config.dropout
+        d_model, n_heads = check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.scale = 1.0 / math.sqrt(self.d_head)  # the scores' 1 / sqrt(d)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
-        self._trace: list[tuple[str, str, tuple[int, ...]]] | None = None
+        self.dropout = nn.Dropout(probability(dropout))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
@@ -195,37 +188,18 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value, mask)
-        # q, k, v below are this layer's own projections: split without split_heads' checks.
-        H, record, xp = self.n_heads, self._record, torch_xp
-        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, T|S, D) each
-        record("q = query @ W_q", q, "(B, T, D)")
-        record("k = key @ W_k", k, "(B, S, D)")
-        record("v = value @ W_v", v, "(B, S, D)")
-        q = _split(q, H, xp)  # split_heads: (B, T, D) -> (B, T, H, d) -> (B, H, T, d)
-        k = _split(k, H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
-        v = _split(v, H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
-        record("split_heads(q): reshape", q.transpose(1, 2), "(B, T, H, d)")
-        record("split_heads(q): transpose", q, "(B, H, T, d)")
-        record("split_heads(k)", k, "(B, H, S, d)")
-        record("split_heads(v)", v, "(B, H, S, d)")
+        H, xp = self.n_heads, torch_xp
+        q = _split(self.W_q(query), H, xp)  # (B, T, D) -> (B, T, H, d) -> (B, H, T, d)
+        k = _split(self.W_k(key), H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
+        v = _split(self.W_v(value), H, xp)  # (B, S, D) -> (B, S, H, d) -> (B, H, S, d)
         if cache is not None:  # a KV cache (chapter 8): attend to the cached keys too
             k, v = cache.update(k, v)  # -> (B, H, S_cached + S, d) each
+        if mask is not None:  # True = may attend, broadcastable to (B, H, T, S)
+            mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]), xp, what=_SCORES, like=q)
         dropout = self.dropout if self.training and self.dropout.p > 0 else None
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
-        record("scores = q @ k^T / sqrt(d)", weights, "(B, H, T, S)")
-        record("weights = softmax(scores)", weights, "(B, H, T, S)")
-        record("heads = weights @ v", heads, "(B, H, T, d)")
-        concat = _merge(heads, xp)  # merge_heads: (B, H, T, d) -> (B, T, H, d) -> (B, T, D)
-        record("merge_heads: transpose", heads.transpose(1, 2), "(B, T, H, d)")
-        record("merge_heads: reshape (concat)", concat, "(B, T, D)")
-        out = self.W_o(concat)  # (B, T, D) @ (D, D) -> (B, T, D)
-        record("out = concat @ W_o", out, "(B, T, D)")
+        heads, weights = attend(q, k, v, mask, scale=self.scale, dropout=dropout, xp=xp)
+        out = self.W_o(_merge(heads, xp))  # (B, H, T, d) -> (B, T, H, d) -> (B, T, D) @ W_o
         return out, weights  # (B, T, D), (B, H, T, S)
-
-    def _record(self, step: str, x: torch.Tensor, symbols: str) -> None:
-        """Note the shape of one intermediate when :func:`trace_shapes` is listening."""
-        if self._trace is not None:
-            self._trace.append((step, symbols, tuple(x.shape)))
 
     @classmethod
     def from_torch(cls, theirs: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -359,7 +333,7 @@ def mha_parameter_count(d_model: int, n_heads: int = 1, *, bias: bool = True) ->
 
     Taught in: chapters/04_multihead.ipynb
     """
-    _check_sizes(d_model=d_model, n_heads=n_heads)
+    check_heads(d_model, n_heads)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
@@ -404,7 +378,8 @@ def mha_flops(
     Taught in: chapters/04_multihead.ipynb
     """
     k_len = q_len if k_len is None else k_len
-    _check_sizes(d_model=d_model, n_heads=n_heads, q_len=q_len, k_len=k_len, batch=batch)
+    check_heads(d_model, n_heads)
+    positive_ints(q_len=q_len, k_len=k_len, batch=batch)
     B, T, S, D, H = batch, q_len, k_len, d_model, n_heads
     d = D // H
     cost = {
@@ -416,16 +391,6 @@ def mha_flops(
     cost["total"] = sum(cost.values())
     cost["softmax entries"] = B * H * T * S
     return cost
-
-
-def _check_sizes(**sizes: Any) -> None:
-    for name, n in sizes.items():
-        positive_int(n, name)
-    if "n_heads" in sizes and sizes["d_model"] % sizes["n_heads"]:
-        raise ValueError(
-            f"d_model={sizes['d_model']} is not divisible by n_heads={sizes['n_heads']}: "
-            "each head gets d_model / n_heads features"
-        )
 
 
 @dataclass(frozen=True)
@@ -471,10 +436,11 @@ def trace_shapes(
 ) -> ShapeTrace:
     """Run a :class:`MultiHeadAttention` once and list the shape of every intermediate.
 
-    The shapes are read from the tensors of a real forward pass (random input, random
-    weights), so the trace cannot drift from the code (the scores, which stay inside
-    :func:`~attnlab.attention.scaled_dot_product_attention`, are listed with the shape of
-    the weights made from them). With ``k_len`` the keys and values
+    The shapes are read from the tensors of a real pass (random input, random weights):
+    a traced copy of :meth:`MultiHeadAttention.forward` that notes each step's shape, and
+    whose output is checked against the forward's own, so the trace cannot drift from the
+    code (the scores, which stay inside :func:`~attnlab.mechanism.attention.attend`, are
+    listed with the shape of the weights made from them). With ``k_len`` the keys and values
     come from a second sequence of that length (cross-attention); otherwise ``S = T``.
 
     Args:
@@ -493,7 +459,8 @@ def trace_shapes(
     Taught in: chapters/04_multihead.ipynb
     """
     S = q_len if k_len is None else k_len
-    _check_sizes(d_model=d_model, n_heads=n_heads, batch=batch, q_len=q_len, k_len=S)
+    check_heads(d_model, n_heads)
+    positive_ints(batch=batch, q_len=q_len, k_len=S)
     mha = MultiHeadAttention(d_model, n_heads)  # on torch's default device
     generator = torch.Generator().manual_seed(0)  # a CPU generator: draw there, then move
 
@@ -503,12 +470,42 @@ def trace_shapes(
 
     query = draw(q_len)
     memory = query if k_len is None else draw(S)
-    mha._trace = []
-    try:
-        with torch.no_grad():
-            mha(query, memory, memory)
-        steps = tuple(mha._trace)
-    finally:
-        mha._trace = None
+    with torch.no_grad():
+        steps, out = _traced_forward(mha, query, memory)
+        expected = mha(query, memory, memory)[0]  # the copy must compute what forward does
+        same = out.shape == expected.shape and (
+            out.device.type == "meta" or torch.allclose(out, expected)  # meta: no values
+        )
+        if not same:
+            raise AssertionError("trace_shapes' traced copy drifted from MultiHeadAttention")
     sizes = {"B": batch, "T": q_len, "S": S, "D": d_model, "H": n_heads}
     return ShapeTrace(sizes={**sizes, "d": d_model // n_heads}, steps=steps)
+
+
+def _traced_forward(
+    mha: MultiHeadAttention, query: torch.Tensor, memory: torch.Tensor
+) -> tuple[tuple[tuple[str, str, tuple[int, ...]], ...], torch.Tensor]:
+    """:meth:`MultiHeadAttention.forward` step by step, noting the shape after each step."""
+    steps: list[tuple[str, str, tuple[int, ...]]] = []
+
+    def note(step: str, x: torch.Tensor, symbols: str) -> torch.Tensor:
+        steps.append((step, symbols, tuple(x.shape)))
+        return x
+
+    H, xp = mha.n_heads, torch_xp
+    q = note("q = query @ W_q", mha.W_q(query), "(B, T, D)")
+    k = note("k = key @ W_k", mha.W_k(memory), "(B, S, D)")
+    v = note("v = value @ W_v", mha.W_v(memory), "(B, S, D)")
+    q = _split(q, H, xp)
+    note("split_heads(q): reshape", q.transpose(1, 2), "(B, T, H, d)")
+    note("split_heads(q): transpose", q, "(B, H, T, d)")
+    k = note("split_heads(k)", _split(k, H, xp), "(B, H, S, d)")
+    v = note("split_heads(v)", _split(v, H, xp), "(B, H, S, d)")
+    heads, weights = attend(q, k, v, None, scale=mha.scale, xp=xp)
+    note("scores = q @ k^T / sqrt(d)", weights, "(B, H, T, S)")  # the scores' shape
+    note("weights = softmax(scores)", weights, "(B, H, T, S)")
+    note("heads = weights @ v", heads, "(B, H, T, d)")
+    note("merge_heads: transpose", heads.transpose(1, 2), "(B, T, H, d)")
+    concat = note("merge_heads: reshape (concat)", _merge(heads, xp), "(B, T, D)")
+    out = note("out = concat @ W_o", mha.W_o(concat), "(B, T, D)")
+    return tuple(steps), out

@@ -1,4 +1,4 @@
-"""Attention at scale: online softmax, tiled attention, fewer key-value heads, the KV cache.
+"""Attention at scale: online softmax, tiled attention, fewer key-value heads.
 
 Plain attention builds the whole ``(T, S)`` matrix of weights. At ``T = S = 4096`` with 8
 heads that is 512 MB in float32 for one layer, one sequence; training keeps it for the
@@ -15,10 +15,8 @@ backward pass too. Three ideas remove or shrink the costs that grow with length:
   algorithm of FlashAttention, written in plain torch for reading, not for speed.
 - **Grouped-query attention** (:func:`grouped_query_attention`,
   :class:`GroupedQueryAttention`): ``H`` query heads share ``G < H`` key-value heads
-  (``G = 1``: multi-query attention). Fewer key-value heads means a smaller KV cache.
-- **The KV cache** (:class:`KVCache`): when a decoder generates token ``t + 1``, the keys
-  and values of tokens ``0..t`` are the ones it computed before; keeping them turns each
-  step from a pass over the whole prefix into a pass over one token.
+  (``G = 1``: multi-query attention). Fewer key-value heads means a smaller KV cache
+  (:mod:`attnlab.mechanism.kvcache`, the fourth idea of chapter 8).
 
 Masks are boolean with ``True`` = may attend. A query row that sees no key at all gets
 zero weights and a zero output (and zero gradients), never NaN, in every function here.
@@ -35,51 +33,42 @@ Taught in: chapters/08_scale.ipynb
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import sys
-from collections.abc import Callable, Iterator
 from typing import Any
 
+import array_api_compat.torch as torch_xp
 import numpy as np
 import torch
 from array_api_compat import is_torch_array
 from torch import nn
 
-from ._validate import (
+from .._validate import (
+    NEG_INF,
     as_array,
     as_float,
-    check_device,
+    check_heads,
+    check_input,
     check_mask,
     check_qkv,
     describe,
     device,
     namespace,
     positive_int,
-    same_device,
 )
 from .attention import scaled_dot_product_attention
-from .multihead import merge_heads, split_heads
-from .timing import median_seconds
+from .kvcache import LayerKV
+from .multihead import _merge, _split
 
 __all__ = [
     "GroupedQueryAttention",
-    "KVCache",
-    "LayerKV",
     "attention_tile_update",
     "grouped_query_attention",
-    "kv_cache_bytes",
-    "median_seconds",
     "online_softmax",
     "online_softmax_stats",
     "online_softmax_update",
-    "peak_memory",
     "repeat_kv",
     "tiled_attention",
 ]
-
-NEG_INF = -math.inf
 
 
 # --- online softmax ----------------------------------------------------------------------
@@ -162,7 +151,7 @@ def online_softmax(x: Any, block_size: int, *, mask: Any = None) -> Any:
     .. math:: \mathrm{softmax}(x)_i = \frac{e^{x_i - m}}{l}, \quad (m, l) \text{ from }
         :func:`online_softmax_update` \text{ over the blocks}
 
-    Equal to :func:`attnlab.similarity.softmax` (with the same mask) to float rounding.
+    Equal to :func:`attnlab.mechanism.similarity.softmax` (with the same mask) to float rounding.
 
     Args:
         x: ``(..., n)`` logits.
@@ -302,7 +291,7 @@ def tiled_attention(
         k: ``(..., S, d)`` keys (the same leading axes as ``q``).
         v: ``(..., S, d_v)`` values.
         mask: optional boolean mask broadcastable to ``(..., T, S)``; ``True`` = may attend.
-        causal: also hide later keys, aligned as :func:`attnlab.masking.causal_mask`
+        causal: also hide later keys, aligned as :func:`attnlab.mechanism.masking.causal_mask`
             (query ``i`` sees keys ``j <= i + S - T``); needs ``S >= T``.
         scale: multiply the scores by this instead of ``1 / sqrt(d)``.
         block_q: queries per tile. block_k: keys per tile.
@@ -479,7 +468,7 @@ def grouped_query_attention(
         q: ``(..., H, T, d)`` queries.
         k: ``(..., G, S, d)`` keys. v: ``(..., G, S, d_v)`` values.
         mask: optional boolean mask broadcastable to ``(..., H, T, S)``.
-        scale: as :func:`attnlab.attention.scaled_dot_product_attention`.
+        scale: as :func:`attnlab.mechanism.attention.scaled_dot_product_attention`.
 
     Returns:
         ``out`` ``(..., H, T, d_v)`` and ``weights`` ``(..., H, T, S)``.
@@ -527,7 +516,7 @@ class GroupedQueryAttention(nn.Module):
 
     ``W_q`` maps ``D -> D`` (``H`` heads of ``d = D / H``), ``W_k`` and ``W_v`` map
     ``D -> G·d`` (only ``G`` heads), ``W_o`` maps ``D -> D``. With ``n_kv_heads = n_heads``
-    this is :class:`attnlab.multihead.MultiHeadAttention` (same parameters, same output);
+    this is :class:`attnlab.mechanism.multihead.MultiHeadAttention` (same parameters, same output);
     with ``n_kv_heads = 1`` it is multi-query attention. The key-value projections, and
     the KV cache, shrink by ``G / H``.
 
@@ -552,15 +541,14 @@ class GroupedQueryAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int, *, bias: bool = True):
         super().__init__()
-        for name, n in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
-            positive_int(n, name)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        if n_heads % n_kv_heads:
-            raise ValueError(
-                f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads}: each "
-                "key-value head serves the same number of query heads"
-            )
+        d_model, n_heads = check_heads(d_model, n_heads)
+        n_heads, n_kv_heads = check_heads(
+            n_heads,
+            n_kv_heads,
+            width_name="n_heads",
+            heads_name="n_kv_heads",
+            why="each key-value head serves the same number of query heads",
+        )
         self.d_model, self.n_heads, self.n_kv_heads = d_model, n_heads, n_kv_heads
         self.d_head = d_model // n_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
@@ -577,277 +565,14 @@ class GroupedQueryAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, mask: Any = None, cache: LayerKV | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"GroupedQueryAttention expects a torch.Tensor, got {describe(x)}")
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape (B, T, d_model={self.d_model}), got {describe(x)}")
-        check_device(x, self, who="GroupedQueryAttention")
-        q = split_heads(self.W_q(x), self.n_heads)  # (B, T, D) -> (B, H, T, d)
-        k = split_heads(self.W_k(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
-        v = split_heads(self.W_v(x), self.n_kv_heads)  # (B, T, G·d) -> (B, G, T, d)
+        D, xp = self.d_model, torch_xp
+        check_input(
+            x, D, who="GroupedQueryAttention", shape=f"(B, T, d_model={D})", ndim=3, module=self
+        )
+        q = _split(self.W_q(x), self.n_heads, xp)  # (B, T, D) -> (B, H, T, d)
+        k = _split(self.W_k(x), self.n_kv_heads, xp)  # (B, T, G·d) -> (B, G, T, d)
+        v = _split(self.W_v(x), self.n_kv_heads, xp)  # (B, T, G·d) -> (B, G, T, d)
         if cache is not None:
             k, v = cache.update(k, v)  # -> (B, G, S, d) each, S = cached + T
         out, weights = grouped_query_attention(q, k, v, mask)  # (B, H, T, d), (B, H, T, S)
-        return self.W_o(merge_heads(out)), weights  # (B, H, T, d) -> (B, T, D) -> (B, T, D)
-
-
-# --- the KV cache ------------------------------------------------------------------------
-
-
-class LayerKV:
-    """The cached keys and values of one attention layer, ``(B, heads, t, d)`` each.
-
-    Two ways to store them, with the same results:
-
-    - growing (the default): each :meth:`update` concatenates the new keys to the old,
-      ``torch.cat``, which copies all ``t`` cached positions at every step;
-    - preallocated (``capacity`` given): the first :meth:`update` allocates buffers of
-      ``capacity`` positions and every update writes the new positions into them in
-      place; ``k`` and ``v`` are views of the first ``t`` positions. Nothing is copied
-      but the new keys, at the price of reserving the memory of a full cache up front.
-
-    Args:
-        capacity: optional, the most positions the buffers will hold (e.g. the model's
-            ``max_len``).
-
-    Attributes:
-        k: ``(B, heads, t, d)`` the cached keys (``None`` before the first update).
-        v: ``(B, heads, t, d_v)`` the cached values (``None`` before the first update).
-
-    Raises:
-        ValueError: a ``capacity`` that is not a positive integer.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-
-    def __init__(self, capacity: int | None = None) -> None:
-        self.capacity = None if capacity is None else positive_int(capacity, "capacity")
-        self._k: torch.Tensor | None = None  # (B, heads, capacity or t, d)
-        self._v: torch.Tensor | None = None  # (B, heads, capacity or t, d_v)
-        self._length = 0
-
-    @property
-    def k(self) -> torch.Tensor | None:
-        return None if self._k is None else self._k[..., : self._length, :]
-
-    @property
-    def v(self) -> torch.Tensor | None:
-        return None if self._v is None else self._v[..., : self._length, :]
-
-    @property
-    def length(self) -> int:
-        """Number of cached positions ``t``."""
-        return self._length
-
-    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Append the keys and values of new positions; return all of them.
-
-        Args:
-            k: ``(B, heads, T_new, d)`` new keys. v: ``(B, heads, T_new, d_v)`` new values.
-
-        Returns:
-            ``(k_all, v_all)``: ``(B, heads, t + T_new, d)`` and ``(..., d_v)``.
-
-        Raises:
-            ValueError: new keys whose batch, heads or width differ from the cached ones,
-                keys and values on different devices (or on another device than the
-                cached ones), or (preallocated) more positions than ``capacity``.
-        """
-        same_device(k=k, v=v)
-        if self._k is not None and k.device != self._k.device:
-            raise ValueError(
-                f"the cache holds keys on {self._k.device} but the new k and v are on "
-                f"{k.device}: move them, e.g. k.to('{self._k.device}')"
-            )
-        t, n = self._length, k.shape[-2]
-        if self._k is None:
-            if self.capacity is None:
-                self._k, self._v = k, v
-            else:  # reserve the whole cache once: (B, heads, capacity, d)
-                self._k = k.new_empty((*k.shape[:-2], self.capacity, k.shape[-1]))
-                self._v = v.new_empty((*v.shape[:-2], self.capacity, v.shape[-1]))
-                self._write(k, v, 0)
-            self._length = n
-            return self.k, self.v
-        if k.shape[:2] != self._k.shape[:2] or k.shape[-1] != self._k.shape[-1]:
-            raise ValueError(
-                f"new keys of shape {tuple(k.shape)} do not fit the cached keys of "
-                f"shape {tuple(self.k.shape)} (same batch, heads and width needed)"
-            )
-        if self.capacity is None:
-            self._k = torch.cat([self._k, k], dim=-2)  # (B, G, t, d) -> (B, G, t + n, d)
-            self._v = torch.cat([self._v, v], dim=-2)  # (B, G, t, d_v) -> (B, G, t + n, d_v)
-        else:
-            self._write(k, v, t)
-        self._length = t + n
-        return self.k, self.v
-
-    def _write(self, k: torch.Tensor, v: torch.Tensor, t: int) -> None:
-        """Copy ``n`` new positions into the preallocated buffers at ``t .. t + n - 1``."""
-        n = k.shape[-2]
-        if t + n > self._k.shape[-2]:
-            raise ValueError(
-                f"the cache holds at most capacity={self.capacity} positions: "
-                f"{t} cached + {n} new do not fit"
-            )
-        self._k[..., t : t + n, :] = k  # in place: no copy of the t cached positions
-        self._v[..., t : t + n, :] = v
-
-    def nbytes(self) -> int:
-        """Bytes of the ``t`` cached keys and values (a preallocated buffer reserves
-        ``capacity`` positions: :meth:`reserved_bytes`)."""
-        if self._k is None:
-            return 0
-        per_position = self._k.shape[-1] * self._k.element_size()
-        per_position += self._v.shape[-1] * self._v.element_size()
-        return math.prod(self._k.shape[:-2]) * self._length * per_position
-
-    def reserved_bytes(self) -> int:
-        """Bytes the buffers occupy: ``capacity`` positions when preallocated, else ``t``."""
-        if self._k is None:
-            return 0
-        return sum(x.numel() * x.element_size() for x in (self._k, self._v))
-
-
-class KVCache:
-    """A key-value cache for a stack of attention layers: one :class:`LayerKV` per layer.
-
-    Each layer appends the keys and values of the positions it processes, so a decoder
-    that generates one token per step computes one new key and value per layer, and its
-    queries attend to everything cached. Memory: ``2 · layers · B · heads · t · d``
-    numbers (:func:`kv_cache_bytes`); inference only (no gradients flow through it).
-
-    Args:
-        n_layers: number of attention layers that will use the cache.
-        capacity: optional, preallocate every layer's buffers for this many positions
-            (see :class:`LayerKV`); :func:`~attnlab.transformer.generate` passes the
-            model's ``max_len``.
-
-    Attributes:
-        layers: the per-layer caches, ``layers[i]`` for layer ``i``.
-        key_visible: optional ``(B, 1, 1, t)`` boolean, ``False`` for cached padding keys
-            (kept by models that mask padding).
-
-    Raises:
-        ValueError: ``n_layers`` or ``capacity`` not a positive integer.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-
-    def __init__(self, n_layers: int, capacity: int | None = None) -> None:
-        positive_int(n_layers, "n_layers")
-        self.layers = [LayerKV(capacity) for _ in range(n_layers)]
-        self.key_visible: torch.Tensor | None = None
-
-    def __len__(self) -> int:
-        return len(self.layers)
-
-    def __getitem__(self, layer: int) -> LayerKV:
-        return self.layers[layer]
-
-    @property
-    def length(self) -> int:
-        """Number of cached positions (those of the first layer)."""
-        return self.layers[0].length
-
-    def nbytes(self) -> int:
-        """Bytes of all the cached keys and values (``t`` positions per layer)."""
-        return sum(layer.nbytes() for layer in self.layers)
-
-    def reserved_bytes(self) -> int:
-        """Bytes the layers' buffers occupy (``capacity`` positions when preallocated)."""
-        return sum(layer.reserved_bytes() for layer in self.layers)
-
-    def __repr__(self) -> str:
-        return f"KVCache(layers={len(self)}, length={self.length}, nbytes={self.nbytes()})"
-
-
-def kv_cache_bytes(
-    *,
-    n_layers: int,
-    n_kv_heads: int,
-    d_head: int,
-    seq_len: int,
-    batch: int = 1,
-    bytes_per_value: int = 2,
-) -> int:
-    r"""Memory of a full KV cache: ``2 · layers · batch · kv_heads · seq_len · d_head · bytes``.
-
-    .. math:: M = 2 \cdot L \cdot B \cdot G \cdot T \cdot d \cdot b
-
-    The 2 is one key and one value per position. Example: 32 layers, 32 heads of 128,
-    4096 positions in 16-bit floats: 2 GiB per sequence; with 8 key-value heads, 512 MiB.
-
-    Args:
-        n_layers, n_kv_heads, d_head, seq_len, batch: the sizes above (keywords).
-        bytes_per_value: 2 for float16/bfloat16, 4 for float32.
-
-    Returns:
-        The number of bytes (an ``int``).
-
-    Raises:
-        ValueError: a size that is not a positive integer.
-
-    Taught in: chapters/08_scale.ipynb
-    """
-    sizes = {
-        "n_layers": n_layers,
-        "n_kv_heads": n_kv_heads,
-        "d_head": d_head,
-        "seq_len": seq_len,
-        "batch": batch,
-        "bytes_per_value": bytes_per_value,
-    }
-    for name, n in sizes.items():
-        positive_int(n, name)
-    return 2 * n_layers * batch * n_kv_heads * seq_len * d_head * bytes_per_value
-
-
-# --- measuring time and memory -----------------------------------------------------------
-
-
-def peak_memory(run: Callable[[], Any]) -> int:
-    """Peak CPU bytes allocated (and not yet freed) while ``run()`` executes.
-
-    Every allocation and free of torch's CPU allocator is recorded by ``torch.profiler``
-    (``profile_memory=True``); the peak of their running sum is what ``run`` needed on
-    top of what existed before. Memory held by the result is counted (it is allocated
-    during ``run``).
-
-    Args:
-        run: a function of no arguments.
-
-    Returns:
-        The peak in bytes (``int``, ``>= 0``).
-
-    Taught in: chapters/08_scale.ipynb
-    """
-    from torch.profiler import ProfilerActivity, profile
-
-    with _silent_stderr():  # the profiler's C++ side logs "profiler_start/stop" lines
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            run()
-    current = peak = 0
-    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        current += event.self_cpu_memory_usage  # > 0 allocation, < 0 free
-        peak = max(peak, current)
-    return int(peak)
-
-
-@contextlib.contextmanager
-def _silent_stderr() -> Iterator[None]:
-    """Send what is written to file descriptor 2 (C and C++ code too) to /dev/null."""
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no file descriptor 2 (an embedded interpreter): nothing to silence
-        yield
-        return
-    with open(os.devnull, "w") as devnull:
-        os.dup2(devnull.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
+        return self.W_o(_merge(out, xp)), weights  # (B, H, T, d) -> (B, T, D) -> (B, T, D)

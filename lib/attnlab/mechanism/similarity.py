@@ -22,7 +22,7 @@ from typing import Any
 
 from array_api_compat import is_torch_array
 
-from ._validate import (
+from .._validate import (
     NEG_INF,
     as_array,
     as_float,
@@ -267,7 +267,8 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
     Raises:
         ValueError: non-positive temperature, an axis out of range, or a mask that does not
             broadcast to ``x``.
-        TypeError: non-numeric ``x`` or a non-boolean mask.
+        TypeError: non-numeric ``x``, an ``axis`` that is not an integer, or a non-boolean
+            mask.
     """
     x = as_array(x, "x")
     xp = namespace(x=x)
@@ -277,8 +278,8 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0, *, mask: Any = Non
         raise ValueError(f"softmax needs at least one axis, got {describe(x)}")
     try:
         axis = check_int(axis, "axis")
-    except ValueError:
-        raise ValueError(f"axis must be an integer, got {axis!r}") from None
+    except ValueError:  # None, a float, a string: the wrong type, as everywhere a TypeError
+        raise TypeError(f"axis must be an integer, got {axis!r}") from None
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for {describe(x)}")
     z = x / temperature if temperature != 1 else x  # skip a pass over x when τ = 1

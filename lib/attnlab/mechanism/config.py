@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import positive_int, positive_number, probability
+from .._validate import positive_int, positive_number, probability
 
 __all__ = ["TransformerConfig"]
 
@@ -104,46 +104,16 @@ class TransformerConfig:
         return self.max_len
 
     @classmethod
-    def resolve(
-        cls,
-        first: Any,
-        config: TransformerConfig | None,
-        who: str,
-        defaults: dict[str, Any],
-        **given: Any,
-    ) -> TransformerConfig:
-        """The config a part was built with: a :class:`TransformerConfig`, or one from keywords.
-
-        Every transformer part accepts a config (as its first argument, or ``config=``) or,
-        as before, the hyper-parameters themselves (``d_model, n_heads, ...``). ``first`` is
-        the part's first argument (a config or ``d_model``); ``given`` holds the other
-        hyper-parameters, ``None`` where the caller left one out; ``defaults`` fills those
-        (the part's own defaults for the keyword form).
+    def check(cls, config: Any, who: str) -> TransformerConfig:
+        """``config``, or a ``TypeError`` saying that ``who`` is built from a :class:`TransformerConfig`.
 
         Raises:
-            TypeError: a config and hyper-parameters together, or neither.
+            TypeError: "EncoderBlock is built from a TransformerConfig, got a int: write
+                EncoderBlock(TransformerConfig(d_model=..., n_heads=...))".
         """
-        if isinstance(first, cls):
-            if config is not None:
-                raise TypeError(f"{who}: the config was passed twice")
-            config = first
-        elif first is not None:
-            given["d_model"] = first
-        passed = {k: v for k, v in given.items() if v is not None}
-        if config is not None:
-            if not isinstance(config, cls):
-                raise TypeError(
-                    f"{who}: config must be a TransformerConfig, got a {type(config).__name__}"
-                )
-            if passed:
-                raise TypeError(
-                    f"{who}: pass either a TransformerConfig or the hyper-parameters "
-                    f"({', '.join(sorted(passed))}), not both; dataclasses.replace(config, "
-                    "...) makes a changed copy"
-                )
-            return config
-        kwargs = {**defaults, **passed}
-        missing = [n for n in ("d_model", "n_heads") if n not in kwargs]
-        if missing:
-            raise TypeError(f"{who} needs a TransformerConfig, or {' and '.join(missing)}")
-        return cls(**kwargs)
+        if not isinstance(config, cls):
+            raise TypeError(
+                f"{who} is built from a TransformerConfig, got a {type(config).__name__}: "
+                f"write {who}(TransformerConfig(d_model=..., n_heads=...))"
+            )
+        return config

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import (
+from .._validate import (
     as_array,
     as_float,
     check_device,
@@ -305,6 +305,9 @@ class _AddedPositions(nn.Module):
         self.d_model = positive_int(d_model, "d_model")
         self.max_len = positive_int(max_len, "max_len")
 
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_len={self.max_len}"
+
     def _table(self, start: int, T: int) -> torch.Tensor:
         """Rows ``start .. start + T - 1`` of the position table, ``(T, D)``."""
         raise NotImplementedError
@@ -348,9 +351,6 @@ class SinusoidalPositionalEncoding(_AddedPositions):
         # Not persistent: it is a function of (max_len, d_model, base), recomputed on load.
         self.register_buffer("pe", pe, persistent=False)
 
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_len={self.max_len}"
-
     def _table(self, start: int, T: int) -> torch.Tensor:
         return self.pe[start : start + T]  # (max_len, D) -> (T, D)
 
@@ -363,8 +363,8 @@ class LearnedPositionalEmbedding(_AddedPositions):
     Initialised ``N(0, 0.02²)``, as GPT-2.
 
     Args:
-        max_len: number of positions (rows of the table).
         d_model: number of features ``D``.
+        max_len: number of positions (rows of the table).
 
     Shapes:
         ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``. With
@@ -378,13 +378,10 @@ class LearnedPositionalEmbedding(_AddedPositions):
     Taught in: chapters/05_positional.ipynb
     """
 
-    def __init__(self, max_len: int, d_model: int) -> None:
+    def __init__(self, d_model: int, max_len: int) -> None:
         super().__init__(d_model, max_len)
         self.embedding = nn.Embedding(self.max_len, self.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
-
-    def extra_repr(self) -> str:
-        return f"max_len={self.max_len}, d_model={self.d_model}"
 
     def _table(self, start: int, T: int) -> torch.Tensor:
         positions = torch.arange(start, start + T, device=self.embedding.weight.device)  # (T,)

@@ -4,7 +4,7 @@ Also :func:`table`: a small table of numbers shown as a real table in Jupyter, C
 on the website, where it fits a phone's column, and as aligned text elsewhere.
 
 Each helper draws into an ``ax`` you pass (so it works in ``plt.subplots()``, in a
-``Figure`` of :func:`attnlab.widgets.explore`, and in a grid of subplots) and returns the
+``Figure`` of :func:`attnlab.drawing.widgets.explore`, and in a grid of subplots) and returns the
 artist it made. A title is required: a figure without one does not explain itself. Axis
 labels are optional (``None``: no label) where the title says it all, e.g. a single bar
 titled "cosine"; when given, no text may be empty. Data may be NumPy arrays, torch tensors (detached and moved to the CPU
@@ -30,7 +30,7 @@ from matplotlib.lines import Line2D
 from matplotlib.quiver import Quiver
 from matplotlib.ticker import MaxNLocator
 
-from ._validate import describe, to_numpy
+from .._validate import describe, to_numpy
 
 __all__ = ["Table", "bar", "curves", "heatmap", "table", "to_numpy", "vectors_2d"]
 

@@ -30,16 +30,24 @@ Taught in: chapters/02_similarity.ipynb
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_float, describe, device, namespace, positive_int
-from .data_files import read_text
-from .similarity import cosine_similarity
+from .._validate import (
+    as_array,
+    as_float,
+    check_token_ids,
+    describe,
+    device,
+    namespace,
+    positive_int,
+)
+from ..data_files import read_text
+from ..mechanism.similarity import cosine_similarity
+from .tokenizer import word_tokenize
 
 __all__ = ["EmbeddingTable", "UnknownWordError", "embed", "one_hot", "toy_embeddings"]
 
@@ -145,8 +153,6 @@ class EmbeddingTable:
         Punctuation and unknown words raise :class:`UnknownWordError`.
         """
         if isinstance(words, str):
-            from .tokenizer import word_tokenize  # here: tokenizer imports this module
-
             words = word_tokenize(words)
         ids = [self.index(w) for w in words]
         return self.vectors[ids].copy()  # (T,) -> (T, D), writable
@@ -157,7 +163,7 @@ class EmbeddingTable:
         r"""The ``k`` words whose vectors have the largest cosine similarity with ``vector``.
 
         :math:`\cos(u, w) = \frac{u \cdot w}{\|u\|\,\|w\|}` for every word ``w`` (via
-        :func:`attnlab.similarity.cosine_similarity`), best first.
+        :func:`attnlab.mechanism.similarity.cosine_similarity`), best first.
 
         Args:
             vector: ``(D,)`` query vector (e.g. ``table.vector("king")`` or an analogy).
@@ -215,14 +221,7 @@ def toy_embeddings() -> EmbeddingTable:
 def _check_index_array(ids: Any, xp: Any, size: int, what: str) -> None:
     if not xp.isdtype(ids.dtype, "integral"):
         raise TypeError(f"ids must be integers, got {describe(ids)}")
-    if math.prod(ids.shape) == 0:
-        return
-    low, high = int(xp.min(ids)), int(xp.max(ids))
-    if low < 0 or high >= size:
-        bad = low if low < 0 else high
-        raise ValueError(
-            f"id {bad} is out of range for {what} of size {size} (valid ids: 0..{size - 1})"
-        )
+    check_token_ids(ids, size, what=what)
 
 
 def one_hot(ids: Any, vocab_size: int, *, like: Any = None) -> Any:

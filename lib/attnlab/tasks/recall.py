@@ -31,8 +31,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ._validate import check_device, describe, positive_int, positive_number
-from .attention import scaled_dot_product_attention
+from .._validate import check_device, check_token_ids, describe, positive_int, positive_number
+from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
     "SEED_SWEEP",
@@ -109,11 +109,9 @@ def _check_tokens(
             + (f", {x.dtype}" if isinstance(x, torch.Tensor) else "")
         )
     check_device(x, model, who=type(model).__name__)
-    if x.min() < 0 or x.max() > n_symbols:
-        raise ValueError(
-            f"token ids must lie in [0, {n_symbols}] (the last is the question), "
-            f"got {describe(x)} with ids {int(x.min())}..{int(x.max())}"
-        )
+    check_token_ids(
+        x, n_symbols + 1, name="tokens", what=f"the task ({n_symbols} symbols, 1 question)"
+    )
     if max_len is not None and x.shape[1] > max_len:
         raise ValueError(f"sequences longer than max_len={max_len}: got {describe(x)}")
     return x
@@ -446,9 +444,9 @@ _STORED_FILE = "recall_curves.txt"
 def _format_curves(curves: dict[str, list[RecallCurve]]) -> str:
     steps = next(iter(curves.values()))[0].steps
     lines = [
-        "# Test accuracy of attnlab.recall.compare_recall(**settings) during training: one",
+        "# Test accuracy of attnlab.tasks.recall.compare_recall(**settings) during training: one",
         "# row per model and distance, one column per measured step. Written by",
-        "# attnlab.recall.write_recall_curves(); tests/test_recall.py checks it.",
+        "# attnlab.tasks.recall.write_recall_curves(); tests/test_recall.py checks it.",
         "settings " + json.dumps(STORED_SWEEP, separators=(",", ":")),
         "steps " + " ".join(str(s) for s in steps),
     ]
@@ -464,7 +462,7 @@ def write_recall_curves(path: str | Path | None = None) -> dict[str, list[Recall
 
     Takes several seconds (14 models trained on one thread). Run it after changing
     :data:`STORED_SWEEP` or the training code:
-    ``python -c "import attnlab.recall as r; r.write_recall_curves()"``.
+    ``python -c "import attnlab.tasks.recall as r; r.write_recall_curves()"``.
 
     Args:
         path: where to write (default: the package's own data file, ``recall_curves.txt``
@@ -477,7 +475,7 @@ def write_recall_curves(path: str | Path | None = None) -> dict[str, list[Recall
     """
     curves = compare_recall(**STORED_SWEEP)  # type: ignore[arg-type]
     if path is None:
-        path = Path(__file__).with_name("data_files") / _STORED_FILE
+        path = Path(str(resources.files("attnlab.data_files"))) / _STORED_FILE
     Path(path).write_text(_format_curves(curves), encoding="utf-8")
     return curves
 
@@ -599,7 +597,7 @@ def write_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, li
 
     Trains 140 models (about half a minute on one thread). Run it after changing
     :data:`SEED_SWEEP` or the training code:
-    ``python -c "import attnlab.recall as r; r.write_recall_seeds()"``.
+    ``python -c "import attnlab.tasks.recall as r; r.write_recall_seeds()"``.
 
     Args:
         path: where to write (default: the package's data file ``recall_seeds.txt``, which
@@ -612,9 +610,9 @@ def write_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, li
     """
     finals = recall_over_seeds(**SEED_SWEEP)  # type: ignore[arg-type]
     lines = [
-        "# Final test accuracy of attnlab.recall.recall_over_seeds(**settings): one row per",
+        "# Final test accuracy of attnlab.tasks.recall.recall_over_seeds(**settings): one row per",
         "# model and distance, one column per seed. Written by",
-        "# attnlab.recall.write_recall_seeds(); tests/test_recall.py checks it.",
+        "# attnlab.tasks.recall.write_recall_seeds(); tests/test_recall.py checks it.",
         "settings " + json.dumps(SEED_SWEEP, separators=(",", ":")),
     ]
     for kind, by_distance in finals.items():

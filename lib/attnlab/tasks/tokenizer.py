@@ -7,9 +7,9 @@ models use fast library tokenizers, but the mechanism *is* the lesson:
    for subwords as BERT does: a rare word is split into known pieces, and a word never seen
    is spelled out letter by letter, so nothing is lost);
 2. give each token an integer id (:class:`Vocab`);
-3. turn ids into vectors, in :mod:`attnlab.embeddings`: ``embed`` is a row lookup
-   ``table[ids]``, which is the same as multiplying the one-hot vectors (``one_hot``) by
-   the table (both stay importable from here).
+3. turn ids into vectors: that is the next module's job, :mod:`attnlab.tasks.embeddings`
+   (``embed`` is a row lookup ``table[ids]``, the same as multiplying the one-hot vectors,
+   ``one_hot``, by the table).
 
 :func:`train_bpe` shows where subword pieces come from: merge the most frequent pair of
 adjacent symbols, again and again (byte-pair encoding, Sennrich et al. 2016).
@@ -33,11 +33,8 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_torch_array
 
-from ._validate import check_int, describe, namespace
-from .data_files import read_text
-
-# one_hot and embed belong with the embeddings; still importable from here.
-from .embeddings import embed, one_hot
+from .._validate import check_int, check_token_ids, describe, namespace
+from ..data_files import read_text
 
 __all__ = [
     "DEFAULT_CORPUS",
@@ -45,8 +42,6 @@ __all__ = [
     "WordPieceTokenizer",
     "bpe_segment",
     "default_vocab",
-    "embed",
-    "one_hot",
     "train_bpe",
     "vocab_from_merges",
     "word_tokenize",
@@ -223,16 +218,11 @@ def _check_ids(ids: Any, vocab_size: int) -> list[int]:
         if ids.ndim != 1 or not xp.isdtype(ids.dtype, "integral"):
             raise TypeError(f"ids must be a 1-D sequence of integers, got {describe(ids)}")
         ids = ids.tolist()
-    out = []
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
             raise TypeError(f"ids must be integers, got {i!r} ({type(i).__name__})")
-        if not 0 <= i < vocab_size:
-            raise ValueError(
-                f"id {int(i)} is out of range for a vocabulary of size {vocab_size} "
-                f"(valid ids: 0..{vocab_size - 1})"
-            )
-        out.append(int(i))
+    out = [int(i) for i in ids]
+    check_token_ids(np.asarray(out, dtype=np.int64), vocab_size)
     return out
 
 
@@ -260,7 +250,7 @@ def default_vocab() -> Vocab:
     It holds every letter, digit and punctuation mark, alone (``"x"``) and as a
     continuation piece (``"##x"``), so a word never seen is at worst spelled out letter by
     letter; about 400 whole words (including every word of :func:`toy_embeddings
-    <attnlab.embeddings.toy_embeddings>`); and common suffixes such as ``"##ed"``,
+    <attnlab.tasks.embeddings.toy_embeddings>`); and common suffixes such as ``"##ed"``,
     ``"##izer"``, ``"##ification"``. Hand-written, so the example splits are predictable:
     ``"tokenizer"`` -> ``token ##izer``, ``"spelled"`` -> ``spell ##ed``.
     """

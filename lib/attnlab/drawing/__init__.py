@@ -1,0 +1,1 @@
+"""Drawing: figures (``viz``) and slider figures that work everywhere (``widgets``)."""
