@@ -543,6 +543,21 @@ class Grader:
                     "this exercise is in NumPy: compute with NumPy (np.exp, np.sum, @), so "
                     "that NumPy in gives NumPy out",
                 )
+            if isinstance(item, (bool, np.bool_)) and np.asarray(want).dtype.kind != "b":
+                return (
+                    (),
+                    f"{what} a bool ({item}); expected a number",
+                    "return the number itself, not whether it is small: comparing it with a "
+                    "threshold is the caller's job",
+                )
+            if isinstance(item, np.integer) and self.signature.rstrip().endswith("-> int"):
+                return (
+                    (),
+                    f"{what} a NumPy integer ({type(item).__name__} {item}); expected a Python int",
+                    "the exercise asks for a Python int: np.sum and other NumPy functions "
+                    "give NumPy integers; wrap the result in int(...) or add the terms "
+                    "with + and sum()",
+                )
             if is_torch_array(item) or isinstance(item, np.ndarray):
                 array = _numpy(item)
             elif isinstance(item, np.generic) or (
