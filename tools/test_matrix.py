@@ -60,6 +60,8 @@ TESTS = (
     "tests/test_masking.py",
     "tests/test_validate.py",
     "tests/test_vs_pytorch.py",
+    "tests/test_modern.py",  # RMSNorm, GELU against torch's; the SiLU and erf paths of NumPy
+    "tests/test_decoding.py",  # sorting, cumsum, searchsorted and the generator across versions
     "tests/test_widgets.py",
     "tests/test_env.py",
 )
