@@ -273,7 +273,7 @@ def test_figure_sizes_become_width_and_height_attributes():
     )
 
 
-@pytest.mark.filterwarnings("ignore::attnlab.widgets.FigureLayoutWarning")  # tiny frames
+@pytest.mark.filterwarnings("ignore::attnlab.drawing.widgets.FigureLayoutWarning")  # tiny frames
 def test_slider_frames_move_into_files_named_by_their_content(tmp_path):
     import base64
     import json

@@ -127,7 +127,7 @@ def heatmap(
         fmt = fmt or ("d" if integral else ".2f")
         # As large as the tick labels (font.size, which figures scale for phones: at least
         # 9 CSS px there); a matrix too large for its numbers at that size is drawn with
-        # annotate=False (attnlab.widgets.layout_problems finds numbers that collide).
+        # annotate=False (attnlab.drawing.widgets.layout_problems finds numbers that collide).
         size = "medium"
         for (r, c), v in np.ndenumerate(values):
             if np.isfinite(v):
