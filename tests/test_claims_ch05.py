@@ -172,7 +172,7 @@ def test_lengths_and_odd_d():
 @claim(
     "Written as a block, one row per new feature,\nthey are",
     "row $j$\nof $M_k$ says how feature $j$ of $PE(p + k)$ is made from the features of $PE(p)$.",
-    "PE(p + k) = PE(p)\\, M_k^\\top \\quad \\text{for every position } p ,",
+    "PE(p + k) = PE(p)\\, M_k^\\top \\quad \\text{for every } p ,",
     "a whole $T \\times D$ table moves in one product, `pe @ M_k.T`.",
 )
 def test_the_offset_matrix_acts_on_rows_through_its_transpose():

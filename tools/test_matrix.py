@@ -68,6 +68,7 @@ TESTS = (
 NEEDS_SITE = (  # the built website, or (test_figure_text.py) what nbval recorded
     "test_site.py",
     "test_site_readers.py",
+    "test_site_phone.py",
     "test_book.py",
     "test_book_offline.py",
     "test_figure_text.py",
