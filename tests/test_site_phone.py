@@ -625,7 +625,9 @@ def _text_sizes(png: Path) -> dict[str, float | None]:
 
     with Image.open(png) as image:
         chunk = image.text.get("attnlab:text-px")  # written by attnlab.drawing.widgets
-    assert chunk, f"{png.name} does not record its text sizes (not drawn by attnlab.drawing.widgets)"
+    assert chunk, (
+        f"{png.name} does not record its text sizes (not drawn by attnlab.drawing.widgets)"
+    )
     return json.loads(chunk)
 
 
