@@ -92,8 +92,8 @@ notebooks: $(STAMP)
 # The tests that read the built website, and the one that reads the figures' text recorded
 # while nbval ran the notebooks (tests/test_figure_text.py); every other test and nbval run
 # before the book.
-SITE_TESTS := tests/test_site.py tests/test_site_readers.py tests/test_book_offline.py \
-    tests/test_figure_text.py
+SITE_TESTS := tests/test_site.py tests/test_site_readers.py tests/test_site_phone.py \
+    tests/test_book_offline.py tests/test_figure_text.py
 BOOK_CACHE := _build/.jupyter_cache
 
 # Every notebook is executed once per numeric configuration. nbval runs it in a fresh kernel

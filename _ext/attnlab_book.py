@@ -1,4 +1,11 @@
-"""Sphinx extension for the attnlab book: MathJax served from the website itself, not a CDN.
+"""Sphinx extension for the attnlab book: formulas typeset when the book is built, MathJax
+served from the website itself, not a CDN.
+
+**Formulas typeset at build time.** When the book is built, MathJax 3 runs in V8 (the
+``mini-racer`` package, a dev dependency) and every formula of every page becomes HTML,
+with MathJax's stylesheet for that page's characters and its web fonts
+(:func:`prerender_math`): a page loads no MathJax script (0.76 MB) and shows its formulas
+at once. Without ``mini-racer`` the pages keep MathJax's script, as below.
 
 Sphinx's ``sphinx.ext.mathjax`` loads MathJax from a CDN by default, so a reader without a
 network sees raw LaTeX. This extension makes the built website self-contained: it points
@@ -45,7 +52,8 @@ Two choices about what a learner sees, tested in ``tests/test_site.py`` and
   answers for ``tools/make_exercises.py``; :func:`_strip_solution_markers` removes those
   lines from the code shown on the website (the notebooks keep them).
 
-Five touches to the written pages, each small and each tested in ``tests/test_site.py``:
+Touches to the written pages, each small and each tested in ``tests/test_site.py``,
+``tests/test_site_phone.py`` or ``tests/test_book_offline.py``:
 
 - **No thebe.** Jupyter Book always loads sphinx-thebe, whose inline config script Sphinx 7.4
   writes twice into every page (the second ``const THEBE_JS_URL`` throws a SyntaxError).
@@ -66,6 +74,19 @@ Five touches to the written pages, each small and each tested in ``tests/test_si
 - **Slider frames in files.** A scrubber's frames are base64 inside its script (a notebook
   output is one file); :func:`externalize_frames` moves them into ``_images/frames/`` so a
   page downloads only the frames a reader looks at.
+- **Nothing loaded for nothing.** :func:`lighten` drops the ipywidgets state myst-nb
+  embeds (the website shows scrubbers, never live widgets), the search code and index
+  that pydata-sphinx-theme 0.17 loads on every page (only the search page needs them) and
+  sphinx-design's assets where no element uses them; :func:`subset_fontawesome` keeps of
+  Font Awesome only the icons the website shows.
+- **One search field.** :func:`_one_search_field` keeps pydata-sphinx-theme from adding a
+  header that holds only a second search field (``_static/attnlab.css`` hides the others
+  on the search page, which has its own).
+- **Formulas in folded questions.** ``$...$`` in a ``<summary>`` (raw HTML, which MyST
+  leaves alone) is made a formula MathJax typesets (:func:`summary_math`), as Jupyter
+  and Colab do.
+- **Round-bracket citations.** ``bibtex_reference_style: author_year_round`` (registered
+  here) cites "(Vaswani et al., 2017)", as the chapters write it.
 - **The menu on phones.** pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3 bind their
   sidebar toggles with ``document.querySelector(".primary-toggle")``, the first of two
   buttons, which is hidden below 992 px: the visible button does nothing (upstream
@@ -354,19 +375,271 @@ def externalize_frames(page: str, page_dir: Path, outdir: Path) -> str:
     return _FIRST_FRAME.sub(lambda m: f"{m[1]}{rel}{store(m[2])}.png{m[3]}", page)
 
 
+WIDGET_STATE = re.compile(
+    r'[ \t]*<script type="application/vnd\.jupyter\.widget-state\+json">.*?</script>\n?', re.DOTALL
+)
+"""The ipywidgets state myst-nb writes into a page whose notebook recorded widgets: what a
+widget manager would need to draw the live sliders. The website shows the scrubbers
+instead and loads no widget manager, so this is dead weight (88-168 KB on a chapter page,
+slider frames included as base64)."""
+
+SEARCH_SCRIPTS = re.compile(
+    r'[ \t]*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|'
+    r'searchindex\.js)[^"]*"></script>\n?'
+)
+"""pydata-sphinx-theme 0.17 loads Sphinx's search code and the whole search index (115 KB)
+on every page, for its search-as-you-type box, which the course does not turn on: the
+search field leads to the search page, which loads them itself."""
+
+DESIGN_ASSETS = re.compile(
+    r'[ \t]*<(?:link rel="stylesheet" type="text/css" href="[^"]*'
+    r'(?:sphinx-design\.min\.css|sphinx-thebe\.css)[^"]*" />|'
+    r'script[^>]*src="[^"]*design-tabs\.js[^"]*"></script>)\n?'
+)
+"""sphinx-design's stylesheet and tab script (62 KB) and sphinx-thebe's stylesheet, which
+Jupyter Book loads on every page: dropped from pages that use no ``sd-`` element (thebe is
+dropped altogether, see :func:`_drop_thebe`)."""
+
+
+def lighten(page: str, is_search_page: bool) -> str:
+    """``page`` without what it loads for nothing: the widget state, the search code and
+    index (except on the search page), sphinx-design's assets where no element uses them."""
+    page = WIDGET_STATE.sub("", page)
+    if not is_search_page:
+        page = SEARCH_SCRIPTS.sub("", page)
+    if not re.search(r'class="[^"]*\bsd-', page):
+        page = DESIGN_ASSETS.sub("", page)
+    return page
+
+
+FA_WEBFONTS = "vendor/fontawesome/webfonts"
+"""Where the theme keeps the Font Awesome fonts, under the website's ``_static/``."""
+
+_FA_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}')
+_FA_CLASS = re.compile(r"\bfa-([a-z0-9-]+)")
+_CSS_CODEPOINT = re.compile(r'"\\(f[0-9a-f]{3}|e[0-9a-f]{3})"')
+
+
+def used_icons(outdir: Path) -> set[str]:
+    """The Font Awesome icon names (``bars``, ``magnifying-glass``, ...) any built page or
+    script of the website names in a class."""
+    names: set[str] = set()
+    for path in [*outdir.rglob("*.html"), *(outdir / "_static").rglob("*.js")]:
+        if FA_WEBFONTS in path.as_posix() or "mathjax" in path.parts:
+            continue
+        names |= set(_FA_CLASS.findall(path.read_text(encoding="utf-8", errors="ignore")))
+    return names
+
+
+def subset_fontawesome(outdir: Path) -> dict[str, int]:
+    """Keep of Font Awesome only the icons the website shows.
+
+    The theme's stylesheet holds a rule for each of Font Awesome's ~1,900 icons (72 KB) and
+    its fonts every glyph (274 KB for the solid and brand sets), for the ~20 icons a page
+    shows. This keeps the rules of the icons that a page or script names (see
+    :func:`used_icons`) and, in the fonts, their glyphs and every glyph another stylesheet
+    rule draws by code point (``content: "\\f105"``); the fonts are written as WOFF files
+    next to the originals, and the ``@font-face`` rules point at them.
+
+    Returns:
+        The bytes saved, by file name (empty when the theme has no Font Awesome).
+    """
+    from fontTools import subset
+
+    static = outdir / "_static"
+    sheets = [p for p in (static / "styles").glob("*.css") if _FA_RULE.search(p.read_text())]
+    fonts = static / FA_WEBFONTS
+    if not sheets or not fonts.is_dir():
+        return {}
+    names = used_icons(outdir)
+    saved: dict[str, int] = {}
+    codepoints: set[int] = set()
+    kept: list[int] = []
+
+    def keep(m: re.Match) -> str:
+        selectors = [sel for sel in m[1].split(",") if sel]
+        if any(sel[len(".fa-") : -len(":before")] in names for sel in selectors):
+            kept.append(int(m[2], 16))
+            return m[0]
+        return ""
+
+    for sheet in sheets:
+        css = sheet.read_text(encoding="utf-8")
+        lean = _FA_RULE.sub(keep, css)
+        rest = _FA_RULE.sub("", lean)
+        codepoints |= {int(c, 16) for c in _CSS_CODEPOINT.findall(rest)}
+        saved[sheet.name] = len(css.encode()) - len(lean.encode())
+        sheet.write_text(lean, encoding="utf-8")
+    codepoints |= set(kept)
+    for other in static.rglob("*.css"):
+        if other not in sheets and "mathjax" not in other.parts:
+            css = other.read_text(encoding="utf-8", errors="ignore")
+            codepoints |= {int(c, 16) for c in _CSS_CODEPOINT.findall(css)}
+    for ttf in sorted(fonts.glob("*.ttf")):
+        options = subset.Options()
+        options.flavor = "woff"
+        options.layout_features = ["*"]
+        font = subset.load_font(str(ttf), options)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=sorted(codepoints))
+        subsetter.subset(font)
+        lean_font = ttf.with_name(ttf.stem + ".attnlab.woff")
+        subset.save_font(font, str(lean_font), options)
+        woff2 = ttf.with_suffix(".woff2")
+        saved[woff2.name] = woff2.stat().st_size - lean_font.stat().st_size
+    for sheet in sheets:
+        css = sheet.read_text(encoding="utf-8")
+        css = re.sub(
+            r'url\(([^)]*/webfonts/)([a-z0-9-]+)\.woff2\) format\("woff2"\)',
+            r'url(\1\2.attnlab.woff) format("woff")',
+            css,
+        )
+        sheet.write_text(css, encoding="utf-8")
+    return saved
+
+
+MATHJAX_RENDERER = (
+    "startup.js",
+    "core.js",
+    "adaptors/liteDOM.js",
+    "input/tex-full.js",
+    "output/chtml.js",
+    "output/chtml/fonts/tex.js",
+    "a11y/assistive-mml.js",
+)
+"""MathJax's components that typeset at build time, relative to ``MATHJAX_ROOT``: the TeX
+input with every extension (nothing to load on demand), HTML output, the hidden MathML that
+screen readers read, and MathJax's own DOM for a page-less JavaScript engine."""
+
+FONTS_PLACEHOLDER = "attnlab-mathjax-fonts"
+"""Where the fonts are, in the stylesheet MathJax writes; each page gets its own relative path."""
+
+_MATHJAX_SETUP = """
+var window = this, global = this;
+var MathJax = {
+  loader: {load: []},
+  startup: {typeset: false, adaptor: "liteAdaptor", handler: "HTMLHandler", document: ""},
+  chtml: {fontURL: "FONTS"},
+};
+""".replace("FONTS", FONTS_PLACEHOLDER)
+
+_MATHJAX_RENDER = """
+function attnlabTypeset(items) {
+  var adaptor = MathJax.startup.adaptor;
+  MathJax.startup.output.clearCache();  // the stylesheet of this page's characters only
+  var html = items.map(function (item) {
+    return adaptor.outerHTML(MathJax.tex2chtml(item[0], {display: item[1]}));
+  });
+  return JSON.stringify({html: html, css: adaptor.textContent(MathJax.chtmlStylesheet())});
+}
+"""
+
+MATH_ELEMENT = re.compile(
+    r'(<(span|div) class="math notranslate nohighlight"[^>]*>)([^<]*)(</\2>)', re.DOTALL
+)
+"""A formula as Sphinx writes it: ``\\(...\\)`` in a ``<span>``, ``\\[...\\]`` in a ``<div>``
+(escaped TeX, no tag inside: a formula typeset already is HTML and is not matched again)."""
+
+MATHJAX_SCRIPTS = re.compile(
+    r"[ \t]*<script>window\.MathJax = .*?</script>\n?|"
+    r'[ \t]*<script[^>]*src="[^"]*mathjax/startup\.js[^"]*"></script>\n?',
+    re.DOTALL,
+)
+
+
+class MathRenderer:
+    """MathJax 3 in V8 (the ``mini-racer`` package): TeX to HTML when the book is built.
+
+    A page then needs no MathJax script (0.76 MB, and the formulas would appear only once
+    it had run): its formulas are HTML and CSS, with MathJax's web fonts.
+    """
+
+    def __init__(self, source: Path) -> None:
+        from py_mini_racer import MiniRacer
+
+        self._js = MiniRacer()
+        self._js.eval(_MATHJAX_SETUP)
+        for name in MATHJAX_RENDERER:
+            self._js.eval((source / name).read_text(encoding="utf-8"))
+        self._js.eval("MathJax.startup.defaultReady();" + _MATHJAX_RENDER)
+
+    def typeset(self, formulas: list[tuple[str, bool]]) -> tuple[list[str], str]:
+        """``(TeX, display)`` pairs -> their HTML and the stylesheet they need."""
+        out = json.loads(self._js.call("attnlabTypeset", [list(f) for f in formulas]))
+        return out["html"], out["css"]
+
+
+def typeset_page(page: str, renderer: MathRenderer, fonts: str) -> str:
+    """``page`` with every formula typeset, MathJax's stylesheet in its head (its fonts at
+    ``fonts``, relative to the page) and no MathJax script; unchanged without formulas."""
+    found = list(MATH_ELEMENT.finditer(page))
+    if not found or 'id="MJX-CHTML-styles"' in page:
+        # no formula, or typeset by an earlier build (Sphinx rewrites only the pages whose
+        # source changed; the others keep their HTML, and a second pass would typeset the
+        # HTML itself as TeX)
+        return MATHJAX_SCRIPTS.sub("", page)
+    formulas = []
+    for m in found:
+        tex = html.unescape(m[3]).strip()
+        display = tex.startswith("\\[")
+        formulas.append((tex[2:-2].strip() if tex[:2] in ("\\(", "\\[") else tex, display))
+    rendered, css = renderer.typeset(formulas)
+    out, end = [], 0
+    for m, math in zip(found, rendered, strict=True):
+        out += [page[end : m.start()], m[1], math, m[4]]
+        end = m.end()
+    out.append(page[end:])
+    page = MATHJAX_SCRIPTS.sub("", "".join(out))
+    css = "\n".join(line.strip() for line in css.replace(FONTS_PLACEHOLDER, fonts).splitlines())
+    style = f'<style id="MJX-CHTML-styles">\n{css}\n</style>\n'
+    return page.replace("</head>", style + "</head>", 1)
+
+
+def prerender_math(outdir: Path) -> int:
+    """Typeset the formulas of every page of the built website (see :class:`MathRenderer`).
+
+    Returns:
+        How many formulas were typeset; 0 (the pages keep MathJax's script, which typesets
+        them in the browser) when ``mini-racer`` is not installed.
+    """
+    try:
+        renderer = MathRenderer(mathjax_source())
+    except ImportError:
+        logger.info("attnlab_book: mini-racer is not installed; MathJax typesets in the browser")
+        return 0
+    fonts_dir = outdir / "_static" / MATHJAX_DIR / "output" / "chtml" / "fonts" / "woff-v2"
+    count = 0
+    for path in sorted(outdir.rglob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        if "math notranslate" not in text and "mathjax" not in text:
+            continue
+        fonts = Path(os.path.relpath(fonts_dir, path.parent)).as_posix()
+        lean = typeset_page(text, renderer, fonts)
+        count += len(MATH_ELEMENT.findall(text))
+        if lean != text:
+            path.write_text(lean, encoding="utf-8")
+    return count
+
+
 def _rewrite_pages(app: Sphinx, exception: Exception | None) -> None:
     """The last touches to every written page: no fontawesome.js, image size attributes,
-    slider frames in files."""
+    nothing loaded for nothing (:func:`lighten`), slider frames in files; then Font Awesome
+    cut down to the icons the website shows (:func:`subset_fontawesome`)."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
     for path in outdir.rglob("*.html"):
         text = path.read_text(encoding="utf-8")
         lean = size_attributes(drop_fontawesome_script(text))
+        lean = lighten(lean, is_search_page=path == outdir / "search.html")
         if "attnlab-explorer" in lean:
             lean = externalize_frames(lean, path.parent, outdir)
         if lean != text:
             path.write_text(lean, encoding="utf-8")
+    formulas = prerender_math(outdir)
+    logger.info("attnlab_book: %d formulas typeset", formulas)
+    saved = subset_fontawesome(outdir)
+    logger.info("attnlab_book: Font Awesome subset, %d bytes saved", sum(saved.values()))
 
 
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (?:BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
@@ -434,9 +707,93 @@ def _reading_order(app: Sphinx, pagename: str, templatename: str, context: dict,
             }
 
 
+def _one_search_field(app: Sphinx, config: Any) -> None:
+    """No search field in the header: the sidebar has one (a desktop), the article header
+    its magnifier (a phone).
+
+    pydata-sphinx-theme 0.16+ puts a search field in the header unless ``navbar_persistent``
+    is set in ``html_theme_options``; sphinx-book-theme empties it in its ``theme.conf``,
+    which that check does not read, so a desktop showed a 64 px header holding only a second
+    search field. Jupyter Book writes ``html_theme_options`` from ``_config.yml``'s ``html``
+    keys; this adds the one option it lacks.
+    """
+    options = dict(config.html_theme_options or {})
+    options.setdefault("navbar_persistent", [])
+    config.html_theme_options = options
+
+
+def register_round_citations() -> None:
+    """``bibtex_reference_style: author_year_round``: sphinxcontrib-bibtex's author-year
+    citations in round brackets, "(Vaswani et al., 2017)", as the chapters write them."""
+    from dataclasses import dataclass, field
+
+    import sphinxcontrib.bibtex.plugin as plugin
+    from sphinxcontrib.bibtex.style.referencing import BracketStyle
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+    def round_brackets() -> BracketStyle:
+        return BracketStyle(left="(", right=")")
+
+    @dataclass
+    class RoundAuthorYear(AuthorYearReferenceStyle):
+        bracket_parenthetical: BracketStyle = field(default_factory=round_brackets)
+        bracket_textual: BracketStyle = field(default_factory=round_brackets)
+        bracket_author: BracketStyle = field(default_factory=round_brackets)
+        bracket_label: BracketStyle = field(default_factory=round_brackets)
+        bracket_year: BracketStyle = field(default_factory=round_brackets)
+
+    plugin.register_plugin(
+        "sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear, force=True
+    )
+
+
+SUMMARY_MATH = re.compile(r"(<summary\b[^>]*>)(.*?)(</summary>)", re.DOTALL)
+_DOLLARS = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
+
+
+def summary_math(raw: str) -> str:
+    """``raw`` HTML with each ``$...$`` inside a ``<summary>`` made a formula MathJax typesets.
+
+    Jupyter and Colab typeset ``$...$`` anywhere in a Markdown cell, raw HTML included; MyST
+    leaves raw HTML alone, so on the website a question folded in ``<details>`` showed its
+    formula as ``$\\sqrt{d}$``. Written as Sphinx writes inline math, it is typeset there too.
+    """
+
+    def inside(m: re.Match) -> str:
+        body = _DOLLARS.sub(r'<span class="math notranslate nohighlight">\\(\1\\)</span>', m[2])
+        return m[1] + body + m[3]
+
+    return SUMMARY_MATH.sub(inside, raw)
+
+
+def _typeset_summaries(app: Sphinx, doctree: Any) -> None:
+    from docutils import nodes
+
+    for raw in doctree.findall(nodes.raw):
+        if "html" in raw.get("format", "").split() and "<summary" in raw.astext():
+            text = raw.astext()
+            lean = summary_math(text)
+            if lean != text:
+                raw.children = [nodes.Text(lean)]
+                raw.rawsource = lean
+                doctree["attnlab_summary_math"] = True
+
+
+def _load_mathjax_for_summaries(app: Sphinx, pagename: str, templatename: str, context: dict,
+                                doctree: Any) -> None:  # fmt: skip
+    """A page whose only formulas are in summaries loads MathJax too."""
+    if doctree is not None and doctree.get("attnlab_summary_math"):
+        domain = app.env.get_domain("math")
+        domain.data.setdefault("has_equations", {})[pagename] = True
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension with Sphinx."""
     app.setup_extension("sphinx.ext.mathjax")
+    register_round_citations()
+    app.connect("config-inited", _one_search_field)
+    app.connect("doctree-read", _typeset_summaries)
+    app.connect("html-page-context", _load_mathjax_for_summaries, priority=100)
     app.connect("config-inited", _invalidate_stale_cache)
     app.connect("env-get-outdated", _reexecute_notebooks)
     app.connect("config-inited", _use_local_mathjax)

@@ -121,20 +121,51 @@ def test_local_assets_exist(site: Path) -> None:
     assert missing == {}, "these pages load files that are not in the website"
 
 
-def test_pages_with_math_load_mathjax_from_the_website(site: Path) -> None:
+def test_formulas_are_typeset_when_the_book_is_built(site: Path) -> None:
+    """Every formula is HTML in the page (MathJax ran when the book was built), so no page
+    loads MathJax's script (0.76 MB); the web fonts its stylesheet names are in the site."""
+    import re
+
     math_pages = [p for p in _pages(site) if MATH in p.read_text(encoding="utf-8")]
     assert site / "chapters" / "02_similarity.html" in math_pages, "chapter 2 shows no formula"
+    typeset = 0
     for page in math_pages:
         where = page.relative_to(site)
+        text = page.read_text(encoding="utf-8")
         mathjax = [u for u in _parse(page).scripts if "mathjax" in u.lower()]
-        assert len(mathjax) == 1, f"{where} loads MathJax {len(mathjax)} times: {mathjax}"
-        assert not _is_remote(mathjax[0]), f"{where} loads MathJax from {mathjax[0]}"
-        script = _local_file(page, mathjax[0])
-        assert script.name == MATHJAX_SCRIPT, f"{where} loads {script.name}"
-        assert script.is_file(), f"{where} loads {mathjax[0]}, which is not in the website"
-        assert 'VERSION="3.' in script.read_text(encoding="utf-8"), f"{script} is not MathJax 3"
-        for name in MATHJAX_NEEDS:
-            assert (script.parent / name).is_file(), f"MathJax needs {name} next to {script.name}"
+        assert mathjax == [], f"{where} loads {mathjax}"
+        formulas = re.findall(r'class="math notranslate nohighlight"[^>]*>(.{0,40})', text)
+        untypeset = [f for f in formulas if not f.startswith("<mjx-container")]
+        assert untypeset == [], f"{where}: {len(untypeset)} formulas left as TeX: {untypeset[:3]}"
+        assert "<mjx-merror" not in text, f"{where} has a TeX error"
+        typeset += len(formulas)
+        fonts = re.findall(r'src: url\("([^"]+\.woff)"\)', text)
+        assert fonts, f"{where}: MathJax's stylesheet names no font"
+        for font in fonts:
+            assert _local_file(page, font).is_file(), f"{where}: {font} is not in the website"
+    assert typeset >= 1000, f"only {typeset} formulas"
+
+
+def test_a_formula_is_typeset_with_its_hidden_mathml(book_ext: ModuleType) -> None:
+    renderer = book_ext.MathRenderer(book_ext.mathjax_source())
+    page = (
+        "<html><head></head><body><p>"
+        '<span class="math notranslate nohighlight">\\(\\sqrt{d} &lt; 1\\)</span></p>'
+        '<div class="math notranslate nohighlight">\\[\\begin{aligned} a &amp;= b \\\\ '
+        "c &amp;= d \\end{aligned}\\]</div>"
+        '<script defer="defer" src="_static/mathjax/startup.js?v=1"></script></body></html>'
+    )
+    out = book_ext.typeset_page(page, renderer, "fonts")
+    assert out.count("<mjx-container") == 2
+    assert 'display="true"' in out.split("<div", 1)[1]
+    assert "<msqrt><mi>d</mi></msqrt><mo>&lt;</mo><mn>1</mn>" in out  # what a screen reader gets
+    assert "<mjx-merror" not in out and "\\(" not in out and "startup.js" not in out
+    assert (
+        '<style id="MJX-CHTML-styles">' in out and 'url("fonts/MathJax_Main-Regular.woff")' in out
+    )
+    # A page an earlier build typeset (Sphinx rewrites only changed pages) stays as it is:
+    # typesetting it again took its HTML for TeX (pages of 9 MB).
+    assert book_ext.typeset_page(out, renderer, "fonts") == out
 
 
 def test_no_page_loads_the_font_awesome_script_or_preloads_its_fonts(site: Path) -> None:
@@ -228,3 +259,65 @@ def test_reading_order_skips_the_solutions(book_ext: ModuleType) -> None:
     assert neighbours("references") == ("exercises/02_b", None)
     assert neighbours("solutions/01_a") == (None, "solutions/02_b")
     assert neighbours("solutions/02_b") == ("solutions/01_a", None)
+
+
+def test_no_page_carries_widget_state_or_loads_the_search_index_for_nothing(site: Path) -> None:
+    """The ipywidgets state (88-168 KB a chapter, nothing reads it) is dropped; the search
+    code and its 115 KB index load on the search page only."""
+    for page in _pages(site):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(site)
+        assert "application/vnd.jupyter.widget-state+json" not in text, where
+        index = [u for u in _parse(page).scripts if "searchindex" in u or "searchtools" in u]
+        if page.name == "search.html":
+            assert len(index) == 2, f"{where} must load the search code and index: {index}"
+        else:
+            assert index == [], f"{where} loads {index}"
+
+
+def test_font_awesome_is_cut_to_the_icons_shown(site: Path) -> None:
+    """Every icon a page names has its rule and its glyph; the fonts hold no others."""
+    import re
+
+    from fontTools.ttLib import TTFont
+
+    sheet = next(
+        p for p in (site / "_static" / "styles").glob("*.css") if "fa-bars" in p.read_text()
+    )
+    css = sheet.read_text(encoding="utf-8")
+    rules = dict(
+        (name, int(code, 16))
+        for names, code in re.findall(
+            r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}', css
+        )
+        for name in re.findall(r"\.fa-([a-z0-9-]+):before", names)
+    )
+    assert len(rules) < 200, f"{len(rules)} icon rules kept"
+    fonts = sorted(
+        (site / "_static" / "vendor" / "fontawesome" / "webfonts").glob("*.attnlab.woff")
+    )
+    assert len(fonts) == 3, fonts
+    assert 'format("woff2")' not in css and css.count('.attnlab.woff) format("woff")') == 3
+    glyphs = set()
+    for font in fonts:
+        glyphs |= set(TTFont(font).getBestCmap())
+        assert font.stat().st_size < 20_000, f"{font.name}: {font.stat().st_size} bytes"
+    shown = set()
+    for page in _pages(site):
+        shown |= set(re.findall(r'class="[^"]*\bfa-([a-z0-9-]+)', page.read_text(encoding="utf-8")))
+    icons = shown & set(rules)
+    assert {"bars", "magnifying-glass"} <= icons, sorted(shown)
+    missing = sorted(name for name in icons if rules[name] not in glyphs)
+    assert missing == [], f"icons without a glyph: {missing}"
+
+
+def test_summary_formulas_are_typeset(book_ext: ModuleType) -> None:
+    raw = "<details>\n<summary>16. What does dividing by $\\sqrt{d}$ change?</summary>\n"
+    assert book_ext.summary_math(raw) == (
+        '<details>\n<summary>16. What does dividing by <span class="math notranslate '
+        'nohighlight">\\(\\sqrt{d}\\)</span> change?</summary>\n'
+    )
+    assert book_ext.summary_math("<p>costs $5</p>") == "<p>costs $5</p>"  # only in summaries
+    assert book_ext.summary_math("<summary>$$x$$ and \\$5</summary>") == (
+        "<summary>$$x$$ and \\$5</summary>"
+    )

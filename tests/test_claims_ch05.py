@@ -105,6 +105,7 @@ def test_p_over_t():
     "$2\\pi \\cdot 10000 \\approx 62{,}832$ for wide\nvectors (60,611 for $D = 512$), fewer for "
     "narrow ones (19,869 for the $D = 16$ below).",
     "each pair $10000^{2/D}$ times slower than\nthe one before (a factor 3.16 here)",
+    "from wavelength $2\\pi$ up to\n  $2\\pi \\cdot 10000^{(D-2)/D}$;",
 )
 def test_the_wavelengths():
     for D in (16, 64, 512):
@@ -171,7 +172,7 @@ def test_lengths_and_odd_d():
 @claim(
     "Written as a block, one row per new feature,\nthey are",
     "row $j$\nof $M_k$ says how feature $j$ of $PE(p + k)$ is made from the features of $PE(p)$.",
-    "PE(p + k) = PE(p)\\, M_k^\\top \\quad \\text{for every position } p ,",
+    "PE(p + k) = PE(p)\\, M_k^\\top \\quad \\text{for every } p ,",
     "a whole $T \\times D$ table moves in one product, `pe @ M_k.T`.",
 )
 def test_the_offset_matrix_acts_on_rows_through_its_transpose():
@@ -281,7 +282,10 @@ def test_the_base_slider():
     "Rows 10 to 15 get exactly zero, whatever the loss, on every step",
     "There is no row for positions 512 to 599: the lookup fails (here, a `ValueError`).",
     "In the second case the lookup works, but rows 10 to 15 never received a gradient, so the "
-    "model adds the random vectors they were initialised with.",
+    "model adds the random vectors they were initialised with (or, with weight decay, those\n"
+    "vectors shrunk towards zero).",
+    "they never learn\nanything. With a plain optimiser they stay the random numbers they started "
+    "as (with\nweight decay, as BERT and GPT-2 were trained, they only shrink towards zero)",
 )
 def test_a_learned_table_and_its_unseen_rows():
     torch.manual_seed(0)
@@ -293,17 +297,39 @@ def test_a_learned_table_and_its_unseen_rows():
         assert (grad[10:] == 0).all() and (grad[:10] > 0).all()
     with pytest.raises(ValueError):
         al.LearnedPositionalEmbedding(max_len=512, d_model=8)(torch.zeros(1, 600, 8))
+    # train on 10-token inputs: with plain SGD the unseen rows keep their initial values;
+    # with decoupled weight decay (AdamW) they only shrink, each along its own direction
+    for optimiser, decays in ((torch.optim.SGD, False), (torch.optim.AdamW, True)):
+        torch.manual_seed(0)
+        table = al.LearnedPositionalEmbedding(max_len=16, d_model=8)
+        start = table.embedding.weight.detach().clone()
+        kwargs = {"lr": 0.1, "weight_decay": 0.01} if decays else {"lr": 0.1}
+        opt = optimiser(table.parameters(), **kwargs)
+        for _ in range(20):
+            opt.zero_grad()
+            table(torch.randn(4, 10, 8)).sin().sum().backward()
+            opt.step()
+        after = table.embedding.weight.detach()
+        assert (after[:10] - start[:10]).abs().max() > 0.1  # the seen rows learned
+        if not decays:
+            assert torch.equal(after[10:], start[10:])
+        else:
+            ratio = after[10:] / start[10:]  # one shrink factor for every entry
+            torch.testing.assert_close(ratio, torch.full_like(ratio, ratio[0, 0].item()))
+            assert 0.9 < ratio[0, 0] < 1
 
 
 # -- RoPE ----------------------------------------------------------------------------------------
 
 
 @claim(
-    "With RoPE (left) every diagonal has one colour: the score depends only on\n$p - s$. With "
+    "With RoPE (left) every diagonal has one colour: the score depends only on\n$p - q$. With "
     "sinusoids added to the input (right) it does not: the pattern runs in\nhorizontal and "
     "vertical bands, set by the absolute positions of the query and the key,\nbecause the codes "
-    "also enter through cross terms such as $(x W^Q) \\cdot (PE(s)\\, W^K)$\nthat depend on one "
+    "also enter through cross terms such as $(x W^Q) \\cdot (PE(q)\\, W^K)$\nthat depend on one "
     "position alone.",
+    "The score depends on the content ($x$, $y$) and on the offset $p - q$, and never on $p$\n"
+    "alone.",
 )
 def test_rope_against_added_sinusoids():
     d, T = chapter_draws(), 24
@@ -371,6 +397,8 @@ def test_concatenation_after_a_projection_has_the_cross_terms():
 @claim(
     "A sinusoidal vector has length $\\sqrt{D/2}$ (16 for $D = 512$). Token vectors\n"
     "initialised with entries of variance $1/D$ have length about 1",
+    "for such tokens the factor brings the length to about\n$\\sqrt{D}$ (23 for $D = 512$), close "
+    "to the 16 of a position vector.",
     "Unscaled, the sum points almost entirely along the position (cosine 1.00) and the word is\n"
     "nearly lost; scaled by $\\sqrt{D}$, both parts are visible in the sum.",
     "a token and a position vector have a cosine\nof 0.035 on average, in absolute value.",
@@ -383,6 +411,7 @@ def test_the_sizes_of_token_and_position():
     mixed = tokens + pe
     assert round(al.cosine_similarity(mixed, pe).mean(), 2) == 1.00
     scaled = np.sqrt(512) * tokens
+    assert round(np.linalg.norm(scaled, axis=1).mean()) == 23 == round(np.sqrt(512))
     assert round(al.cosine_similarity(scaled + pe, scaled).mean(), 2) == 0.82
     assert round(al.cosine_similarity(scaled + pe, pe).mean(), 2) == 0.58
     assert round(np.abs(al.cosine_similarity(tokens, pe)).mean(), 3) == 0.035
@@ -398,6 +427,21 @@ def test_answer_3():
     assert math.isclose(pe[7] @ pe[7], 32)
     for a, b in [(7, 10), (10, 7), (20, 23)]:
         assert math.isclose(pe[a] @ pe[b], np.cos(3 * omega).sum(), rel_tol=1e-12)
+
+
+@claim(
+    "The base sets the ratio between the slowest and the fastest clock hand: the ratio is\n"
+    "$\\mathrm{base}^{(D-2)/D}$, about 7,500 for base 10000 at this $D = 64$, and nearly the base\n"
+    "itself for large $D$.",
+)
+def test_the_base_sets_the_ratio_of_the_wavelengths():
+    for base in (10.0, 10000.0):
+        for D in (16, 64, 512):
+            waves = wavelengths(D, base=base)
+            np.testing.assert_allclose(waves[-1] / waves[0], base ** ((D - 2) / D), rtol=1e-9)
+    waves = wavelengths(64)
+    assert round(waves[-1] / waves[0], -2) == 7_500
+    assert wavelengths(4096)[-1] / wavelengths(4096)[0] / 10000 > 0.99
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())

@@ -66,15 +66,25 @@ def test_padding_changes_the_outputs(layer):
 
 
 @claim(
-    "A zero\n> key gives the score $q \\cdot 0 = 0$, and $e^0 = 1$ is not small: the pad still "
-    "takes its\n> share.",
+    "A zero\n> input still gets a key: the zero vector here, where the projections have no bias "
+    "and no\n> position code is added (elsewhere a key bias $b^K$ or a position code makes it "
+    "non-zero).\n> Here the key gives the score $q \\cdot 0 = 0$, and $e^0 = 1$ is not small: the "
+    "pad still takes its\n> share.",
 )
 def test_zero_vector_pads_still_take_weight(layer):
     embed, attention = layer
     zeros = torch.cat([embed(encode(SENTENCE)), torch.zeros(1, 3, D)], dim=1)
     with torch.no_grad():
         _, w = attention(zeros)
+        zero_key = attention.W_k(torch.zeros(D))
+        mha = torch.nn.MultiheadAttention(D, num_heads=1)  # PyTorch's layer: biases by default
+        torch.nn.init.normal_(mha.in_proj_bias)  # it starts at zero; a trained one is not
+        b_k = mha.in_proj_bias[D : 2 * D]
+        biased_key = F.linear(torch.zeros(D), mha.in_proj_weight[D : 2 * D], b_k)
+        positioned = attention.W_k(torch.as_tensor(al.sinusoidal_encoding(8, D)[7]).float())
     assert (w[0, :6, 6:].sum(-1) > 0.3).all()
+    assert attention.W_k.bias is None and (zero_key == 0).all()  # no bias: the key is zero
+    assert biased_key.abs().max() > 0.1 and positioned.abs().max() > 0.1  # elsewhere it is not
 
 
 @claim(
@@ -114,6 +124,8 @@ def test_the_padding_slider(layer):
     "because its own input changed, and 5 changes because it may read 4. Without the mask every\n"
     "position moves.",
     "Everything to the right of\nthe diagonal, the future, is 0.0 exactly (not merely small)",
+    "the gradient of\noutput $i$ with respect to every later input $x_j$, $j > i$, is **exactly "
+    "zero**",
 )
 def test_causality():
     torch.manual_seed(0)
@@ -357,6 +369,49 @@ def test_answer_1():
     torch.testing.assert_close(unmasked[1], alone_long)
     torch.testing.assert_close(masked[0, :3], alone_short)
     torch.testing.assert_close(masked[1], alone_long)
+
+
+@claim(
+    "Together the two masks make every sequence of a padded\nbatch compute what it would compute "
+    "alone: the attention mask keeps padding out of the\nreal outputs, and the loss mask keeps the "
+    "pad outputs out of the loss. The loss still\naverages over all the real tokens of the batch, "
+    "so a long sequence weighs more than a\nshort one: one step on the batch is not the same "
+    "update as one step per sequence.",
+)
+def test_a_padded_batch_computes_each_sequence_as_alone():
+    torch.manual_seed(0)
+    n_vocab = 9
+    attention = al.SelfAttention(D).eval()
+    head = torch.nn.Linear(D, n_vocab)
+    lengths = [3, 8]
+    xs = [torch.randn(1, n, D) for n in lengths]
+    targets = [torch.randint(1, n_vocab, (1, n)) for n in lengths]
+    batch = torch.cat([xs[0], torch.randn(1, 5, D)], dim=1), xs[1]
+    batch = torch.cat(batch)  # (2, 8, D): the short sequence padded with 5 random vectors
+    target = torch.cat([torch.cat([targets[0], torch.full((1, 5), PAD_ID)], dim=1), targets[1]])
+    mask = al.padding_mask(lengths=torch.tensor(lengths), max_len=8)  # (2, 1, 8)
+
+    def logits_of(x, m=None):
+        return head(attention(x, m)[0])
+
+    def per_token(logits, t):
+        return F.cross_entropy(logits.transpose(1, 2), t, reduction="none")
+
+    batch_tokens = per_token(logits_of(batch, mask), target)
+    alone = [per_token(logits_of(x), t)[0] for x, t in zip(xs, targets, strict=True)]
+    torch.testing.assert_close(batch_tokens[0, :3], alone[0])  # each sequence as alone
+    torch.testing.assert_close(batch_tokens[1], alone[1])
+    loss = sequence_loss(logits_of(batch, mask), target, pad_id=PAD_ID)
+    torch.testing.assert_close(loss, torch.cat(alone).mean())  # over the batch's 11 real tokens
+    assert abs(loss - (alone[0].mean() + alone[1].mean()) / 2) > 0.01  # not per sequence
+    # one step on the batch is not the same update as one step per sequence
+    grads = []
+    for losses in ([loss], [a.mean() for a in alone]):
+        head.zero_grad()
+        for part in losses:
+            part.backward(retain_graph=True)
+        grads.append(head.weight.grad.clone())
+    assert (grads[0] - grads[1]).abs().max() > 1e-3
 
 
 test_every_quoted_claim_is_in_the_chapter = quotes_are_in(CHAPTER, globals())

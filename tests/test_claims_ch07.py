@@ -122,6 +122,37 @@ def test_the_residual_stream():
 
 
 @claim(
+    "- the input is never lost: a block that has nothing useful to add can output almost zero\n"
+    "  and leave the stream as it is;",
+    "The path from the output back to the input is short whatever the depth.",
+    "Both hold as written for the **pre-LN** block this chapter builds, with the LayerNorm on\n"
+    "the branch. In the paper's **post-LN** block, $x \\leftarrow \\mathrm{LN}(x + f(x))$ (both\n"
+    "placements are compared below), every block re-normalises the stream: a block that adds\n"
+    "nothing still changes it, and the gradient passes through one LayerNorm per block.",
+    "keep a short gradient path through any depth (in the pre-LN placement).",
+)
+def test_the_residual_path_is_clean_only_in_pre_ln():
+    torch.manual_seed(0)
+    x = 3 * torch.randn(1, 5, 16, dtype=torch.float64) + 1  # a stream not yet normalised
+    for norm_first in (True, False):
+        cfg = TransformerConfig(d_model=16, n_heads=2, n_layers=6, norm_first=norm_first)
+        stack = al.Encoder(cfg).double()
+        blocks = nn.Sequential(*stack.layers)
+        with torch.no_grad():  # every block adds nothing: all attention and FFN weights 0
+            for block in stack.layers:
+                for part in (block.self_attn, block.ffn):
+                    for w in part.parameters():
+                        w.zero_()
+        jac = torch.autograd.functional.jacobian(lambda z, f=blocks: f(z)[0, 2], x)[:, 0, 2]
+        eye = torch.eye(16, dtype=torch.float64)
+        if norm_first:  # the stream is left as it is, and the gradient is the identity
+            assert torch.equal(blocks(x), x) and torch.equal(jac, eye)
+        else:  # re-normalised by every block: changed, and a gradient through 12 LayerNorms
+            assert (blocks(x) - x).abs().max() > 1
+            assert (jac - eye).abs().max() > 0.1
+
+
+@claim(
     "Two thirds of a block's weights sit in the feed-forward network, not in attention. The\n"
     "count does not depend on the number of heads, nor on the length of the sentence.",
     "gives\nabout 63 million parameters, close to the 65 million the paper lists for its base "
@@ -201,6 +232,7 @@ def ln_runs():
     "1.8 and\n2.4, lower with pre-LN in every run, by 0.4 or more.",
     "Without warm-up, at a learning rate of 0.02, the 4 + 4-layer model learned faster with\n  "
     "**pre-LN** blocks than with **post-LN** blocks, for each of five seeds",
+    "The course's models use pre-LN, the placement that reached the lower loss here,",
 )
 def test_post_ln_and_pre_ln(ln_runs):
     post, pre = (np.array(c) for c in ln_runs[0])  # the figure's run

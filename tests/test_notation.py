@@ -166,6 +166,14 @@ RULES = [
         "$M_{ij}$",
     ),
     Rule(
+        "s position",
+        "s for a position (s is a score: write j for a key, t for a position)",
+        r"\bposition \$s\$|\\partial\s*x_s\b",
+        "text",
+        "position $s$",
+        r"position $t$, key $j$, $\partial\,\mathrm{out}_i / \partial x_j$, score $s_{ij}$",
+    ),
+    Rule(
         "N",
         "N for the number of layers (write L)",
         r"\$N = \d+\$|\$N\$ (?:encoder|decoder|layers|blocks)",
@@ -270,7 +278,9 @@ def test_code_is_not_prose():
 @pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
 def test_notation_page_lists_every_rule(rule):
     page = (ROOT / "notation.md").read_text(encoding="utf-8")
-    assert f"`{rule.example}`" in page, f"notation.md does not list {rule.example!r}"
+    # in the page's table a | is written \| (else it ends the cell)
+    example = rule.example.replace("|", "\\|")
+    assert f"`{example}`" in page, f"notation.md does not list {rule.example!r}"
 
 
 # -- the course ------------------------------------------------------------------------------

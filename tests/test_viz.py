@@ -52,6 +52,49 @@ def test_heatmap_is_labelled_with_a_colorbar(ax: Axes, kind: int) -> None:
     assert (image.norm.vmin, image.norm.vmax) == (0.05, 0.8)
 
 
+def _drawn(shape: tuple[int, int], figsize: tuple[float, float] = (5.2, 4.4), **kw: Any):
+    """A heat map drawn as the website draws figures: text sized for a phone."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from attnlab import widgets
+
+    rng = np.random.default_rng(0)
+    with mpl.rc_context({"font.size": widgets.phone_font_size(figsize[0])}):
+        fig = Figure(figsize=figsize, dpi=160, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        image = viz.heatmap(ax, rng.uniform(-1, 1, shape), **LABELS, **kw)
+        fig.canvas.draw()
+    return fig, ax, image
+
+
+@pytest.mark.parametrize("shape", [(2, 8), (3, 5), (8, 8), (12, 4)])
+def test_heatmap_colour_bar_is_as_tall_as_the_matrix(shape: tuple[int, int]) -> None:
+    """A colour bar given the axes' whole slot was taller than a wide matrix (chapter 3)."""
+    _, _, image = _drawn(shape)
+    matrix = image.get_window_extent()
+    bar = image.colorbar.ax.get_window_extent()
+    assert abs(bar.height - matrix.height) <= 1, (bar.height, matrix.height)
+    assert abs(bar.y0 - matrix.y0) <= 1, (bar.y0, matrix.y0)
+    assert bar.x0 > matrix.x1, "the colour bar overlaps the matrix"
+
+
+@pytest.mark.parametrize(("shape", "fmt"), [((8, 8), ".1f"), ((4, 6), ".2f"), ((6, 6), ".2f")])
+def test_heatmap_numbers_stay_inside_their_cells(shape: tuple[int, int], fmt: str) -> None:
+    """Each number written in a cell keeps clear of the cell's edges, so of the axes too
+    (chapter 5's M_k numbers touched them)."""
+    fig, ax, _ = _drawn(shape, fmt=fmt)
+    renderer = fig.canvas.get_renderer()
+    assert len(ax.texts) == shape[0] * shape[1]
+    for text in ax.texts:
+        c, r = text.get_position()
+        (x0, y0), (x1, y1) = ax.transData.transform([(c - 0.5, r + 0.5), (c + 0.5, r - 0.5)])
+        box = text.get_window_extent(renderer)
+        margin = min(box.x0 - x0, x1 - box.x1, box.y0 - y0, y1 - box.y1)
+        assert margin >= 1, f"{text.get_text()!r} at ({r}, {c}) is {margin:.1f} px from its edge"
+
+
 def test_heatmap_annotates_every_cell_with_readable_colours(ax: Axes) -> None:
     viz.heatmap(ax, WEIGHTS, row_labels=TOKENS, col_labels=TOKENS, vmin=0, vmax=1, **LABELS)
     assert _texts(ax) == [f"{v:.2f}" for v in WEIGHTS.ravel()]

@@ -9,10 +9,11 @@ code lives in four layers, each importing only from the layers below it:
 
 - ``mechanism/``: the equations. ``similarity``, ``attention`` (chapters 2-3),
   ``multihead`` (4), ``positional`` (5), ``masking`` (6), ``config`` and ``transformer``
-  (7), ``decoding`` (7-8), ``kvcache`` and ``scale`` (8), ``interop`` (PyTorch's weights in, for comparisons);
+  (7), ``decoding`` (7-8), ``kvcache`` and ``scale`` (8), ``interop`` (PyTorch's weights in, for comparisons),
+  ``modern`` (RMSNorm, GELU, SwiGLU) and ``sampling`` (temperature, top-k, top-p, beam search) (9);
 - ``tasks/``: the tasks and experiments the chapters run on the mechanism. ``rnn`` and
   ``recall`` (1), ``tokenizer`` and ``embeddings`` (2), ``heads`` (4), ``data`` and
-  ``training`` (3, 6, 7);
+  ``training`` (3, 6, 7), ``corpus`` (the shipped Shakespeare text, its vocabularies) (9);
 - ``drawing/``: ``viz`` (figures) and ``widgets`` (sliders);
 - ``grading/``: the exercises' checks.
 
@@ -44,6 +45,7 @@ from .mechanism.masking import (
     to_ignore_mask,
     to_key_padding_mask,
 )
+from .mechanism.modern import RMSNorm, SwiGLU, gelu
 from .mechanism.multihead import (
     MultiHeadAttention,
     merge_heads,
@@ -60,6 +62,16 @@ from .mechanism.positional import (
     offset_matrix,
     permutation_gap,
     sinusoidal_encoding,
+)
+from .mechanism.sampling import (
+    beam_search,
+    next_token_probs,
+    repetition,
+    sample_tokens,
+    sequence_log_prob,
+    temperature_probs,
+    top_k_probs,
+    top_p_probs,
 )
 from .mechanism.scale import (
     GroupedQueryAttention,
@@ -87,7 +99,8 @@ from .mechanism.transformer import (
     LayerNorm,
 )
 from .seed import seed_everything
-from .tasks import data, heads, recall
+from .tasks import corpus, data, heads, recall
+from .tasks.corpus import CharBPE, CharVocab, load_shakespeare, shakespeare_split
 from .tasks.embeddings import EmbeddingTable, embed, one_hot, toy_embeddings
 from .tasks.rnn import (
     VanillaRNN,
@@ -105,6 +118,8 @@ from .tasks.training import train
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharBPE",
+    "CharVocab",
     "CrossAttention",
     "Decoder",
     "DecoderBlock",
@@ -121,9 +136,11 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "OneLayerAttention",
+    "RMSNorm",
     "SelfAttention",
     "SinusoidalPositionalEncoding",
     "Slider",
+    "SwiGLU",
     "TransformerConfig",
     "VanillaRNN",
     "Vocab",
@@ -131,8 +148,10 @@ __all__ = [
     "additive_scores",
     "apply_rope",
     "attention_cost",
+    "beam_search",
     "causal_mask",
     "combine_masks",
+    "corpus",
     "cosine_similarity",
     "data",
     "dot",
@@ -141,6 +160,7 @@ __all__ = [
     "from_additive_mask",
     "from_hf_attention_mask",
     "from_ignore_mask",
+    "gelu",
     "general_scores",
     "generate",
     "generation_seconds",
@@ -151,9 +171,11 @@ __all__ = [
     "index_encoding",
     "input_jacobian_norms",
     "kv_cache_bytes",
+    "load_shakespeare",
     "merge_heads",
     "mha_flops",
     "mha_parameter_count",
+    "next_token_probs",
     "offset_matrix",
     "one_hot",
     "online_softmax",
@@ -161,21 +183,28 @@ __all__ = [
     "path_lengths",
     "permutation_gap",
     "recall",
+    "repetition",
+    "sample_tokens",
     "scaled_dot_product_attention",
     "scaled_scores",
     "scores",
     "seed_everything",
+    "sequence_log_prob",
     "sequential_vs_parallel_time",
     "set_recurrent_radius",
+    "shakespeare_split",
     "sinusoidal_encoding",
     "softmax",
     "spectral_radius",
     "split_heads",
+    "temperature_probs",
     "tiled_attention",
     "to_additive_mask",
     "to_hf_attention_mask",
     "to_ignore_mask",
     "to_key_padding_mask",
+    "top_k_probs",
+    "top_p_probs",
     "toy_embeddings",
     "trace_shapes",
     "train",

@@ -475,6 +475,49 @@ def load_right_state_dict(ours, theirs):
     )
 
 
+# ------------------------------------------------------------------ an independent learner's
+
+
+def split_np_split_time_axis(x, n_heads):
+    return np.stack(np.split(x, n_heads, axis=1), axis=1)
+
+
+def count_numpy_integer(d_model, n_heads, bias=True):
+    return np.sum([d_model * d_model + (d_model if bias else 0) for _ in range(4)])
+
+
+def merge_mean_of_heads(x):
+    return x.mean(axis=1)
+
+
+def merge_reversed_heads(x):
+    return np.concatenate([x[:, h] for h in reversed(range(x.shape[1]))], axis=-1)
+
+
+def count_bias_per_head(d_model, n_heads, bias=True):
+    d = d_model // n_heads
+    return 4 * d_model * d_model + (4 * d if bias else 0)
+
+
+def count_one_head(d_model, n_heads, bias=True):
+    d = d_model // n_heads
+    return 3 * d_model * d + d_model * d_model + (4 * d_model if bias else 0)
+
+
+class BooleanIndexMask(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s[~mask] = float("-inf")
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
 CORPUS = [
     ("split_heads", "d = D / H, a float", split_float_size, "integer"),
     ("split_heads", "through torch", split_torch, "NumPy"),
@@ -529,6 +572,15 @@ CORPUS = [
     ("which_key", "the next token", 6, "first"),
     ("which_key", "key 1", 1, "first"),
     ("which_key", "head 0's map read as head 1's", 2, "first"),
+    ("split_heads", "np.split on the time axis", split_np_split_time_axis, "axis=-1"),
+    ("merge_heads", "mean over the heads", merge_mean_of_heads, "reduced the heads"),
+    ("merge_heads", "heads in reverse order", merge_reversed_heads, "reverse order"),
+    ("mha_parameter_count", "bias of d numbers", count_bias_per_head, "D numbers"),
+    ("mha_parameter_count", "one head's W_q, W_k, W_v", count_one_head, "one head"),
+    ("bert_parameters", "x12 heads, no biases", 28311552, "twelve heads"),
+    ("bert_parameters", "one head's matrices", 3 * 768 * 64 + 768 * 768 + 4 * 768, "one head"),
+    ("mha_parameter_count", "np.sum gives np.int64", count_numpy_integer, "Python int"),
+    ("multihead_attention", "scores[~mask] = -inf", BooleanIndexMask, "masked_fill"),
 ]  # fmt: skip
 
 CORRECT = [

@@ -454,6 +454,51 @@ class RightTorchTable(nn.Module):
         return x + self.pe[:T].to(dtype=x.dtype, device=x.device)
 
 
+# ------------------------------------------------------------------ an independent learner's
+
+
+def offset_abs_k(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = abs(k) * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return m
+
+
+def gap_as_bool(fn, x, perm):
+    return bool(np.max(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])) < 1e-9)
+
+
+class BufferFromNumpy(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class Float32Always(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        table = torch.tensor(sinusoidal_encoding(max_len, d_model), dtype=torch.float32)
+        self.register_buffer("pe", table)
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]]
+
+
+class BufferAssigned(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        table = torch.from_numpy(sinusoidal_encoding(max_len, d_model))
+        self.pe = self.register_buffer("pe", table)
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
 CORPUS = [
     ("sinusoidal_encoding", "loop with i // d_model", table_loop_int_division, "integer division"),
     ("sinusoidal_encoding", "cosines for odd D", table_all_cosines, "odd"),
@@ -506,6 +551,12 @@ CORPUS = [
     ("positional_encoding", "no dtype conversion", KeepsFloat64, "to the input's dtype"),
     ("positional_encoding", "x += table", AddsInPlace, "in place"),
     ("positional_encoding", "concatenated", ConcatenatesTable, "add"),
+    ("offset_matrix", "abs(k)", offset_abs_k, "sign of k"),
+    ("self_dot", "the length, not squared", 32**0.5, "squared length"),
+    ("permutation_gap", "a bool", gap_as_bool, "the number itself"),
+    ("positional_encoding", "NumPy array to register_buffer", BufferFromNumpy, "torch.from_numpy"),
+    ("positional_encoding", "float32 table, never converted", Float32Always, "float16"),
+    ("positional_encoding", "self.pe = self.register_buffer(...)", BufferAssigned, "returns None"),
 ]  # fmt: skip
 
 CORRECT = [

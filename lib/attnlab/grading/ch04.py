@@ -226,6 +226,20 @@ MERGE_HEADS = GRADERS.add(
                 "second name is the number of heads and the third the time",
                 _merge_names_out_of_order,
             ),
+            *(
+                Mistake(
+                    "you reduced the heads (a mean or a sum over axis 1): the merged vector "
+                    "keeps every head's d features side by side, H·d numbers; concatenate "
+                    "the heads along the feature axis instead",
+                    lambda x, how=how: getattr(np, how)(x, axis=1),
+                )
+                for how in ("mean", "sum")
+            ),
+            Mistake(
+                "your heads are in reverse order: head 0's features must come first (columns "
+                "0 .. d-1), then head 1's, and so on",
+                lambda x: merge_heads(x[:, ::-1]),
+            ),
             Mistake(
                 "you reshape to (B, T, d): the merged axis holds every head's features, H·d "
                 "numbers, not one head's d",
@@ -299,6 +313,20 @@ PARAMETER_COUNT = GRADERS.add(
                 lambda d_model, n_heads, bias=True: n_heads * (4 * d_model**2 + 4 * d_model * bias),
             ),
             Mistake(
+                "your biases hold d = D/H numbers each: each projection's bias has one "
+                "number per output feature, D numbers, whatever the number of heads",
+                lambda d_model, n_heads, bias=True: (
+                    4 * d_model**2 + 4 * (d_model // n_heads) * bias
+                ),
+            ),
+            Mistake(
+                "you counted one head's W_q, W_k and W_v (D x d each): there are H of them, "
+                "which together make one D x D matrix per projection",
+                lambda d_model, n_heads, bias=True: (
+                    3 * d_model * (d_model // n_heads) + d_model**2 + 4 * d_model * bias
+                ),
+            ),
+            Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
                 "the count does not depend on H",
                 lambda d_model, n_heads, bias=True: (
@@ -332,6 +360,17 @@ BERT_PARAMETERS = GRADERS.add(
                 12 * 2_362_368,
                 "that gives every head its own 768 x 768 matrices; each head projects to "
                 "64 features only, so the twelve together make one 768 x 768 matrix",
+            ),
+            (
+                12 * 4 * 768 * 768,
+                "that gives every head its own four 768 x 768 matrices: the twelve heads "
+                "share them (each uses 64 of their rows), so the count does not grow with "
+                "the heads",
+            ),
+            (
+                3 * 768 * 64 + 768 * 768 + 4 * 768,
+                "that counts one head's W_q, W_k and W_v (768 x 64 each): the twelve heads "
+                "together have 768 x 768 each",
             ),
             (
                 2_359_296,

@@ -246,6 +246,12 @@ OFFSET = GRADERS.add(
         ),
         mistakes=(
             Mistake(
+                "only the negative offset fails: your matrix for k = -2 is the one for "
+                "k = +2, so the sign of k is lost (abs(k)?). A negative k moves positions "
+                "backwards: keep its sign in the angle b = k·ω_i",
+                lambda k, d_model: offset_matrix(abs(k), d_model),
+            ),
+            Mistake(
                 "your matrix moves positions backwards (it is M_{-k}, the transpose): for the "
                 "pair (sin a, cos a), the new sine is cos(b)·sin a + sin(b)·cos a, so the "
                 "first row of each block is (cos b, sin b)",
@@ -347,6 +353,11 @@ SELF_DOT = GRADERS.add(
                 "the unit circle, wherever it has turned",
             ),
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
+            (
+                math.sqrt(32),
+                "that is the vector's length |PE(5)| = √32; its dot product with itself is "
+                "the squared length",
+            ),
         ),
         hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
     )
@@ -804,8 +815,9 @@ _LAYER_VALUES = Grader(
             "which axis of x they are added",
         ),
     ),
-    hint="compare your output for a batch of zeros with sinusoidal_encoding(T, D): which "
-    "rows of the table does forward use, with which dtype, and how do they meet x? The "
+    hint="compare your output minus x with sinusoidal_encoding(T, D) on a random batch: "
+    "which rows of the table does forward use, with which dtype, and how do they meet x, "
+    "unchanged? The "
     'chapter\'s section "Sinusoidal encoding" adds the table to the tokens',
     solution="PositionalEncoding",
     wrap=lambda cls: adapt(_run_layer, cls),
@@ -835,12 +847,35 @@ def _inspect_layer(cls: type) -> Finding | None:
         raise
     except Exception:
         pass  # reported, with its case and hints, by the value checks
+    half = None
+    try:
+        half = layer(torch.zeros(1, 3, 4, dtype=torch.float16))
+    except NotImplementedError:
+        raise
+    except Exception:
+        pass  # a failure in half precision alone is not this exercise's concern
+    if isinstance(half, torch.Tensor) and half.dtype != torch.float16:
+        return Finding(
+            WRONG_TYPE,
+            f"a float16 x comes back as {half.dtype}",
+            "the output must keep the input's precision (float16 in, float16 out): "
+            "convert the rows of the table you add to the input's dtype, .to(x.dtype), "
+            "instead of fixing the table's dtype once",
+        )
     if any(p.requires_grad for p in layer.parameters()):
         return Finding(
             WRONG_TYPE,
             "your layer has trainable parameters",
             "the sinusoidal table is fixed: store it with self.register_buffer(...), "
             "not nn.Parameter, so that the optimizer never changes it",
+        )
+    if any(buffer is None for buffer in getattr(layer, "_buffers", {}).values()):
+        return Finding(
+            WRONG_TYPE,
+            "your layer's buffer holds None, not the table",
+            "register_buffer returns None: `self.pe = self.register_buffer('pe', table)` "
+            "registers the table and then replaces it by None; call "
+            "self.register_buffer('pe', table) without assigning its result",
         )
     if not list(layer.buffers()):
         return Finding(

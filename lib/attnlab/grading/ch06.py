@@ -197,6 +197,36 @@ def _renormalised_after(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return w / np.sum(w, axis=-1, keepdims=True)
 
 
+def _max_with_masked(scores: np.ndarray, mask: np.ndarray, *, guard: str) -> np.ndarray:
+    """Planted: each row's max taken over all its scores, the masked ones included, then
+    exp, masked, renormalised; ``guard`` says which rows come out as 0 instead of 0/0:
+    those whose sum is 0 (``"total"``) or those with no visible key (``"empty"``)."""
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True)) * mask
+    total = np.sum(e, axis=-1, keepdims=True)
+    if guard == "total":
+        return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.any(mask, axis=-1, keepdims=True), e / total, 0.0)
+
+
+def _no_max_empty_zeroed(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Planted: -inf fill and empty rows zeroed, but e^scores with no max subtracted."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.where(mask, np.exp(scores), 0.0)
+        w = e / np.sum(e, axis=-1, keepdims=True)
+    return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
+
+
+def _softmax_along(scores: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Planted: the whole softmax (max and sum) along another axis than the keys', the
+    rows with no visible key zeroed."""
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    z = np.where(empty, 0.0, np.where(mask, scores, -np.inf))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - np.max(z, axis=axis, keepdims=True))
+        return np.where(empty, 0.0, e / np.sum(e, axis=axis, keepdims=True))
+
+
 def _fill(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return _softmax_rows(np.where(mask, scores, fill))
@@ -311,6 +341,22 @@ MASKED_SOFTMAX = GRADERS.add(
                 "0. Mask the scores (with -inf) BEFORE the softmax",
                 _renormalised_after,
             ),
+            *(
+                Mistake(
+                    "your row max includes the masked scores: a masked score of 10000 is "
+                    "its row's max, so every visible key's exp underflows to 0 and the "
+                    "row cannot be renormalised. Mask the scores (with -inf) before the "
+                    "softmax, so that the max runs over the visible keys only",
+                    lambda scores, mask, guard=guard: _max_with_masked(scores, mask, guard=guard),
+                )
+                for guard in ("total", "empty")
+            ),
+            Mistake(
+                "your softmax overflows: e^800 is inf in float64 and inf/inf is NaN. "
+                "Subtract each row's max from its scores before the exp (the masked ones "
+                "are -inf and stay at 0)",
+                _no_max_empty_zeroed,
+            ),
             Mistake(
                 "you multiplied the scores by the mask: a masked score becomes 0, not -inf, "
                 "and e^0 = 1 still gets weight. Replace masked scores by -inf",
@@ -344,6 +390,11 @@ MASKED_SOFTMAX = GRADERS.add(
                     lambda scores, mask, axis=axis: _summed_along(scores, mask, axis),
                 )
                 for axis in (0, -2)
+            ),
+            Mistake(
+                "your softmax runs along the queries (axis -2): each query's weights are "
+                "normalised over the keys, the last axis (max and sum with axis=-1)",
+                lambda scores, mask: _softmax_along(scores, mask, -2),
             ),
             *(
                 Mistake(
@@ -771,6 +822,16 @@ def _change(attend: Callable[..., Any], x: np.ndarray, t: int, *, edit_from: int
     return float(np.max(diff[:upto], initial=0.0))
 
 
+def _edited_change(attend: Callable[..., Any], x: np.ndarray, t: int, edited: np.ndarray):
+    return float(np.max(np.abs(attend(edited) - attend(x))[: t + 1]))
+
+
+def _past_zeroed(x: np.ndarray, t: int, *, upto: int) -> np.ndarray:
+    edited = x.copy()
+    edited[:upto] = 0.0
+    return edited
+
+
 def _future_change(attend: Callable[..., Any], x: np.ndarray, t: int) -> float:
     return _change(attend, x, t, edit_from=t + 1, upto=t + 1)
 
@@ -822,6 +883,21 @@ FUTURE_CHANGE = GRADERS.add(
                         : t + 1
                     ].mean()
                 ),
+            ),
+            *(
+                Mistake(
+                    "you zeroed the tokens before t (the past), not those after it: the "
+                    "future of position t is the tokens t + 1 .. T - 1; keep the others",
+                    lambda attend, x, t, upto=upto: _edited_change(
+                        attend, x, t, _past_zeroed(x, t, upto=t + upto)
+                    ),
+                )
+                for upto in (0, 1)
+            ),
+            Mistake(
+                "you zeroed every token, not only the future ones: keep tokens 0 .. t as "
+                "they are and set only the tokens after t to 0",
+                lambda attend, x, t: _edited_change(attend, x, t, np.zeros_like(x)),
             ),
             Mistake(
                 "you also edited token t itself: the future starts at t + 1 "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -136,6 +137,13 @@ def _update_with(rescale: Callable[[Any, Any], Any], new: str = "new") -> Callab
     return update
 
 
+def _update_exp_of_sum(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: e to the block's summed scores, not the sum of the exponentials."""
+    m_new = np.maximum(m, np.max(block, axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - m_new) + np.exp(np.sum(block, axis=-1) - m_new)
+
+
 def _update_block_max_only(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
     """Planted: the new max is the block's alone (the old m forgotten)."""
     m_new = np.max(block, axis=-1)
@@ -193,6 +201,12 @@ ONLINE_UPDATE = GRADERS.add(
                 "you rescaled the old sum by exp(m' - m), the wrong way round: the old "
                 "terms shrink when the max rises, so the factor is exp(m - m') <= 1",
                 _update_with(lambda m, m_new: np.exp(np.where(np.isfinite(m), m_new - m, -INF))),
+            ),
+            Mistake(
+                "you exponentiated the sum of the block's scores, e^(x_1 + x_2 + ... - m'); "
+                "the new terms are the sum of the exponentials, e^(x_1 - m') + e^(x_2 - m') "
+                "+ ...: exponentiate each score first, then sum",
+                _update_exp_of_sum,
             ),
             Mistake(
                 "you exponentiated the new block against the old max m; use the new max "
@@ -356,18 +370,105 @@ def _softmax_per_block(x: Any, block_size: int) -> Any:
     return out
 
 
+def _softmax_stale(x: Any, block_size: int) -> Any:
+    """Planted: each block's numerators against the running max of their time, never updated."""
+    m, total, parts = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1]), []
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m, total = online_softmax_update(m, total, block)
+        parts.append(np.exp(block - np.where(np.isneginf(m), 0.0, m)[..., None]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.concatenate(parts, axis=-1) / np.where(total == 0, 1.0, total)[..., None]
+
+
+def _softmax_nan_hidden(x: Any, block_size: int) -> Any:
+    """Planted: no guard inside the loop, the NaN turned into 0 at the end."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nan_to_num(_softmax_planted(_update_unguarded)(x, block_size))
+
+
+class _Watched(np.ndarray):
+    """The scores of a row, handed to the learner: records every max or sum taken over them.
+
+    A max or a sum over the last axis of an array as wide as the row means the function did
+    not walk the row block by block; arrays derived from the scores stay watched.
+    """
+
+    seen: list[int]  # the lengths of the last axes reduced at once
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.seen = getattr(obj, "seen", [])
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        seen = next(x.seen for x in (*inputs, *kwargs.get("out", ())) if isinstance(x, _Watched))
+        plain = [x.view(np.ndarray) if isinstance(x, _Watched) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(
+                x.view(np.ndarray) if isinstance(x, _Watched) else x for x in kwargs["out"]
+            )
+        if method == "reduce" and ufunc in (np.maximum, np.fmax, np.add) and plain[0].ndim:
+            axis = kwargs.get("axis", 0)
+            axes = range(plain[0].ndim) if axis is None else np.atleast_1d(axis)
+            if any(int(a) % plain[0].ndim == plain[0].ndim - 1 for a in axes):
+                seen.append(plain[0].shape[-1])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if isinstance(result, np.ndarray) and result.ndim:
+            result = result.view(_Watched)
+            result.seen = seen
+        return result
+
+
+def _walks_blocks(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
+    x = _rng().standard_normal((3, 10))
+    watched = x.copy().view(_Watched)
+    watched.seen = []
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the learner's warnings were shown on the cases
+            fn(watched, 4)
+    except Exception:  # the values were right on plain arrays: nothing to conclude
+        return None
+    widest = max(watched.seen, default=0)
+    if widest <= 4:
+        return None
+    return (
+        f"right values, but not block by block: called with rows of 10 scores and "
+        f"block_size=4, your code took a max or a sum over {widest} scores of a row at once",
+        "the exercise is the online softmax: it reads each row in blocks of `block_size` "
+        "scores along the last axis, never the whole row at once, and keeps only a running "
+        "max and sum per row between blocks (your update of 8.1); the one-pass softmax "
+        "gives the same numbers but needs the whole row in memory",
+    )
+
+
 ONLINE_SOFTMAX = GRADERS.add(
     Grader(
         name="online_softmax",
         signature="online_softmax(x, block_size) with x: (..., n) -> weights (..., n)",
         reference=online_softmax,
         cases=_softmax_cases(),
+        structure=_walks_blocks,
         mistakes=(
             Mistake(
                 "NaN in a row that starts with masked blocks: while nothing is visible the "
                 "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN; subtract 0 "
                 "instead of m' while m' is -inf",
                 _softmax_planted(_update_unguarded),
+            ),
+            Mistake(
+                "a row that starts with masked blocks comes out all zero although it has "
+                "visible scores: the NaN is born inside the loop (while the running max is "
+                "still -inf, m - m' is -inf - (-inf)) and poisons `total`; replacing NaN at "
+                "the end cannot bring the row back, so guard the subtraction inside the loop",
+                _softmax_nan_hidden,
+            ),
+            Mistake(
+                "the weights of the early blocks are stale: you computed each block's "
+                "exponentials against the running max of that moment and kept them, but the "
+                "final weights are all relative to the final max of the row; rescale what "
+                "you kept when the max rises, or compute the exponentials once, after the loop",
+                _softmax_stale,
             ),
             Mistake(
                 "a row with no visible score gives 0/0 = NaN: such a row ends with `total` = 0; "
@@ -566,16 +667,26 @@ def _tile_with(
     values: str = "v",
     normalised: bool = False,
     one_max: bool = False,
+    rescaled_scores: bool = False,
+    alpha_twice: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
-        ref = safe if against == "new" else np.where(np.isfinite(m), m, 0.0)
+        ref = {
+            "new": safe,
+            "old": np.where(np.isfinite(m), m, 0.0),
+            "old where finite": np.where(np.isfinite(m), m, safe),
+        }[against]
         alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
-        p = np.exp(scores - ref[..., None])
+        p = np.exp(
+            (scores / math.sqrt(v.shape[-1]) if rescaled_scores else scores) - ref[..., None]
+        )
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
+        if alpha_twice:
+            acc_new = alpha[..., None] * acc_new
         if normalised:
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
@@ -589,6 +700,27 @@ def _tile_alpha_flat(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any
     alpha = np.exp(m - m_new)
     p = np.exp(scores - m_new[..., None])
     return m_new, alpha * l + np.sum(p, axis=-1), alpha * acc + p @ v
+
+
+def _tile_broadcast_hint(message: str) -> str | None:
+    """A per-row vector against the keys: a reduction over the wrong axis or a missing axis."""
+    two = re.search(r"shapes \((\d+),\) \((\d+),\)", message)
+    if two is not None:
+        return (
+            f"two vectors of different lengths met ({two[1]} and {two[2]}): `m`, `total` and "
+            "the tile's max and sum hold one number per query row; a `sum` or `max` of "
+            "the scores along axis=-2 gives one number per key instead: reduce each row "
+            "over its keys, along the last axis"
+        )
+    row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
+    if row is not None and row[1] == row[3]:
+        return (
+            f"a (rows, keys) array, shape ({row[1]},{row[2]}), met a vector of one number "
+            f"per row, shape ({row[3]},): NumPy lines a vector up with the last axis, the "
+            "keys; to subtract each row's max from its own scores, give the vector a last "
+            "axis of size 1 ([..., None])"
+        )
+    return None
 
 
 TILE_UPDATE = GRADERS.add(
@@ -642,11 +774,28 @@ TILE_UPDATE = GRADERS.add(
                 "gets p = 0 everywhere",
                 _tile_with(one_max=True),
             ),
+            Mistake(
+                "you exponentiated this tile against the old max m wherever it was finite; "
+                "use the new max m' = max(m, max(scores)) for every row, the same one the "
+                "rescaled state refers to",
+                _tile_with(against="old where finite"),
+            ),
+            Mistake(
+                "the scores you receive are already scaled: dividing them by √d again "
+                "changes every weight; exponentiate `scores` as given",
+                _tile_with(rescaled_scores=True),
+            ),
+            Mistake(
+                "alpha scales acc twice and the new term p·v once: the factor exp(m - m') "
+                "applies once, to the old accumulator only; this tile's p·v is already "
+                "relative to the new max",
+                _tile_with(alpha_twice=True),
+            ),
         ),
         hint="it is your update of 8.1 with a third running quantity: which of `total` and "
         "acc was computed against the old maximum, and what must multiply it now? (the "
         'chapter\'s section "Tiled attention: never holding the weights")',
-        error_hints=_NUMPY_ERRORS,
+        error_hints=(*_NUMPY_ERRORS, ("could not be broadcast", _tile_broadcast_hint)),
         equivalent=(
             (
                 "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
@@ -713,6 +862,31 @@ KV_STEP = GRADERS.add(
         cases=_kv_cases(),
         outputs=("out", "k_cache", "v_cache"),
         mistakes=(
+            Mistake(
+                "you scaled by the square root of H·d, the width of all heads together; the "
+                "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
+                "vectors",
+                lambda q, k, v, kc, vc: (
+                    _attend(
+                        q,
+                        torch.cat([kc, k], -2),
+                        torch.cat([vc, v], -2),
+                        scale=1 / math.sqrt(q.shape[1] * q.shape[-1]),
+                    ),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
+                "your query saw only the first key: that is a causal mask aligned to the top "
+                "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
+                "last position, so it may see every key in the cache: no mask is needed here",
+                lambda q, k, v, kc, vc: (
+                    torch.cat([vc, v], -2)[..., :1, :].expand_as(q).clone(),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
             Mistake(
                 "your query attended to the cache only: append the new key and value first, "
                 "then attend (a token may attend to itself)",
@@ -831,12 +1005,14 @@ def _gqa_cases() -> tuple[Case, ...]:
         )
 
     return (
-        case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 3, 4),
+        # H, d, T and S differ within every case (and H·d is no square of any of them), so a
+        # scale by the wrong size or a size read from the wrong axis is never right by chance
+        case("4 query heads, 2 key-value heads", 1, 4, 2, 3, 5, 6),
         case("6 query heads, 3 key-value heads, T=4, S=5", 2, 6, 3, 4, 5, 8),
-        case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 4),
-        case("8 heads in 4 groups", 2, 8, 4, 5, 5, 4),
-        case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 4),
-        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 4, 4, scale=400.0),
+        case("multi-query: 4 heads share 1", 1, 4, 1, 3, 6, 8),
+        case("8 heads in 4 groups", 2, 8, 4, 5, 7, 6),
+        case("multi-head: as many key-value heads", 1, 2, 2, 3, 4, 6),
+        case("large scores (an unstable softmax overflows)", 2, 4, 2, 3, 5, 6, scale=400.0),
     )
 
 
@@ -855,6 +1031,80 @@ def _heads_hint(message: str) -> str | None:
         "times along dim=1 before the product; a repeat along another axis (or without "
         "`dim=`, which flattens), or none, leaves G heads there"
     )
+
+
+def _gqa_scaled(size: Callable[[Any, Any], float]) -> Callable[..., Any]:
+    """Planted: the right repeat, scaled by 1/sqrt(size(q, k)) instead of 1/sqrt(d)."""
+
+    def gqa(q: Any, k: Any, v: Any) -> Any:
+        n = q.shape[1] // k.shape[1]
+        return _attend(q, repeat_kv(k, n), repeat_kv(v, n), scale=1 / math.sqrt(size(q, k)))
+
+    return gqa
+
+
+def _gqa_mixed_repeats(q: Any, k: Any, v: Any) -> Any:
+    """Planted: k tiled with .repeat, v repeated in place (or the other way round)."""
+    n = q.shape[1] // k.shape[1]
+    return _attend(q, k.repeat(1, n, 1, 1), repeat_kv(v, n))
+
+
+def _gqa_mixed_repeats_v(q: Any, k: Any, v: Any) -> Any:
+    n = q.shape[1] // k.shape[1]
+    return _attend(q, repeat_kv(k, n), v.repeat(1, n, 1, 1))
+
+
+def _gqa_shared_queries(q: Any, k: Any, v: Any) -> Any:
+    """Planted: the query heads of a group averaged, one attention per key-value head."""
+    B, H, T, d = q.shape
+    G = k.shape[1]
+    return _attend(q.reshape(B, G, H // G, T, d).mean(2), k, v).repeat_interleave(H // G, 1)
+
+
+def _gqa_reshaped_keys(q: Any, k: Any, v: Any) -> Any:
+    """Planted: k reshaped to (B, G, d, S) instead of transposed."""
+    n = q.shape[1] // k.shape[1]
+    k, v = repeat_kv(k, n), repeat_kv(v, n)
+    B, H, S, d = k.shape
+    return torch.softmax(q @ k.reshape(B, H, d, S) / math.sqrt(d), dim=-1) @ v
+
+
+_WRONG_SCALE = (
+    "the scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key vectors"
+)
+_GQA_MISTAKES = (
+    Mistake(
+        f"you scaled by the square root of H·d, the width of all heads together; {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: q.shape[1] * q.shape[-1]),
+    ),
+    Mistake(
+        f"you scaled by the square root of S, the number of keys; {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: k.shape[-2]),
+    ),
+    Mistake(
+        "keys and values were expanded in two different ways (one tiled with `.repeat`, "
+        "0, 1, 0, 1, the other in place, 0, 0, 1, 1): query head h then reads the keys of "
+        "one group and the values of another; expand both the same way, in place",
+        _gqa_mixed_repeats,
+    ),
+    Mistake(
+        "keys and values were expanded in two different ways (one tiled with `.repeat`, "
+        "0, 1, 0, 1, the other in place, 0, 0, 1, 1): query head h then reads the keys of "
+        "one group and the values of another; expand both the same way, in place",
+        _gqa_mixed_repeats_v,
+    ),
+    Mistake(
+        "every head of a group got the same output: only the keys and values are shared, "
+        "each query head keeps its own queries; attend with every one of the H query heads "
+        "against its group's keys and values (do not average or merge the query heads)",
+        _gqa_shared_queries,
+    ),
+    Mistake(
+        "`k.reshape(..., d, S)` is not k transposed: a reshape keeps the numbers in their "
+        "order and cuts them into new rows; the scores need the last two axes of k swapped",
+        _gqa_reshaped_keys,
+    ),
+)
 
 
 GQA = GRADERS.add(
@@ -893,6 +1143,7 @@ GQA = GRADERS.add(
                     @ repeat_kv(v, q.shape[1] // k.shape[1])
                 ),
             ),
+            *_GQA_MISTAKES,
         ),
         hint="repeat each of the G key-value heads H/G times along the head axis "
         "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
@@ -1045,6 +1296,8 @@ class _PlantedGQA(nn.Module):
     def forward(self, x, mask=None):
         H, G = self.n_heads, self.n_kv_heads
         q = self._split(self.W_q(x), H)  # (B, H, T, d)
+        if self.bug == "direct split of q":
+            q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
         if self.bug == "tiled heads":  # heads 0, 1, 0, 1, ...
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
@@ -1076,6 +1329,32 @@ _KV_SIZE = (
     "features, not d_model; that is where the layer saves parameters and cache"
 )
 
+
+def _bias_hint(message: str) -> str | None:
+    """A layer whose projections have no bias: the only keys that do not match are biases."""
+    keys = re.findall(r'"([\w.]+)"', message)
+    if not keys or not all(k.endswith(".bias") for k in keys):
+        return None
+    return (
+        "your projections have no bias (bias=False): the lib's GroupedQueryAttention, whose "
+        "weights the checker copies into yours, uses nn.Linear with its default bias"
+    )
+
+
+def _module_heads_hint(message: str) -> str | None:
+    """q @ kᵀ whose dim 1 does not line up: heads not moved to dim 1, or not repeated there."""
+    found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
+    if found is None:
+        return None
+    return (
+        f"q and k do not line up on dim 1 (sizes {found[1]} and {found[2]}): the product "
+        "needs (B, heads, T, d) on both sides, the H query heads on dim 1 and there each of "
+        "the G key-value heads H/G times; without a repeat, or with one along another dim "
+        "(which copies tokens instead of heads), G heads stay on dim 1; and after the split "
+        "`view(B, T, heads, d)` the heads sit on dim 2 until two axes are swapped"
+    )
+
+
 GQA_MODULE = GRADERS.add(
     Grader(
         name="gqa_module",
@@ -1088,7 +1367,7 @@ GQA_MODULE = GRADERS.add(
             Mistake(
                 "query head h used key-value head h % G (.repeat tiles the heads: 0, 1, 0, "
                 "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
-                "H/G times in place, repeat_interleave(H // G, dim=1)",
+                "H/G times in place, next to itself, along the head axis",
                 _planted_gqa("tiled heads"),
             ),
             Mistake(
@@ -1107,8 +1386,8 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("mask ignored"),
             ),
             Mistake(
-                "you hid the keys where the mask is True; True means may attend: fill the "
-                "scores where it is False, scores.masked_fill(~mask, -inf)",
+                "you hid the keys where the mask is True; True means may attend: the keys "
+                "to hide are those where it is False",
                 _planted_gqa("mask inverted"),
             ),
             Mistake(
@@ -1133,6 +1412,12 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("direct split"),
             ),
             Mistake(
+                "you split the query heads with one view/reshape to (B, H, T, d): that cuts "
+                "the features of different tokens into one head; view as (B, T, H, d) first, "
+                "then swap the token and head axes, as for the keys and values",
+                _planted_gqa("direct split of q"),
+            ),
+            Mistake(
                 "you applied the mask after the softmax (weights * mask): the visible "
                 "weights then no longer sum to 1; hide the keys in the scores, before the "
                 "softmax, so that it renormalises over the visible ones",
@@ -1145,6 +1430,8 @@ GQA_MODULE = GRADERS.add(
             ),
         ),
         error_hints=(
+            ("key(s) in state_dict", _bias_hint),
+            ("non-singleton dimension 1", _module_heads_hint),
             ("size mismatch for W_k", _KV_SIZE),
             ("size mismatch for W_v", _KV_SIZE),
             (
@@ -1230,7 +1517,21 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (24.0, "you counted the keys or the values, not both: the factor 2"),
             (96.0, "float16 is 2 bytes per number, not 4"),
-            (384.0, "only the 4 key-value heads are cached, and float16 is 2 bytes"),
+            (
+                384.0,
+                "that is 8 times 48: bits, not bytes (a float16 number is 16 bits, 2 bytes), "
+                "or else the 16 query heads with 4-byte numbers",
+            ),
+            (
+                50331648.0,
+                "that is the size in bytes; the question asks for MiB, 1 MiB = 2**20 bytes",
+            ),
+            (0.046875, "that is the size in GiB (2**30 bytes); the question asks for MiB"),
+            (
+                12.0,
+                "that is the cache with one key-value head: the model shares its keys and "
+                "values among groups, but it has 4 key-value heads",
+            ),
             (
                 50.331648,
                 "that is the size in MB (10**6 bytes); the question asks for MiB, 1 MiB = "
@@ -1281,6 +1582,26 @@ CAUSAL_TILES = GRADERS.add(
                 32,
                 "half of 64 cuts the diagonal tiles in two, but a tile is computed whole: "
                 "count the tiles on the diagonal and those below it separately",
+            ),
+            (
+                35,
+                "one short: count the tiles row of tiles by row of tiles again (query tile i "
+                "computes the key tiles 0 to i, both ends included)",
+            ),
+            (
+                37,
+                "one too many: count the tiles row of tiles by row of tiles again (query tile i "
+                "computes the key tiles 0 to i, both ends included)",
+            ),
+            (
+                36.5,
+                "a tile is computed whole or skipped whole, never half: count whole tiles, "
+                "those on the diagonal and those below it",
+            ),
+            (
+                524800,
+                "that counts the (query, key) pairs a query may see, 1024·1025/2; the question "
+                "asks for tiles of 128 × 128",
             ),
         ),
         hint="a tile is skipped only when every key in it comes after every query in it: "

@@ -1,6 +1,12 @@
 """How results look: a symbol per status in plain text, a coloured box or table in HTML.
 
 Jupyter shows the HTML; nbval and a terminal compare the plain text, so both say the same.
+The messages write code between backticks (Markdown's way): the plain text keeps them, the
+HTML shows that code in ``<code>`` (a backtick is never shown raw there).
+
+The HTML carries its colours inline (Jupyter and Colab have no stylesheet of ours) and
+class names (``attnlab-result``, ``attnlab-score``, ``attnlab-<status>``) through which the
+website's stylesheet (``_static/attnlab.css``) restyles it for dark mode.
 
 Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 """
@@ -8,6 +14,7 @@ Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 from .status import NOT_ATTEMPTED, NOT_CHECKED, PASSED
@@ -15,10 +22,13 @@ from .status import NOT_ATTEMPTED, NOT_CHECKED, PASSED
 _SYMBOLS = {PASSED: "✓", NOT_ATTEMPTED: "○", NOT_CHECKED: "○"}
 _COLOURS = {  # (border, background): green for passed, grey for not attempted, red otherwise
     PASSED: ("#2e7d32", "#e8f5e9"),
-    NOT_ATTEMPTED: ("#757575", "#f5f5f5"),
-    NOT_CHECKED: ("#757575", "#f5f5f5"),
+    NOT_ATTEMPTED: ("#616161", "#f5f5f5"),
+    NOT_CHECKED: ("#616161", "#f5f5f5"),
 }
 _FAILED_COLOURS = ("#c62828", "#ffebee")
+
+_CODE = re.compile(r"`([^`\n]+)`")
+"""Code in a message: ``raise NotImplementedError(...)`` between single backticks."""
 
 
 def symbol(status: str) -> str:
@@ -31,13 +41,38 @@ def colours(status: str) -> tuple[str, str]:
     return _COLOURS.get(status, _FAILED_COLOURS)
 
 
+def status_class(status: str) -> str:
+    """The class naming a status in the HTML: ``attnlab-passed``, ``attnlab-not-attempted``,
+    ``attnlab-failed`` (any other status)."""
+    if status == PASSED:
+        return "attnlab-passed"
+    if status in (NOT_ATTEMPTED, NOT_CHECKED):
+        return "attnlab-not-attempted"
+    return "attnlab-failed"
+
+
+def text_html(text: str) -> str:
+    """``text`` escaped for HTML, each `` `code` `` span shown as ``<code>code</code>``.
+
+    A lone backtick (no closing one on its line) stays as it is.
+    """
+    out, end = [], 0
+    for match in _CODE.finditer(text):
+        out.append(html.escape(text[end : match.start()]))
+        out.append(f"<code>{html.escape(match[1])}</code>")
+        end = match.end()
+    out.append(html.escape(text[end:]))
+    return "".join(out)
+
+
 def result_box(text: str, status: str) -> str:
     """A check's plain text in a box coloured by its status."""
     border, background = colours(status)
     return (
-        f'<div style="border-left: 6px solid {border}; background: {background}; '
+        f'<div class="attnlab-result {status_class(status)}" '
+        f'style="border-left: 6px solid {border}; background: {background}; '
         "color: #1a1a1a; padding: 0.5em 0.8em; margin: 0.3em 0; white-space: pre-wrap; "
-        f'font-family: monospace;">{html.escape(text)}</div>'
+        f'overflow-wrap: break-word; font-family: monospace;">{text_html(text)}</div>'
     )
 
 
@@ -48,15 +83,17 @@ def score_table(title: str, rows: Sequence[tuple[str, str]], score: int, total: 
     for name, status in rows:
         colour = colours(status)[0]
         cells.append(
-            f'<tr><td style="{pad}; color: {colour}">{symbol(status)}</td>'
-            f'<td style="{pad}"><code>{html.escape(name)}</code></td>'
+            f'<tr class="{status_class(status)}">'
+            f'<td style="{pad}; color: {colour}">{symbol(status)}</td>'
+            f'<td style="{pad}"><code style="color: inherit; background: none">'
+            f"{html.escape(name)}</code></td>"
             f'<td style="{pad}; color: {colour}">{html.escape(status)}</td></tr>'
         )
     body = "".join(cells) or (
         f'<tr><td colspan="3" style="{pad}">(no exercise checked yet)</td></tr>'
     )
     return (
-        '<div style="margin: 0.3em 0;">'
+        '<div class="attnlab-score" style="margin: 0.3em 0;">'
         f"<strong>{html.escape(title)}</strong>"
         f'<table style="margin: 0.3em 0; border-collapse: collapse;">{body}</table>'
         f"<strong>Score: {score}/{total}</strong></div>"

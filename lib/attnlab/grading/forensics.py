@@ -346,6 +346,39 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
             "masked_fill) instead"
         ),
     ),
+    (
+        "does not match the shape of the indexed tensor",
+        _fixed(
+            "a boolean index must have the shape of the tensor it indexes (it does not "
+            "broadcast like a mask for masked_fill or torch.where does): use "
+            "scores.masked_fill(~mask, float('-inf')) or torch.where(mask, scores, -inf)"
+        ),
+    ),
+    (
+        "array split does not result in an equal division",
+        _fixed(
+            "np.split cuts the axis you name into equal pieces, and this axis's size does "
+            "not divide: check which axis you split (the features are on the last axis, "
+            "axis=-1; the positions on axis -2)"
+        ),
+    ),
+    (
+        "truth value of an array with more than one element is ambiguous",
+        _fixed(
+            "an array was used where Python needs one True/False: an `if`, `and`/`or`, or "
+            "Python's built-in max/min/sorted, which compare whole rows of a 2-D array; use "
+            "np.max / np.min (or .max()) for the largest entry, and .any() / .all() in a "
+            "condition"
+        ),
+    ),
+    (
+        "Boolean value of Tensor with more than one value is ambiguous",
+        _fixed(
+            "a tensor was used where Python needs one True/False: an `if`, `and`/`or`, or "
+            "Python's built-in max/min, which compare whole rows; use tensor.max() / "
+            "torch.max for the largest entry, and .any() / .all() in a condition"
+        ),
+    ),
     ("too many indices for array", _fixed(_INDEX_HINT)),
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),

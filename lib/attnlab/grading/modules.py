@@ -245,8 +245,23 @@ def building_error(err: BaseException, call: str, signature: str) -> Finding:
         EXCEPTION,
         f"raised {type(err).__name__}: {err} when building the layer with {call}"
         + (f"\n  at {at}" if at else ""),
-        f"keep the signature: {signature}",
+        _building_diagnosis(str(err)) or f"keep the signature: {signature}",
     )
+
+
+def _building_diagnosis(message: str) -> str | None:
+    """A diagnosis for a layer that fails to build for a known reason other than its signature."""
+    if "cannot assign" in message and "to buffer" in message and "numpy" in message:
+        return (
+            "register_buffer takes a torch tensor, not a NumPy array: convert the table "
+            "first (torch.from_numpy(table) or torch.tensor(table))"
+        )
+    if "cannot assign" in message and "parameter" in message and "numpy" in message:
+        return (
+            "a parameter holds a torch tensor, not a NumPy array: convert it first "
+            "(torch.from_numpy(array))"
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -421,7 +421,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                         continue
                 else:
                     text = f"two arguments of `{name}` are swapped{_where(node, ctx)}"
-                    if _short(a) and _short(b):
+                    if _short(a) and _short(b) and name != "where":  # its arguments: the answer
                         text = (
                             f"two arguments of `{name}` are swapped: `{_code(a)}` and `{_code(b)}`"
                         )

@@ -183,6 +183,10 @@ class Grader:
             passes unrecorded is a missing case.
         no_loops: the statement forbids Python loops: a right answer whose own code loops
             (``for``, ``while``, a comprehension) is refused, with where.
+        structure: for a statement that asks for a method, not only for values (walk the
+            row block by block): called with the learner's function once its values are
+            right, it returns ``(message, diagnosis)`` when the function does not work the
+            way the statement asks, else ``None``.
         norm_atol: an absolute tolerance relative to each output's largest magnitude
             (``|got - want| <= atol + norm_atol * max|want| + rtol * |want|``), for outputs
             whose entries near 0 carry the rounding of the large ones (gradients).
@@ -213,6 +217,7 @@ class Grader:
     statistical: bool = False
     norm_atol: float = 0.0
     no_loops: bool = False
+    structure: Callable[[Any], tuple[str, str] | None] | None = None
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -344,6 +349,10 @@ class Grader:
                     max_error,
                     diagnosed=True,
                 )
+        if self.structure is not None:
+            found = self.structure(fn)
+            if found is not None:
+                return self._result(WRONG_VALUES, found[0], found[1], max_error, diagnosed=True)
         if self.statistical:
             found = self._statistical_problem(fn, runs)
             if found is not None:
@@ -591,6 +600,21 @@ class Grader:
                     "this exercise is in NumPy: compute with NumPy (np.exp, np.sum, @), so "
                     "that NumPy in gives NumPy out",
                 )
+            if isinstance(item, (bool, np.bool_)) and np.asarray(want).dtype.kind != "b":
+                return (
+                    (),
+                    f"{what} a bool ({item}); expected a number",
+                    "return the number itself, not whether it is small: comparing it with a "
+                    "threshold is the caller's job",
+                )
+            if isinstance(item, np.integer) and self.signature.rstrip().endswith("-> int"):
+                return (
+                    (),
+                    f"{what} a NumPy integer ({type(item).__name__} {item}); expected a Python int",
+                    "the exercise asks for a Python int: np.sum and other NumPy functions "
+                    "give NumPy integers; wrap the result in int(...) or add the terms "
+                    "with + and sum()",
+                )
             if is_torch_array(item) or isinstance(item, np.ndarray):
                 array = _numpy(item)
             elif isinstance(item, np.generic) or (
@@ -652,7 +676,10 @@ class Grader:
         err = run.error
         assert err is not None
         said = f"{type(err).__name__}: {err}"  # substrings may name the type: "KeyError"
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        lines = str(err).strip().splitlines()
+        text = lines[0] if lines else ""
+        if text.endswith(":") and len(lines) > 1:  # "Error(s) in loading ...:" names them next
+            text = f"{text} {lines[1].strip()}"
         if len(text) > 200:
             text = text[:197] + "..."
         if signature_mismatch(err):

@@ -199,7 +199,7 @@ def kv_cache_bytes(
 ) -> int:
     r"""Memory of a full KV cache: ``2 · layers · batch · kv_heads · seq_len · d_head · bytes``.
 
-    .. math:: M = 2 \cdot L \cdot B \cdot G \cdot T \cdot d \cdot b
+    .. math:: M = 2 \cdot L \cdot B \cdot G \cdot S \cdot d \cdot b
 
     The 2 is one key and one value per position. Example: 32 layers, 32 heads of 128,
     4096 positions in 16-bit floats: 2 GiB per sequence; with 8 key-value heads, 512 MiB.
