@@ -20,6 +20,7 @@ from corpus import classify, tally
 from attnlab.grading.ch01 import (
     check_bytenet_path,
     check_gradient_norms,
+    check_loop_time,
     check_path_length,
     check_rnn_forward,
     check_rnn_step,
@@ -33,6 +34,7 @@ CHECKS = {
     "path_length": check_path_length,
     "survives_20": check_survives_20,
     "bytenet_path": check_bytenet_path,
+    "loop_time": check_loop_time,
 }
 
 
@@ -463,7 +465,20 @@ CORPUS = [
     ("survives_20", "learner: 0.88 (the part lost)", 0.88, "1 minus"),
     ("survives_20", "learner: 0.13", 0.13, "close"),
     ("bytenet_path", "learner: 2", 2, "100 positions"),
+    ("loop_time", "round 2: 'quadruple' (a typo of the choice)", "quadruple", "T × T"),
+    ("loop_time", "round 2: 'quadruples'", "quadruples", "T × T"),
+    ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
+def test_the_right_choice_in_a_short_phrase_passes(answer):
+    assert check_loop_time(answer).passed, check_loop_time(answer).text
+
+
+@pytest.mark.parametrize("answer", ["it does not double", "doubles or quadruples"])
+def test_a_phrase_that_names_no_single_choice_is_not_read_as_one(answer):
+    assert not check_loop_time(answer).passed
 
 
 def test_the_corpus_covers_every_exercise_and_is_large():

@@ -799,7 +799,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("softmax", "learner: np.clip(z, -50, 50)", l_softmax_clip, "clip"),
     ("shifted_softmax", "learner: 0.3366 (proportional)", 0.3366, "proportional"),
     ("shifted_softmax", "learner: 0.66 (truncated)", 0.66, "close"),
-    ("shifted_softmax", "learner: 0.7", 0.7, "close"),
+    ("shifted_softmax", "learner: 0.6 (conceptual, not a rounding slip)", 0.6, "e^100"),
     ("shifted_softmax", "learner: 0.09", 0.09, "smallest"),
     ("shifted_softmax", "learner: 0.245", 0.245, "middle"),
     ("shifted_softmax", "learner: 66.5", 66.5, "percentage"),
@@ -815,6 +815,55 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("equal_rows", "learner: 0.3", 0.3, "close"),
     ("equal_rows", "learner: 25", 25, "percentage"),
 ]  # fmt: skip
+
+
+def r2_wp_truthy_get(word, vocab):
+    """Round 2: `if vocab.get(piece):` skips a real piece whose id is 0."""
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            i = vocab.get(piece)
+            if i:
+                ids.append(i)
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r2_wp_lowercased(word, vocab):
+    """Round 2: lowercases the word first."""
+    return _wordpiece_ok(word.lower(), vocab)
+
+
+def r2_spread_theory(d, n, seed):
+    """Round 2: the theory's values, nothing measured."""
+    return float(np.sqrt(d)), 1.0
+
+
+def r2_spread_variance_scaled(d, n, seed):
+    """Round 2: the variance of the scaled scores as the second value."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = np.sum(q * k, axis=-1)
+    return float(s.std()), float(s.var() / d)
+
+
+CORPUS += [
+    ("wordpiece", "round 2: if vocab.get(piece)", r2_wp_truthy_get, "id is 0"),
+    ("wordpiece", "round 2: lowercased the word", r2_wp_lowercased, "lowercased"),
+    ("score_spread", "round 2: theory's values", r2_spread_theory, "nothing was measured"),
+    (
+        "score_spread",
+        "round 2: variance of the scaled scores",
+        r2_spread_variance_scaled,
+        "variance",
+    ),
+    ("shifted_softmax", "round 2: 0 is not a rounding slip", 0, "e^100"),
+]
 
 
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
@@ -869,6 +918,7 @@ def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
 
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
+    ("shifted_softmax", "round 2: 0.7, the answer to one decimal", 0.7),
     (
         "wordpiece",
         "learner: returned tuple(ids)",

@@ -388,7 +388,7 @@ BUGS = [
     (check_attention_torch, torch_numpy_output, WRONG_TYPE, "torch"),
     (check_additive_scores, additive_no_tanh, WRONG_VALUES, "left out the tanh"),
     (check_additive_scores, additive_rowwise, EXCEPTION, "every query meets every key"),
-    (check_additive_scores, additive_swapped, EXCEPTION, "W_a (d_q, h) projects the queries"),
+    (check_additive_scores, additive_swapped, EXCEPTION, "W_a (d_q, h) for the queries"),
     (check_self_attention_module, ModuleUnscaled, WRONG_VALUES, "forgot to scale"),
     (check_self_attention_module, ModuleKeysFromWq, WRONG_VALUES, "W_q for the keys"),
     (check_self_attention_module, ModuleWithBias, EXCEPTION, "bias=False"),

@@ -624,11 +624,92 @@ CORPUS = [
     ("unscaled_weight", "learner: 0", 0, "key 2"),
     ("unscaled_weight", "learner: e^16", 8886110, "ratio"),
     ("unscaled_weight", "learner: 100", 100, "percentage"),
+    ("unscaled_weight", "round 2: 0.9999 (truncated)", 0.9999, "round (not truncate)"),
     ("raw_spread", "learner: 0.125", 0.125, "scaling factor"),
     ("raw_spread", "learner: 2.83", 2.83, "variance is 64"),
     ("raw_spread", "learner: 64 ** 0.25", 64**0.25, "variance is 64"),
     ("cross_columns", "learner: 19", 19, "keys only"),
     ("cross_columns", "learner: 84", 84, "entries"),
+]  # fmt: skip
+
+
+def r2_tatt_nan_zeroed_in_place(q, k, v, mask=None):
+    """Round 2: softmax's output edited in place (autograd needs it for backward)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights[weights != weights] = 0.0
+    return weights @ v, weights
+
+
+def r2_tatt_to_cuda(q, k, v, mask=None):
+    """Round 2: moves the tensors to a GPU."""
+    q, k, v = q.to("cuda"), k.to("cuda"), v.to("cuda")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask.to("cuda"), float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def r2_tatt_nan_left_in_weights(q, k, v, mask=None):
+    """Round 2: nan_to_num on the output only; the weights keep their NaN."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).nan_to_num(0.0), weights
+
+
+def r2_slide_precedence(q, k, targets):
+    """Round 2: `/ q @ q` without parentheses divides by the vector q first."""
+    c = (targets - k @ q) / q @ q
+    return k + c[:, None] * q
+
+
+def r2_slide_hard_coded_targets(q, k, targets):
+    """Round 2: the chapter's targets typed in instead of the argument."""
+    target = np.array([112.0, 96.0])
+    return k + ((target - k @ q) / (q @ q))[:, None] * q
+
+
+def r2_add_v_a_on_the_left(q, k, W_a, U_a, v_a):
+    """Round 2: v_a @ tanh(...) contracts the key axis, not h."""
+    hq = q @ W_a
+    hk = k @ U_a
+    return v_a @ np.tanh(hq[..., :, None, :] + hk[..., None, :, :])
+
+
+class R2ParameterMatrices(torch.nn.Module):
+    """Round 2: nn.Parameter matrices named W_q, W_k, W_v instead of nn.Linear layers."""
+
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+        self.W_k = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+        self.W_v = torch.nn.Parameter(torch.randn(d_model, d_head) / math.sqrt(d_model))
+
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q, x @ self.W_k, x @ self.W_v
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return weights @ v, weights
+
+
+def r2_slide_list_of_rows(q, k, targets):
+    """Round 2: a Python list of moved keys, not one array."""
+    return [k[j] + (targets[j] - k[j] @ q) / (q @ q) * q for j in range(len(k))]
+
+
+CORPUS += [
+    ("slide_keys", "round 2: a list of rows", r2_slide_list_of_rows, "list of rows"),
+    ("self_attention_module", "round 2: nn.Parameter matrices", R2ParameterMatrices, "not a layer"),
+    ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out by v_a"),
+    ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),
+    ("slide_keys", "round 2: hard-coded targets", r2_slide_hard_coded_targets, "typed in"),
+    ("attention_torch", "round 2: NaN zeroed in place", r2_tatt_nan_zeroed_in_place, "in place"),
+    ("attention_torch", "round 2: .to('cuda')", r2_tatt_to_cuda, "GPU"),
+    ("attention_torch", "round 2: NaN left in the weights", r2_tatt_nan_left_in_weights, "hides every key"),
 ]  # fmt: skip
 
 

@@ -556,6 +556,7 @@ def _path_cases() -> tuple[Case, ...]:
         ("convolution, wide kernel", 1000, "convolution", 9),
         ("dilated, exact power", 125, "dilated_convolution", 5),
         ("dilated, rounds up", 126, "dilated_convolution", 5),
+        ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
         ("dilated", 1000, "dilated_convolution", 10),
         ("attention", 1000, "self_attention", 3),
     ]
@@ -605,6 +606,16 @@ PATH_LENGTH = GRADERS.add(
             Mistake(
                 "each convolution layer widens the view by k - 1 positions, not k",
                 _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k), _dilated),
+            ),
+            Mistake(
+                "int(log) + 1 rounds up only when n is not a power of k: for n = k ** L it "
+                "gives L + 1 layers even with an exact log (n = 100, k = 10 gives 3, not 2); "
+                "find the smallest L with k ** L >= n",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: int(math.log(n) / math.log(k)) + 1,
+                ),
             ),
             Mistake(
                 "math.log(n, k) is a float and can land just above a whole number "

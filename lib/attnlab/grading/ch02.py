@@ -119,6 +119,21 @@ def _wordpiece_with(
     return wordpiece
 
 
+def _wordpiece_truthy(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if vocab.get(piece):
+                pieces.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
+
+
 def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
     """Planted: the longest known piece taken from the end of the word, backwards."""
     pieces, end = [], len(word)
@@ -173,6 +188,8 @@ def _wordpiece_cases() -> tuple[Case, ...]:
     }
     # The same pieces in another order: `<unk>` is id 7, not 0, and every id differs.
     shuffled = {piece: (i + 7) % len(_PIECES) for i, piece in enumerate(_PIECES)}
+    zero = _PIECES.index("##ing")
+    at_zero = {piece: (i - zero) % len(_PIECES) for i, piece in enumerate(_PIECES)}
     return (
         *(
             Case(label, {"word": word, "vocab": dict(_WORDPIECE_VOCAB)})
@@ -180,6 +197,10 @@ def _wordpiece_cases() -> tuple[Case, ...]:
         ),
         Case("another vocabulary, <unk> = 7", {"word": "playz", "vocab": shuffled}),
         Case("another vocabulary, a suffix", {"word": "playing", "vocab": shuffled}),
+        # A real piece at id 0 (`##ing`): a lookup tested by the truthiness of its id skips it.
+        Case("another vocabulary, a piece with id 0", {"word": "walking", "vocab": at_zero}),
+        # The vocabulary is case-sensitive: a capital letter is an unknown letter.
+        Case("a capital letter", {"word": "Walk", "vocab": dict(_WORDPIECE_VOCAB)}),
     )
 
 
@@ -246,6 +267,18 @@ WORDPIECE = GRADERS.add(
                 "you only look the whole word up: when it is not in the vocabulary, cut it "
                 "into pieces from the left, the longest known piece each time",
                 lambda word, vocab: [vocab.get(word, vocab[_UNK])],
+            ),
+            Mistake(
+                "a piece whose id is 0 was skipped: `if vocab.get(piece):` is false for id "
+                "0, a real id; test whether the piece is in the vocabulary (`in`), not the "
+                "truth of its id",
+                _wordpiece_truthy,
+            ),
+            Mistake(
+                "you changed the word's letters (lowercased it) before looking pieces up: the "
+                "vocabulary is case-sensitive, and a letter it does not hold makes the word "
+                "`<unk>`",
+                lambda word, vocab: _wordpiece_reference(word.lower(), vocab),
             ),
             Mistake(
                 "you cut from the end of the word backwards: WordPiece starts at the left and "
@@ -979,6 +1012,27 @@ def _spread_transposed_draws(d: int, n: int, seed: int) -> tuple[float, float]:
     return float(np.std(s)), float(np.std(s / math.sqrt(d)))
 
 
+def _spreads_fit(outputs: Any, case: Case) -> str | None:
+    """The two spreads of the same scores: dividing scores by sqrt(d) divides their std by it."""
+    raw, scaled = (float(np.asarray(outputs[k]).reshape(-1)[0]) for k in ("raw", "scaled"))
+    d = case.inputs["d"]
+    if math.isclose(scaled, raw / math.sqrt(d), rel_tol=1e-6):
+        return None
+    if math.isclose(scaled, raw**2 / d, rel_tol=1e-6) or math.isclose(
+        scaled, (raw / math.sqrt(d)) ** 2, rel_tol=1e-6
+    ):
+        return (
+            "your second number is a variance (the square of a spread): near 1 a variance "
+            "and a standard deviation look alike, but the exercise asks for the spread "
+            "(std) of the scaled scores"
+        )
+    return (
+        "your two numbers are not the spreads of the same scores: dividing every score by "
+        "sqrt(d) divides their standard deviation by exactly sqrt(d), so measure both on "
+        "one set of scores"
+    )
+
+
 def _pairs(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.sum(q * k, axis=-1)
 
@@ -993,6 +1047,7 @@ SCORE_SPREAD = GRADERS.add(
             for d, seed in ((4, 0), (16, 1), (100, 2))
         ),
         outputs=("raw", "scaled"),
+        properties=(Property(_spreads_fit),),
         mistakes=(
             Mistake(
                 "you measured the variance, not the standard deviation: the raw scores' "
@@ -1051,14 +1106,6 @@ SCORE_SPREAD = GRADERS.add(
                 "axis: np.sum(q * k, axis=-1) in s = np.sum(q * k, axis=-1) -> np.sum(q * k, "
                 "axis=1)",
                 "q * k has two axes: 1 is -1",
-            ),
-            (
-                "input: seed in rng = np.random.default_rng(seed) -> d",
-                "any seed gives a spread within the 10 % the check allows",
-            ),
-            (
-                "input: seed in rng = np.random.default_rng(seed) -> n",
-                "any seed gives a spread within the 10 % the check allows",
             ),
             (
                 "drop: float(s.std()) in return float(s.std()), float((s / np.sqrt(d)).std()) "

@@ -97,9 +97,12 @@ def _slide_broadcast_hint(message: str) -> str | None:
     if found is None:
         return None
     return (
-        f"a vector of shape ({found[1]},), one coefficient per key, met q of shape "
-        f"({found[2]},): give the coefficients a second axis so that each one scales the "
-        "whole of q"
+        f"a vector of shape ({found[1]},) met one of shape ({found[2]},) entry by entry. "
+        "Where one coefficient per key meets q, each coefficient must scale the whole of "
+        "q (a second axis); but `/` and `@` are applied left to right, so a line such as "
+        "`a / q @ q` divides by the vector q before the dot product. A vector whose length "
+        "is neither the case's number of keys nor q's was not built from the arguments "
+        "(the statement's example values typed in?)"
     )
 
 
@@ -329,13 +332,10 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
             lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e9),
         ),
         Mistake(
-            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. Set "
-            "the weights of rows with no visible key to 0 (e.g. "
-            + (
-                "np.where(mask.any(-1, keepdims=True), weights, 0))"
-                if attend is _np_attend
-                else "torch.where(mask.any(-1, keepdim=True), weights, 0.0))"
-            ),
+            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. The "
+            "weights of a row whose mask hides every key must be 0: find those rows from "
+            "the mask and replace their weights, without editing the softmax's output "
+            "in place",
             lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
         ),
         Mistake(
@@ -667,8 +667,12 @@ ADDITIVE = GRADERS.add(
         error_hints=(
             (
                 "mismatch in its core dimension",
-                "W_a (d_q, h) projects the queries and U_a (d_k, h) the keys: q @ W_a and "
-                "k @ U_a (queries and keys may have different sizes)",
+                "a matrix product met sizes that do not fit: `a @ b` contracts the last "
+                "axis of a with the second-to-last of b (a vector on the left meets that "
+                "axis). Two products can be at fault: the projections, W_a (d_q, h) for "
+                "the queries and U_a (d_k, h) for the keys (their sizes may differ), and "
+                "the read-out by v_a (h,), which must contract the h axis, the last of the "
+                "(..., T, S, h) array, not its key axis S",
             ),
             (
                 "could not be broadcast",
@@ -703,7 +707,18 @@ def _run_module(cls: Any, x, W_q, W_k, W_v, mask=None) -> tuple[torch.Tensor, ..
     d_head, d_model = W_q.shape
     layer = cls(d_model, d_head).to(torch.float64)
     for name in ("W_q", "W_k", "W_v"):
-        if not isinstance(getattr(layer, name, None), nn.Module):
+        found = getattr(layer, name, None)
+        if isinstance(found, torch.Tensor):
+            raise AnswerProblem(
+                EXCEPTION,
+                f"your `{name}` is a {type(found).__name__} of shape {tuple(found.shape)}, "
+                "not a layer",
+                f"the name `{name}` is right, but the exercise asks for a projection layer "
+                "(nn.Linear, without bias): the check copies the weights into "
+                f"`{name}.weight` and calls `self.{name}(x)`, which a bare matrix does not "
+                "have",
+            )
+        if not isinstance(found, nn.Module):
             raise AnswerProblem(
                 EXCEPTION,
                 f"your layer has no projection layer `{name}`",
@@ -927,8 +942,8 @@ def check_self_attention_module(cls: Any) -> CheckResult:
 UNSCALED_WEIGHT = GRADERS.add(
     Question(
         name="unscaled_weight",
-        answer=1.0,
-        atol=1e-4,
+        answer=1 / (1 + math.exp(-16)),
+        atol=5e-5,  # four decimals, rounded: 1.0000 (0.9999 is truncated)
         explanation="softmax(112, 96) gives the first key 1 / (1 + e^-16) = 0.9999999: a "
         "difference of 16 is 9 million to one. Dividing by sqrt(d_k) = 8 shrinks the "
         "difference to 2 and the weights to 0.88 and 0.12: scaling keeps the softmax out "
@@ -966,6 +981,16 @@ UNSCALED_WEIGHT = GRADERS.add(
             (
                 "answer = 1 / (1 + math.exp(-17))",
                 "e^-17 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+            (
+                "answer = 1 / (1 + math.exp(-32))",
+                "e^-32 and e^-16 change the weight in the seventh decimal; the question "
+                "asks for four",
+            ),
+            (
+                "answer = 1 / (1 + math.exp(-160))",
+                "e^-160 and e^-16 change the weight in the seventh decimal; the question "
                 "asks for four",
             ),
         ),

@@ -197,6 +197,20 @@ def _cat_hint(message: str) -> str:
 
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
+    (
+        "not compiled with CUDA",
+        _fixed(
+            "your code moves tensors to a GPU ('cuda'), which this machine does not have: the "
+            "function should compute on the device its inputs come on, without moving them"
+        ),
+    ),
+    (
+        "Expected all tensors to be on the same device",
+        _fixed(
+            "your code moves some tensors to another device: the function should compute on "
+            "the device its inputs come on, without moving them"
+        ),
+    ),
     ("must match the size of tensor b", _broadcast_hint),
     ("not aligned", _aligned_hint),
     ("mismatch in its core dimension", _matmul_hint),

@@ -167,7 +167,21 @@ def gradient_problem(
                     "compute with torch operations only",
                 )
         want = _grads(expected, keep, ref_args)
-        have = _grads(got, keep, args)
+        try:
+            have = _grads(got, keep, args)
+        except RuntimeError as err:
+            if "inplace operation" not in str(err):
+                raise
+            return (
+                NO_GRADIENT,
+                f"right values, but no gradient can be computed through your code (case "
+                f"{case.describe()}): autograd reports that a tensor it needs was modified "
+                "by an in-place operation",
+                "your code edits a tensor in place after computing it (`w[...] = ...`, "
+                "`w += ...`, or a method ending in `_`, on softmax's output for example): "
+                "autograd keeps that tensor for the backward pass, so build a new tensor "
+                "instead of overwriting it",
+            )
         names = [
             n
             for n, a in zip(case.inputs, args, strict=True)

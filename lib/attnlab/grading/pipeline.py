@@ -63,7 +63,7 @@ import re
 import textwrap
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -393,6 +393,49 @@ class Grader:
                 np.allclose(x, y, rtol=1e-9, atol=1e-12) for x, y in zip(a, b, strict=True)
             )
 
+        # Numbers that do not move with the seed were not measured (the theory's values
+        # typed in), when the reference's measurement does move with it.
+        if "seed" in first.case.inputs and isinstance(first.case.inputs["seed"], int):
+            other = replace(
+                first.case, inputs={**first.case.inputs, "seed": first.case.inputs["seed"] + 1}
+            )
+            try:
+                moved = tuple(_numpy(v) for v in self._items(call_quietly(fn, other)[0]))
+                want = tuple(_numpy(v) for v in self._items(call_quietly(self.reference, other)[0]))
+            except Exception:
+                moved = want = None
+            if (
+                moved is not None
+                and want is not None
+                and all(
+                    np.array_equal(a, b) for a, b in zip(moved, first.outputs or (), strict=False)
+                )
+                and not all(
+                    np.array_equal(a, b) for a, b in zip(want, first.expected, strict=False)
+                )
+            ):
+                return (
+                    f"your numbers are the same for seed {first.case.inputs['seed']} and "
+                    f"seed {first.case.inputs['seed'] + 1}: the seed is not used, or nothing "
+                    "was measured",
+                    "a measurement of random draws moves a little with the seed: draw the "
+                    "vectors from a generator made from `seed` itself and compute the "
+                    "statistics from them, rather than returning the values the theory "
+                    "predicts",
+                )
+        # What every right output has, checked even within the tolerance (a variance where
+        # a spread was asked can fall inside a measurement's tolerance).
+        for run in runs:
+            if run.outputs is None:
+                continue
+            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
+            for prop in self.properties:
+                found = prop.violated(named_outputs, run.case)
+                if found:
+                    return (
+                        f"your numbers on case {run.case.describe()} do not fit together",
+                        found,
+                    )
         learner = [r.outputs or () for r in runs]
         if all(exactly(o, r.expected) for o, r in zip(learner, runs, strict=True)):
             return None
@@ -499,6 +542,20 @@ class Grader:
                 and len(value) > 1
                 and all(is_torch_array(v) or isinstance(v, np.ndarray) for v in value)
             ):
+                want = run.expected[0]
+                if (
+                    want.ndim >= 1
+                    and len(value) == want.shape[0]
+                    and all(tuple(v.shape) == want.shape[1:] for v in value)
+                ):
+                    return (
+                        (),
+                        f"returned a {type(value).__name__} of {len(value)} rows; expected one "
+                        + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                        f"each row is right-shaped, but a Python {type(value).__name__} of rows "
+                        "is not an array: make one array of them (stack them, or compute all "
+                        "rows at once)",
+                    )
                 return (
                     (),
                     f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
@@ -797,6 +854,11 @@ class Grader:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
             for candidate in group(runs, fn):
+                if all(
+                    self._agree(o, r.expected, False)
+                    for o, r in zip(candidate.outcomes, runs, strict=True)
+                ):
+                    continue  # right values everywhere (a gradient mistake): explains no value
                 rank = self._rank(candidate.outcomes, learner, right, index)
                 if rank is not None and (best is None or rank > best[0]):
                     best = (rank, candidate)

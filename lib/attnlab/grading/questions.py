@@ -201,6 +201,22 @@ class Question:
         ]
         return min(matches, key=lambda m: m[0])[1] if matches else None
 
+    def _rounded_answer(self, given: Any) -> bool:
+        """Is ``given`` the answer rounded to the decimals it is written with (0.7 for 0.665)?
+
+        Only with at least one decimal, and only when no listed wrong answer rounds to the
+        same value: a rounding that cannot tell the answer from a mistake is not accepted.
+        """
+        if self.kind != "number" or given == 0:
+            return False
+        digits = _decimals(float(given))
+        if digits is None or digits < 1:
+            return False
+        half = 0.5 * 10.0**-digits + 1e-12
+        if abs(float(given) - float(self.answer)) > half:
+            return False
+        return not any(abs(float(given) - float(w)) <= half for w, _ in self.wrong)
+
     def _number_clue(self, given: float) -> str | None:
         """What a number no listed wrong answer explains is, next to the right one.
 
@@ -225,7 +241,11 @@ class Question:
                 "other key's share) instead of the part the question asks about"
             )
         digits = _decimals(given)
-        if digits is not None and abs(given - answer) < 10.0**-digits:
+        significant = (
+            digits + math.floor(math.log10(abs(given))) + 1 if digits is not None and given else 0
+        )
+        # A slip in the last digit only, not a conceptual mistake (0 is not close to 0.665).
+        if significant >= 2 and abs(given - answer) < 10.0**-digits * (1 - 1e-9):
             return (
                 f"close, but not right to the {digits} decimal{'s' * (digits != 1)} you "
                 "gave: work it out to one more digit, then round (not truncate)"
@@ -267,8 +287,30 @@ class Question:
         if not isinstance(given, str):
             return None, f"expected a word, got {given!r}", self._choices_text()
         if self._normal(given) not in {self._normal(c) for c in self.choices or ()}:
-            return None, f"{given!r} is not one of the choices", self._choices_text()
+            found = self._choice_in_phrase(given)
+            if found is None:
+                return None, f"{given!r} is not one of the choices", self._choices_text()
+            return found, None, None
         return given, None, None
+
+    def _choice_in_phrase(self, given: str) -> str | None:
+        """The one choice a short phrase names ("it doubles" -> "doubles"), if exactly one.
+
+        A phrase of up to five words with no negation: "it does not double" names none.
+        """
+        words = re.findall(r"[a-z0-9']+", given.lower())
+        if not words or len(words) > 5 or {"not", "no", "never"} & set(words):
+            return None
+        if any(w.endswith("n't") for w in words):
+            return None
+        text = " " + " ".join(words) + " "
+        named = [
+            c
+            for c in self.choices or ()
+            if f" {self._normal(c)} " in text
+            or (self._normal(c).endswith("s") and f" {self._normal(c)[:-1]} " in text)
+        ]
+        return named[0] if len(named) == 1 else None
 
     def _choices_text(self) -> str:
         return "answer one of: " + ", ".join(repr(c) for c in self.choices or ())
@@ -286,7 +328,7 @@ class Question:
         value, problem, hint = self._as_value(given)
         if problem is not None:
             return self._result(WRONG_TYPE, problem, hint, diagnosed=hint is not None)
-        if self._matches(value, self.answer):
+        if self._matches(value, self.answer) or self._rounded_answer(value):
             return self._result(
                 PASSED, f"right: {_fmt(value)}", explanation=self.explanation or None
             )
