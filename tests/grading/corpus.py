@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
+
 from attnlab import grading
 from attnlab.grading.results import CheckResult
 from attnlab.grading.status import GRADER_ERROR
@@ -48,3 +50,50 @@ def classify(
 def tally(checks: dict[str, Callable[[Any], CheckResult]], corpus: Sequence[Entry]) -> Counter:
     """How many entries of ``corpus`` fall in each class."""
     return Counter(classify(checks[e], answer, words)[0] for e, _, answer, words in corpus)
+
+
+def chapter_tests(
+    checks: dict[str, Callable[[Any], CheckResult]],
+    corpus: Sequence[Entry],
+    correct: Sequence[tuple[str, str, Any]],
+) -> tuple[Callable[..., None], ...]:
+    """The four tests a chapter's corpus runs, built for its ``checks``, ``corpus`` and
+    ``correct`` answers (``(exercise, what, answer)``). A corpus module assigns them to
+    its own ``test_...`` names, where pytest collects them:
+
+    - the corpus covers every exercise with at least 5 wrong and 2 right answers, no label
+      twice;
+    - no wrong answer passes or gets a diagnosis without its expected words;
+    - every right answer, written differently from the worked solution, passes;
+    - at least 9 in 10 wrong answers get a specific diagnosis.
+    """
+
+    def covers() -> None:
+        assert {e for e, *_ in corpus} == set(checks)
+        for exercise in checks:
+            assert sum(e == exercise for e, *_ in corpus) >= 5, exercise
+            assert sum(e == exercise for e, *_ in correct) >= 2, exercise
+        labels = [(e, what) for e, what, _, _ in corpus]
+        assert len(labels) == len(set(labels))
+
+    @pytest.mark.parametrize(
+        ("exercise", "what", "answer", "words"), corpus, ids=[f"{e}: {w}" for e, w, _, _ in corpus]
+    )
+    def wrong(exercise: str, what: str, answer: Any, words: str) -> None:
+        kind, result = classify(checks[exercise], answer, words)
+        assert kind != "accepted", f"{what}: a wrong answer passed"
+        assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
+
+    @pytest.mark.parametrize(
+        ("exercise", "what", "answer"), correct, ids=[f"{e}: {w}" for e, w, _ in correct]
+    )
+    def right(exercise: str, what: str, answer: Any) -> None:
+        result = checks[exercise](answer)
+        assert result.passed, f"{what}\n{result.text}"
+
+    def nine_in_ten() -> None:
+        counts = tally(checks, corpus)
+        assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
+        assert counts["specific"] >= 0.9 * len(corpus), counts
+
+    return covers, wrong, right, nine_in_ten

@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 import torch
-from corpus import classify, tally
+from corpus import chapter_tests
 from torch import nn
 
 from attnlab import apply_rope, sinusoidal_encoding
@@ -579,33 +578,11 @@ CORRECT = [
 ]
 
 
-def test_the_corpus_covers_every_exercise_five_times_and_is_large():
-    assert {e for e, *_ in CORPUS} == set(CHECKS)
-    for exercise in CHECKS:
-        assert sum(e == exercise for e, *_ in CORPUS) >= 5, exercise
-        assert sum(e == exercise for e, *_ in CORRECT) >= 2, exercise
-    labels = [(e, what) for e, what, _, _ in CORPUS]
-    assert len(labels) == len(set(labels))
-
-
-@pytest.mark.parametrize(
-    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
-)
-def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
-    kind, result = classify(CHECKS[exercise], answer, words)
-    assert kind != "accepted", f"{what}: a wrong answer passed"
-    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
-
-
-@pytest.mark.parametrize(
-    ("exercise", "what", "answer"), CORRECT, ids=[f"{e}: {w}" for e, w, _ in CORRECT]
-)
-def test_right_answers_written_differently_pass(exercise, what, answer):
-    result = CHECKS[exercise](answer)
-    assert result.passed, f"{what}\n{result.text}"
-
-
-def test_at_least_nine_in_ten_get_a_specific_diagnosis():
-    counts = tally(CHECKS, CORPUS)
-    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
-    assert counts["specific"] >= 0.9 * len(CORPUS), counts
+# The corpus's four tests (tests/grading/corpus.py): every exercise covered, no wrong answer
+# accepted or misled, the right answers pass, at least 9 in 10 specific.
+(
+    test_the_corpus_covers_every_exercise_five_times_and_is_large,
+    test_no_wrong_answer_passes_or_is_misled,
+    test_right_answers_written_differently_pass,
+    test_at_least_nine_in_ten_get_a_specific_diagnosis,
+) = chapter_tests(CHECKS, CORPUS, CORRECT)
