@@ -15,7 +15,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from corpus import classify, tally
+from corpus import chapter_tests, classify
 from test_ch07 import DecoderParts, EncoderParts
 
 from attnlab.grading.ch07 import (
@@ -439,27 +439,14 @@ CORPUS = [
 ]  # fmt: skip
 
 
-def test_the_corpus_covers_every_exercise_and_is_large():
-    assert {e for e, *_ in CORPUS} == set(CHECKS)
-    for exercise in CHECKS:
-        assert sum(e == exercise for e, *_ in CORPUS) >= 5, exercise
-    labels = [(e, what) for e, what, _, _ in CORPUS]
-    assert len(labels) == len(set(labels))
-
-
-@pytest.mark.parametrize(
-    ("exercise", "what", "answer", "words"), CORPUS, ids=[f"{e}: {w}" for e, w, _, _ in CORPUS]
-)
-def test_no_wrong_answer_passes_or_is_misled(exercise, what, answer, words):
-    kind, result = classify(CHECKS[exercise], answer, words)
-    assert kind != "accepted", f"{what}: a wrong answer passed"
-    assert kind != "misleading", f"{what}: expected {words!r}\n{result.text}"
-
-
-def test_at_least_nine_in_ten_get_a_specific_diagnosis():
-    counts = tally(CHECKS, CORPUS)
-    assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
-    assert counts["specific"] >= 0.9 * len(CORPUS), counts
+# The corpus's tests (tests/grading/corpus.py): every exercise covered, no wrong answer
+# accepted or misled, at least 9 in 10 specific (the right answers are in test_chNN.py).
+(
+    test_the_corpus_covers_every_exercise_and_is_large,
+    test_no_wrong_answer_passes_or_is_misled,
+    _,
+    test_at_least_nine_in_ten_get_a_specific_diagnosis,
+) = chapter_tests(CHECKS, CORPUS)
 
 
 # ------------------------------------------------------------------ a learner's attempts
