@@ -119,21 +119,25 @@ test: $(STAMP)
 	$(PY) tools/make_toc.py --check
 	$(PY) tools/make_exercises.py --check
 	@mkdir -p _build
-	@echo "nbval over $(NOTEBOOKS), then the book build, in the background (log: _build/notebooks.log)"
-	@{ $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) --nbval-fill-cache $(BOOK_CACHE) \
-	    && $(BIN)/jupyter-book build . -W -n --keep-going; } > _build/notebooks.log 2>&1 & nb=$$!; \
+	@echo "nbval over $(NOTEBOOKS), the book build, then nbval on another machine, in the background"
+	@echo "  (logs: _build/notebooks.log, _build/nbval-other-machine.log)"
+	@rm -f _build/.built _build/.other; \
+	{ { $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) --nbval-fill-cache $(BOOK_CACHE) \
+	    && $(BIN)/jupyter-book build . -W -n --keep-going; } > _build/notebooks.log 2>&1; \
+	  echo $$? > _build/.built; \
+	  $(PY) tools/other_machine.py -- $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) \
+	    -p no:cacheprovider > _build/nbval-other-machine.log 2>&1; \
+	  echo $$? > _build/.other; } & nb=$$!; \
 	OMP_NUM_THREADS=1 $(PY) -m pytest tests $(addprefix --ignore=,$(SITE_TESTS)); tests=$$?; \
+	wait $$nb; built=$$(cat _build/.built); other=$$(cat _build/.other); \
+	if [ $$built -ne 0 ]; then tail -n 80 _build/notebooks.log; \
+	    echo "nbval or the book build failed (log: _build/notebooks.log)"; \
+	else grep -E "^(=+ )?[0-9]+ passed" _build/notebooks.log; fi; \
 	echo "nbval again, on another machine (log: _build/nbval-other-machine.log)"; \
-	$(PY) tools/other_machine.py -- $(PY) -m pytest $(NOTEBOOKS) $(NBVAL_FLAGS) \
-	    -p no:cacheprovider > _build/nbval-other-machine.log 2>&1; other=$$?; \
 	head -n 1 _build/nbval-other-machine.log; \
 	if [ $$other -ne 0 ]; then tail -n 60 _build/nbval-other-machine.log; \
 	    echo "nbval on another machine failed (log: _build/nbval-other-machine.log)"; \
 	else grep -E "^(=+ )?[0-9]+ passed" _build/nbval-other-machine.log; fi; \
-	wait $$nb; built=$$?; \
-	if [ $$built -ne 0 ]; then tail -n 80 _build/notebooks.log; \
-	    echo "nbval or the book build failed (log: _build/notebooks.log)"; \
-	else grep -E "^(=+ )?[0-9]+ passed" _build/notebooks.log; fi; \
 	[ $$built -eq 0 ] && [ $$tests -eq 0 ] && [ $$other -eq 0 ]
 	$(PY) -m pytest $(SITE_TESTS)
 
