@@ -425,17 +425,10 @@ class Grader:
                 )
         # What every right output has, checked even within the tolerance (a variance where
         # a spread was asked can fall inside a measurement's tolerance).
-        for run in runs:
-            if run.outputs is None:
-                continue
-            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
-            for prop in self.properties:
-                found = prop.violated(named_outputs, run.case)
-                if found:
-                    return (
-                        f"your numbers on case {run.case.describe()} do not fit together",
-                        found,
-                    )
+        broken = self._broken_property(runs)
+        if broken is not None:
+            run, found = broken
+            return f"your numbers on case {run.case.describe()} do not fit together", found
         learner = [r.outputs or () for r in runs]
         if all(exactly(o, r.expected) for o, r in zip(learner, runs, strict=True)):
             return None
@@ -460,6 +453,19 @@ class Grader:
             f"check_{self.name}({self.name}), without calling it",
             diagnosed=True,
         )
+
+    def _broken_property(self, runs: list[_Run]) -> tuple[_Run, str] | None:
+        """The first run whose outputs break a property every right output has, and what
+        the property says of them."""
+        for run in runs:
+            if run.outputs is None:
+                continue
+            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
+            for prop in self.properties:
+                found = prop.violated(named_outputs, run.case)
+                if found:
+                    return run, found
+        return None
 
     def _result(
         self,
@@ -783,14 +789,9 @@ class Grader:
         # A property that every right output has, broken by the failing output (or, when
         # that one holds NaN or inf, by the learner's output on another case).
         finite = all(np.all(np.isfinite(o)) for o in outputs if o.dtype.kind in "fc")
-        for run in [failing_run] if finite else [failing_run, *runs]:
-            if run.outputs is None:
-                continue
-            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
-            for prop in self.properties:
-                found = prop.violated(named_outputs, run.case)
-                if found:
-                    return self._result(status, message, found, max_error, diagnosed=True)
+        broken = self._broken_property([failing_run] if finite else [failing_run, *runs])
+        if broken is not None:
+            return self._result(status, message, broken[1], max_error, diagnosed=True)
         if status in (WRONG_VALUES, NOT_FINITE, WRONG_SHAPE):
             case = failing_run.case
             got = outputs[k]
