@@ -820,15 +820,24 @@ _PARALLEL = (
 )
 
 
-def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
+def _planted_block(base: type, run: Callable[..., Any], bug: str, only: str) -> Callable[..., Any]:
+    """A subclass of the planted block ``base`` with ``bug`` (in ``only`` one placement), run."""
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
-    cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return memoised(adapt(_run_encoder, cls))
+    cls = type(name, (base,), {"bug": bug, "only": only})
+    return memoised(adapt(run, cls))
+
+
+def _in_placements(planted: Callable[[str, str], Any], diagnosis: str, bug: str) -> tuple:
+    """The bug in both placements, and in either one alone (an if/else with one slip)."""
+    return tuple(Mistake(diagnosis, planted(bug, only)) for only in ("", "post", "pre"))
+
+
+def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
+    return _planted_block(_PlantedEncoder, _run_encoder, bug, only)
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
-    """The bug in both placements, and in either one alone (an if/else with one slip)."""
-    return tuple(Mistake(diagnosis, _planted_encoder(bug, only)) for only in ("", "post", "pre"))
+    return _in_placements(_planted_encoder, diagnosis, bug)
 
 
 ENCODER_BLOCK = GRADERS.add(
@@ -910,8 +919,7 @@ ENCODER_BLOCK = GRADERS.add(
             *_encoder_mistakes(
                 "your two sub-layers use different placements: the attention's LayerNorm "
                 "sits on its input (pre-LN) and the feed-forward's on the sum x + FFN(x) "
-                "(post-LN); in one block both sub-layers use the placement norm_first picks "
-                "(pre-LN: x + FFN(norm2(x)))",
+                "(post-LN); in one block both sub-layers use the placement norm_first picks",
                 "pre attn, post ffn",
             ),
             *_encoder_mistakes(
@@ -1164,14 +1172,12 @@ _QUERIES_FROM_MEMORY = (
 
 
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
-    name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
-    cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return memoised(adapt(_run_decoder, cls))
+    return _planted_block(_PlantedDecoder, _run_decoder, bug, only)
 
 
-def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
-    """The bug in both placements, and in either one alone (an if/else with one slip)."""
-    return tuple(Mistake(diagnosis, _planted_decoder(bug, only)) for only in ("", "post", "pre"))
+def _decoder_mistakes(diagnosis: str, *bugs: str) -> tuple[Mistake, ...]:
+    """Each of ``bugs`` in both placements and in either one alone, with one diagnosis."""
+    return tuple(m for bug in bugs for m in _in_placements(_planted_decoder, diagnosis, bug))
 
 
 DECODER_BLOCK = GRADERS.add(
@@ -1214,36 +1220,39 @@ DECODER_BLOCK = GRADERS.add(
                 "final norm)",
                 "memory normalised",
             ),
-            *(
-                Mistake(
-                    "your cross-attention takes its keys from memory but its values from "
-                    "the decoder's own stream: keys and values both come from the encoder's "
-                    "output, memory (the queries come from the decoder)",
-                    _planted_decoder(bug, only),
-                )
-                for bug in ("values from stream", "values from stream if T == S")
-                for only in ("", "post", "pre")
+            # a learner who meets the size error (T != S) often patches it: the same
+            # mistake is then seen on the cases where T == S only
+            *_decoder_mistakes(
+                "your cross-attention takes its keys from memory but its values from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                "values from stream",
             ),
-            *(
-                Mistake(
-                    "your cross-attention takes its values from memory but its keys from "
-                    "the decoder's own stream: keys and values both come from the encoder's "
-                    "output, memory (the queries come from the decoder)",
-                    _planted_decoder(bug, only),
-                )
-                for bug in ("keys from stream", "keys from stream if T == S")
-                for only in ("", "post", "pre")
+            Mistake(
+                "your cross-attention takes its keys from memory but its values from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                _planted_decoder("values from stream if T == S"),
             ),
-            *(
-                Mistake(
-                    "your block's output does not depend on memory at all: the "
-                    "cross-attention sub-layer (queries from the stream, keys and values "
-                    "from memory, with norm2 and its residual) is missing between the "
-                    "self-attention and the feed-forward network",
-                    _planted_decoder(bug, only),
-                )
-                for bug in ("no cross sub-layer", "no cross sub-layer, norm2 for ffn")
-                for only in ("", "post", "pre")
+            *_decoder_mistakes(
+                "your cross-attention takes its values from memory but its keys from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                "keys from stream",
+            ),
+            Mistake(
+                "your cross-attention takes its values from memory but its keys from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                _planted_decoder("keys from stream if T == S"),
+            ),
+            *_decoder_mistakes(
+                "your block's output does not depend on memory at all: the cross-attention "
+                "sub-layer (queries from the stream, keys and values from memory, with norm2 "
+                "and its residual) is missing between the self-attention and the "
+                "feed-forward network",
+                "no cross sub-layer",
+                "no cross sub-layer, norm2 for ffn",
             ),
             *_decoder_mistakes(
                 "the cross-attention comes before the masked self-attention: the block's "

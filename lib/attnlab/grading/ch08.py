@@ -183,6 +183,15 @@ def _update_row_loop(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E7
     return m_new, l_new
 
 
+def _maximum_swapped(scores: str) -> tuple[str, str]:
+    """The generated swap of np.maximum's arguments, recorded as equivalent."""
+    return (
+        f"swap: np.maximum(m, {scores}.max(axis=-1)) in m_new = np.maximum(m, "
+        f"{scores}.max(axis=-1)) -> np.maximum({scores}.max(axis=-1), m)",
+        "np.maximum compares its two arguments entry by entry: their order does not matter",
+    )
+
+
 def _numpy_only(message: str) -> str | None:
     """A torch call on the NumPy arrays of a NumPy exercise."""
     if "numpy" not in message.lower() and "dim" not in message:
@@ -301,13 +310,7 @@ ONLINE_UPDATE = GRADERS.add(
         "ask what each term already in `total` is relative to, and what it must be relative "
         'to now (the chapter\'s section "Online softmax: one pass over blocks")',
         error_hints=_NUMPY_ERRORS,
-        equivalent=(
-            (
-                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
-                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
-        ),
+        equivalent=(_maximum_swapped("block"),),
     )
 )
 
@@ -616,8 +619,8 @@ ONLINE_SOFTMAX = GRADERS.add(
             Mistake(
                 "your blocks leave out one score each (a slice that stops one short of "
                 "start + block_size): those scores never reach the running max and sum, so "
-                "the weights come out too large; a block is x[..., start : start + "
-                "block_size], end excluded",
+                "the weights come out too large; a slice's end is excluded already, so a "
+                "block ends at start + block_size",
                 _softmax_variant(width=-1),
             ),
             Mistake(
@@ -652,11 +655,7 @@ ONLINE_SOFTMAX = GRADERS.add(
             ),
         ),
         equivalent=(
-            (
-                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
-                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
+            _maximum_swapped("block"),
             (
                 "constant: np.zeros(x.shape[:-1]) in total = np.zeros(x.shape[:-1]) -> "
                 "np.ones(x.shape[:-1])",
@@ -964,13 +963,7 @@ TILE_UPDATE = GRADERS.add(
         "acc was computed against the old maximum, and what must multiply it now? (the "
         'chapter\'s section "Tiled attention: never holding the weights")',
         error_hints=(*_NUMPY_ERRORS, ("could not be broadcast", _tile_broadcast_hint)),
-        equivalent=(
-            (
-                "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
-                "scores.max(axis=-1)) -> np.maximum(scores.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
-        ),
+        equivalent=(_maximum_swapped("scores"),),
     )
 )
 
