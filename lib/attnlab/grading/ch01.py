@@ -706,6 +706,25 @@ SURVIVES_20 = GRADERS.add(
             ),
             (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
             (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
+            (
+                0.01,
+                "far too small: 0.01 is about 44 factors of 0.9, more than twice the 20 steps "
+                "here (0.9 ** 10 alone is still about a third)",
+            ),
+            (
+                0.001,
+                "far too small: 0.001 is about 66 factors of 0.9; 20 steps leave far more",
+            ),
+            (
+                0.9**10,
+                "that is 10 factors of 0.9, half the distance: one factor per step, 20 steps "
+                "back",
+            ),
+            (
+                2.0,
+                "you multiplied the loss per step, 0.1, by the 20 steps: the factors of 0.9 "
+                "multiply, so what is lost compounds instead of adding up",
+            ),
         ),
         hint="one step multiplies by 0.9; how many factors of 0.9 do 20 steps give? (Work "
         "it out to two significant digits.)",
@@ -742,6 +761,27 @@ BYTENET_PATH = GRADERS.add(
             (2, "two layers of width 10 see only 10 ** 2 = 100 positions, not 1000"),
             (1, "that is self-attention; a convolution stack needs several layers"),
             (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
+            (
+                500,
+                "that is a plain convolution of width 3 (ceil(999 / 2), the chapter's count): "
+                "here the layers are dilated and k = 10, so each layer multiplies the view by 10",
+            ),
+            (
+                7,
+                "that is the dilated count for width k = 3 (3 ** 7 = 2187 reaches 1000): here "
+                "k = 10, so each layer multiplies the view by 10",
+            ),
+            (
+                10,
+                "10 is the width k of one layer (or log2(1000) rounded up, with base 2): the "
+                "layers multiply the view by k = 10 each, so count the factors of 10 that reach "
+                "1000",
+            ),
+            (
+                1000,
+                "1000 is the view the stack must reach (k ** L); the question asks for the "
+                "number of layers L",
+            ),
         ),
         hint="after L dilated layers of width k the view covers k ** L positions",
     )
@@ -776,6 +816,33 @@ LOOP_TIME = GRADERS.add(
             ),
         ),
         hint="how many steps does the loop run, and does one step get dearer when T grows?",
+        aliases=(
+            *(
+                (word, "a quadratic cost (T × T) is attention's score matrix; each RNN step "
+                 "costs the same whatever T is, and the loop runs one step per token")
+                for word in ("quadruple", "quadratic", "quadratically", "squared", 4, "4x")
+            ),
+            *(
+                (word, "a longer sequence cannot make the loop faster: it runs one step per "
+                 "token, each of the same cost")
+                for word in ("halves", "half", "halved", 0.5)
+            ),
+            *(
+                (word, "the right idea (a time proportional to T), said otherwise: the answer "
+                 "is the choice that names what a linear cost does when T doubles")
+                for word in ("linear", "linearly", 2, "2x", "twice")
+            ),
+            *(
+                (word, "the loop runs one step per token, so twice the tokens is twice the "
+                 "steps: does each step cost more at 2T?")
+                for word in ("triples", "triple", 3, "3x", "exponential", "exponentially")
+            ),
+            *(
+                (word, "the loop cannot overlap its steps: twice the tokens means more steps, "
+                 "one after another")
+                for word in ("same", "constant", "unchanged", 1, "1x")
+            ),
+        ),
     )
 )
 

@@ -696,6 +696,21 @@ COSINE_FLIP = GRADERS.add(
                 "the cosine divides by both lengths, |a| and |-3a| = 3|a|: the factor 3 cancels",
             ),
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
+            (
+                -9.0,
+                "that is a · (-3a) = -3|a|² divided by |a|² / 3 (or 3 × -3): the cosine divides "
+                "by both lengths, |a| and 3|a|, so every factor of 3 cancels",
+            ),
+            (
+                -0.9,
+                "opposite vectors have a cosine of exactly -1, not about -1: the lengths cancel "
+                "exactly, nothing here is approximate",
+            ),
+            (
+                -0.99,
+                "opposite vectors have a cosine of exactly -1, not about -1: the lengths cancel "
+                "exactly, nothing here is approximate",
+            ),
         ),
         hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
     )
@@ -954,6 +969,21 @@ SHIFTED_SOFTMAX = GRADERS.add(
                 0.5,
                 "the differences between the scores are unchanged by the shift, and so "
                 "are the weights of softmax([1, 2, 3])",
+            ),
+            (
+                0.0,
+                "e^103 is huge, but so is the denominator: e^101 + e^102 + e^103 grows by the "
+                "same factor e^100, which cancels, so no weight vanishes",
+            ),
+            (
+                0.9,
+                "too sharp: large scores do not make softmax peakier, only larger differences "
+                "do, and the differences here are those of [1, 2, 3]",
+            ),
+            (
+                math.e**3 / (math.e + math.e**2),
+                "that is more than 1, which no softmax weight can be: the denominator adds "
+                "all three exponentials, the numerator's own term included",
             ),
         ),
         hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
@@ -1401,6 +1431,21 @@ EQUAL_ROWS = GRADERS.add(
             (
                 1 / 3,
                 "a token attends to itself too: its row has four keys, not the three others",
+            ),
+            (
+                0.2,
+                "that is 1/5: count the keys of row 0 again, four tokens (the token itself "
+                "among them), four equal scores",
+            ),
+            (
+                5.25 / math.sqrt(3),
+                "that is the score of row 0 against any key (x · x / sqrt(3)), not a weight: "
+                "the weights come out of the softmax, between 0 and 1",
+            ),
+            (
+                5.25,
+                "that is the raw score x · x, not a weight: the weights come out of the "
+                "softmax, between 0 and 1",
             ),
         ),
         hint="compute the four scores of row 0: are any of them different from the others?",

@@ -969,6 +969,26 @@ UNSCALED_WEIGHT = GRADERS.add(
                 112 / (112 + 96),
                 "softmax is not a plain ratio of the scores: it compares e^112 with e^96",
             ),
+            (
+                1 / (1 + math.exp(2)),
+                "0.12 is key 2's weight *with* the division by 8; the question asks for key 1, "
+                "without it",
+            ),
+            (
+                16.0,
+                "16 is the difference of the two scores, not a weight: a weight is a share "
+                "between 0 and 1, and this difference sets how uneven the shares are",
+            ),
+            (
+                2.0,
+                "2 is the difference of the scores after dividing by 8; without the division "
+                "they differ by 16, and the answer is a weight, a share between 0 and 1",
+            ),
+            (
+                0.99,
+                "closer to 1 than that: e^16 is about 9 million, so key 2 gets about one part "
+                "in 9 million",
+            ),
         ),
         hint="softmax of two scores depends only on their difference: how large is e to "
         "the power of that difference?",
@@ -1022,6 +1042,21 @@ RAW_SPREAD = GRADERS.add(
                 math.sqrt(8),
                 "that is √8 (or 64 ** 0.25): the variance is 64, and the spread is its square root",
             ),
+            (
+                4096.0,
+                "4096 = 64²: the variance of q·k is 64 (64 unit variances add up), not its "
+                "square, and the spread is the square root of the variance",
+            ),
+            (
+                32.0,
+                "32 = 64 / 2: the variances of the 64 products add up to 64, and the spread "
+                "is the square root of that, not a half",
+            ),
+            (
+                16.0,
+                "16 = 64 / 4 (or 4²): the variances of the 64 products add up to 64, and the "
+                "spread is the square root of that",
+            ),
         ),
         hint="the variances of independent terms add up",
     )
@@ -1049,6 +1084,16 @@ CROSS_COLUMNS = GRADERS.add(
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
             (84, "84 = 7 x 12 is the number of entries, rows times columns"),
+            (
+                5,
+                "5 is the source length of the chapter's example (the black cat sat down); "
+                "in this question the encoder's sentence has its own length",
+            ),
+            (
+                3,
+                "3 is the length of the chapter's example on the decoder side, and those are "
+                "rows (queries); here the columns are this question's keys",
+            ),
         ),
         hint="rows are queries, columns are keys: where do the keys come from?",
     )
