@@ -133,6 +133,18 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your tanh squashes only the recurrent term h_prev W_hhᵀ: the input term and the "
+                "bias are added outside it, so the state can leave (-1, 1); the tanh goes "
+                "around the whole sum",
+                lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + torch.tanh(h_prev @ W_hh.T) + b,
+            ),
+            Mistake(
+                "your tanh squashes only the input term x_t W_ihᵀ: the recurrent term and the "
+                "bias are added outside it, so the state can leave (-1, 1); the tanh goes "
+                "around the whole sum",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T) + h_prev @ W_hh.T + b,
+            ),
+            Mistake(
                 "you added the bias twice: PyTorch's nn.RNN has two biases (b_ih and b_hh), "
                 "but here they are already added up into the one b",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
@@ -237,8 +249,17 @@ RNN_FORWARD = GRADERS.add(
         cases=_forward_cases(),
         mistakes=(
             Mistake(
-                "each step starts again from zeros: pass the state you just computed to the "
-                "next step (h = rnn_step(x[:, t], h, ...))",
+                "every step of `outputs` holds the last state: you stored the same tensor at "
+                "each step and overwrote it in place (`h[:] = ...`, `h.copy_(...)`), so all the "
+                "stored entries show its final value; make a new tensor at each step instead",
+                lambda x, W_ih, W_hh, b: (
+                    _loop(x, W_ih, W_hh, b)[1][:, None].expand(-1, x.shape[1], -1),
+                    _loop(x, W_ih, W_hh, b)[1],
+                ),
+            ),
+            Mistake(
+                "each step starts again from zeros: the state you just computed must be the "
+                "previous state of the next step",
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, carry=False),
             ),
             Mistake(
@@ -264,7 +285,14 @@ RNN_FORWARD = GRADERS.add(
             ),
         ),
         outputs=("outputs", "h_last"),
-        error_hints=(("cannot be multiplied", _state_width_hint),),
+        error_hints=(
+            ("cannot be multiplied", _state_width_hint),
+            (
+                "out of bounds for dimension 1",
+                "your loop asks for more time steps than this sequence has: take the number of "
+                "steps from the input, x.shape[1], not a fixed number",
+            ),
+        ),
         hint="follow one sequence by hand for two steps: which state goes into step t, and "
         "which state does `outputs[:, t]` hold? The chapter's section \"Problem 1: one step "
         'after another" runs this loop',
@@ -409,6 +437,19 @@ def _state_gradient(x, W_ih, W_hh, b):
     return torch.stack(norms).detach()
 
 
+def _own_step_gradient(x, W_ih, W_hh, b):
+    """‖∂h_t/∂x_t‖_F: each state against its own input (distance 0 every time)."""
+    states = _rnn_forward(x[None], W_ih, W_hh, b)[0][0]  # (T, H)
+    norms = [(torch.diag(1 - h**2) @ W_ih).norm() for h in states]  # (H, H) @ (H, I)
+    return torch.stack(norms).flip(0).detach()
+
+
+def _accumulated_grad(x, W_ih, W_hh, b):
+    """``x.grad`` never zeroed: unit j's 'gradient' is the running sum over units 0..j."""
+    running = _jacobian(x, W_ih, W_hh, b).cumsum(0)  # (H, T, I)
+    return running.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -422,7 +463,7 @@ GRADIENT_NORMS = GRADERS.add(
         mistakes=(
             Mistake(
                 "your norms are in order of position t, not of distance: entry 0 must be the "
-                "last input (distance 0). Reverse them (.flip(0))",
+                "last input (distance 0): reverse their order",
                 _by_position,
             ),
             Mistake(
@@ -452,6 +493,40 @@ GRADIENT_NORMS = GRADERS.add(
                 "the exercise asks for the inputs x_t, one more step back through the tanh "
                 "and W_ih",
                 _state_gradient,
+            ),
+            Mistake(
+                "you added absolute values (an L1 norm): the Frobenius norm is the square root "
+                "of the sum of the squares of all entries",
+                lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).abs().sum(dim=(0, 2)).flip(0),
+            ),
+            Mistake(
+                "you took the largest entry (a max norm): the Frobenius norm adds the squares "
+                "of all H × I entries of the Jacobian, then takes one square root",
+                lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).abs().amax(dim=(0, 2)).flip(0),
+            ),
+            Mistake(
+                "you differentiated each state h_t with respect to its own input x_t (distance 0 "
+                "every time): the exercise asks for the last state h_T against every input x_t",
+                _own_step_gradient,
+            ),
+            *(
+                Mistake(
+                    "your result has one entry per hidden unit (H), not one per input position "
+                    "(T): keep the position axis of the Jacobian and add the squares over the "
+                    "hidden units and the input features",
+                    fn,
+                )
+                for fn in (
+                    lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)),
+                    lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)).flip(0),
+                )
+            ),
+            Mistake(
+                "x.grad accumulates: after unit j it holds the sum of the gradients of units "
+                "0..j, so you squared running sums. Start each unit from no gradient (set "
+                "x.grad to None between units) or use torch.autograd.grad, which returns a "
+                "fresh one",
+                _accumulated_grad,
             ),
             Mistake(
                 "you returned the squared norm; take the square root",
@@ -833,8 +908,8 @@ LOOP_TIME = GRADERS.add(
                 for word in ("linear", "linearly", 2, "2x", "twice")
             ),
             *(
-                (word, "the loop runs one step per token, so twice the tokens is twice the "
-                 "steps: does each step cost more at 2T?")
+                (word, "nothing here grows threefold: count the loop's steps for 2T tokens, "
+                 "and ask whether one step costs more when T grows")
                 for word in ("triples", "triple", 3, "3x", "exponential", "exponentially")
             ),
             *(
