@@ -86,6 +86,7 @@ def _wordpiece_with(
     mark: str = "rest",
     on_unknown: str = "word",
     whole_rest: bool = True,
+    step_one: bool = False,
 ) -> Callable[[str, dict[str, int]], list[int]]:
     """A planted WordPiece: shortest match, other ``##`` marking, other unknown handling."""
 
@@ -102,7 +103,7 @@ def _wordpiece_with(
                     piece = word[start:end]
                 if piece in vocab:
                     pieces.append(vocab[piece])
-                    start = end
+                    start = start + 1 if step_one else end
                     break
             else:
                 if on_unknown == "word":
@@ -117,6 +118,21 @@ def _wordpiece_with(
         return pieces
 
     return wordpiece
+
+
+def _wordpiece_unmarked_vocab(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: the `##` marks stripped from the vocabulary, every piece matched bare."""
+    bare = {piece.removeprefix("##"): i for piece, i in vocab.items()}
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if word[start:end] in bare:
+                pieces.append(bare[word[start:end]])
+                start = end
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
 
 
 def _wordpiece_truthy(word: str, vocab: dict[str, int]) -> list[int]:
@@ -281,6 +297,17 @@ WORDPIECE = GRADERS.add(
                 lambda word, vocab: _wordpiece_reference(word.lower(), vocab),
             ),
             Mistake(
+                "you stripped the `##` marks from the vocabulary and matched bare pieces "
+                "anywhere: a word-initial piece and a continuation are different entries, so "
+                "look the continuations up with their mark (`##` + the letters)",
+                _wordpiece_unmarked_vocab,
+            ),
+            Mistake(
+                "after taking a piece you moved on by one letter, not past the whole piece: "
+                "the next piece starts where the one you took ends, so pieces never overlap",
+                _wordpiece_with(step_one=True),
+            ),
+            Mistake(
                 "you cut from the end of the word backwards: WordPiece starts at the left and "
                 "takes the longest known piece from there",
                 _wordpiece_from_the_right,
@@ -398,6 +425,23 @@ EMBED = GRADERS.add(
                 "your one-hot vectors have one entry per token (np.eye(len(ids))): each needs "
                 "one entry per vocabulary row, E.shape[0] of them",
                 lambda ids, E: np.eye(len(ids))[ids] @ E,
+            ),
+            Mistake(
+                "your one-hot vectors have max(ids) + 1 entries, sized by the ids that happen "
+                "to occur: each needs one entry per vocabulary row, E.shape[0] of them",
+                lambda ids, E: np.eye(ids.max() + 1)[ids] @ E,
+            ),
+            Mistake(
+                "your one-hot vectors have their 1 one place off (ids counted from 1, a "
+                "comparison with np.arange(1, ...)): id i must light entry i, counting from 0, "
+                "so that id 0 picks row 0",
+                lambda ids, E: np.where((ids == 0)[..., None], 0.0, E[ids - 1]),
+            ),
+            Mistake(
+                "(E.T @ one_hot.T).T works for 1-D ids only: on a batch, `.T` reverses all "
+                "three axes; put the one-hot on the left, one_hot @ E, which keeps the leading "
+                "axes",
+                lambda ids, E: (E.T @ _one_hot(ids, E.shape[0]).T).T,
             ),
             Mistake(
                 "your one-hot is built for 1-D ids only: ids can be a batch (B, T) too; build "
@@ -537,6 +581,11 @@ DOT = GRADERS.add(
                 lambda a, b: np.inner(a, b),
             ),
             Mistake(
+                "you took the absolute value of each product, so negative products no longer "
+                "cancel positive ones: a dot product can be negative (opposite directions)",
+                lambda a, b: np.abs(a * b).sum(axis=-1),
+            ),
+            Mistake(
                 "you looped over the first axis and summed everything inside each item: right "
                 "for a matrix of row vectors, but a single pair (d,) or a batch with more "
                 "axes needs the sum over the last axis only",
@@ -657,6 +706,16 @@ COSINE = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your lengths keep their axis (keepdims=True) but the dot product drops it: "
+                "(n,) divided by (n, 1) broadcasts to an (n, n) table, or fails on a batch; "
+                "reduce both the same way (keepdims everywhere, or nowhere)",
+                lambda a, b: np.sum(a * b, axis=-1)
+                / (
+                    np.linalg.norm(a, axis=-1, keepdims=True)
+                    * np.linalg.norm(b, axis=-1, keepdims=True)
+                ),
+            ),
+            Mistake(
                 "you returned the angle θ (arccos): the exercise asks for its cosine, which "
                 "is 1 for parallel vectors",
                 lambda a, b: np.arccos(np.clip(_cos(a, b), -1.0, 1.0)),
@@ -698,8 +757,8 @@ COSINE_FLIP = GRADERS.add(
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
             (
                 -9.0,
-                "that is a · (-3a) = -3|a|² divided by |a|² / 3 (or 3 × -3): the cosine divides "
-                "by both lengths, |a| and 3|a|, so every factor of 3 cancels",
+                "-9 = 3 × -3: a factor of 3 counted twice instead of cancelling; the cosine "
+                "divides by both lengths, |a| and 3|a|, so every factor of 3 cancels",
             ),
             (
                 -0.9,
@@ -1016,13 +1075,15 @@ def _spread_with(
     stat: Callable[[np.ndarray], float] = np.std,
     scale: Callable[[int], float] = math.sqrt,
     draw: str = "normal",
+    entry_std: Callable[[int], float] = lambda d: 1.0,
 ) -> Callable[[int, int, int], tuple[float, float]]:
-    """A planted ``score_spread``: another score, statistic, scale or distribution."""
+    """A planted ``score_spread``: another score, statistic, scale or distribution (or
+    entries of another spread, ``entry_std(d)``)."""
 
     def score_spread(d: int, n: int, seed: int) -> tuple[float, float]:
         rng = np.random.default_rng(seed)
         sample = rng.standard_normal if draw == "normal" else rng.random
-        q, k = sample((n, d)), sample((n, d))
+        q, k = entry_std(d) * sample((n, d)), entry_std(d) * sample((n, d))
         s = score(q, k)
         return float(stat(s)), float(stat(s / scale(d)))
 
@@ -1120,6 +1181,22 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: q @ k.T),
             ),
             Mistake(
+                "your q and k entries do not have variance 1: you divided them by sqrt(d) "
+                "before scoring, which shrinks every score by d. Draw standard normal entries "
+                "and leave them as they are; only the scores get divided by sqrt(d)",
+                _spread_with(_pairs, entry_std=lambda d: 1 / math.sqrt(d)),
+            ),
+            *(
+                Mistake(
+                    "your q and k entries do not have standard deviation 1: rng.normal(loc, "
+                    "scale) takes the standard deviation as its second argument, so "
+                    "rng.normal(0, d) draws a spread of d; the exercise wants mean 0, "
+                    "variance 1 (rng.standard_normal, or rng.normal(0, 1))",
+                    _spread_with(_pairs, entry_std=std),
+                )
+                for std in (float, math.sqrt)
+            ),
+            Mistake(
                 "you measured the spread of the products q_i k_i, not of their sums: one "
                 "product has std 1 whatever d is; a score adds d of them",
                 _spread_with(lambda q, k: q * k),
@@ -1190,10 +1267,11 @@ def _attend_cosine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights @ x, weights
 
 
-def _attend_dimensions(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D)."""
+def _attend_dimensions(x: np.ndarray, mix_right: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D), or the
+    mixing that fits them, x @ weights: (T, D) @ (D, D)."""
     weights = softmax(x.T @ x / math.sqrt(x.shape[-1]), -1)  # (D, D)
-    return weights @ x, weights
+    return (x @ weights if mix_right else weights @ x), weights
 
 
 def _attend_elementwise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1297,6 +1375,12 @@ SELF_ATTENTION = GRADERS.add(
                 "other, not the tokens; a score pairs two tokens, one operand is not "
                 "oriented that way",
                 _attend_dimensions,
+            ),
+            Mistake(
+                "your scores are xᵀ x, (D, D): that compares the D dimensions with each "
+                "other, not the tokens; a score pairs two tokens, so the weights are (T, T), "
+                "one row per token",
+                lambda x: _attend_dimensions(x, mix_right=True),
             ),
             Mistake(
                 "your scores multiply x by x entry by entry (x * x), one number per entry: "
