@@ -89,6 +89,16 @@ def _slide_cases() -> tuple[Case, ...]:
                 "targets": rng.standard_normal(5),
             },
         ),
+        # As many keys as q has entries: a vector of coefficients and q line up by size, so
+        # a missing axis gives wrong values here, and `/ q @ q` collapses c to one number.
+        Case(
+            "three keys of size 3",
+            {
+                "q": rng.standard_normal(3),
+                "k": rng.standard_normal((3, 3)),
+                "targets": np.array([2.0, 0.5, -1.5]),
+            },
+        ),
     )
 
 
@@ -146,6 +156,41 @@ SLIDE_KEYS = GRADERS.add(
                 "np.sum(k * q) without an axis gives one total instead of a score per key: "
                 "sum over the last axis",
                 lambda q, k, targets: k + ((targets - np.sum(k * q)) / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "you divided by the sum of q's entries: adding c·q changes the score by "
+                "c (q·q), the sum of the squares of q's entries, so divide by q @ q",
+                lambda q, k, targets: k + ((targets - k @ q) / q.sum())[:, None] * q,
+            ),
+            Mistake(
+                "np.linalg.norm(q ** 2) is the length of the vector of squares, not the "
+                "squared length: adding c·q changes the score by c (q·q); divide by q @ q",
+                lambda q, k, targets: k
+                + ((targets - k @ q) / np.linalg.norm(q**2))[:, None] * q,
+            ),
+            Mistake(
+                "you slid along the unit vector q/|q| but took the coefficient from the score "
+                "against the unit vector: moving by c·q/|q| changes q·k by c·|q|, not c; "
+                "slide along q itself and divide by q·q",
+                lambda q, k, targets: k
+                + (targets - k @ (q / np.linalg.norm(q)))[:, None] * (q / np.linalg.norm(q)),
+            ),
+            Mistake(
+                "`/` and `@` have the same precedence and go left to right: `a / q @ q` "
+                "divides by the vector q first, then takes a dot product; put the dot "
+                "product in parentheses",
+                lambda q, k, targets: k + (((targets - k @ q) / q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "your code does not use the `targets` it is given: the statement's example "
+                "values (112 and 96) are typed in, and every case has its own targets",
+                lambda q, k, targets: k + ((np.array([112.0, 96.0]) - k @ q) / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "a coefficient per key, shape (S,), multiplied q, shape (d,), entry by entry: "
+                "give the coefficients a second axis, (S, 1), so that each one scales the "
+                "whole of q",
+                lambda q, k, targets: k + ((targets - k @ q) / (q @ q)) * q,
             ),
             Mistake(
                 "the shift has the wrong sign: it moves each score away from its target",
@@ -208,8 +253,11 @@ def _np_attend(
     zero_empty: bool = True,
     stable: bool = True,
     additive: bool = False,
+    empty_test: str = "any",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention in NumPy, with one planted change at a time."""
+    """Scaled dot-product attention in NumPy, with one planted change at a time (``axis``
+    None: normalised over the whole array; ``empty_test="all"``: rows with any hidden key
+    zeroed)."""
     d = q.shape[-1]
     scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
@@ -222,8 +270,9 @@ def _np_attend(
         weights = e / np.sum(e, axis=axis, keepdims=True)
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and fill == -np.inf:
-        weights = np.where(np.any(visible, axis=-1, keepdims=True), weights, 0.0)
+    if visible is not None and zero_empty and not after and (fill == -np.inf or empty_test != "any"):
+        seen = (np.any if empty_test == "any" else np.all)(visible, axis=-1, keepdims=True)
+        weights = np.where(seen, weights, 0.0)
     return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
 
 
@@ -364,7 +413,43 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
             "hides nothing; fill the hidden scores with -inf instead",
             lambda q, k, v, mask=None: attend(q, k, v, mask, additive=True),
         ),
+        *(
+            Mistake(
+                f"you divided the scores by a fixed {c:g} (the worked example's sqrt(64) = 8 "
+                "or another number typed in): the scale is sqrt(d) of the inputs given, "
+                "d = q.shape[-1], which changes from case to case",
+                lambda q, k, v, mask=None, c=c: attend(q, k, v, mask, divide_by=c),
+            )
+            for c in (8.0, 64.0, 2.0, 4.0)
+        ),
+        Mistake(
+            "your softmax normalises the whole array at once (a max and a sum with no axis): "
+            "all the weights together sum to 1, where each query's row must; reduce along "
+            "the last axis, keeping it",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, axis=None),
+        ),
+        Mistake(
+            "your test for a row with no visible key zeroes every row that hides *any* key "
+            "(`all` of the mask): a row is empty only when no key is visible (`any`)",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e30, empty_test="all"),
+        ),
+        Mistake(
+            "with mask=None your code still applies a mask and hides every key (np.where(None, "
+            "...) reads None as False): apply the mask only when one is given, `if mask is "
+            "not None`",
+            lambda q, k, v, mask=None: attend(
+                q, k, v, mask if mask is not None else _hide_all(q, k)
+            ),
+        ),
     )
+
+
+def _hide_all(q: Any, k: Any) -> Any:
+    """A mask that hides every key, shaped like the scores (what np.where(None, ...) does)."""
+    shape = (*q.shape[:-1], k.shape[-2])
+    if isinstance(q, torch.Tensor):
+        return torch.zeros(shape, dtype=torch.bool)
+    return np.zeros(shape, dtype=bool)
 
 
 ATTENTION = GRADERS.add(
@@ -458,6 +543,7 @@ def _torch_attend(
     zero_empty: bool = True,
     stable: bool = True,
     additive: bool = False,
+    empty_test: str = "any",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The torch twin of :func:`_np_attend`, with the same planted changes."""
     d = q.shape[-1]
@@ -467,15 +553,18 @@ def _torch_attend(
         scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = scores.masked_fill(~visible, fill)
-    if stable:
+    if axis is None:  # one softmax over every entry of the array
+        weights = torch.softmax(scores.flatten(), 0).reshape(scores.shape)
+    elif stable:
         weights = torch.softmax(scores, dim=axis)
     else:  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
         e = torch.exp(scores)
         weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and fill == -math.inf:
-        weights = torch.where(visible.any(-1, keepdim=True), weights, 0.0)
+    if visible is not None and zero_empty and not after and (fill == -math.inf or empty_test != "any"):
+        seen = visible.any(-1, keepdim=True) if empty_test == "any" else visible.all(-1, keepdim=True)
+        weights = torch.where(seen, weights, 0.0)
     return weights @ v, weights
 
 
@@ -488,6 +577,11 @@ ATTENTION_TORCH = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             *_attention_mistakes(_torch_attend),
+            Mistake(
+                "softmax without `dim`: torch picks one for you (dim 0 for a 3-D tensor, the "
+                "batch, with a warning); name the last dim, the keys, explicitly",
+                lambda q, k, v, mask=None: _torch_attend(q, k, v, mask, axis=0 if q.ndim == 3 else -1),
+            ),
             Mistake(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
@@ -652,6 +746,28 @@ ADDITIVE = GRADERS.add(
                     np.tanh((q @ W_a)[:, None, :] + (k @ U_a)[None, :, :]) @ v_a
                 ),
             ),
+            *(
+                Mistake(
+                    f"you squashed with {name} where the formula has tanh: score = v_a · "
+                    "tanh(q W_a + k U_a)",
+                    lambda q, k, W_a, U_a, v_a, f=f: f(_pairwise(q, k, W_a, U_a)) @ v_a,
+                )
+                for name, f in (
+                    ("a ReLU (np.maximum(0, ·))", lambda z: np.maximum(0.0, z)),
+                    ("a sigmoid", lambda z: 1 / (1 + np.exp(-z))),
+                )
+            ),
+            Mistake(
+                "v_a on the left, `v_a @ tanh(...)`, contracts v_a with the second-to-last "
+                "axis of the (..., T, S, h) array, the keys: the read-out contracts h, the "
+                "last axis, so v_a goes on the right",
+                lambda q, k, W_a, U_a, v_a: v_a @ np.tanh(_pairwise(q, k, W_a, U_a)),
+            ),
+            Mistake(
+                "you summed over the keys axis (S) and kept h: the read-out by v_a adds the "
+                "h entries of each pair (the last axis), one score per (query, key) pair",
+                lambda q, k, W_a, U_a, v_a: (np.tanh(_pairwise(q, k, W_a, U_a)) * v_a).sum(-2),
+            ),
             Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
@@ -815,10 +931,13 @@ def _sdpa(
     invert: bool = False,
     detach: bool = False,
     transpose_all: bool = False,
+    transpose_mask: bool = False,
 ) -> Callable:
     def forward(x, q, k, v, mask):
         keys = k.T if transpose_all else k.transpose(-2, -1)
         scores = q @ keys / divide_by(q.shape[-1])  # (B, T, T)
+        if mask is not None and transpose_mask:
+            mask = mask.transpose(-2, -1)
         if mask is not None:
             scores = scores.masked_fill(mask if invert else ~mask, -math.inf)
         weights = torch.nan_to_num(torch.softmax(scores, dim=dim))  # a row seeing no key: 0
@@ -895,6 +1014,31 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "your mask is inverted: True means the key may be attended to, and "
                 "masked_fill fills where its argument is True",
                 _planted_module(_sdpa(invert=True)),
+            ),
+            Mistake(
+                "you multiplied the scores by sqrt(d_head): divide by it, which keeps their "
+                "spread near 1",
+                _planted_module(_sdpa(divide_by=lambda d: 1 / math.sqrt(d))),
+            ),
+            *(
+                Mistake(
+                    f"you divided the scores by a fixed {c:g} (the worked example's "
+                    "sqrt(64) = 8, or another number typed in): the scale is sqrt(d_head) of "
+                    "this layer, which changes with its sizes",
+                    _planted_module(_sdpa(divide_by=lambda d, c=c: c)),
+                )
+                for c in (8.0, 64.0)
+            ),
+            Mistake(
+                "you transposed the mask: it is already laid out like the scores, (T, S), one "
+                "row per query; use it as it is",
+                _planted_module(_sdpa(transpose_mask=True)),
+            ),
+            Mistake(
+                "softmax without `dim` (nn.Softmax() or F.softmax(scores)): torch picks one for "
+                "you, dim 0 for a 3-D tensor, the batch, with a warning; name the last dim, "
+                "the keys, explicitly",
+                _planted_module(_sdpa(dim=0)),
             ),
         ),
         hint="check the pieces one at a time: the three projections (each called on x), "

@@ -282,7 +282,8 @@ class Grader:
                         "the caller's array changed: an in-place update such as "
                         f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...`, "
                         f"`np.exp({arg}, out={arg})` or a torch method ending in `_` edits "
-                        f"it; build a new array instead",
+                        f"it (a slice such as `{arg}[:]` is a view of the same array, not a "
+                        f"copy); build a new array instead",
                         diagnosed=True,
                     )
         for run in runs:
