@@ -792,8 +792,7 @@ SURVIVES_20 = GRADERS.add(
             ),
             (
                 0.9**10,
-                "that is 10 factors of 0.9, half the distance: one factor per step, 20 steps "
-                "back",
+                "that is 10 factors of 0.9, half the distance: one factor per step, 20 steps back",
             ),
             (
                 2.0,
@@ -893,28 +892,43 @@ LOOP_TIME = GRADERS.add(
         hint="how many steps does the loop run, and does one step get dearer when T grows?",
         aliases=(
             *(
-                (word, "a quadratic cost (T × T) is attention's score matrix; each RNN step "
-                 "costs the same whatever T is, and the loop runs one step per token")
+                (
+                    word,
+                    "a quadratic cost (T × T) is attention's score matrix; each RNN step "
+                    "costs the same whatever T is, and the loop runs one step per token",
+                )
                 for word in ("quadruple", "quadratic", "quadratically", "squared", 4, "4x")
             ),
             *(
-                (word, "a longer sequence cannot make the loop faster: it runs one step per "
-                 "token, each of the same cost")
+                (
+                    word,
+                    "a longer sequence cannot make the loop faster: it runs one step per "
+                    "token, each of the same cost",
+                )
                 for word in ("halves", "half", "halved", 0.5)
             ),
             *(
-                (word, "the right idea (a time proportional to T), said otherwise: the answer "
-                 "is the choice that names what a linear cost does when T doubles")
+                (
+                    word,
+                    "the right idea (a time proportional to T), said otherwise: the answer "
+                    "is the choice that names what a linear cost does when T doubles",
+                )
                 for word in ("linear", "linearly", 2, "2x", "twice")
             ),
             *(
-                (word, "nothing here grows threefold: count the loop's steps for 2T tokens, "
-                 "and ask whether one step costs more when T grows")
+                (
+                    word,
+                    "nothing here grows threefold: count the loop's steps for 2T tokens, "
+                    "and ask whether one step costs more when T grows",
+                )
                 for word in ("triples", "triple", 3, "3x", "exponential", "exponentially")
             ),
             *(
-                (word, "the loop cannot overlap its steps: twice the tokens means more steps, "
-                 "one after another")
+                (
+                    word,
+                    "the loop cannot overlap its steps: twice the tokens means more steps, "
+                    "one after another",
+                )
                 for word in ("same", "constant", "unchanged", 1, "1x")
             ),
         ),

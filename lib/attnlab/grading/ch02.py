@@ -706,13 +706,15 @@ COSINE = GRADERS.add(
                 ),
             ),
             Mistake(
-                "your lengths keep their axis (keepdims=True) but the dot product drops it: "
+                "your lengths keep their axis (keepdims) but the dot product drops it: "
                 "(n,) divided by (n, 1) broadcasts to an (n, n) table, or fails on a batch; "
                 "reduce both the same way (keepdims everywhere, or nowhere)",
-                lambda a, b: np.sum(a * b, axis=-1)
-                / (
-                    np.linalg.norm(a, axis=-1, keepdims=True)
-                    * np.linalg.norm(b, axis=-1, keepdims=True)
+                lambda a, b: (
+                    np.sum(a * b, axis=-1)
+                    / (
+                        np.linalg.norm(a, axis=-1, keepdims=True)
+                        * np.linalg.norm(b, axis=-1, keepdims=True)
+                    )
                 ),
             ),
             Mistake(

@@ -165,26 +165,28 @@ SLIDE_KEYS = GRADERS.add(
             Mistake(
                 "np.linalg.norm(q ** 2) is the length of the vector of squares, not the "
                 "squared length: adding c·q changes the score by c (q·q); divide by q @ q",
-                lambda q, k, targets: k
-                + ((targets - k @ q) / np.linalg.norm(q**2))[:, None] * q,
+                lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q**2))[:, None] * q,
             ),
             Mistake(
                 "you slid along the unit vector q/|q| but took the coefficient from the score "
                 "against the unit vector: moving by c·q/|q| changes q·k by c·|q|, not c; "
                 "slide along q itself and divide by q·q",
-                lambda q, k, targets: k
-                + (targets - k @ (q / np.linalg.norm(q)))[:, None] * (q / np.linalg.norm(q)),
+                lambda q, k, targets: (
+                    k + (targets - k @ (q / np.linalg.norm(q)))[:, None] * (q / np.linalg.norm(q))
+                ),
             ),
             Mistake(
                 "`/` and `@` have the same precedence and go left to right: `a / q @ q` "
                 "divides by the vector q first, then takes a dot product; put the dot "
                 "product in parentheses",
-                lambda q, k, targets: k + (((targets - k @ q) / q @ q))[:, None] * q,
+                lambda q, k, targets: k + ((targets - k @ q) / q @ q)[:, None] * q,
             ),
             Mistake(
                 "your code does not use the `targets` it is given: the statement's example "
                 "values (112 and 96) are typed in, and every case has its own targets",
-                lambda q, k, targets: k + ((np.array([112.0, 96.0]) - k @ q) / (q @ q))[:, None] * q,
+                lambda q, k, targets: (
+                    k + ((np.array([112.0, 96.0]) - k @ q) / (q @ q))[:, None] * q
+                ),
             ),
             Mistake(
                 "a coefficient per key, shape (S,), multiplied q, shape (d,), entry by entry: "
@@ -270,7 +272,12 @@ def _np_attend(
         weights = e / np.sum(e, axis=axis, keepdims=True)
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and (fill == -np.inf or empty_test != "any"):
+    if (
+        visible is not None
+        and zero_empty
+        and not after
+        and (fill == -np.inf or empty_test != "any")
+    ):
         seen = (np.any if empty_test == "any" else np.all)(visible, axis=-1, keepdims=True)
         weights = np.where(seen, weights, 0.0)
     return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
@@ -562,8 +569,15 @@ def _torch_attend(
         weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and (fill == -math.inf or empty_test != "any"):
-        seen = visible.any(-1, keepdim=True) if empty_test == "any" else visible.all(-1, keepdim=True)
+    if (
+        visible is not None
+        and zero_empty
+        and not after
+        and (fill == -math.inf or empty_test != "any")
+    ):
+        seen = (
+            visible.any(-1, keepdim=True) if empty_test == "any" else visible.all(-1, keepdim=True)
+        )
         weights = torch.where(seen, weights, 0.0)
     return weights @ v, weights
 
@@ -580,7 +594,9 @@ ATTENTION_TORCH = GRADERS.add(
             Mistake(
                 "softmax without `dim`: torch picks one for you (dim 0 for a 3-D tensor, the "
                 "batch, with a warning); name the last dim, the keys, explicitly",
-                lambda q, k, v, mask=None: _torch_attend(q, k, v, mask, axis=0 if q.ndim == 3 else -1),
+                lambda q, k, v, mask=None: _torch_attend(
+                    q, k, v, mask, axis=0 if q.ndim == 3 else -1
+                ),
             ),
             Mistake(
                 "overflow: without subtracting each row's max before exp, large scores give "
