@@ -120,34 +120,37 @@ def _wordpiece_with(
     return wordpiece
 
 
-def _wordpiece_unmarked_vocab(word: str, vocab: dict[str, int]) -> list[int]:
-    """Planted: the `##` marks stripped from the vocabulary, every piece matched bare."""
-    bare = {piece.removeprefix("##"): i for piece, i in vocab.items()}
-    pieces, start = [], 0
-    while start < len(word):
-        for end in range(len(word), start, -1):
-            if word[start:end] in bare:
-                pieces.append(bare[word[start:end]])
-                start = end
-                break
-        else:
-            return [vocab[_UNK]]
-    return pieces
+def _wordpiece_looking_up(
+    find: Callable[[dict[str, int], int, str], int | None],
+) -> Callable[[str, dict[str, int]], list[int]]:
+    """A planted greedy WordPiece whose lookup is ``find(vocab, start, letters)``: the id of
+    the candidate ``letters`` found at ``start``, or None."""
+
+    def wordpiece(word: str, vocab: dict[str, int]) -> list[int]:
+        pieces, start = [], 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                found = find(vocab, start, word[start:end])
+                if found is not None:
+                    pieces.append(found)
+                    start = end
+                    break
+            else:
+                return [vocab[_UNK]]
+        return pieces
+
+    return wordpiece
 
 
-def _wordpiece_truthy(word: str, vocab: dict[str, int]) -> list[int]:
-    """Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
-    pieces, start = [], 0
-    while start < len(word):
-        for end in range(len(word), start, -1):
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if vocab.get(piece):
-                pieces.append(vocab[piece])
-                start = end
-                break
-        else:
-            return [vocab[_UNK]]
-    return pieces
+_wordpiece_unmarked_vocab = _wordpiece_looking_up(
+    lambda vocab, start, letters: {p.removeprefix("##"): i for p, i in vocab.items()}.get(letters)
+)
+"""Planted: the `##` marks stripped from the vocabulary, every piece matched bare."""
+
+_wordpiece_truthy = _wordpiece_looking_up(
+    lambda vocab, start, letters: vocab.get(letters if start == 0 else "##" + letters) or None
+)
+"""Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
 
 
 def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
