@@ -590,6 +590,13 @@ CORPUS = [
     ("loop_time", "round 3: 'linear'", "linear", "right idea"),
     ("loop_time", "round 3: 'it grows linearly'", "it grows linearly", "right idea"),
     ("loop_time", "round 3: 'constant'", "constant", "overlap"),
+    ("rnn_forward", "round 3 family: h_last = outputs.sum(1)", lambda x, W_ih, W_hh, b: (forward(x, W_ih, W_hh, b)[0], forward(x, W_ih, W_hh, b)[0].sum(1)), "sum of all the states"),
+    ("rnn_forward", "round 3 family: h_last = outputs.mean(1)", lambda x, W_ih, W_hh, b: (forward(x, W_ih, W_hh, b)[0], forward(x, W_ih, W_hh, b)[0].mean(1)), "mean of all the states"),
+    ("rnn_forward", "round 3 family: x[:, 0] at every step", lambda x, W_ih, W_hh, b: forward(x[:, :1].repeat(1, x.shape[1], 1), W_ih, W_hh, b), "first token"),
+    ("gradient_norms", "round 3 family: root mean square", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).pow(2).mean(dim=(0, 2)).sqrt().flip(0), "root mean square"),
+    ("gradient_norms", "round 3 family: divided by the first norm", lambda x, W_ih, W_hh, b: (lambda n: n / n[0])(_r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)), "divided the norms by the first"),
+    ("gradient_norms", "round 3 family: log of the norms", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0).log(), "logarithms"),
+    ("path_length", "round 3 family: ceil(log_k(n - 1))", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else math.ceil(math.log(n - 1) / math.log(k)), "n - 1 positions"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
 

@@ -905,6 +905,12 @@ CORPUS += [
     ("raw_spread", "round 3: 4096", 4096, "64²"),
     ("raw_spread", "round 3: 32", 32, "64 / 2"),
     ("raw_spread", "round 3: 16", 16, "64 / 4"),
+    ("slide_keys", "round 3 family: divided by k_j · k_j", lambda q, k, targets: k + ((targets - k @ q) / (k * k).sum(-1))[:, None] * q, "each key's squared length"),
+    ("slide_keys", "round 3 family: divided by (q · q)²", lambda q, k, targets: k + ((targets - k @ q) / (q @ q) ** 2)[:, None] * q, "fourth power"),
+    ("slide_keys", "round 3 family: k + targets q", lambda q, k, targets: k + np.outer(targets, q), "make up the difference"),
+    ("raw_spread", "round 3 family: 7.9 (a simulation's number)", 7.9, "follows exactly"),
+    ("raw_spread", "round 3 family: 512 (d_model)", 512, "d_model"),
+    ("cross_columns", "round 3 family: 1", 1, "every encoder position"),
     ("cross_columns", "round 3: 5 (the chapter's example)", 5, "chapter's example"),
     ("cross_columns", "round 3: 3 (the chapter's example)", 3, "chapter's example"),
 ]  # fmt: skip

@@ -257,6 +257,24 @@ RNN_FORWARD = GRADERS.add(
                     _loop(x, W_ih, W_hh, b)[1],
                 ),
             ),
+            *(
+                Mistake(
+                    f"your `h_last` is the {what} of all the states: it is the last state "
+                    "alone, the one after the final step",
+                    lambda x, W_ih, W_hh, b, f=f: (
+                        _loop(x, W_ih, W_hh, b)[0],
+                        f(_loop(x, W_ih, W_hh, b)[0]),
+                    ),
+                )
+                for what, f in (
+                    ("sum", lambda o: o.sum(1)),
+                    ("mean", lambda o: o.mean(1)),
+                )
+            ),
+            Mistake(
+                "every step reads the first token, x[:, 0]: step t reads the tokens of step t",
+                lambda x, W_ih, W_hh, b: _loop(x[:, :1].expand_as(x), W_ih, W_hh, b),
+            ),
             Mistake(
                 "each step starts again from zeros: the state you just computed must be the "
                 "previous state of the next step",
@@ -522,6 +540,25 @@ GRADIENT_NORMS = GRADERS.add(
                 )
             ),
             Mistake(
+                "you averaged the squares (a root mean square): the Frobenius norm adds them, "
+                "every unit and every input feature, then takes the square root",
+                lambda x, W_ih, W_hh, b: (
+                    _jacobian(x, W_ih, W_hh, b).pow(2).mean(dim=(0, 2)).sqrt().flip(0)
+                ),
+            ),
+            Mistake(
+                "you divided the norms by the first one: the exercise asks for the norms "
+                "themselves, not relative to distance 0",
+                lambda x, W_ih, W_hh, b: (
+                    _gradient_norms(x, W_ih, W_hh, b) / _gradient_norms(x, W_ih, W_hh, b)[0]
+                ),
+            ),
+            Mistake(
+                "you returned the logarithms of the norms (the chapter plots them on a log "
+                "axis): return the norms themselves",
+                lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b).log(),
+            ),
+            Mistake(
                 "x.grad accumulates: after unit j it holds the sum of the gradients of units "
                 "0..j, so you squared running sums. Start each unit from no gradient (set "
                 "x.grad to None between units) or use torch.autograd.grad, which returns a "
@@ -632,6 +669,8 @@ def _path_cases() -> tuple[Case, ...]:
         ("dilated, exact power", 125, "dilated_convolution", 5),
         ("dilated, rounds up", 126, "dilated_convolution", 5),
         ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
+        # One past an exact power: ceil(log_k(n - 1)) falls one layer short here.
+        ("dilated, one past a power", 101, "dilated_convolution", 10),
         ("dilated", 1000, "dilated_convolution", 10),
         ("attention", 1000, "self_attention", 3),
     ]
@@ -711,6 +750,18 @@ PATH_LENGTH = GRADERS.add(
                     lambda n, k: _ceil_div(n - 1, k - 1),
                     lambda n, k: int(math.log(n, k)),
                 ),
+            ),
+            *(
+                Mistake(
+                    "you counted the layers for n - 1 positions: L layers of width k see "
+                    "k ** L positions, and the first and the n-th need a view of n, so the "
+                    "smallest L with k ** L >= n (n = 101, k = 10 needs 3 layers, not 2)",
+                    _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1), layers),
+                )
+                for layers in (
+                    lambda n, k: _dilated(n - 1, k),
+                    lambda n, k: math.ceil(math.log(n - 1) / math.log(k)),
+                )
             ),
             Mistake(
                 "a self-attention layer connects every pair of positions directly: the path is "

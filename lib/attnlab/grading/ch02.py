@@ -110,6 +110,8 @@ def _wordpiece_with(
                     return [vocab[_UNK]]
                 if on_unknown == "zero":
                     return [0]
+                if on_unknown == "empty":
+                    return []
                 if on_unknown == "keep":
                     return [*pieces, vocab[_UNK]]
                 if on_unknown == "piece":
@@ -266,6 +268,11 @@ WORDPIECE = GRADERS.add(
                 "you returned id 0 for `<unk>`: ids belong to the vocabulary, and in this one "
                 "`<unk>` has another id: look it up in vocab",
                 _wordpiece_with(on_unknown="zero"),
+            ),
+            Mistake(
+                "a word that cannot be cut gave no ids at all: it becomes one token, the id of "
+                "`<unk>` from the vocabulary",
+                _wordpiece_with(on_unknown="empty"),
             ),
             Mistake(
                 "you accepted a bare piece (such as `happy`) in the middle of a word: after "
@@ -774,6 +781,17 @@ COSINE_FLIP = GRADERS.add(
                 -0.99,
                 "opposite vectors have a cosine of exactly -1, not about -1: the lengths cancel "
                 "exactly, nothing here is approximate",
+            ),
+            (
+                1 / 3,
+                "a cosine does not depend on the lengths, and its sign says whether the "
+                "vectors point the same way: does -3a point the same way as a?",
+            ),
+            (9.0, "a cosine never leaves [-1, 1]: the lengths |a| and 3|a| are divided out"),
+            (
+                -1 / 9,
+                "that divides by the squares of the lengths: the cosine divides by the lengths "
+                "themselves, |a| and 3|a|, so the factor 3 cancels",
             ),
         ),
         hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
@@ -1371,6 +1389,21 @@ SELF_ATTENTION = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             Mistake(
+                "your weights are the scores divided by their row's sum, with no exponential: "
+                "softmax takes e to the power of each score first, so that every weight is "
+                "positive and larger scores win more than proportionally",
+                lambda x: (
+                    lambda s: (s / s.sum(-1, keepdims=True) @ x, s / s.sum(-1, keepdims=True))
+                )(_scaled_scores(x)),
+            ),
+            Mistake(
+                "you hid each token from itself (the diagonal set to -inf): a token attends to "
+                "every token, itself included, so its own score stays in its row",
+                lambda x: (lambda w: (w @ x, w))(
+                    softmax(np.where(np.eye(len(x), dtype=bool), -np.inf, _scaled_scores(x)), -1)
+                ),
+            ),
+            Mistake(
                 "your scores are cosines (each vector divided by its length first): "
                 "self-attention scores are plain dot products of the rows, scaled by sqrt(D)",
                 _attend_cosine,
@@ -1535,6 +1568,12 @@ EQUAL_ROWS = GRADERS.add(
                 5.25,
                 "that is the raw score x · x, not a weight: the weights come out of the "
                 "softmax, between 0 and 1",
+            ),
+            (3.0, "3 is the number of other tokens; the question asks for a weight, a share of 1"),
+            (
+                1 / 16,
+                "1/16 is one entry's share of the whole 4 × 4 matrix: the softmax normalises "
+                "each row on its own, over the four keys of that row",
             ),
         ),
         hint="compute the four scores of row 0: are any of them different from the others?",

@@ -163,6 +163,22 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((targets - k @ q) / q.sum())[:, None] * q,
             ),
             Mistake(
+                "you divided by each key's squared length k_j·k_j: adding c·q changes the "
+                "score q·k_j by c (q·q), so the divisor is q's squared length, the same for "
+                "every key",
+                lambda q, k, targets: k + ((targets - k @ q) / (k * k).sum(-1))[:, None] * q,
+            ),
+            Mistake(
+                "you divided by (q·q)², the fourth power of q's length: adding c·q changes the "
+                "score by c (q·q), once",
+                lambda q, k, targets: k + ((targets - k @ q) / (q @ q) ** 2)[:, None] * q,
+            ),
+            Mistake(
+                "you added targets_j · q to each key: the coefficient must make up the "
+                "difference between the target and the current score, per unit of q·q",
+                lambda q, k, targets: k + targets[:, None] * q,
+            ),
+            Mistake(
                 "np.linalg.norm(q ** 2) is the length of the vector of squares, not the "
                 "squared length: adding c·q changes the score by c (q·q); divide by q @ q",
                 lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q**2))[:, None] * q,
@@ -1217,7 +1233,11 @@ RAW_SPREAD = GRADERS.add(
                 "16 = 64 / 4 (or 4²): the variances of the 64 products add up to 64, and the "
                 "spread is the square root of that",
             ),
+            (512.0, "512 is d_model; here the query and the key have d_k = 64 entries each"),
         ),
+        near=0.1,
+        near_hint="close to it, but the spread follows exactly from the variances (64 unit "
+        "variances add up), with no measurement or rounding",
         hint="the variances of independent terms add up",
     )
 )
@@ -1244,6 +1264,7 @@ CROSS_COLUMNS = GRADERS.add(
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
             (84, "84 = 7 x 12 is the number of entries, rows times columns"),
+            (1, "one column per key, and every encoder position is a key"),
             (
                 5,
                 "5 is the source length of the chapter's example (the black cat sat down); "
