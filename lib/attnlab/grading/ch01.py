@@ -671,6 +671,8 @@ def _path_cases() -> tuple[Case, ...]:
         ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
         # One past an exact power: ceil(log_k(n - 1)) falls one layer short here.
         ("dilated, one past a power", 101, "dilated_convolution", 10),
+        # Between two powers: rounding down (1) and counting n - 1 positions (2) part here.
+        ("dilated, between two powers", 50, "dilated_convolution", 10),
         ("dilated", 1000, "dilated_convolution", 10),
         ("attention", 1000, "self_attention", 3),
     ]
