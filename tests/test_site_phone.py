@@ -199,6 +199,38 @@ def test_the_score_table_and_checks_are_readable_in_dark_mode(reader: Any, site:
     assert light not in {"rgb(245, 245, 245)", "rgb(232, 245, 233)"}, "a light box in dark mode"
 
 
+NAME_BREAKS = """() => [...document.querySelectorAll(".attnlab-score td code")].map((code) => {
+  // Where each rendered line of an exercise's name ends: the character before each break.
+  const text = code.firstChild ? code.textContent : "";
+  const ends = [];
+  const range = document.createRange();
+  let top = null;
+  let i = 0;
+  for (const node of code.childNodes) {
+    if (node.nodeType !== Node.TEXT_NODE) continue;
+    for (let k = 0; k < node.length; k++, i++) {
+      range.setStart(node, k);
+      range.setEnd(node, k + 1);
+      const y = Math.round(range.getBoundingClientRect().top);
+      if (top !== null && y > top + 2) ends.push(text[i - 1]);
+      top = y;
+    }
+  }
+  return [text, ends];
+})"""
+
+
+def test_exercise_names_wrap_only_after_an_underscore_on_a_phone(reader: Any, site: Path):
+    """Chapter 3's score table showed ``self_attention_modul`` / ``e`` on a phone."""
+    page = _open(reader, site / "exercises" / "03_qkv.html", PHONE)
+    names = page.evaluate(NAME_BREAKS)
+    assert len(names) >= 5, names
+    bad = [(text, ends) for text, ends in names if any(end != "_" for end in ends)]
+    assert bad == [], f"names split inside a word: {bad}"
+    status = page.locator(".attnlab-score tr.attnlab-not-attempted td:nth-child(3)").first
+    assert status.evaluate("(td) => td.getClientRects().length === 1 && td.offsetHeight < 40")
+
+
 # --------------------------------------------------------------------------- overflow
 
 HIDDEN = """() => {

@@ -76,6 +76,15 @@ def result_box(text: str, status: str) -> str:
     )
 
 
+def _breakable(name: str) -> str:
+    """An exercise's name, allowed to wrap after each underscore and nowhere else.
+
+    On a phone the name column is narrow: without these break points the browser splits a
+    long name anywhere (``self_attention_modul`` / ``e``).
+    """
+    return "_<wbr>".join(html.escape(part) for part in name.split("_"))
+
+
 def score_table(title: str, rows: Sequence[tuple[str, str]], score: int, total: int) -> str:
     """The score summary: one row per exercise (symbol, name, status), then the score."""
     pad = "padding: 0.15em 0.6em; border: none; text-align: left"
@@ -86,8 +95,9 @@ def score_table(title: str, rows: Sequence[tuple[str, str]], score: int, total: 
             f'<tr class="{status_class(status)}">'
             f'<td style="{pad}; color: {colour}">{symbol(status)}</td>'
             f'<td style="{pad}"><code style="color: inherit; background: none">'
-            f"{html.escape(name)}</code></td>"
-            f'<td style="{pad}; color: {colour}">{html.escape(status)}</td></tr>'
+            f"{_breakable(name)}</code></td>"
+            f'<td style="{pad}; color: {colour}; white-space: nowrap">'
+            f"{html.escape(status)}</td></tr>"
         )
     body = "".join(cells) or (
         f'<tr><td colspan="3" style="{pad}">(no exercise checked yet)</td></tr>'
