@@ -488,6 +488,30 @@ def r3_norms_grad_accumulates(x, W_ih, W_hh, b):
     return sq.sqrt().flip(0)
 
 
+# ------------------------------------------------------------------ round 4
+
+
+def r4_norms_no_detach_copy(x, W_ih, W_hh, b):
+    x.requires_grad_(True)  # the caller's own tensor
+    _, h_last = forward(x[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h_last.shape[-1]):
+        (g,) = torch.autograd.grad(h_last[0, j], x, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
+def r4_norms_backward_on_caller_x(x, W_ih, W_hh, b):
+    x.requires_grad = True
+    _, h_last = forward(x[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h_last.shape[-1]):
+        x.grad = None
+        h_last[0, j].backward(retain_graph=True)
+        sq += (x.grad**2).sum(dim=1)
+    return sq.sqrt().flip(0).detach()
+
+
 CORPUS = [
     ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
     ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
@@ -597,6 +621,8 @@ CORPUS = [
     ("gradient_norms", "round 3 family: divided by the first norm", lambda x, W_ih, W_hh, b: (lambda n: n / n[0])(_r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)), "divided the norms by the first"),
     ("gradient_norms", "round 3 family: log of the norms", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0).log(), "logarithms"),
     ("path_length", "round 3 family: ceil(log_k(n - 1))", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else math.ceil(math.log(n - 1) / math.log(k)), "n - 1 positions"),
+    ("gradient_norms", "round 4: requires_grad_ on the caller's x", r4_norms_no_detach_copy, "detach"),
+    ("gradient_norms", "round 4: x.requires_grad = True and backward", r4_norms_backward_on_caller_x, "requires_grad"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
 

@@ -275,6 +275,18 @@ class Grader:
 
         for run in runs:
             for (arg, before), after in zip(run.case.inputs.items(), run.arguments, strict=True):
+                if _grad_switched_on(before, after):
+                    return self._result(
+                        IN_PLACE,
+                        f"switched on requires_grad of its input `{arg}` on case "
+                        f"{run.case.describe()}",
+                        f"the values may be right, but the caller's own tensor `{arg}` now "
+                        f"records gradients (`{arg}.requires_grad_()` or `{arg}.requires_grad "
+                        "= True` changes the caller's tensor, and a later backward leaves a "
+                        f"`.grad` on it; a non-leaf `{arg}` would raise): differentiate a "
+                        f"copy instead, `{arg} = {arg}.detach().requires_grad_()`",
+                        diagnosed=True,
+                    )
                 if not _same(before, after):
                     return self._result(
                         IN_PLACE,
@@ -1234,6 +1246,15 @@ def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
 def _numpy(x: Any) -> np.ndarray:
     """``x`` as a NumPy array, whatever it holds (tensors detached and moved to the CPU)."""
     return to_numpy(x, numeric=False)
+
+
+def _grad_switched_on(before: Any, after: Any) -> bool:
+    """Did the call make the caller's tensor record gradients (or leave a ``.grad`` on it)?"""
+    if not is_torch_array(after) or not is_torch_array(before):
+        return False
+    return (after.requires_grad and not before.requires_grad) or (
+        after.grad is not None and before.grad is None
+    )
 
 
 def _same(before: Any, after: Any) -> bool:
