@@ -967,6 +967,10 @@ CORPUS += [
     ("cosine_flip", "round 3: -0.9", -0.9, "exactly -1"),
     ("shifted_softmax", "round 3: 0.9", 0.9, "too sharp"),
     ("shifted_softmax", "round 3: e^103 / (e^101 + e^102)", np.exp(103) / (np.exp(101) + np.exp(102)), "more than 1"),
+    ("shifted_softmax", "round 4: 0.7 (one significant digit)", 0.7, "two significant digits"),
+    ("shifted_softmax", "round 4: 0.6", 0.6, "softmax([1, 2, 3])"),
+    ("shifted_softmax", "round 4: 0.72", 0.72, "softmax([1, 2, 3])"),
+    ("shifted_softmax", "round 4: 0.75", 0.75, "softmax([1, 2, 3])"),
     ("score_spread", "round 3: q and k divided by sqrt(d)", r3_spread_prenormalised, "variance 1"),
     ("score_spread", "round 3: rng.normal(0, d)", r3_spread_normal_0_d, "standard deviation as its second"),
     ("score_spread", "round 3: rng.normal(0, sqrt(d))", r3_spread_normal_0_sqrt_d, "standard deviation as its second"),
@@ -1036,7 +1040,7 @@ def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
 
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
-    ("shifted_softmax", "round 2: 0.7, the answer to one decimal", 0.7),
+    ("shifted_softmax", "round 4: 0.67, two significant digits", 0.67),
     (
         "wordpiece",
         "learner: returned tuple(ids)",

@@ -1069,7 +1069,11 @@ SHIFTED_SOFTMAX = GRADERS.add(
             ),
         ),
         hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
-        "the denominator?",
+        "the denominator? (Give two significant digits.)",
+        near=0.15,
+        near_hint="close, but not it: the common factor e^100 cancels between numerator and "
+        "denominator, so the shift changes no weight and the answer is exactly the largest "
+        "weight of softmax([1, 2, 3]); work that out to two significant digits",
     )
 )
 

@@ -117,6 +117,9 @@ class Question:
             off the menu that still say something (``"grows quadratically"``, ``4``,
             ``"linear"``), each with what it reveals; matched as a whole answer or as a
             word of a short phrase, before the answer is refused as not a choice.
+        digits: the significant digits an answer rounded from the right one needs to
+            count as right (0.67 for 0.665, not 0.7: one digit cannot tell the answer from
+            its neighbours 0.6 and 0.8); a shorter rounding is refused with that reason.
         equivalent: ``(expression, reason)`` for each variant of the worked answer's
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
@@ -140,6 +143,7 @@ class Question:
     near: float = 0.0
     near_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
+    digits: int = 2
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -222,6 +226,21 @@ class Question:
         if abs(float(given) - float(self.answer)) >= half - 2e-12:
             return False
         return not any(abs(float(given) - float(w)) <= half for w, _ in self.wrong)
+
+    def _too_few_digits(self, given: Any) -> str | None:
+        """Why a rounding of the answer to fewer than ``digits`` significant digits is refused."""
+        if not self._rounded_answer(given):
+            return None
+        digits = _decimals(float(given))
+        significant = digits + math.floor(math.log10(abs(float(given)))) + 1
+        if significant >= self.digits:
+            return None
+        words = {1: "one", 2: "two", 3: "three"}
+        return (
+            f"that is the right value rounded to {words.get(significant, significant)} "
+            f"significant digit{'s' * (significant != 1)}, too coarse to tell it from its "
+            f"neighbours: give {words.get(self.digits, self.digits)} significant digits"
+        )
 
     def _number_clue(self, given: float) -> str | None:
         """What a number no listed wrong answer explains is, next to the right one.
@@ -360,6 +379,14 @@ class Question:
             )
         if problem is not None:
             return self._result(WRONG_TYPE, problem, hint, diagnosed=hint is not None)
+        coarse = self._too_few_digits(value) if self.kind == "number" else None
+        if coarse is not None and not self._matches(value, self.answer):
+            return self._result(
+                WRONG_ANSWER,
+                f"{_fmt_given(value, self.answer)} is not precise enough",
+                coarse,
+                diagnosed=True,
+            )
         if self._matches(value, self.answer) or self._rounded_answer(value):
             return self._result(
                 PASSED, f"right: {_fmt(value)}", explanation=self.explanation or None
