@@ -971,6 +971,7 @@ CORPUS += [
     ("shifted_softmax", "round 4: 0.6", 0.6, "softmax([1, 2, 3])"),
     ("shifted_softmax", "round 4: 0.72", 0.72, "softmax([1, 2, 3])"),
     ("shifted_softmax", "round 4: 0.75", 0.75, "softmax([1, 2, 3])"),
+    ("dot", "round 4: float() of the batched sum", lambda a, b: float(np.sum(a * b, axis=-1)), "batches"),
     ("score_spread", "round 3: q and k divided by sqrt(d)", r3_spread_prenormalised, "variance 1"),
     ("score_spread", "round 3: rng.normal(0, d)", r3_spread_normal_0_d, "standard deviation as its second"),
     ("score_spread", "round 3: rng.normal(0, sqrt(d))", r3_spread_normal_0_sqrt_d, "standard deviation as its second"),

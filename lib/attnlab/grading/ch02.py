@@ -527,6 +527,19 @@ _BATCHED_VECTOR_HINTS = (
         "one number and a batch with more axes gives no matrix at all; the exercise wants "
         "one number per pair of vectors, for any number of leading axes",
     ),
+    *(
+        (
+            text,
+            "float(...) (or .item()) turns one number into a Python float, but the function "
+            "must work on batches: a batch of pairs gives an array, one number per pair, and "
+            "float() of an array with more than one number fails; return the array as it is",
+        )
+        for text in (
+            "only 0-dimensional arrays can be converted",
+            "only length-1 arrays can be converted",
+            "can only convert an array of size 1",
+        )
+    ),
 )
 
 
