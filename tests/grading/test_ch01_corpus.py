@@ -621,6 +621,7 @@ CORPUS = [
     ("gradient_norms", "round 3 family: divided by the first norm", lambda x, W_ih, W_hh, b: (lambda n: n / n[0])(_r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)), "divided the norms by the first"),
     ("gradient_norms", "round 3 family: log of the norms", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0).log(), "logarithms"),
     ("path_length", "round 3 family: ceil(log_k(n - 1))", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else math.ceil(math.log(n - 1) / math.log(k)), "n - 1 positions"),
+    ("bytenet_path", "round 4: 100 (the view of two layers)", 100, "two dilated layers"),
     ("gradient_norms", "round 4: requires_grad_ on the caller's x", r4_norms_no_detach_copy, "detach"),
     ("gradient_norms", "round 4: x.requires_grad = True and backward", r4_norms_backward_on_caller_x, "requires_grad"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),

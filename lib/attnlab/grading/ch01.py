@@ -887,7 +887,11 @@ BYTENET_PATH = GRADERS.add(
             ),
             (2, "two layers of width 10 see only 10 ** 2 = 100 positions, not 1000"),
             (1, "that is self-attention; a convolution stack needs several layers"),
-            (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
+            (
+                100,
+                "100 = 10 ** 2 is the view of two dilated layers (dilations 1 and 10), not a "
+                "number of layers: how many layers does a view of 1000 positions need?",
+            ),
             (
                 500,
                 "that is a plain convolution of width 3 (ceil(999 / 2), the chapter's count): "
