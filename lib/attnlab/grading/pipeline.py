@@ -1252,9 +1252,9 @@ def _grad_switched_on(before: Any, after: Any) -> bool:
     """Did the call make the caller's tensor record gradients (or leave a ``.grad`` on it)?"""
     if not is_torch_array(after) or not is_torch_array(before):
         return False
-    return (after.requires_grad and not before.requires_grad) or (
-        after.grad is not None and before.grad is None
-    )
+    if before.requires_grad:  # a case input meant to record gradients
+        return False
+    return after.requires_grad or after.grad is not None
 
 
 def _same(before: Any, after: Any) -> bool:
