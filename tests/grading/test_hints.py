@@ -15,7 +15,9 @@ side) must not appear in any of them, compared after normalising:
 
 A statement with fewer than two operations (``layers = 0``, ``return n - 1``) is not "the
 solution line": hints may name such steps. For a prediction, the worked answer's expression
-(``0.9**20``) must not appear in its hint or in a wrong answer's diagnosis.
+(``0.9**20``) must not appear in its hint or in a wrong answer's diagnosis; nor may its value,
+when it is not a whole number (``0.5``, ``.5``, ``1/2``: a count such as 8 is a number the
+hints need for other things), in any of them or in the exercise's ``<details>`` hints.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import importlib
 import importlib.util
 import re
 import textwrap
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
@@ -237,3 +240,59 @@ def test_the_last_hint_of_every_exercise_names_its_section(chapter, code, module
     assert exercises, "no exercise hints found"
     missing = [h for h, blocks in exercises.items() if not _SECTION.search(blocks[-1])]
     assert not missing, f"the last hint names no chapter section: {missing}"
+
+
+def value_forms(answer: object) -> set[str]:
+    """How a prediction's value is written in a text: ``0.25``, ``.25``, ``1/4``, ``1 / 4``
+    (none for a whole number, or for a value that prints as one, such as 0.99999989)."""
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return set()
+    x = float(answer)
+    forms = {f"{x:{p}g}" for p in (".2", ".3", ".4", "")} | {repr(x)}
+    forms = {f for f in forms if not float(f).is_integer()}
+    forms |= {f[1:] if f.startswith("0.") else f"-{f[2:]}" for f in forms if "0." in f[:3]}
+    fraction = Fraction(x).limit_denominator(12)
+    if fraction.denominator > 1 and float(fraction) == x:
+        a, b = fraction.numerator, fraction.denominator
+        forms |= {f"{a}/{b}", f"{a} / {b}"}
+    return forms
+
+
+def _states(forms: set[str], text: str) -> list[str]:
+    return [f for f in forms if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", text)]
+
+
+def _question_hints(chapter, code) -> dict[str, list[str]]:
+    """The ``<details>`` hints of each exercise, by its number's place (``"6.7"``)."""
+    found = {}
+    for heading, blocks in _details(ROOT / code.notebook).items():
+        number = re.match(r"Exercise (\d+\.\d+)", heading)
+        if number:
+            found[number[1]] = blocks
+    return found
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_hint_or_diagnosis_of_a_prediction_states_its_value(chapter, code, module):
+    hints = _question_hints(chapter, code)
+    problems = []
+    for k, exercise in enumerate(module.GRADERS, start=1):  # in the notebook's order
+        if not isinstance(exercise, Question):
+            continue
+        forms = value_forms(exercise.answer)
+        texts = [*_grader_texts(exercise), ("NaN hint", exercise.not_finite_hint)]
+        texts += [("a <details> hint", b) for b in hints.get(f"{chapter.number}.{k}", [])]
+        for where, text in texts:
+            for form in _states(forms, text or ""):
+                problems.append(f"{exercise.name}, {where}: states the answer {form}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_predictions_value_is_found_in_its_usual_forms():
+    assert value_forms(0.25) >= {"0.25", ".25", "1/4", "1 / 4"}
+    assert value_forms(8) == set() and value_forms(0.9999998874648379) == {
+        "0.9999998874648379",
+        ".9999998874648379",
+    }
+    assert _states(value_forms(0.5), "two keys, 1/2 each") == ["1/2"]
+    assert not _states(value_forms(0.5), "scores of 10.5 and 0.55")

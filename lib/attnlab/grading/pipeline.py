@@ -294,6 +294,15 @@ class Grader:
                     text, reason = relations.shape_clue(
                         tuple(got.shape), tuple(want.shape), name=name, named=named
                     )
+                    fixed = relations.fixed_shape_clue(
+                        [
+                            (tuple(r.outputs[k].shape), tuple(r.expected[k].shape), r.case.inputs)
+                            for r in runs
+                            if r.outputs is not None
+                        ],
+                        name=name,
+                    )
+                    reason = fixed or reason
                     return self._failure(
                         WRONG_SHAPE,
                         f"wrong shape{self._of(name)} on case {run.case.describe()}: {text}",
