@@ -120,6 +120,8 @@ def test_a_wrong_shape_said_by_what_it_is():
     assert "every axis of your `output` is one longer" in reason
     _, reason = shape_clue((3, 5), (4, 4), name="output", named={})
     assert reason is None  # no pattern: nothing claimed
+    _, reason = shape_clue((2, 2), (3, 3), name="output", named={"T": 3, "d": 2})
+    assert reason is None or "one shorter" not in reason  # (d, d) for (T, T): not n - 1
 
 
 def test_a_shape_that_never_changes_is_a_hard_coded_example():

@@ -499,6 +499,7 @@ def shape_clue(
         len(got) == len(want)
         and got
         and {g - w for g, w in zip(got, want, strict=True)} in ({1}, {-1})
+        and not set(got) & set(named.values())  # (d, d) for (T, T): another size, not n ± 1
     ):
         longer = "longer" if got[0] > want[0] else "shorter"
         return text, (
