@@ -602,6 +602,8 @@ SECOND_ROUND = [
     ("load_into_torch", "out_proj from W_v", load_out_from_w_v, "holds W_v's numbers"),
     ("load_into_torch", "through float32", load_through_float32, "float32"),
     ("which_key", "the last position", 7, "causal"),
+    ("bert_parameters", "rounded to 2.4 million", 2_400_000, "rounded"),
+    ("bert_parameters", "W_q, W_k, W_v alone", 3 * 768 * 768, "output projection"),
 ]  # fmt: skip
 
 CORPUS = [

@@ -574,6 +574,40 @@ class ScalesTokens(SliceByBatch):
         return x * x.shape[-1] ** 0.5 + self.pe[: x.shape[1]].to(x.dtype)
 
 
+def table_odd_padded_with_zeros(length, d_model):
+    even = d_model - d_model % 2
+    pos = np.arange(length)[:, None]
+    ang = pos / 10000 ** (np.arange(0, even, 2) / even)
+    pe = np.zeros((length, d_model))
+    pe[:, 0:even:2] = np.sin(ang)
+    pe[:, 1:even:2] = np.cos(ang)
+    return pe
+
+
+def table_even_index_doubled(length, d_model):
+    pe = np.zeros((length, d_model))
+    for i in range(0, d_model, 2):
+        ang = np.arange(length) / 10000 ** (2 * i / d_model)
+        pe[:, i] = np.sin(ang)
+        if i + 1 < d_model:
+            pe[:, i + 1] = np.cos(ang)
+    return pe
+
+
+def rope_in_degrees(x, positions):
+    d = x.shape[-1]
+    theta = np.deg2rad(np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d))
+    out = np.empty_like(x, dtype=float)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+class AddsTwice(SliceByBatch):
+    def forward(self, x):
+        return x + 2 * self.pe[: x.shape[1]].to(x.dtype)
+
+
 SECOND_ROUND = [
     ("sinusoidal_encoding", "odd D from an even table of D + 1", table_odd_from_even, "D + 1"),
     ("offset_matrix", "the angle without k", offset_without_k, "does not depend on k"),
@@ -584,6 +618,10 @@ SECOND_ROUND = [
     ("positional_encoding", "a (1, max_len, D) buffer sliced [:T]", TableWithBatchAxis, "axis of size 1"),
     ("positional_encoding", "register_buffer before super().__init__()", BufferBeforeSuper, "super().__init__() first"),
     ("positional_encoding", "x scaled by sqrt(D)", ScalesTokens, "scaled x"),
+    ("sinusoidal_encoding", "odd D: D - 1 features and zeros", table_odd_padded_with_zeros, "column of zeros"),
+    ("sinusoidal_encoding", "even feature index doubled", table_even_index_doubled, "doubled again"),
+    ("rope", "angles in degrees", rope_in_degrees, "radians"),
+    ("positional_encoding", "the table added twice", AddsTwice, "twice"),
 ]  # fmt: skip
 
 CORPUS = [

@@ -382,6 +382,11 @@ BERT_PARAMETERS = GRADERS.add(
                 "that is the four weight matrices alone: each projection also has a bias",
             ),
             (
+                3 * 768 * 768,
+                "that is W_q, W_k and W_v without their biases: add the output projection "
+                "W_o, and each projection's bias",
+            ),
+            (
                 2.362368,
                 "that looks like the count in millions, as papers write it (2.4M): give the "
                 "exact number of parameters",
@@ -407,6 +412,9 @@ BERT_PARAMETERS = GRADERS.add(
         hint="what are the layer's weight matrices and biases, and how large is each for "
         "D = 768? Does the number of heads change them? (exercise 4.3)",
         atol=0.5,
+        near=0.03,
+        near_hint="close, but rounded: the question asks for the exact count, every weight "
+        "and every bias of the layer",
     )
 )
 

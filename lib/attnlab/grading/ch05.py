@@ -135,6 +135,38 @@ SINUSOIDAL = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your loop or range already runs over the even features 0, 2, 4, ...; "
+                "doubled again in the exponent (2i), the frequencies fall off twice as fast: "
+                "pair i turns at 10000^(-2i/D) with i the pair number (the even feature j "
+                "gives j/D)",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-2 * (j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "only odd D fails, in the last feature: with an odd D the last feature (an "
+                "even index, D - 1) is a sine too, so there is one more sine than cosine",
+                lambda length, d_model: np.where(
+                    (np.arange(d_model) == d_model - 1) & (d_model % 2 == 1),
+                    0.0,
+                    _table(length, d_model, _paired(d_model)),
+                ),
+            ),
+            Mistake(
+                "only odd D fails: you built the table of D - 1 features and added a column "
+                "of zeros. The frequencies use the real D (ω_i = 10000^(-2i/D)), and the last "
+                "feature (index D - 1, even) is a sine",
+                lambda length, d_model: np.where(
+                    (np.arange(d_model) == d_model - 1) & (d_model % 2 == 1),
+                    0.0,
+                    _table(
+                        length,
+                        d_model,
+                        lambda j: 10000.0 ** (-(j - j % 2) / (d_model - d_model % 2)),
+                    ),
+                ),
+            ),
+            Mistake(
                 "every feature is a sine: the odd features (1, 3, ...) are cosines",
                 lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
             ),
@@ -628,6 +660,15 @@ ROPE = GRADERS.add(
         cases=_rope_cases(),
         mistakes=(
             Mistake(
+                "the angle p·ω_i is already in radians, which np.sin and np.cos take: do "
+                "not convert it from degrees",
+                lambda x, positions: _rope_pairs(
+                    x,
+                    positions,
+                    omega=lambda d, n: np.pi / 180 * 10000.0 ** (-np.arange(0, d, 2) / d),
+                ),
+            ),
+            Mistake(
                 "you turned each pair the wrong way (by -p·ω_i): as a complex number the pair "
                 "is multiplied by e^{+i p ω}, so x_{2i} cos θ - x_{2i+1} sin θ comes first",
                 lambda x, positions: _rope_pairs(x, positions, sign=-1.0),
@@ -838,6 +879,10 @@ _LAYER_MISTAKES = (
         "you scaled x by √D first (as the paper's embedding layer does): this layer adds "
         "the table to the token vectors unchanged, x + PE[:T]",
         lambda x: x * math.sqrt(x.shape[-1]) + _pe_like(x),
+    ),
+    Mistake(
+        "you added the table twice: the layer adds PE[:T] once, x + PE[:T]",
+        lambda x: x + 2 * _pe_like(x),
     ),
     Mistake(
         "you concatenated the table to the token vectors; the layer adds it, so the "
