@@ -59,7 +59,7 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=0)
     return m_new, total_new
 """,
-        "`max` along the wrong axis: yours works ",  # learner: S
+        "a reduction runs along axis 0",  # learner: S
     ),
     (
         "8.1_w06_swapped_return",
@@ -558,7 +558,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + p @ v
     return m_new, total, acc
 """,
-        "the two sides of a `-` are the wrong way",  # learner: S
+        "the wrong way round",  # learner: S
     ),
     (
         "8.3_w11_acc_alpha_squared",
@@ -626,7 +626,7 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-1) @ v_cache
     return out, k_cache, v_cache
 """,
-        "you forgot to scale: divide the scores b",  # learner: S
+        "not divided by √d",  # learner: S
     ),
     (
         "8.4_w03_scale_d",
@@ -1509,7 +1509,7 @@ answer = 192  # your prediction
         """\
 answer = 24  # your prediction
 """,
-        "you counted the keys or the values, not ",  # learner: S
+        "the keys or the values alone",  # learner: S
     ),
     (
         "8.8_w03_MB",
@@ -1662,5 +1662,179 @@ answer = 36.5  # your prediction
 answer = 524800  # your prediction
 """,
         "pairs",  # learner: G
+    ),
+    (
+        "8.1_r2_08",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=0)\n    return m_new, total_new",
+        "axis 0",  # round 2: was generic or misleading
+    ),
+    (
+        "8.2_r2_17",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size-1]\n        if b.shape[-1] == 0: continue\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isinf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isinf(m), 0.0, m)\n    w = np.exp(x - safe[..., None])\n    return np.divide(w, total[..., None], out=np.zeros_like(w), where=total[..., None] > 0)",
+        "one score",  # round 2: was generic or misleading
+    ),
+    (
+        "8.2_r2_18",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1]); m0 = None\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isinf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n        if m0 is None: m0 = safe.copy()\n    w = np.exp(x - m0[..., None])\n    return np.divide(w, total[..., None], out=np.zeros_like(w), where=total[..., None] > 0)",
+        "first block",  # round 2: was generic or misleading
+    ),
+    (
+        "8.3_r2_25",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1)); a = np.exp(mn - m); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v",
+        "wrong way round",  # round 2: was generic or misleading
+    ),
+    (
+        "8.4_r2_40",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    K = torch.cat([k_cache, k], -2); V = torch.cat([v_cache, v], -2)\n    s = q @ K.transpose(-2, -1) / math.sqrt(q.shape[-2])\n    return torch.softmax(s, -1) @ V, K, V",
+        "q.shape[-2]",  # round 2: was generic or misleading
+    ),
+    (
+        "8.4_r2_42",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    K = torch.cat([k_cache, k], -2); V = torch.cat([v_cache, v], -2)\n    s = q @ V.transpose(-2, -1) / math.sqrt(q.shape[-1])\n    return torch.softmax(s, -1) @ K, K, V",
+        "swapped",  # round 2: was generic or misleading
+    ),
+    (
+        "8.5_r2_52",
+        "gqa",
+        "def gqa(q, k, v):\n    k = k[:, :1]; v = v[:, :1]\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v",
+        "head 0",  # round 2: was generic or misleading
+    ),
+    (
+        "8.8_r2_77",
+        "cache_memory",
+        "answer = 24.0\n",
+        "bytes",  # round 2: was generic or misleading
+    ),
+    (
+        "8.8_r2_78",
+        "cache_memory",
+        "answer = 49.152\n",
+        "1024·1000",  # round 2: was generic or misleading
+    ),
+    (
+        "8.9_r2_86",
+        "causal_tiles",
+        "answer = 72\n",
+        "8·9",  # round 2: was generic or misleading
+    ),
+    (
+        "8.9_r2_87",
+        "causal_tiles",
+        "answer = 36/64\n",
+        "fraction",  # round 2: was generic or misleading
+    ),
+    (
+        "8.1_r2_94",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m[..., None], block).max(-1)\n    total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(-1, keepdims=True)\n    return m_new, total_new",
+        "keepdims",  # round 2: was generic or misleading
+    ),
+    (
+        "8.1_r2_95",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    total_new = total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)\n    return m_new, np.log(total_new)",
+        "log",  # round 2: was generic or misleading
+    ),
+    (
+        "8.1_r2_96",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.empty_like(m); t = np.empty_like(total)\n    for i in range(len(m)):\n        m_new[i] = max(m[i], block[i].max())\n        t[i] = total[i] * np.exp(m[i] - m_new[i]) + np.exp(block[i] - m_new[i]).sum()\n    return m_new, t",
+        "one batch axis",  # round 2: was generic or misleading
+    ),
+    (
+        "8.2_r2_97",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        bm = b.max(-1)\n        safe = np.where(np.isneginf(bm), 0.0, bm); old = np.where(np.isneginf(m), 0.0, m)\n        total = total * np.exp(old - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = bm\n    safe = np.where(np.isneginf(m), 0.0, m)\n    w = np.exp(x - safe[..., None])\n    return np.divide(w, total[..., None], out=np.zeros_like(w), where=total[..., None] > 0)",
+        "forgets the old one",  # round 2: was generic or misleading
+    ),
+    (
+        "8.2_r2_98",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1]); out = np.zeros(x.shape)\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1)); safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n        w = np.exp(b - safe[..., None])\n        out[..., s:s+block_size] = np.divide(w, total[..., None], out=np.zeros_like(w), where=total[..., None] > 0)\n    return out",
+        "as they stood",  # round 2: was generic or misleading
+    ),
+    (
+        "8.2_r2_100",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[0], -np.inf); total = np.zeros(x.shape[0])\n    for s in range(0, x.shape[1], block_size):\n        b = x[:, s:s+block_size]\n        mn = np.maximum(m, b.max(1)); safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[:, None]).sum(1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    w = np.exp(x - safe[:, None])\n    return np.divide(w, total[:, None], out=np.zeros_like(w), where=total[:, None] > 0)",
+        "2-D",  # round 2: was generic or misleading
+    ),
+    (
+        "8.3_r2_102",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1)); a = np.exp(m - mn); p = a[..., None] * np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v",
+        "tile's p by alpha",  # round 2: was generic or misleading
+    ),
+    (
+        "8.3_r2_103",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1)); a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + np.dot(p, v)",
+        "np.dot",  # round 2: was generic or misleading
+    ),
+    (
+        "8.3_r2_104",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = scores.max(-1); a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v",
+        "never goes down",  # round 2: was generic or misleading
+    ),
+    (
+        "8.6_r2_116",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.n_kv, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model, bias=True)\n        self.W_k = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_v = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_o = nn.Linear(d_model, d_model, bias=True)\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(self.H // self.n_kv, dim=1)\n        v = self.W_v(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(self.H // self.n_kv, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))\n        if True:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        o = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(o), w\n",
+        "mask=None",  # round 2: was generic or misleading
+    ),
+    (
+        "8.6_r2_118",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.n_kv, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model, bias=True)\n        self.W_k = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_v = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_o = nn.Linear(d_model, d_model, bias=True)\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(self.H // self.n_kv, dim=1)\n        v = self.W_v(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(self.H // self.n_kv, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        o = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(o), s\n",
+        "before the softmax",  # round 2: was generic or misleading
+    ),
+    (
+        "8.8_r2_121",
+        "cache_memory",
+        "answer = 240\n",
+        "20 heads",  # round 2: was generic or misleading
+    ),
+    (
+        "8.8_r2_122",
+        "cache_memory",
+        "answer = 0.75\n",
+        "64",  # round 2: was generic or misleading
+    ),
+    (
+        "8.8_r2_123",
+        "cache_memory",
+        "answer = 72\n",
+        "factor 3",  # round 2: was generic or misleading
+    ),
+    (
+        "8.9_r2_125",
+        "causal_tiles",
+        "answer = 45\n",
+        "9 x 9",  # round 2: was generic or misleading
+    ),
+    (
+        "8.5_r2_128",
+        "gqa",
+        "def gqa(q, k, v):\n    k = k.repeat_interleave(2, dim=1); v = v.repeat_interleave(2, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v",
+        "fixed number",  # round 2: was generic or misleading
+    ),
+    (
+        "8.1_r2_131",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block[..., :2] - m_new[..., None]).sum(-1)",
+        "first 2 scores",  # round 2: was generic or misleading
+    ),
+    (
+        "8.6_r2_132",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.n_kv, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model, bias=True)\n        self.W_k = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_v = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_o = nn.Linear(d_model, d_model, bias=True)\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(2, dim=1)\n        v = self.W_v(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(2, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        o = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(o), w\n",
+        "fixed number",  # round 2: was generic or misleading
     ),
 ]

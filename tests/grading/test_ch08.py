@@ -457,7 +457,7 @@ PLANTED = [
     (check_tile_update, tile_no_rescale, "wrong values", "rescaled neither"),
     (check_kv_step, kv_cache_only, "wrong values", "attended to the cache only"),
     (check_kv_step, kv_prepend, "wrong values", "put the new key and value first"),
-    (check_kv_step, kv_unscaled, "wrong values", "forgot to scale"),
+    (check_kv_step, kv_unscaled, "wrong values", "not divided by √d"),
     (check_kv_step, kv_old_caches, "wrong shape", "returned the old caches"),
     (check_gqa, gqa_tiled_heads, "wrong values", "h % G"),
     (check_gqa, gqa_unscaled, "wrong values", "forgot to scale"),

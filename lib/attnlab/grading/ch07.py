@@ -45,7 +45,7 @@ from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import AnswerProblem, Case, Mistake
+from .specs import AnswerProblem, Case, Mistake, Property
 from .status import NO_GRADIENT, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
@@ -131,6 +131,10 @@ def _ln(
     return layer_norm
 
 
+def _rms_norm(x, gamma, beta, eps=1e-5):
+    return gamma * x / ((x**2).mean(dim=-1, keepdim=True) + eps).sqrt() + beta
+
+
 def _ln_no_eps(x, gamma, beta, eps=1e-5):
     mu = x.mean(dim=-1, keepdim=True)
     sd = x.var(dim=-1, keepdim=True, correction=0).sqrt()
@@ -149,6 +153,19 @@ LAYER_NORM = GRADERS.add(
                 "token's own features: LayerNorm normalises every token on its own, so "
                 "its statistics come from the last axis only",
                 _ln(axis=-2),
+            ),
+            Mistake(
+                "your mean and variance run over axis 0, not over each token's own "
+                "features: on a (B, T, D) batch axis 0 is the batch (with B = 1 every entry "
+                "is its own mean), on (T, D) the tokens; LayerNorm normalises every token on "
+                "its own, so its statistics come from the last axis, dim=-1",
+                _ln(axis=0),
+            ),
+            Mistake(
+                "that is RMSNorm, not LayerNorm: you divide by the root mean square of the "
+                "features, but never subtract their mean; LayerNorm centres each token first "
+                "(x minus its mean), then divides by the standard deviation",
+                _rms_norm,
             ),
             Mistake(
                 "your mean and variance run over axis 1, not over each token's own "
@@ -355,6 +372,25 @@ FEED_FORWARD = GRADERS.add(
                 lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_2.T + b_1) @ W_1.T + b_2,
             ),
             Mistake(
+                "W_2 is transposed: the hidden layer is (…, d_ff) and W_2 is already "
+                "(d_ff, D), laid out as in the equation; the second product needs no "
+                "transpose (nn.Linear stores its weight the other way round, these are plain "
+                "matrices)",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1 + b_1) @ W_2.T + b_2,
+            ),
+            Mistake(
+                "W_1 is transposed: x is (…, D) and W_1 is already (D, d_ff), laid out as in "
+                "the equation; the first product needs no transpose (nn.Linear stores its "
+                "weight the other way round, these are plain matrices)",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1.T + b_1) @ W_2 + b_2,
+            ),
+            Mistake(
+                "W_1 and W_2 are both transposed (as with nn.Linear's weights, stored "
+                "(out, in)): these are plain matrices laid out as in the equation, x W_1 "
+                "then W_2, no transpose",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1.T + b_1) @ W_2.T + b_2,
+            ),
+            Mistake(
                 "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
                 "non-linearity sits between the two linear maps",
                 _ffn(where="input"),
@@ -385,9 +421,10 @@ FEED_FORWARD = GRADERS.add(
             ),
             (
                 "cannot be multiplied",
-                "x (…, D) @ W_1 needs W_1 of shape (D, d_ff) as given: no transpose here "
-                "(nn.Linear stores its weight the other way round, but these are plain "
-                "matrices)",
+                "a product whose sizes do not meet: x is (…, D), W_1 (D, d_ff), the hidden "
+                "layer (…, d_ff) and W_2 (d_ff, D), all as given, so neither matrix needs a "
+                "transpose (nn.Linear stores its weight the other way round, but these are "
+                "plain matrices); the error's line shows which product",
             ),
         ),
     )
@@ -458,6 +495,23 @@ BLOCK_PARAMETERS = GRADERS.add(
                 f"that is {_D * _D + _D:,} short, one 768 x 768 matrix and its bias: the "
                 "attention layer has four projections, W_q, W_k, W_v and the output "
                 "projection W_o",
+            ),
+            (
+                4 * _D * _D + 2 * _D * _F + 2 * _D,
+                f"that is {_BLOCK - 4 * _D * _D - 2 * _D * _F - 2 * _D:,} short: every bias "
+                "vector is missing (4·768 for the attention's projections, 3072 + 768 for "
+                "the feed-forward network, and the LayerNorms' β, 2·768): count the weight "
+                "matrices, then each bias vector, then γ and β of both LayerNorms",
+            ),
+            (
+                _BLOCK - _D * _F,
+                f"that is {_D * _F:,} = 768·3072 short, one matrix: the feed-forward network "
+                "has two, W_1 (768 x 3072) and W_2 (3072 x 768)",
+            ),
+            (
+                _BLOCK / 1e6,
+                "that looks like the count in millions: the question asks for the exact "
+                "number of parameters, an integer with every digit",
             ),
             (
                 _BLOCK - 2 * _D,
@@ -688,6 +742,12 @@ class _PlantedEncoder(_EncoderParts):
             if pre:
                 return x + attn(n1(x)) + self.ffn(n2(x))
             return n2(n1(x + attn(x)) + self.ffn(x))
+        if bug == "pre attn, post ffn":
+            x = x + attn(n1(x))
+            return n2(x + self.ffn(x))
+        if bug == "post attn, pre ffn":
+            x = n1(x + attn(x))
+            return x + self.ffn(n2(x))
         if pre:
             if bug == "normalised stream":
                 x = n1(x)
@@ -760,15 +820,24 @@ _PARALLEL = (
 )
 
 
-def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
+def _planted_block(base: type, run: Callable[..., Any], bug: str, only: str) -> Callable[..., Any]:
+    """A subclass of the planted block ``base`` with ``bug`` (in ``only`` one placement), run."""
     name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
-    cls = type(name, (_PlantedEncoder,), {"bug": bug, "only": only})
-    return memoised(adapt(_run_encoder, cls))
+    cls = type(name, (base,), {"bug": bug, "only": only})
+    return memoised(adapt(run, cls))
+
+
+def _in_placements(planted: Callable[[str, str], Any], diagnosis: str, bug: str) -> tuple:
+    """The bug in both placements, and in either one alone (an if/else with one slip)."""
+    return tuple(Mistake(diagnosis, planted(bug, only)) for only in ("", "post", "pre"))
+
+
+def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
+    return _planted_block(_PlantedEncoder, _run_encoder, bug, only)
 
 
 def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
-    """The bug in both placements, and in either one alone (an if/else with one slip)."""
-    return tuple(Mistake(diagnosis, _planted_encoder(bug, only)) for only in ("", "post", "pre"))
+    return _in_placements(_planted_encoder, diagnosis, bug)
 
 
 ENCODER_BLOCK = GRADERS.add(
@@ -846,6 +915,19 @@ ENCODER_BLOCK = GRADERS.add(
                 "norms sit on the sub-layers' inputs only; the one final norm belongs after "
                 "the whole stack (exercise 7.5), not inside each block",
                 _planted_encoder("final norm", "pre"),
+            ),
+            *_encoder_mistakes(
+                "your two sub-layers use different placements: the attention's LayerNorm "
+                "sits on its input (pre-LN) and the feed-forward's on the sum x + FFN(x) "
+                "(post-LN); in one block both sub-layers use the placement norm_first picks",
+                "pre attn, post ffn",
+            ),
+            *_encoder_mistakes(
+                "your two sub-layers use different placements: the attention's LayerNorm "
+                "sits on the sum x + attention(x) (post-LN) and the feed-forward's on its "
+                "input (pre-LN); in one block both sub-layers use the placement norm_first "
+                "picks",
+                "post attn, pre ffn",
             ),
             *_encoder_mistakes(
                 "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
@@ -1022,6 +1104,11 @@ class _PlantedDecoder(_DecoderParts):
 
         def cross_sub(h, normed_memory=None):
             mem = memory if normed_memory is None else normed_memory
+            fits = h.shape[-2] == mem.shape[-2]  # T == S: a stream swapped in runs
+            if bug == "values from stream" or (bug == "values from stream if T == S" and fits):
+                return self.cross_attn(h, mem, h, mask=memory_mask)[0]
+            if bug == "keys from stream" or (bug == "keys from stream if T == S" and fits):
+                return self.cross_attn(h, h, mem, mask=memory_mask)[0]
             if bug == "queries from memory":
                 return self.cross_attn(mem, h, h)[0]
             if bug == "cross on itself":
@@ -1037,6 +1124,13 @@ class _PlantedDecoder(_DecoderParts):
             "always pre-LN": True,
             "placements swapped": not self.norm_first,
         }.get(bug, self.norm_first)
+        if bug in ("no cross sub-layer", "no cross sub-layer, norm2 for ffn"):
+            n_ffn = n2 if bug.endswith("ffn") else n3
+            if pre:
+                x = x + self_sub(n1(x))
+                return x + self.ffn(n_ffn(x))
+            x = n1(x + self_sub(x))
+            return n_ffn(x + self.ffn(x))
         for which in order:
             sub, norm = subs[which]
             keep = not (which == "cross" and bug == "no cross residual")
@@ -1052,6 +1146,9 @@ class _PlantedDecoder(_DecoderParts):
                 ):  # the residual adds to the normalised token
                     x = norm(x)
                 x = x + out if keep else out
+            elif which == "cross" and bug == "memory normalised":
+                out = cross_sub(x, norm(memory))
+                x = norm(x + out)
             else:
                 out = sub(x)
                 x = norm(x + out if keep else out)
@@ -1075,14 +1172,12 @@ _QUERIES_FROM_MEMORY = (
 
 
 def _planted_decoder(bug: str, only: str = "") -> Callable[..., Any]:
-    name = f"Planted_{bug.replace(' ', '_')}{'_' * bool(only)}{only}"
-    cls = type(name, (_PlantedDecoder,), {"bug": bug, "only": only})
-    return memoised(adapt(_run_decoder, cls))
+    return _planted_block(_PlantedDecoder, _run_decoder, bug, only)
 
 
-def _decoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
-    """The bug in both placements, and in either one alone (an if/else with one slip)."""
-    return tuple(Mistake(diagnosis, _planted_decoder(bug, only)) for only in ("", "post", "pre"))
+def _decoder_mistakes(diagnosis: str, *bugs: str) -> tuple[Mistake, ...]:
+    """Each of ``bugs`` in both placements and in either one alone, with one diagnosis."""
+    return tuple(m for bug in bugs for m in _in_placements(_planted_decoder, diagnosis, bug))
 
 
 DECODER_BLOCK = GRADERS.add(
@@ -1118,11 +1213,46 @@ DECODER_BLOCK = GRADERS.add(
                 "replaces the stream instead of being added to it",
                 "no cross residual",
             ),
+            *_decoder_mistakes(
+                "your block normalises memory with norm2: the block's LayerNorms are for "
+                "the decoder's own stream; memory enters the cross-attention's keys and "
+                "values as the encoder left it (a pre-LN encoder already ends with its "
+                "final norm)",
+                "memory normalised",
+            ),
+            # a learner who meets the size error (T != S) often patches it: the same
+            # mistake is then seen on the cases where T == S only
+            *_decoder_mistakes(
+                "your cross-attention takes its keys from memory but its values from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                "values from stream",
+            ),
             Mistake(
-                "your pre-LN block normalises memory with norm2: the block's LayerNorms "
-                "are for the decoder's own stream; memory comes from the encoder as it is "
-                "(a pre-LN encoder already ends with its final norm)",
-                _planted_decoder("memory normalised"),
+                "your cross-attention takes its keys from memory but its values from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                _planted_decoder("values from stream if T == S"),
+            ),
+            *_decoder_mistakes(
+                "your cross-attention takes its values from memory but its keys from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                "keys from stream",
+            ),
+            Mistake(
+                "your cross-attention takes its values from memory but its keys from the "
+                "decoder's own stream: keys and values both come from the encoder's output, "
+                "memory (the queries come from the decoder)",
+                _planted_decoder("keys from stream if T == S"),
+            ),
+            *_decoder_mistakes(
+                "your block's output does not depend on memory at all: the cross-attention "
+                "sub-layer (queries from the stream, keys and values from memory, with norm2 "
+                "and its residual) is missing between the self-attention and the "
+                "feed-forward network",
+                "no cross sub-layer",
+                "no cross sub-layer, norm2 for ffn",
             ),
             *_decoder_mistakes(
                 "the cross-attention comes before the masked self-attention: the block's "
@@ -1318,6 +1448,8 @@ def _greedy(
     eval_late: bool = False,
     mark_first: bool = False,
     pick: str = "",
+    last_only: bool = False,
+    sticky: str = "yes",
 ) -> Callable[..., torch.Tensor]:
     """A greedy decoder with one planted difference (``fixed``: an id written as a number)."""
 
@@ -1334,13 +1466,14 @@ def _greedy(
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
-            logits = model.decode(out, memory, src_mask)
+            logits = model.decode(out[:, -1:] if last_only else out, memory, src_mask)
             if pick == "softmax over positions":
                 nxt = logits.softmax(dim=1)[:, position].argmax(-1)
             elif pick == "argmax over positions":
                 nxt = logits.argmax(dim=1)[:, position]
             else:
                 nxt = logits[:, position].argmax(-1)
+            raw = nxt
             if mark_first:
                 done |= nxt == eos_id
             if pad_after == "pad":
@@ -1353,12 +1486,32 @@ def _greedy(
                 out = torch.cat([out[:, :1], nxt[:, None], out[:, 1:]], dim=1)
             else:
                 out = torch.cat([out, nxt[:, None]], dim=1)
-            done |= nxt == eos_id
+            if sticky == "raw":  # the finished flags forget the rows that ended before
+                done = raw == eos_id
+            elif sticky == "written":
+                done = nxt == eos_id
+            else:
+                done |= nxt == eos_id
             if (stop == "all" and bool(done.all())) or (stop == "any" and bool(done.any())):
                 break
         return out if keep_bos else out[:, 1:]
 
     return decode
+
+
+def _decoded_length(outputs: Any, case: Case) -> str | None:
+    """A decoding of the wrong length: the loop ran too long or stopped too soon."""
+    got = outputs["output"]
+    want = _reference_greedy(**case.inputs)
+    if got.ndim != 2 or got.shape[0] != want.shape[0] or got.shape[1] == want.shape[1]:
+        return None
+    more = "more" if got.shape[1] > want.shape[1] else "fewer"
+    return (
+        f"your rows are {got.shape[1]} tokens long, the right decoding's "
+        f"{want.shape[1]}: your loop ran {more} steps; it ends after max_len tokens, or as "
+        "soon as every row has written EOS (a finished row stays finished), and what the "
+        "decoder reads at each step, the whole prefix, decides which tokens come"
+    )
 
 
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
@@ -1462,6 +1615,22 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(pick="argmax over positions"),
             ),
             Mistake(
+                "the decoder reads only the last token at each step: without a KV cache it "
+                "must re-read the whole prefix at every step, BOS and every token written "
+                "so far, and the last position's logits choose the next token",
+                _planted_greedy(last_only=True),
+            ),
+            *(
+                Mistake(
+                    "your finished flags are not kept: each step sets them from the new "
+                    "tokens alone (finished = next == eos_id), so a row that ended forgets "
+                    "it and writes again; a finished row stays finished (combine the old "
+                    "flags with the new ones by a logical or)",
+                    _planted_greedy(sticky=sticky),
+                )
+                for sticky in ("raw", "written")
+            ),
+            Mistake(
                 f"you compare with {EOS_ID}, the course's usual EOS id, written as a number: "
                 "use the `eos_id` the function is given (this model's EOS is another id)",
                 _planted_greedy(fixed="eos"),
@@ -1496,6 +1665,7 @@ GREEDY_DECODE = GRADERS.add(
                 "keep a (B,) `finished` tensor and stop when finished.all()",
             ),
         ),
+        properties=(Property(_decoded_length),),
         rtol=0.0,
         atol=0.0,
         wrap=lambda fn: adapt(_run_greedy, fn),
@@ -1818,6 +1988,11 @@ INITIAL_LOSS = GRADERS.add(
                 -math.log(_GPT2_VOCAB),
                 "the right size with the wrong sign: a cross-entropy is never negative; it is "
                 "minus the log of a probability below 1",
+            ),
+            (
+                math.log(_GPT2_VOCAB) / 2,
+                "that is half of ln n_vocab: the cross-entropy is -ln(1/n_vocab) = "
+                "ln n_vocab, with no factor 1/2",
             ),
             (
                 math.log(28),

@@ -158,6 +158,40 @@ def _update_unshifted(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E
         return m_new, l * np.exp(m - m_new) + np.sum(np.exp(block), axis=-1)
 
 
+def _update_variant(
+    sum_axis: int = -1, width: int | None = None, keepdims: bool = False, log: bool = False
+) -> Callable:
+    """Planted: the worked update with one slip in the block's sum (its axis, a hard-coded
+    width, a kept axis) or a log of the result."""
+
+    def update(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+        m_new = np.maximum(m, np.max(block, axis=-1))
+        safe = np.where(np.isfinite(m_new), m_new, 0.0)
+        terms = np.exp((block if width is None else block[..., :width]) - safe[..., None])
+        total = l * np.exp(m - safe) + np.sum(terms, axis=sum_axis, keepdims=keepdims)
+        return m_new, (np.log(total) if log else total)
+
+    return update
+
+
+def _update_row_loop(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: a Python loop over the rows, written for one batch axis (built-in max)."""
+    m_new, l_new = np.empty_like(m), np.empty_like(l)
+    for i in range(len(m)):
+        m_new[i] = max(m[i], block[i].max())
+        l_new[i] = l[i] * np.exp(m[i] - m_new[i]) + np.exp(block[i] - m_new[i]).sum()
+    return m_new, l_new
+
+
+def _maximum_swapped(scores: str) -> tuple[str, str]:
+    """The generated swap of np.maximum's arguments, recorded as equivalent."""
+    return (
+        f"swap: np.maximum(m, {scores}.max(axis=-1)) in m_new = np.maximum(m, "
+        f"{scores}.max(axis=-1)) -> np.maximum({scores}.max(axis=-1), m)",
+        "np.maximum compares its two arguments entry by entry: their order does not matter",
+    )
+
+
 def _numpy_only(message: str) -> str | None:
     """A torch call on the NumPy arrays of a NumPy exercise."""
     if "numpy" not in message.lower() and "dim" not in message:
@@ -232,6 +266,40 @@ ONLINE_UPDATE = GRADERS.add(
                 ),
             ),
             Mistake(
+                "a reduction runs along axis 0 (down the rows), not along each row's scores: "
+                "a `sum` or `max` with axis=0 gives one number per column of the block, "
+                "where `m` and `total` hold one per row; reduce along the last axis, "
+                "axis=-1 (the error's line shows which reduction)",
+                _update_variant(sum_axis=0),
+            ),
+            *(
+                Mistake(
+                    f"your sum reads only the first {width} scores of each block (a "
+                    "slice of fixed width): blocks have any width, the whole last axis; "
+                    "sum the exponentials of every score in the block",
+                    _update_variant(width=width),
+                )
+                for width in (1, 2, 3, 4)
+            ),
+            Mistake(
+                "your block sum keeps its axis (keepdims=True): it is (..., 1) where `total` "
+                "is (...), so the two broadcast into a table or fail; sum without keepdims "
+                "(a max kept with keepdims for broadcasting is fine)",
+                _update_variant(keepdims=True),
+            ),
+            Mistake(
+                "your `total` is the log of the right one: the state keeps the running sum "
+                "of the exponentials itself, not its log",
+                _update_variant(log=True),
+            ),
+            Mistake(
+                "your loop over the rows (m[i], block[i]) assumes one batch axis: with m of "
+                "shape (2, 3), m[i] is a whole row of running maxima and Python's max "
+                "compares arrays; work on whole arrays with NumPy, reductions along "
+                "axis=-1, with no loop over rows",
+                _update_row_loop,
+            ),
+            Mistake(
                 "the block's terms are exp(x_j) without a max subtracted: subtract the new "
                 "running max m' inside the exponential, or scores near 1000 overflow (and the "
                 "old and new terms must be relative to the same max)",
@@ -242,13 +310,7 @@ ONLINE_UPDATE = GRADERS.add(
         "ask what each term already in `total` is relative to, and what it must be relative "
         'to now (the chapter\'s section "Online softmax: one pass over blocks")',
         error_hints=_NUMPY_ERRORS,
-        equivalent=(
-            (
-                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
-                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
-        ),
+        equivalent=(_maximum_swapped("block"),),
     )
 )
 
@@ -334,27 +396,59 @@ def _softmax_one_max(x: Any, block_size: int) -> Any:
 
 
 def _softmax_variant(
-    blocks: str = "all", rescale: bool = True, empty: str = "zero"
+    blocks: str = "all",
+    rescale: bool = True,
+    empty: str = "zero",
+    forget_max: bool = False,
+    width: int = 0,
+    weights_max: str = "final",
+    two_d: bool = False,
 ) -> Callable[..., Any]:
-    """Planted: the worked online softmax with one difference (blocks, rescale, empty rows)."""
+    """Planted: the worked online softmax with one difference (blocks, their width, rescale,
+    empty rows, a running max that forgets, the max the weights use, 2-D only indexing)."""
 
     def softmax(x: Any, block_size: int) -> Any:
-        n = x.shape[-1]
+        n = x.shape[1] if two_d else x.shape[-1]
         stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
-        m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+        rows = x.shape[:1] if two_d else x.shape[:-1]
+        m, total = np.full(rows, -INF), np.zeros(rows)
+        first = None
         for start in range(0, stop, block_size):
-            block = x[..., start : start + block_size]
-            m_new = np.maximum(m, np.max(block, axis=-1))
+            end = start + block_size + width
+            block = x[:, start:end] if two_d else x[..., start:end]
+            if block.shape[-1] == 0:
+                continue
+            top = np.max(block, axis=1 if two_d else -1)
+            m_new = top if forget_max else np.maximum(m, top)
             safe = np.where(np.isneginf(m_new), 0.0, m_new)
-            alpha = np.exp(m - safe) if rescale else 1.0
+            old = np.where(np.isneginf(m), 0.0, m) if forget_max else m
+            alpha = np.exp(old - safe) if rescale else 1.0
             total = total * alpha + np.sum(np.exp(block - safe[..., None]), axis=-1)
             m = m_new
+            first = safe if first is None else first
         safe = np.where(np.isneginf(m), 0.0, m)[..., None]
+        if weights_max == "first" and first is not None:
+            safe = first[..., None]
         seen = total[..., None] > 0
         fill = 0.0 if empty == "zero" else 1.0 / n
         return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), fill)
 
     return softmax
+
+
+def _softmax_running_weights(x: Any, block_size: int) -> Any:
+    """Planted: each block's weights written with the running max and sum of that moment."""
+    m, total, out = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1]), np.zeros(x.shape)
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m, total = online_softmax_update(m, total, block)
+        safe = np.where(np.isneginf(m), 0.0, m)[..., None]
+        seen = total[..., None] > 0
+        e = np.exp(block - safe)
+        out[..., start : start + block_size] = np.where(
+            seen, e / np.where(seen, total[..., None], 1.0), 0.0
+        )
+    return out
 
 
 def _softmax_per_block(x: Any, block_size: int) -> Any:
@@ -516,6 +610,44 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_variant(rescale=False),
             ),
             Mistake(
+                "your running max forgets the old one: each block sets m to its own max, so "
+                "it can go down, and the sum and the final weights are then relative to the "
+                "last block's max; the running max is max(m, max(block)), it never goes "
+                "down (your update of 8.1)",
+                _softmax_variant(forget_max=True),
+            ),
+            Mistake(
+                "your blocks leave out one score each (a slice that stops one short of "
+                "start + block_size): those scores never reach the running max and sum, so "
+                "the weights come out too large; a slice's end is excluded already, so a "
+                "block ends at start + block_size",
+                _softmax_variant(width=-1),
+            ),
+            Mistake(
+                "your blocks overlap by one score (a slice one past start + block_size): the "
+                "scores at the block edges are counted twice in the running sum; the end of "
+                "a slice is excluded already",
+                _softmax_variant(width=1),
+            ),
+            Mistake(
+                "your final weights use the max of the first block, but `total` is relative "
+                "to the final running max: compute every weight e^(x - m) with the m the "
+                "loop ends with",
+                _softmax_variant(weights_max="first"),
+            ),
+            Mistake(
+                "you wrote each block's weights with the running max and sum as they stood "
+                "then: the sum is complete only after the last block; walk all the blocks "
+                "first, then write every weight with the final max and sum",
+                _softmax_running_weights,
+            ),
+            Mistake(
+                "your code is written for a 2-D x (`x[:, start:end]`, a max over axis 1): "
+                "the input may have several batch axes, (..., n); index the last axis with "
+                "`x[..., start:end]` and reduce along axis=-1",
+                _softmax_variant(two_d=True),
+            ),
+            Mistake(
                 "a row with no visible score (all -inf) must get all-zero weights; yours "
                 "gets 1/n everywhere (a uniform row): it has no key to attend to, not every "
                 "key",
@@ -523,11 +655,7 @@ ONLINE_SOFTMAX = GRADERS.add(
             ),
         ),
         equivalent=(
-            (
-                "swap: np.maximum(m, block.max(axis=-1)) in m_new = np.maximum(m, "
-                "block.max(axis=-1)) -> np.maximum(block.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
+            _maximum_swapped("block"),
             (
                 "constant: np.zeros(x.shape[:-1]) in total = np.zeros(x.shape[:-1]) -> "
                 "np.ones(x.shape[:-1])",
@@ -669,9 +797,18 @@ def _tile_with(
     one_max: bool = False,
     rescaled_scores: bool = False,
     alpha_twice: bool = False,
+    alpha_on_p: bool = False,
+    inverted: bool = False,
+    forget_max: bool = False,
+    dot: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
+        if forget_max:  # as a learner writes it: no guard
+            m_new = np.max(scores, axis=-1)
+            p = np.exp(scores - m_new[..., None])
+            alpha = np.exp(m - m_new)
+            return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
         ref = {
             "new": safe,
@@ -679,11 +816,19 @@ def _tile_with(
             "old where finite": np.where(np.isfinite(m), m, safe),
         }[against]
         alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
+        if inverted:
+            alpha = np.exp(safe - m)
+        elif forget_max:
+            alpha = np.exp(m - m_new)
         p = np.exp(
             (scores / math.sqrt(v.shape[-1]) if rescaled_scores else scores) - ref[..., None]
         )
+        if alpha_on_p:
+            p = alpha[..., None] * p
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
+        if dot:
+            mixed = np.dot(p, v)
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
         if alpha_twice:
             acc_new = alpha[..., None] * acc_new
@@ -781,6 +926,28 @@ TILE_UPDATE = GRADERS.add(
                 _tile_with(against="old where finite"),
             ),
             Mistake(
+                "you rescaled the old state by exp(m' - m), the wrong way round: the old "
+                "terms shrink when the max rises, so alpha = exp(m - m') <= 1 (as in 8.1)",
+                _tile_with(inverted=True),
+            ),
+            Mistake(
+                "your m' is this tile's max alone; the running max is max(m, max(scores)): "
+                "it never goes down (a tile whose scores are all masked would make it -inf)",
+                _tile_with(forget_max=True),
+            ),
+            Mistake(
+                "you multiplied this tile's p by alpha as well: p = exp(scores - m') is "
+                "already relative to the new max; only the old state, `total` and acc, is "
+                "rescaled by alpha",
+                _tile_with(alpha_on_p=True),
+            ),
+            Mistake(
+                "np.dot does not batch over leading axes: on 3-D arrays it pairs every "
+                "batch of p with every batch of v (a 4-D result); use p @ v (np.matmul), "
+                "which multiplies batch by batch",
+                _tile_with(dot=True),
+            ),
+            Mistake(
                 "the scores you receive are already scaled: dividing them by √d again "
                 "changes every weight; exponentiate `scores` as given",
                 _tile_with(rescaled_scores=True),
@@ -796,13 +963,7 @@ TILE_UPDATE = GRADERS.add(
         "acc was computed against the old maximum, and what must multiply it now? (the "
         'chapter\'s section "Tiled attention: never holding the weights")',
         error_hints=(*_NUMPY_ERRORS, ("could not be broadcast", _tile_broadcast_hint)),
-        equivalent=(
-            (
-                "swap: np.maximum(m, scores.max(axis=-1)) in m_new = np.maximum(m, "
-                "scores.max(axis=-1)) -> np.maximum(scores.max(axis=-1), m)",
-                "np.maximum compares its two arguments entry by entry: their order does not matter",
-            ),
-        ),
+        equivalent=(_maximum_swapped("scores"),),
     )
 )
 
@@ -911,9 +1072,20 @@ KV_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
-                "you forgot to scale: divide the scores by sqrt(d)",
+                "your scores are not divided by √d: no scale at all, or one that is always "
+                "1, such as sqrt(q.shape[-2]) (the one query of this step); d is the size "
+                "of a query or key vector, q.shape[-1]",
                 lambda q, k, v, kc, vc: (
                     _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2), scale=1.0),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
+                "keys and values are swapped in the attention: the scores compare the query "
+                "with the keys (q Kᵀ), and the weights average the values (weights @ V)",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([vc, v], -2), torch.cat([kc, k], -2)),
                     torch.cat([kc, k], -2),
                     torch.cat([vc, v], -2),
                 ),
@@ -1144,6 +1316,23 @@ GQA = GRADERS.add(
                 ),
             ),
             *_GQA_MISTAKES,
+            Mistake(
+                "every query head read key-value head 0 only: the other G - 1 key-value "
+                "heads are never used; query head h belongs to key-value head h // (H/G), "
+                "so each of the G heads is repeated H/G times",
+                lambda q, k, v: _attend(q, k[:, :1], v[:, :1]),
+            ),
+            *(
+                Mistake(
+                    f"your repeat factor is a fixed number ({n}): it fits only H/G = {n}; "
+                    "read it from the shapes, the number of query heads over the number "
+                    "of key-value heads",
+                    lambda q, k, v, n=n: _attend(
+                        q, k.repeat_interleave(n, dim=1), v.repeat_interleave(n, dim=1)
+                    ),
+                )
+                for n in (2, 3, 4)
+            ),
         ),
         hint="repeat each of the G key-value heads H/G times along the head axis "
         "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
@@ -1299,7 +1488,12 @@ class _PlantedGQA(nn.Module):
         if self.bug == "direct split of q":
             q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
-        if self.bug == "tiled heads":  # heads 0, 1, 0, 1, ...
+        if self.bug == "always causal":
+            T = x.shape[1]
+            mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        if self.bug == "fixed repeat":
+            k, v = k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1)
+        elif self.bug == "tiled heads":  # heads 0, 1, 0, 1, ...
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
         else:  # heads 0, 0, 1, 1, ...
             k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
@@ -1307,6 +1501,12 @@ class _PlantedGQA(nn.Module):
             self.bug, 1 / math.sqrt(self.d_head)
         )
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if self.bug == "scores as weights":
+            if mask is not None:
+                scores = scores.masked_fill(~mask, -math.inf)
+            weights = torch.softmax(scores, dim=-1)
+            B, T, D = x.shape
+            return self.W_o((weights @ v).transpose(1, 2).reshape(B, T, D)), scores
         if self.bug in ("mask after softmax", "mask inverted, empty rows zeroed"):
             if mask is not None and self.bug == "mask inverted, empty rows zeroed":
                 scores = scores.masked_fill(mask, -math.inf)
@@ -1364,6 +1564,23 @@ GQA_MODULE = GRADERS.add(
         cases=_gqa_module_cases(),
         outputs=("out", "weights", "x gradient", "W_k gradient"),
         mistakes=(
+            Mistake(
+                "your layer hides the future keys even when no mask is given: with "
+                "mask=None every query sees every key; apply only the mask you are given "
+                "(the caller builds the causal one when it wants it)",
+                _planted_gqa("always causal"),
+            ),
+            Mistake(
+                "your `weights` are the scores before the softmax (they hold -inf where "
+                "masked and do not sum to 1): return the softmax of the scores, the weights "
+                "that multiply the values",
+                _planted_gqa("scores as weights"),
+            ),
+            Mistake(
+                "your repeat factor is a fixed number (2): it fits only n_heads / "
+                "n_kv_heads = 2; compute it from the layer's sizes, n_heads // n_kv_heads",
+                _planted_gqa("fixed repeat"),
+            ),
             Mistake(
                 "query head h used key-value head h % G (.repeat tiles the heads: 0, 1, 0, "
                 "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
@@ -1515,7 +1732,30 @@ CACHE_MEMORY = GRADERS.add(
                 "that is the cache with 16 key-value heads: only the 4 key-value heads "
                 "are cached, the query heads are not",
             ),
-            (24.0, "you counted the keys or the values, not both: the factor 2"),
+            (
+                24.0,
+                "that is half of the answer: either the keys or the values alone (the factor "
+                "2 for both), or numbers, not bytes (a float16 number is 2 bytes)",
+            ),
+            (
+                240.0,
+                "that counts 20 heads, the 16 query heads with the 4 key-value heads: only "
+                "keys and values are cached, so only the 4 key-value heads count",
+            ),
+            (
+                0.75,
+                "that is 64 times too small: each cached key and value is a vector of "
+                "d_head = 64 numbers",
+            ),
+            (
+                72.0,
+                "that has a factor 3 (queries, keys and values): the queries are not "
+                "cached, only keys and values (the factor 2)",
+            ),
+            (
+                50331648 / (1024 * 1000),
+                "that divides by 1024·1000: a MiB is 1024·1024 = 2**20 bytes",
+            ),
             (96.0, "float16 is 2 bytes per number, not 4"),
             (
                 384.0,
@@ -1597,6 +1837,20 @@ CAUSAL_TILES = GRADERS.add(
                 36.5,
                 "a tile is computed whole or skipped whole, never half: count whole tiles, "
                 "those on the diagonal and those below it",
+            ),
+            (
+                72,
+                "that is 8·9, the diagonal and the tiles below it counted twice: the count "
+                "is 8·9/2 (8 tiles on the diagonal, 28 below)",
+            ),
+            (
+                45,
+                "that is 9·10/2, a grid of 9 x 9 tiles: 1024 / 128 = 8 tiles per side",
+            ),
+            (
+                36 / 64,
+                "that is a fraction of the tiles: the question asks for the number of tiles "
+                "computed, a whole number",
             ),
             (
                 524800,

@@ -282,7 +282,8 @@ class Grader:
                         "the caller's array changed: an in-place update such as "
                         f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...`, "
                         f"`np.exp({arg}, out={arg})` or a torch method ending in `_` edits "
-                        f"it; build a new array instead",
+                        f"it (a slice such as `{arg}[:]` is a view of the same array, not a "
+                        f"copy); build a new array instead",
                         diagnosed=True,
                     )
         for run in runs:
@@ -828,9 +829,64 @@ class Grader:
         clue = self._cases_clue(runs)
         if clue:
             return self._result(status, message, clue, max_error, diagnosed=True)
+        clue = self._randomness_or_unused_input(runs) if status == WRONG_VALUES else None
+        if clue:
+            return self._result(status, message, clue, max_error, diagnosed=True)
         if recognised:
             return self._result(status, message, recognised, max_error, diagnosed=True)
         return self._result(status, message, fallback, max_error)
+
+    def _again(self, fn: Any, case: Case) -> tuple[np.ndarray, ...] | None:
+        """``fn``'s outputs on ``case`` as arrays, or None when it raises or they don't fit."""
+        try:
+            value = call_quietly(fn, case)[0]
+            if self.adapt is not None:
+                value = self.adapt(value)
+            return tuple(_numpy(v) for v in self._items(value))
+        except Exception:
+            return None
+
+    def _randomness_or_unused_input(self, runs: list[_Run]) -> str | None:
+        """Forensics on the learner's function itself, for values nothing else explains: it
+        gives other numbers on a second call (something random inside), or its outputs do
+        not move when an input that moves the reference's does (that input is never used)."""
+        done = [r for r in runs if r.error is None and r.outputs is not None and r.learner]
+        for run in done[:2]:
+            again = self._again(run.learner, run.case)
+            if again is not None and not self._agree(again, run.outputs, False):
+                return (
+                    "two calls on the same inputs gave different numbers: something in your "
+                    "code is random (a layer created inside the function, such as a new "
+                    "nn.Linear or nn.RNN with its own random weights, dropout, or a random "
+                    "draw); the result must depend on the inputs only"
+                )
+        if self.wrap is not None:  # a module's inputs are weights the adapter copies in
+            return None
+        for run in done[:2]:
+            if all(np.ptp(o) == 0 for o in run.outputs if o.size and o.dtype.kind in "fc"):
+                continue  # a constant output (all zeros) has a cause of its own
+            for name, value in run.case.inputs.items():
+                if str(getattr(value, "dtype", "")).removeprefix("torch.") not in (
+                    "float64",
+                    "float32",
+                ):
+                    continue
+                moved = Case(
+                    run.case.label,
+                    {**run.case.inputs, name: value * 1.5 + 0.25},
+                    run.case.options,
+                )
+                want = self._again(self.reference, moved)
+                got = self._again(run.learner, moved)
+                if want is None or got is None or self._agree(want, run.expected, False):
+                    continue
+                if self._agree(got, run.outputs, False):
+                    return (
+                        f"your result does not change when `{name}` changes: your code never "
+                        f"uses the `{name}` it is given (a value typed in instead, a layer or "
+                        "weights of its own, or a variable of the notebook with another name)"
+                    )
+        return None
 
     def _cases_clue(self, runs: list[_Run]) -> str | None:
         def info(run: _Run) -> tuple[str, dict[str, int], Any, Any]:
