@@ -1424,7 +1424,22 @@ def _run_greedy(fn, src, max_len, model):
     _, bos, eos = _ids(model)
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
         lm = _small_model(model, dropout=_GREEDY_DROPOUT)
-        return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+        calls = []  # the encoder's runs: the statement asks for one
+        hook = lm.encoder.register_forward_hook(lambda *_: calls.append(1))
+        try:
+            out = fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+        finally:
+            hook.remove()
+    if len(calls) > 1:
+        raise AnswerProblem(
+            WRONG_VALUES,
+            f"your decoding ran the encoder {len(calls)} times for one source batch",
+            "the source does not change while you decode: run the encoder once, before the "
+            "loop (`memory, src_mask = model.encode(src)`), and give that memory to "
+            "`model.decode` at every step; calling the whole model, `model(src, prefix)`, "
+            "encodes the source again at each step (the same tokens, at many times the cost)",
+        )
+    return out
 
 
 _GREEDY_DROPOUT = 0.3
@@ -1467,7 +1482,9 @@ def _greedy(
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
             logits = model.decode(out[:, -1:] if last_only else out, memory, src_mask)
-            if pick == "softmax over positions":
+            if pick == "sample":
+                nxt = torch.multinomial(logits[:, -1].softmax(-1), 1)[:, 0]
+            elif pick == "softmax over positions":
                 nxt = logits.softmax(dim=1)[:, position].argmax(-1)
             elif pick == "argmax over positions":
                 nxt = logits.argmax(dim=1)[:, position]
@@ -1557,10 +1574,19 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(keep_bos=True),
             ),
             Mistake(
-                "you take the prediction at the first position: the logits of the *last* "
-                "position of the prefix predict the next token (the first position only "
-                "ever sees BOS, so it predicts the same token at every step)",
+                "every step predicts from BOS alone, so every row repeats one token: either "
+                "the prefix you give the decoder never grows (append each new token to the "
+                "prefix you decode next), or you take the logits of the first position "
+                "(the *last* position's logits predict the next token; the first one only "
+                "ever sees BOS)",
                 _planted_greedy(position=0),
+            ),
+            Mistake(
+                "you draw the next token at random from the softmax (torch.multinomial, a "
+                "sample): greedy decoding takes the most likely token, the argmax of the last "
+                "position's logits over the vocabulary, so the same source always gives the "
+                "same tokens",
+                _planted_greedy(pick="sample"),
             ),
             Mistake(
                 "the new token goes in front of the earlier ones: the decoder must read "
@@ -1658,6 +1684,12 @@ GREEDY_DECODE = GRADERS.add(
                 "memory must have shape",
                 "model.decode wants the encoder's output, memory (B, S, D), from "
                 "model.encode(src), not the source's token ids",
+            ),
+            (
+                "Tensors must have same number of dimensions",
+                "the prefix is (B, t) and the new tokens are (B,), one per row: give them a "
+                "token axis of length 1, (B, 1), before joining them along dim=1 (indexing "
+                "with None, or unsqueeze)",
             ),
             (
                 "cannot be converted to Scalar",

@@ -332,6 +332,8 @@ def _softmax_cases() -> tuple[Case, ...]:
     masked[0, :6] = -INF  # its first blocks see only masked scores
     masked[2] = -INF  # a row with no visible score
     masked[3, ::3] = -INF
+    peak = rng.standard_normal((2, 8))
+    peak[:, 1] += 800.0  # the max of the row comes first, every later block far below it
     return (
         Case("blocks of 3", {"x": 2.0 * rng.standard_normal((3, 9)), "block_size": 3}),
         Case("a short last block", {"x": 2.0 * rng.standard_normal((2, 7)), "block_size": 3}),
@@ -348,6 +350,7 @@ def _softmax_cases() -> tuple[Case, ...]:
                 "block_size": 3,
             },
         ),
+        Case("the max in the first block (800 above the rest)", {"x": peak, "block_size": 3}),
     )
 
 
@@ -403,15 +406,17 @@ def _softmax_variant(
     width: int = 0,
     weights_max: str = "final",
     two_d: bool = False,
+    start_max: float = -INF,
 ) -> Callable[..., Any]:
     """Planted: the worked online softmax with one difference (blocks, their width, rescale,
-    empty rows, a running max that forgets, the max the weights use, 2-D only indexing)."""
+    empty rows, a running max that forgets, the max the weights use, 2-D only indexing, the
+    running max's starting value)."""
 
     def softmax(x: Any, block_size: int) -> Any:
         n = x.shape[1] if two_d else x.shape[-1]
         stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
         rows = x.shape[:1] if two_d else x.shape[:-1]
-        m, total = np.full(rows, -INF), np.zeros(rows)
+        m, total = np.full(rows, start_max), np.zeros(rows)
         first = None
         for start in range(0, stop, block_size):
             end = start + block_size + width
@@ -525,7 +530,7 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
         return None
     widest = max(watched.seen, default=0)
     if widest <= 4:
-        return None
+        return _uses_block_size(fn)
     return (
         f"right values, but not block by block: called with rows of 10 scores and "
         f"block_size=4, your code took a max or a sum over {widest} scores of a row at once",
@@ -533,6 +538,30 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
         "scores along the last axis, never the whole row at once, and keeps only a running "
         "max and sum per row between blocks (your update of 8.1); the one-pass softmax "
         "gives the same numbers but needs the whole row in memory",
+    )
+
+
+def _uses_block_size(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax whose blocks are as wide as it likes, whatever `block_size`."""
+    x = _rng().standard_normal((2, 10))
+    watched = x.copy().view(_Watched)
+    watched.seen = []
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(watched, 3)
+    except Exception:
+        return None
+    widths = sorted(set(watched.seen))
+    if not widths or 3 in widths:
+        return None
+    return (
+        f"right values, but not with the blocks asked for: called with rows of 10 scores "
+        f"and block_size=3, your code reduced blocks of {' and '.join(map(str, widths))} "
+        "scores",
+        "your loop ignores its `block_size` argument (a block width written as a number): "
+        "the caller picks the block size, as a kernel picks the tile that fits its fast "
+        "memory; step and slice with `block_size` itself",
     )
 
 
@@ -546,8 +575,8 @@ ONLINE_SOFTMAX = GRADERS.add(
         mistakes=(
             Mistake(
                 "NaN in a row that starts with masked blocks: while nothing is visible the "
-                "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN; subtract 0 "
-                "instead of m' while m' is -inf",
+                "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN: that "
+                "subtraction needs a guard for as long as no visible score has been seen",
                 _softmax_planted(_update_unguarded),
             ),
             Mistake(
@@ -615,6 +644,13 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "last block's max; the running max is max(m, max(block)), it never goes "
                 "down (your update of 8.1)",
                 _softmax_variant(forget_max=True),
+            ),
+            Mistake(
+                "your running max starts at 0, not at -inf: it can only go up from its start, "
+                "so a row whose scores all lie below 0 (here the row near -1000) keeps m = 0, "
+                "every e^(x - m) underflows to 0 and its weights vanish; start from a max that "
+                "has seen nothing, below every score",
+                _softmax_variant(start_max=0.0),
             ),
             Mistake(
                 "your blocks leave out one score each (a slice that stops one short of "
@@ -706,7 +742,17 @@ ONLINE_SOFTMAX = GRADERS.add(
         "seen nothing; what does each final weight need from the running max and sum, and "
         "what must a row that never saw a visible score get? (the chapter's section "
         '"Online softmax: one pass over blocks")',
-        error_hints=_NUMPY_ERRORS,
+        error_hints=(
+            *_NUMPY_ERRORS,
+            (
+                "zero-size array to reduction",
+                "one of your blocks is empty, and a max over no scores has no value: with "
+                "block_size = 1 a slice that stops one short of start + block_size holds "
+                "nothing (and with larger blocks it drops a score from each); the end of a "
+                "slice is excluded already, so a block of block_size scores ends at "
+                "start + block_size",
+            ),
+        ),
     )
 )
 
