@@ -698,6 +698,58 @@ def _bug(block: Any) -> str:
     return block.bug if only is None or only == block.norm_first else ""
 
 
+def _swapped_affine(norm: LayerNorm) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``norm`` with its gain and shift exchanged: γ/β swapped when the LayerNorm is called."""
+
+    def swapped(x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (x.shape[-1],), norm.beta, norm.gamma, norm.eps)
+
+    return swapped
+
+
+_SUBLAYER_BUGS = (
+    (
+        "your LayerNorm has γ and β swapped: β multiplies the normalised features and γ is "
+        "added (a call such as layer_norm(t, norm.beta, norm.gamma)); γ is the gain, β the "
+        "shift, as in exercise 7.1",
+        "gamma beta swapped",
+    ),
+    (
+        "no sub-layer has its residual connection: each sub-layer's output replaces the "
+        "stream instead of being added to it (post-LN normalises x + sublayer(x), pre-LN "
+        "returns x + sublayer(norm(x)))",
+        "no residuals",
+    ),
+)
+"""Bugs planted the same way in every block (encoder and decoder): ``(diagnosis, bug)``."""
+
+_PRE_LN_SELF_BUGS = (
+    (
+        "in your pre-LN block the self-attention's queries come from the raw stream x, its "
+        "keys and values from the normalised one: in pre-LN the sub-layer reads norm(x) "
+        "alone, as its queries, keys and values",
+        "self queries not normalised",
+    ),
+    (
+        "in your pre-LN block the self-attention's keys and values come from the raw "
+        "stream x, only its queries from the normalised one: in pre-LN the sub-layer reads "
+        "norm(x) alone, as its queries, keys and values",
+        "self keys values raw",
+    ),
+    *(
+        (
+            "in your pre-LN block the feed-forward network's LayerNorm reads a stale "
+            "tensor, the stream (or its normalised copy) from before the previous "
+            "sub-layer's residual was added: it must read the stream as the previous "
+            "sub-layer left it, x after `x = x + ...`",
+            bug,
+        )
+        for bug in ("ffn reads stale input", "ffn reads stale normed")
+    ),
+)
+"""Pre-LN slips of the self-attention and the feed-forward input, in every block."""
+
+
 class _PlantedEncoder(_EncoderParts):
     """An encoder block with one bug (``bug``), in both placements or ``only`` one."""
 
@@ -711,12 +763,18 @@ class _PlantedEncoder(_EncoderParts):
         elif bug == "mask inverted" and mask is not None:
             mask = ~mask
 
-        def attn(h):
+        def attn(h, raw=None):
+            if bug == "self queries not normalised" and raw is not None:
+                return self.self_attn(raw, h, h, mask=mask)[0]
+            if bug == "self keys values raw" and raw is not None:
+                return self.self_attn(h, raw, raw, mask=mask)[0]
             return self.self_attn(h, mask=mask)[0]
 
         n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
         if bug == "one norm":
             n2 = n1
+        if bug == "gamma beta swapped":
+            n1, n2 = _swapped_affine(n1), _swapped_affine(n2)
         pre = {
             "always post-LN": False,
             "always pre-LN": True,
@@ -748,13 +806,23 @@ class _PlantedEncoder(_EncoderParts):
         if bug == "post attn, pre ffn":
             x = n1(x + attn(x))
             return x + self.ffn(n2(x))
+        if bug == "no residuals":
+            if pre:
+                x = attn(n1(x))
+                return self.ffn(n2(x))
+            return n2(self.ffn(n1(attn(x))))
         if pre:
             if bug == "normalised stream":
                 x = n1(x)
                 x = x + attn(x)
                 x = n2(x)
                 return x + self.ffn(x)
-            a = attn(n1(x))
+            if bug in ("ffn reads stale input", "ffn reads stale normed"):
+                h = n1(x)
+                before = h if bug.endswith("normed") else x
+                x = x + attn(h)
+                return x + self.ffn(n2(before))
+            a = attn(n1(x), raw=x)
             x = a if bug == "no attention residual" else x + a
             f = self.ffn(n2(x))
             return f if bug == "no ffn residual" else x + f
@@ -929,6 +997,8 @@ ENCODER_BLOCK = GRADERS.add(
                 "picks",
                 "post attn, pre ffn",
             ),
+            *(m for diagnosis, bug in _SUBLAYER_BUGS for m in _encoder_mistakes(diagnosis, bug)),
+            *(Mistake(d, _planted_encoder(bug, "pre")) for d, bug in _PRE_LN_SELF_BUGS),
             *_encoder_mistakes(
                 "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
                 "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
@@ -1093,13 +1163,21 @@ class _PlantedDecoder(_DecoderParts):
             self_mask = ~self_mask
         if bug == "memory mask ignored":
             memory_mask = None
+        elif bug == "memory mask inverted" and memory_mask is not None:
+            memory_mask = ~memory_mask
         n1, n2, n3 = self.norm1, self.norm2, self.norm3
+        if bug == "gamma beta swapped":
+            n1, n2, n3 = (_swapped_affine(n) for n in (n1, n2, n3))
         if bug == "norms 2 and 3 swapped":
             n2, n3 = n3, n2
         elif bug == "norm2 twice":
             n3 = n2
 
-        def self_sub(h):
+        def self_sub(h, raw=None):
+            if bug == "self queries not normalised" and raw is not None:
+                return self.self_attn(raw, h, h, mask=self_mask)[0]
+            if bug == "self keys values raw" and raw is not None:
+                return self.self_attn(h, raw, raw, mask=self_mask)[0]
             return self.self_attn(h, mask=self_mask)[0]
 
         def cross_sub(h, normed_memory=None):
@@ -1131,14 +1209,18 @@ class _PlantedDecoder(_DecoderParts):
                 return x + self.ffn(n_ffn(x))
             x = n1(x + self_sub(x))
             return n_ffn(x + self.ffn(x))
+        stale = x
         for which in order:
             sub, norm = subs[which]
-            keep = not (which == "cross" and bug == "no cross residual")
+            keep = not (which == "cross" and bug == "no cross residual") and bug != "no residuals"
+            stale = norm(x) if bug == "ffn reads stale normed" else x
             if pre:
                 if which == "cross" and bug == "memory normalised":
                     out = cross_sub(norm(x), norm(memory))
                 elif which == "cross" and bug == "cross queries not normalised":
                     out = sub(x)
+                elif which == "self":
+                    out = sub(norm(x), raw=x)
                 else:
                     out = sub(norm(x))
                 if bug == "normalised stream" or (
@@ -1152,10 +1234,13 @@ class _PlantedDecoder(_DecoderParts):
             else:
                 out = sub(x)
                 x = norm(x + out if keep else out)
+        bare = bug in ("no ffn residual", "no residuals")
         if pre:
-            h = n3(x)
+            h = n3(stale if bug.startswith("ffn reads stale") else x)
+            if bare:
+                return self.ffn(h)
             return (h if bug == "normalised stream" else x) + self.ffn(h)
-        return n3(x + self.ffn(x))
+        return n3(self.ffn(x) if bare else x + self.ffn(x))
 
 
 _CROSS_ON_ITSELF = (
@@ -1300,6 +1385,20 @@ DECODER_BLOCK = GRADERS.add(
                     "normalised stream cross",
                     "normalised stream self",
                 )
+            ),
+            *(m for diagnosis, bug in _SUBLAYER_BUGS for m in _decoder_mistakes(diagnosis, bug)),
+            *(Mistake(d, _planted_decoder(bug, "pre")) for d, bug in _PRE_LN_SELF_BUGS),
+            *_decoder_mistakes(
+                "the feed-forward sub-layer has no residual connection: its output "
+                "replaces the stream instead of being added to it",
+                "no ffn residual",
+            ),
+            *_decoder_mistakes(
+                "the memory mask is inverted: in the course's convention True means 'may "
+                "attend' (PyTorch's memory_key_padding_mask means the opposite), so with "
+                "~memory_mask the target tokens read only the source's padding; pass "
+                "memory_mask as it is",
+                "memory mask inverted",
             ),
             Mistake(
                 "in your pre-LN block the cross-attention's queries come from the raw "
