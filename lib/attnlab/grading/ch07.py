@@ -168,6 +168,18 @@ LAYER_NORM = GRADERS.add(
                 _rms_norm,
             ),
             Mistake(
+                "your variance is the mean of x², not of (x - mean)²: you centre the "
+                "numerator but divide by the root mean square of the raw features "
+                "(RMSNorm's statistic); the variance is the mean of the squared deviations "
+                "from the mean",
+                lambda x, gamma, beta, eps=1e-5: (
+                    gamma
+                    * (x - x.mean(dim=-1, keepdim=True))
+                    / ((x**2).mean(dim=-1, keepdim=True) + eps).sqrt()
+                    + beta
+                ),
+            ),
+            Mistake(
                 "your mean and variance run over axis 1, not over each token's own "
                 "features: on a (B, T, D) batch axis 1 is the tokens; LayerNorm normalises "
                 "every token on its own, so its statistics come from the last axis, "
@@ -337,6 +349,11 @@ FEED_FORWARD = GRADERS.add(
                 _ffn(act=lambda h: h),
             ),
             Mistake(
+                "clamp(h, max=0) is min(h, 0): it keeps the negative half and zeroes the "
+                "positive one, the opposite of ReLU, max(0, h), which keeps what is above 0",
+                _ffn(act=lambda h: h.clamp(max=0)),
+            ),
+            Mistake(
                 "you used GELU: BERT and GPT do, but this block (like the paper and "
                 "nn.TransformerEncoderLayer's default) uses ReLU, max(0, ·)",
                 _ffn(act=F.gelu),
@@ -414,6 +431,12 @@ FEED_FORWARD = GRADERS.add(
         '"The position-wise feed-forward network")',
         error_hints=(
             (
+                "torch.return_types.max",
+                "torch.max(h, 0) does not compare h with 0: its second argument is a dim, so "
+                "it reduces along axis 0 and returns a (values, indices) pair; for max(0, ·) "
+                "entry by entry compare with a tensor of zeros, or use ReLU itself",
+            ),
+            (
                 "maximum(): argument 'other'",
                 "torch.maximum compares two tensors elementwise, not a tensor with the "
                 "number 0: for max(0, h) use torch.relu(h), h.clamp(min=0), or "
@@ -486,27 +509,25 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 4 * _D * _D + 2 * _D * _F + 4 * _D,
-                f"that is {4 * _D + _F + _D:,} short: exactly the biases (4·768 of the "
-                "attention's projections, 3072 + 768 of the feed-forward network); the "
-                "LayerNorms are there, the biases are not",
+                "that leaves out exactly the biases (one per attention projection, one per "
+                "layer of the feed-forward network); the LayerNorms are there, the biases "
+                "are not",
             ),
             (
                 _BLOCK - _D * _D - _D,
-                f"that is {_D * _D + _D:,} short, one 768 x 768 matrix and its bias: the "
-                "attention layer has four projections, W_q, W_k, W_v and the output "
-                "projection W_o",
+                "that leaves out one 768 x 768 matrix and its bias: the attention layer has "
+                "four projections, W_q, W_k, W_v and the output projection W_o",
             ),
             (
                 4 * _D * _D + 2 * _D * _F + 2 * _D,
-                f"that is {_BLOCK - 4 * _D * _D - 2 * _D * _F - 2 * _D:,} short: every bias "
-                "vector is missing (4·768 for the attention's projections, 3072 + 768 for "
+                "that leaves out every bias vector (4·768 for the attention's projections, 3072 + 768 for "
                 "the feed-forward network, and the LayerNorms' β, 2·768): count the weight "
                 "matrices, then each bias vector, then γ and β of both LayerNorms",
             ),
             (
                 _BLOCK - _D * _F,
-                f"that is {_D * _F:,} = 768·3072 short, one matrix: the feed-forward network "
-                "has two, W_1 (768 x 3072) and W_2 (3072 x 768)",
+                "that leaves out one matrix of the feed-forward network: it has two, W_1 "
+                "(768 x 3072) and W_2 (3072 x 768)",
             ),
             (
                 _BLOCK / 1e6,
@@ -515,13 +536,24 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 _BLOCK - 2 * _D,
-                f"that is {2 * _D:,} short: a block has two LayerNorms, one per sub-layer, "
-                "with 2·768 numbers (γ and β) each",
+                "that leaves out one LayerNorm: a block has two, one per sub-layer, each "
+                "with its own γ and β",
             ),
             (
                 _BLOCK - _F + _D,
-                f"that is {_F - _D:,} short: b_1 has d_ff = 3072 entries (the hidden "
-                "layer's width), b_2 has 768",
+                "that gives b_1 the model's width: b_1 belongs to the hidden layer, so it "
+                "has d_ff entries, b_2 has D",
+            ),
+            (
+                _BLOCK - _D,
+                "one vector of 768 is missing: a bias of the model's width (b_2 of the "
+                "feed-forward network, or one projection's bias) or one LayerNorm's γ or β; "
+                "count the biases and the LayerNorms' vectors one by one",
+            ),
+            (
+                _BLOCK - _F,
+                "one vector of d_ff = 3072 is missing: the feed-forward network's first "
+                "bias, b_1, of the hidden layer's width",
             ),
             (
                 4 * _D * (_D // 12) + 4 * (_D // 12) + _FFN + 4 * _D,
@@ -532,7 +564,7 @@ BLOCK_PARAMETERS = GRADERS.add(
         near=0.02,
         near_hint="close, but the question asks for the exact count, an integer: every "
         "weight, every bias and both LayerNorms, counted one by one (a count rounded or "
-        "estimated is not accepted: one LayerNorm left out is only 1,536 away)",
+        "estimated is not accepted: one vector left out is already a wrong count)",
         hint="add the attention layer (chapter 4), the two matrices and two biases of the "
         "feed-forward network, and γ and β of each LayerNorm",
     )
@@ -1918,6 +1950,7 @@ def _loss(
     softmax: bool = False,
     nll_on_logits: bool = False,
     log_softmax_dim: int | None = None,
+    smoothing: float = 0.0,
 ) -> Callable[..., torch.Tensor]:
     """A training loss with one planted difference."""
 
@@ -1936,7 +1969,9 @@ def _loss(
         if nll_on_logits or log_softmax_dim is not None:
             per_token = F.nll_loss(logits.transpose(1, 2), tgt_out, reduction="none")
         else:
-            per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+            per_token = F.cross_entropy(
+                logits.transpose(1, 2), tgt_out, reduction="none", label_smoothing=smoothing
+            )
         keep = {
             "target": tgt_out != pad_id,
             "none": torch.ones_like(tgt_out, dtype=torch.bool),
@@ -1967,6 +2002,15 @@ TRAINING_LOSS = GRADERS.add(
         reference=_reference_loss,
         cases=_loss_cases(),
         mistakes=(
+            *(
+                Mistake(
+                    f"that is a label-smoothed loss (label_smoothing={eps}): the exercise's "
+                    "loss is the plain cross-entropy, minus the log of the right token's "
+                    "probability; smoothing is a training choice that changes the number",
+                    _planted_loss(smoothing=eps),
+                )
+                for eps in (0.1, 0.05, 0.2)
+            ),
             Mistake(
                 "the decoder reads the very tokens it must predict (no shift): with the "
                 "causal mask position t sees token t, so it only has to copy; it must "
@@ -2119,6 +2163,11 @@ INITIAL_LOSS = GRADERS.add(
                 -math.log(_GPT2_VOCAB),
                 "the right size with the wrong sign: a cross-entropy is never negative; it is "
                 "minus the log of a probability below 1",
+            ),
+            (
+                math.log(math.log(_GPT2_VOCAB)),
+                "that is the log taken twice, ln(ln n_vocab): the loss is minus the log of "
+                "the right token's probability, one log",
             ),
             (
                 math.log(_GPT2_VOCAB) / 2,
