@@ -309,7 +309,10 @@ ONLINE_UPDATE = GRADERS.add(
         hint="the new maximum compares the old one with the block's own, row by row; then "
         "ask what each term already in `total` is relative to, and what it must be relative "
         'to now (the chapter\'s section "Online softmax: one pass over blocks")',
-        error_hints=_NUMPY_ERRORS,
+        error_hints=(
+            *_NUMPY_ERRORS,
+            ("could not be broadcast", lambda message: _tile_broadcast_hint(message)),
+        ),
         equivalent=(_maximum_swapped("block"),),
     )
 )
@@ -903,6 +906,14 @@ def _tile_broadcast_hint(message: str) -> str | None:
             "the scores along axis=-2 gives one number per key instead: reduce each row "
             "over its keys, along the last axis"
         )
+    flipped = re.search(r"shapes \((\d+),(\d+)\) \((\d+),(\d+)\)", message)
+    if flipped is not None and flipped[1] == flipped[4] != flipped[2] == flipped[3]:
+        return (
+            f"two arrays with the same axes in opposite orders met, ({flipped[1]},"
+            f"{flipped[2]}) and ({flipped[3]},{flipped[4]}): the weighted values came out "
+            "transposed, features first; acc keeps one row per query and the values' "
+            "features last, so check the order of the product's operands and any transpose"
+        )
     row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
     if row is not None and row[1] == row[3]:
         return (
@@ -923,6 +934,31 @@ TILE_UPDATE = GRADERS.add(
         cases=_tile_cases(),
         outputs=("m", "total", "acc"),
         mistakes=(
+            Mistake(
+                "you multiply the new tile's term by alpha too, alpha·(acc + p v): only what "
+                "acc held before is relative to the old max; the new tile's weights p are "
+                "computed against the new max already, so only the old acc is rescaled",
+                lambda m, l, acc, scores, v: (  # noqa: E741
+                    (m_new := np.maximum(m, np.max(scores, axis=-1))),
+                    (
+                        a := np.exp(
+                            np.where(
+                                np.isfinite(m), m - np.where(np.isfinite(m_new), m_new, 0.0), -INF
+                            )
+                        )
+                    )
+                    * l
+                    + np.sum(
+                        np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]),
+                        axis=-1,
+                    ),
+                    a[..., None]
+                    * (
+                        acc
+                        + np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]) @ v
+                    ),
+                ),
+            ),
             Mistake(
                 "you rescaled `total` but not acc: the accumulator is a sum of exp(s - m) v, so "
                 "it needs the same factor exp(m - m') as `total` when the max rises",
