@@ -1173,6 +1173,28 @@ KV_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "the new key went into the value cache and the new value into the key cache: "
+                "each cache grows by its own kind of vector, the key cache by k and the value "
+                "cache by v",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([kc, v], -2), torch.cat([vc, k], -2)),
+                    torch.cat([kc, v], -2),
+                    torch.cat([vc, k], -2),
+                ),
+            ),
+            Mistake(
+                "every weight of yours is 1, so out is the sum of the values: your softmax "
+                "normalises one number at a time, either because it runs along the query "
+                "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
+                "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
+                "normalised along the keys, the last axis",
+                lambda q, k, v, kc, vc: (
+                    torch.cat([vc, v], -2).sum(-2, keepdim=True),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
                 "you returned the old caches: return the caches with the new key and value "
                 "appended, for the next step",
                 lambda q, k, v, kc, vc: (
@@ -1371,7 +1393,7 @@ GQA = GRADERS.add(
             Mistake(
                 "query head h used key-value head h % G (k.repeat tiles the heads: 0, 1, 0, "
                 "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
-                "H/G times in place (repeat_interleave)",
+                "H/G times in place, next to itself",
                 lambda q, k, v: _attend(
                     q,
                     k.repeat(1, q.shape[1] // k.shape[1], 1, 1),
@@ -1579,9 +1601,12 @@ class _PlantedGQA(nn.Module):
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
         else:  # heads 0, 0, 1, 1, ...
             k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
-        scale = {"no scale": 1.0, "model scale": 1 / math.sqrt(x.shape[-1])}.get(
-            self.bug, 1 / math.sqrt(self.d_head)
-        )
+        scale = {
+            "no scale": 1.0,
+            "model scale": 1 / math.sqrt(x.shape[-1]),
+            "kv head scale": 1 / math.sqrt(x.shape[-1] // G),  # d_model / n_kv_heads
+            "kv width scale": 1 / math.sqrt(G * self.d_head),  # W_k's out_features
+        }.get(self.bug, 1 / math.sqrt(self.d_head))
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
         if self.bug == "scores as weights":
             if mask is not None:
@@ -1620,6 +1645,22 @@ def _bias_hint(message: str) -> str | None:
     return (
         "your projections have no bias (bias=False): the lib's GroupedQueryAttention, whose "
         "weights the checker copies into yours, uses nn.Linear with its default bias"
+    )
+
+
+def _kv_head_size_hint(message: str) -> str | None:
+    """q @ kᵀ whose inner sizes differ because k was split into too many heads."""
+    found = re.search(r"to be: \[(\d+), (\d+)\] but got: \[(\d+), (\d+)\]", message)
+    if found is None or found[1] != found[3]:
+        return None
+    want, got = int(found[2]), int(found[4])
+    if not got < want or want % got:
+        return None
+    return (
+        f"your keys have {got} features per head where the queries have {want}: W_k's and "
+        "W_v's output holds G heads of d = d_model / n_heads features each; split it into "
+        "n_kv_heads heads (not n_heads, which cuts it into smaller pieces), then repeat "
+        "each head to line up with the query heads"
     )
 
 
@@ -1699,6 +1740,18 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("no W_o"),
             ),
             Mistake(
+                "you scaled the scores by √(d_model / n_kv_heads), a head size computed from "
+                "the key-value heads: every head, query or key-value, has d = d_model / "
+                "n_heads features, and the scale is 1/√d",
+                _planted_gqa("kv head scale"),
+            ),
+            Mistake(
+                "you scaled the scores by the square root of n_kv_heads · d, the width of "
+                "W_k's output: the scale is 1/√d, d = d_model / n_heads the size of one "
+                "head's query and key vectors",
+                _planted_gqa("kv width scale"),
+            ),
+            Mistake(
                 "you scaled the scores by √d_model: the scale is √d, with d = d_model / "
                 "n_heads the size of one head, the length of the vectors each dot product "
                 "multiplies",
@@ -1731,6 +1784,7 @@ GQA_MODULE = GRADERS.add(
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
             ("non-singleton dimension 1", _module_heads_hint),
+            ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
             ("size mismatch for W_k", _KV_SIZE),
             ("size mismatch for W_v", _KV_SIZE),
             (
@@ -1816,8 +1870,9 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (
                 24.0,
-                "that is half of the answer: either the keys or the values alone (the factor "
-                "2 for both), or numbers, not bytes (a float16 number is 2 bytes)",
+                "a factor is missing: either you cached the keys or the values alone (the "
+                "cache holds both), or you counted numbers, not bytes (a float16 number is "
+                "2 bytes)",
             ),
             (
                 240.0,
@@ -1826,8 +1881,8 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (
                 0.75,
-                "that is 64 times too small: each cached key and value is a vector of "
-                "d_head = 64 numbers",
+                "you left out the head size: each cached key and value is a vector of "
+                "d_head numbers, not one number",
             ),
             (
                 72.0,
@@ -1841,8 +1896,8 @@ CACHE_MEMORY = GRADERS.add(
             (96.0, "float16 is 2 bytes per number, not 4"),
             (
                 384.0,
-                "that is 8 times 48: bits, not bytes (a float16 number is 16 bits, 2 bytes), "
-                "or else the 16 query heads with 4-byte numbers",
+                "that counts bits, not bytes (a float16 number is 16 bits, 2 bytes), or "
+                "else the 16 query heads with 4-byte numbers",
             ),
             (
                 50331648.0,
@@ -1886,14 +1941,19 @@ CAUSAL_TILES = GRADERS.add(
         wrong=(
             (
                 28,
-                "you counted the tiles below the diagonal; the 8 diagonal tiles are partly "
-                "visible and must be computed too",
+                "you counted the tiles below the diagonal; the tiles on the diagonal are "
+                "partly visible and must be computed too",
             ),
             (64, "tiles above the diagonal see only future keys: they are skipped"),
             (
+                29,
+                "you counted the diagonal as one tile: it is a line of tiles, one in every "
+                "row of tiles, each partly visible and computed",
+            ),
+            (
                 8,
-                "the diagonal tiles are computed, but so are the 28 below it: every query "
-                "there sees every key, all of them in its past",
+                "the diagonal tiles are computed, but so is every tile below the diagonal: "
+                "every query there sees every key, all of them in its past",
             ),
             (
                 56,
@@ -1922,8 +1982,8 @@ CAUSAL_TILES = GRADERS.add(
             ),
             (
                 72,
-                "that is 8·9, the diagonal and the tiles below it counted twice: the count "
-                "is 8·9/2 (8 tiles on the diagonal, 28 below)",
+                "that counts the diagonal and the tiles below it twice: count each computed "
+                "tile once, those on the diagonal and those below it",
             ),
             (
                 45,
