@@ -21,9 +21,9 @@ solution line": hints may name such steps. For a prediction, the worked answer's
 from __future__ import annotations
 
 import ast
-import math
 import importlib
 import importlib.util
+import math
 import re
 import textwrap
 from pathlib import Path
