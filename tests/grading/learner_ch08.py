@@ -103,7 +103,7 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=-1)
     return m_new, total_new
 """,
-        "the shapes (3, 4) and (3,) do not broadc",  # learner: S
+        "a last axis of size 1",  # learner: S
     ),
     (
         "8.1_w10_only_block_max",
@@ -600,7 +600,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + np.swapaxes(v, -1, -2) @ np.swapaxes(p, -1, -2)
     return m_new, total, acc
 """,
-        "the shapes (3, 2) and (2, 3) do not broa",  # learner: S
+        "came out transposed",  # learner: S
     ),
     (
         "8.4_w01_cat_feature_axis",
@@ -678,7 +678,7 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-2) @ v_cache
     return out, k_cache, v_cache
 """,
-        "`softmax` along the wrong axis: yours wo",  # learner: S
+        "query axis",  # learner: S
     ),
     (
         "8.4_w07_sdpa_is_causal",
@@ -1721,7 +1721,7 @@ answer = 524800  # your prediction
         "8.9_r2_86",
         "causal_tiles",
         "answer = 72\n",
-        "8·9",  # round 2: was generic or misleading
+        "twice",  # round 2: was generic or misleading
     ),
     (
         "8.9_r2_87",
@@ -1805,7 +1805,7 @@ answer = 524800  # your prediction
         "8.8_r2_122",
         "cache_memory",
         "answer = 0.75\n",
-        "64",  # round 2: was generic or misleading
+        "head size",  # round 2: was generic or misleading
     ),
     (
         "8.8_r2_123",

@@ -463,7 +463,7 @@ LEARNER = [
     ('feed_forward', 'leaky relu', 'def feed_forward(x, W_1, b_1, W_2, b_2):\n    return F.leaky_relu(x @ W_1 + b_1, 0.1) @ W_2 + b_2\n', 'leaky'),
     ('block_parameters', 'no biases (4D^2 + 2 D dff + LN)', 'answer = 4*768*768 + 2*768*3072 + 4*768\ncheck_block_parameters(answer)\n', 'biases'),
     ('block_parameters', 'forgot W_o (3 matrices)', 'answer = 3*768*768 + 3*768 + 2*768*3072 + 3072 + 768 + 4*768\ncheck_block_parameters(answer)\n', 'W_o'),
-    ('block_parameters', 'one LayerNorm only', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 3072 + 768 + 2*768\ncheck_block_parameters(answer)\n', 'two LayerNorms'),
+    ('block_parameters', 'one LayerNorm only', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 3072 + 768 + 2*768\ncheck_block_parameters(answer)\n', 'one LayerNorm'),
     ('block_parameters', 'biases of FFN both sized D (2D)', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 2*768 + 4*768\ncheck_block_parameters(answer)\n', 'b_1'),
     ('block_parameters', 'rough: 7 million', 'answer = 7_000_000\ncheck_block_parameters(answer)\n', 'exact'),
     ('block_parameters', 'per-head d_k=64 matrices: 4*768*64', 'answer = 4*768*64 + 4*64 + 2*768*3072 + 3072 + 768 + 4*768\ncheck_block_parameters(answer)\n', '768 x 64'),

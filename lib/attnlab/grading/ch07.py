@@ -39,6 +39,7 @@ from ..mechanism.multihead import MultiHeadAttention
 from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
 from ..tasks.training import sequence_loss
+from .forensics import call_quietly
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
@@ -551,11 +552,6 @@ BLOCK_PARAMETERS = GRADERS.add(
                 "count the biases and the LayerNorms' vectors one by one",
             ),
             (
-                _BLOCK - _F,
-                "one vector of d_ff = 3072 is missing: the feed-forward network's first "
-                "bias, b_1, of the hidden layer's width",
-            ),
-            (
                 4 * _D * (_D // 12) + 4 * (_D // 12) + _FFN + 4 * _D,
                 "that gives each projection 768 x 64 entries, one head's slice: W_q, W_k, "
                 "W_v and W_o are 768 x 768 each, and the 12 heads share them",
@@ -748,8 +744,8 @@ _SUBLAYER_BUGS = (
     ),
     (
         "no sub-layer has its residual connection: each sub-layer's output replaces the "
-        "stream instead of being added to it (post-LN normalises x + sublayer(x), pre-LN "
-        "returns x + sublayer(norm(x)))",
+        "stream instead of being added to it; in both placements every sub-layer adds its "
+        "output to the stream it read",
         "no residuals",
     ),
 )
@@ -1030,7 +1026,11 @@ ENCODER_BLOCK = GRADERS.add(
                 "post attn, pre ffn",
             ),
             *(m for diagnosis, bug in _SUBLAYER_BUGS for m in _encoder_mistakes(diagnosis, bug)),
-            *(Mistake(d, _planted_encoder(bug, "pre")) for d, bug in _PRE_LN_SELF_BUGS),
+            *(
+                Mistake(d, _planted_encoder(bug, "pre"))
+                for d, bug in _PRE_LN_SELF_BUGS
+                if bug != "ffn reads stale input"  # pre-LN's "parallel" sub-layers, above
+            ),
             *_encoder_mistakes(
                 "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
                 "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
@@ -1555,22 +1555,40 @@ def _run_greedy(fn, src, max_len, model):
     _, bos, eos = _ids(model)
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
         lm = _small_model(model, dropout=_GREEDY_DROPOUT)
-        calls = []  # the encoder's runs: the statement asks for one
-        hook = lm.encoder.register_forward_hook(lambda *_: calls.append(1))
+        calls = []  # the source rows each encoder run reads: the statement asks for one run
+        hook = lm.encoder.register_forward_hook(lambda _, given, __: calls.append(len(given[0])))
         try:
             out = fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
         finally:
             hook.remove()
-    if len(calls) > 1:
-        raise AnswerProblem(
-            WRONG_VALUES,
-            f"your decoding ran the encoder {len(calls)} times for one source batch",
-            "the source does not change while you decode: run the encoder once, before the "
-            "loop (`memory, src_mask = model.encode(src)`), and give that memory to "
-            "`model.decode` at every step; calling the whole model, `model(src, prefix)`, "
-            "encodes the source again at each step (the same tokens, at many times the cost)",
-        )
+    _ENCODER_RUNS[:] = [len(calls), sum(calls), len(src)]
     return out
+
+
+_ENCODER_RUNS: list[int] = []
+"""The last decoding's encoder runs, the source rows they read in all, and the batch size."""
+
+
+def _encodes_once(fn: Any) -> tuple[str, str] | None:
+    """Refuses a decoding with the right tokens that runs the encoder at every step."""
+    case = GREEDY_DECODE.cases[0]
+    try:
+        call_quietly(fn, case)
+    except Exception:  # the values were right on every case: nothing to conclude
+        return None
+    if not _ENCODER_RUNS:
+        return None
+    runs, rows, batch = _ENCODER_RUNS
+    if rows <= batch:  # each source row encoded once (all at once, or row by row)
+        return None
+    return (
+        f"right tokens, but your decoding ran the encoder {runs} times for one source "
+        f"batch (case {case.describe()})",
+        "the statement asks to run the encoder once: the source does not change while you "
+        "decode, so encode it before the loop (`model.encode(src)`) and give that memory to "
+        "`model.decode` at every step; calling the whole model, `model(src, prefix)`, "
+        "encodes the source again at each step (the same tokens, at many times the cost)",
+    )
 
 
 _GREEDY_DROPOUT = 0.3
@@ -1829,6 +1847,7 @@ GREEDY_DECODE = GRADERS.add(
             ),
         ),
         properties=(Property(_decoded_length),),
+        structure=_encodes_once,
         rtol=0.0,
         atol=0.0,
         wrap=lambda fn: adapt(_run_greedy, fn),

@@ -410,6 +410,7 @@ def _softmax_variant(
     weights_max: str = "final",
     two_d: bool = False,
     start_max: float = -INF,
+    skip_empty: bool = True,
 ) -> Callable[..., Any]:
     """Planted: the worked online softmax with one difference (blocks, their width, rescale,
     empty rows, a running max that forgets, the max the weights use, 2-D only indexing, the
@@ -424,7 +425,7 @@ def _softmax_variant(
         for start in range(0, stop, block_size):
             end = start + block_size + width
             block = x[:, start:end] if two_d else x[..., start:end]
-            if block.shape[-1] == 0:
+            if block.shape[-1] == 0 and skip_empty:
                 continue
             top = np.max(block, axis=1 if two_d else -1)
             m_new = top if forget_max else np.maximum(m, top)
@@ -663,6 +664,13 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_variant(width=-1),
             ),
             Mistake(
+                "your blocks leave out one score each (a slice that stops one short of "
+                "start + block_size): with block_size = 1 the block is empty, and a max over "
+                "no scores has no value; a slice's end is excluded already, so a block ends "
+                "at start + block_size",
+                _softmax_variant(width=-1, skip_empty=False),
+            ),
+            Mistake(
                 "your blocks overlap by one score (a slice one past start + block_size): the "
                 "scores at the block edges are counted twice in the running sum; the end of "
                 "a slice is excluded already",
@@ -745,17 +753,7 @@ ONLINE_SOFTMAX = GRADERS.add(
         "seen nothing; what does each final weight need from the running max and sum, and "
         "what must a row that never saw a visible score get? (the chapter's section "
         '"Online softmax: one pass over blocks")',
-        error_hints=(
-            *_NUMPY_ERRORS,
-            (
-                "zero-size array to reduction",
-                "one of your blocks is empty, and a max over no scores has no value: with "
-                "block_size = 1 a slice that stops one short of start + block_size holds "
-                "nothing (and with larger blocks it drops a score from each); the end of a "
-                "slice is excluded already, so a block of block_size scores ends at "
-                "start + block_size",
-            ),
-        ),
+        error_hints=_NUMPY_ERRORS,
     )
 )
 

@@ -350,9 +350,6 @@ class Grader:
                     max_error,
                     diagnosed=True,
                 )
-        found = self._dtype_problem(fn)
-        if found is not None:
-            return self._result(WRONG_TYPE, found[0], found[1], max_error, diagnosed=True)
         if self.structure is not None:
             found = self.structure(fn)
             if found is not None:
@@ -366,6 +363,9 @@ class Grader:
             if problem is not None:
                 status, message, diagnosis = problem
                 return self._result(status, message, diagnosis, max_error, diagnosed=True)
+        found = self._dtype_problem(fn)
+        if found is not None:
+            return self._result(WRONG_TYPE, found[0], found[1], max_error, diagnosed=True)
         # The success line states the tolerance that was met, never the error itself: the
         # last digits of a float error differ between CPUs, thread counts and BLAS builds,
         # and the committed notebooks' outputs must read the same on every machine.
