@@ -375,6 +375,14 @@ class Grader:
     # ---- helpers
 
     def _dtype_problem(self, fn: Any) -> tuple[str, str] | None:
+        """:meth:`_float32_problem`, leaving the global random state as it was (the notebook's
+        next random numbers must not depend on the check: building layers draws weights)."""
+        import torch  # only torch inputs get here
+
+        with torch.random.fork_rng(devices=[]):
+            return self._float32_problem(fn)
+
+    def _float32_problem(self, fn: Any) -> tuple[str, str] | None:
         """``(message, diagnosis)`` when ``fn`` turns float32 tensors into another dtype.
 
         The cases are float64 (so that the comparison is tight); a float32 model is what the
