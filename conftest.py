@@ -10,32 +10,15 @@ and ``exercises/`` alike.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 
-_TOOL = Path(__file__).resolve().parent / "tools" / "execute_notebooks.py"
-
 
 def _execute_notebooks():
-    """``tools/execute_notebooks.py`` as a module (loaded once)."""
-    global _EXECUTE_NOTEBOOKS
-    if _EXECUTE_NOTEBOOKS is None:
-        spec = importlib.util.spec_from_file_location("attnlab_execute_notebooks", _TOOL)
-        _EXECUTE_NOTEBOOKS = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_EXECUTE_NOTEBOOKS)
-    return _EXECUTE_NOTEBOOKS
+    """``tools.execute_notebooks``, imported when first needed (nbval may be absent)."""
+    from tools import execute_notebooks
 
-
-_EXECUTE_NOTEBOOKS = None
-_FIGURE_TEXT = Path(__file__).resolve().parent / "tools" / "figure_text.py"
-
-
-def _load_tool(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return execute_notebooks
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,7 +32,8 @@ def _figure_text_hooks() -> None:
 
     if getattr(IPyNbFile.setup, "attnlab_figure_text", False):
         return
-    figure_text = _load_tool(_FIGURE_TEXT, "attnlab_figure_text")
+    from tools import figure_text
+
     setup, teardown = IPyNbFile.setup, IPyNbFile.teardown
 
     def setup_and_record(self):

@@ -1,4 +1,4 @@
-/* attnlab: make every sidebar toggle work (see _ext/attnlab_book.py).
+/* attnlab: make every sidebar toggle work (see tools/attnlab_book.py).
    pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3 bind their click handlers to the
    first ".primary-toggle" / ".secondary-toggle" only, which is hidden below 992 px; the
    visible button then does nothing (pydata-sphinx-theme issue #2451). A click on any other

@@ -189,7 +189,7 @@ def test_a_notebook_that_errors_fails_the_book_build(tmp_path):
 
     for name in ("_config.yml", "notation.md", "references.md", "references.bib"):
         shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "_ext", tmp_path / "_ext")
+    shutil.copytree(ROOT / "tools", tmp_path / "tools")
     (tmp_path / "intro.md").write_text("# Intro\n\nA book with one broken notebook.\n")
     (tmp_path / "_toc.yml").write_text(
         "format: jb-book\nroot: intro\nchapters:\n  - file: notation\n"
@@ -217,14 +217,8 @@ def test_a_library_change_empties_the_execution_cache(tmp_path):
     """jupyter-cache keys notebooks by their code only; our extension adds the library's hash."""
     import types
 
-    sys_path = str(ROOT / "_ext")
-    import sys
+    from tools import attnlab_book
 
-    sys.path.insert(0, sys_path)
-    try:
-        import attnlab_book
-    finally:
-        sys.path.remove(sys_path)
     (tmp_path / "lib" / "attnlab").mkdir(parents=True)
     module = tmp_path / "lib" / "attnlab" / "m.py"
     module.write_text("x = 1\n")
@@ -248,13 +242,8 @@ def test_a_library_change_empties_the_execution_cache(tmp_path):
 
 
 def _book_extension():
-    import sys
+    from tools import attnlab_book
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import attnlab_book
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
     return attnlab_book
 
 

@@ -3,12 +3,11 @@
 Reads the HTML of ``make book`` (``_build/html``; another folder with ``--site-dir``) without a
 browser, so it runs in well under a second; ``tests/test_site.py`` checks the same pages in
 Chromium. Without a built website these tests skip locally and fail under CI. The Sphinx
-extension that copies MathJax (``_ext/attnlab_book.py``) is also tested on its own.
+extension that copies MathJax (``tools/attnlab_book.py``) is also tested on its own.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
@@ -193,12 +192,10 @@ def test_pages_have_a_valid_theme_mode(site: Path) -> None:
 
 @pytest.fixture(scope="module")
 def book_ext() -> ModuleType:
-    """``_ext/attnlab_book.py``, the Sphinx extension (not an installed module)."""
-    spec = importlib.util.spec_from_file_location("attnlab_book", ROOT / "_ext" / "attnlab_book.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """``tools.attnlab_book``, the Sphinx extension (imported as every tool is)."""
+    from tools import attnlab_book
+
+    return attnlab_book
 
 
 def test_extension_copies_what_mathjax_loads(book_ext: ModuleType, tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import itertools
 import subprocess
 import sys
@@ -24,10 +23,9 @@ STORED = ROOT / "lib" / "attnlab" / "data_files" / "shakespeare.txt.gz"
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("make_shakespeare", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from tools import make_shakespeare
+
+    return make_shakespeare
 
 
 # -- the stored corpus ---------------------------------------------------------------------------

@@ -21,7 +21,6 @@ dated; a listed finding that no longer occurs fails, so the list can only shrink
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from pathlib import Path
@@ -29,16 +28,13 @@ from pathlib import Path
 import pytest
 from test_notation import RULES, math_of
 
+from tools import figure_text
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
     p for d in ("chapters", "solutions", "exercises") for p in (ROOT / d).glob("*.ipynb")
 )
 
-_spec = importlib.util.spec_from_file_location(
-    "attnlab_figure_text", ROOT / "tools" / "figure_text.py"
-)
-figure_text = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(figure_text)
 
 DOLLAR = re.compile(r"(?<!\\)\$")
 RAW = [

@@ -253,7 +253,7 @@ def test_no_errors_no_network_and_no_overflow(reader: Any, any_page: Path, width
 
 _TYPESET = """async () => {
     // Sphinx marks each formula with class "math"; MathJax puts an mjx-container inside
-    // each once typeset: when the book is built (_ext/attnlab_book.py), or in the browser
+    // each once typeset: when the book is built (tools/attnlab_book.py), or in the browser
     // where the page still loads MathJax's script.
     const math = [...document.querySelectorAll(".math")];
     if (!math.length) return [0, 0, 0];

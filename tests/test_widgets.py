@@ -722,16 +722,10 @@ def test_without_javascript_the_first_frame_shows_and_sliders_are_disabled(
 def test_frames_in_files_load_when_the_reader_reaches_for_a_slider(
     offline_page: Any, tmp_path: Path, two: Explorer
 ) -> None:
-    # The website moves the frames into files (_ext/attnlab_book.py): a page downloads the
+    # The website moves the frames into files (tools/attnlab_book.py): a page downloads the
     # frame it shows, and the others once the reader reaches for a slider.
-    import importlib.util
+    from tools import attnlab_book as ext
 
-    spec = importlib.util.spec_from_file_location(
-        "attnlab_book", Path(__file__).resolve().parent.parent / "_ext" / "attnlab_book.py"
-    )
-    assert spec is not None and spec.loader is not None
-    ext = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ext)
     page_dir = tmp_path / "chapters"
     page_dir.mkdir()
     html = ext.externalize_frames(two.to_html(), page_dir, tmp_path)

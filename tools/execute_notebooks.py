@@ -5,10 +5,10 @@ The rule, also in the README ("Notebooks"):
 * **One cache.** A notebook is executed at most once per version of its code cells and of
   ``lib/attnlab``: the executed copy, with every figure and slider frame, is stored in the
   book's execution cache (``_build/.jupyter_cache``, jupyter-cache, keyed by the code cells;
-  the book's extension ``_ext/attnlab_book.py`` empties it when the library changes, and this
-  script applies the same rule). ``make book`` takes every page from there, so after
-  ``make notebooks`` the book executes nothing; a bare ``jupyter-book build .`` fills the same
-  cache itself.
+  emptied when the library changes: :func:`invalidate_if_library_changed`, the rule this
+  script and the book's extension ``tools/attnlab_book.py`` both apply). ``make book`` takes
+  every page from there, so after ``make notebooks`` the book executes nothing; a bare
+  ``jupyter-book build .`` fills the same cache itself.
 * **Lean files.** The committed ``.ipynb`` keeps text outputs only (``text/plain``,
   ``text/markdown``, ``text/latex``, streams and errors): no PNGs, no scrubber HTML, no widget
   views or state. :func:`lean_outputs` is the rule; the nbval comparison in ``make test``
@@ -32,7 +32,9 @@ Directories are searched for ``*.ipynb`` (not recursively). ``make exercises`` a
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -186,15 +188,40 @@ def execute(path: Path, timeout: int) -> nbformat.NotebookNode:
     return nb
 
 
+def library_hash(package_dir: Path) -> str:
+    """SHA-256 over the paths and contents of every ``.py`` file under ``package_dir``."""
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*.py")):
+        digest.update(str(path.relative_to(package_dir)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def invalidate_if_library_changed(cache: Path, package_dir: Path) -> bool:
+    """Empty the execution cache ``cache`` if ``package_dir`` changed since it was filled.
+
+    The one cache rule of the course, applied here (:func:`open_cache`) and by the book
+    (``tools/attnlab_book.py``, before it reads any page): a notebook is re-executed when its code cells change
+    (jupyter-cache's key) or when the library does (a stamp next to the cache).
+
+    Returns:
+        Whether the library changed (or no stamp existed yet).
+    """
+    stamp = cache.with_name(cache.name + ".lib-sha256")
+    current = library_hash(package_dir)
+    if stamp.exists() and stamp.read_text().strip() == current:
+        return False
+    if cache.exists():
+        shutil.rmtree(cache)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(current + "\n")
+    return True
+
+
 def open_cache(path: Path = CACHE) -> Any:
-    """The execution cache at ``path``, emptied first if ``lib/attnlab`` changed (the book's rule)."""
+    """The execution cache at ``path``, emptied first if ``lib/attnlab`` changed (the rule)."""
     from jupyter_cache import get_cache
 
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        from attnlab_book import invalidate_if_library_changed
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
     invalidate_if_library_changed(path, ROOT / "lib" / "attnlab")
     return get_cache(str(path))
 

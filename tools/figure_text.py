@@ -13,7 +13,8 @@ nbval runs at once (``make test`` runs two, and the version matrix more) never w
 one file; :func:`read_record` returns the newest complete one. ``tests/test_figure_text.py``
 reads them.
 
-Run ``python tools/figure_text.py [NOTEBOOK ...]`` to print what was recorded.
+Run ``python -m tools.figure_text [NOTEBOOK ...]`` to print what was recorded (as a module:
+it imports ``tools.execute_notebooks``, see ``tools/__init__.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+
+from tools.execute_notebooks import library_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "_build" / "figure-text"
@@ -74,11 +77,6 @@ def record_path(notebook: Path, pid: int | None = None) -> Path:
 
 def digest(notebook: Path) -> str:
     """A hash of ``notebook``'s code cells and of ``lib/attnlab``: what draws its figures."""
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        from attnlab_book import library_hash
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
     nb = nbformat.read(notebook, as_version=4)
     code = "\0".join(c.source for c in nb.cells if c.cell_type == "code")
     h = hashlib.sha256(code.encode())

@@ -392,6 +392,102 @@ def l_norms_negative_step(x, W_ih, W_hh, b):
     return J.pow(2).sum(dim=(0, 2)).sqrt()[::-1]
 
 
+# ------------------------------------------------------------------ round 3
+# The second independent learner's non-specific cases, and more of the same families.
+
+
+def r3_step_tanh_on_recurrent_only(x_t, h_prev, W_ih, W_hh, b):
+    return x_t @ W_ih.T + torch.tanh(h_prev @ W_hh.T) + b
+
+
+def r3_step_tanh_on_input_only(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T) + h_prev @ W_hh.T + b
+
+
+def r3_forward_aliased(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h[:] = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r3_forward_copy_into(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h.copy_(step(x[:, t], h, W_ih, W_hh, b))
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r3_forward_fixed_length(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(6):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r3_forward_fresh_rnn(x, W_ih, W_hh, b):
+    rnn = torch.nn.RNN(x.shape[-1], W_hh.shape[0], batch_first=True).double()
+    out, h = rnn(x)
+    return out, h[0]
+
+
+def r3_forward_fresh_linear(x, W_ih, W_hh, b):
+    cell = torch.nn.RNNCell(x.shape[-1], W_hh.shape[0]).double()
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1]):
+        h = cell(x[:, t], h)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def _r3_jacobian(x, W_ih, W_hh, b):
+    return torch.autograd.functional.jacobian(lambda z: forward(z[None], W_ih, W_hh, b)[1][0], x)
+
+
+def r3_norms_own_step(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    out = forward(x[None], W_ih, W_hh, b)[0][0]
+    T, H = out.shape
+    norms = []
+    for t in range(T):
+        rows = [torch.autograd.grad(out[t, j], x, retain_graph=True)[0][t] for j in range(H)]
+        norms.append(torch.stack(rows).norm())
+    return torch.stack(norms).flip(0)
+
+
+def r3_norms_l1(x, W_ih, W_hh, b):
+    return _r3_jacobian(x, W_ih, W_hh, b).abs().sum(dim=(0, 2)).flip(0)
+
+
+def r3_norms_max(x, W_ih, W_hh, b):
+    return _r3_jacobian(x, W_ih, W_hh, b).abs().amax(dim=(0, 2)).flip(0)
+
+
+def r3_norms_per_unit(x, W_ih, W_hh, b):
+    return _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)).flip(0)
+
+
+def r3_norms_per_unit_unflipped(x, W_ih, W_hh, b):
+    return torch.linalg.vector_norm(_r3_jacobian(x, W_ih, W_hh, b), dim=(1, 2))
+
+
+def r3_norms_grad_accumulates(x, W_ih, W_hh, b):
+    x = x.detach().requires_grad_()
+    _, h_last = forward(x[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h_last.shape[1]):
+        h_last[0, j].backward(retain_graph=True)
+        sq += (x.grad**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
 CORPUS = [
     ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
     ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
@@ -467,6 +563,40 @@ CORPUS = [
     ("bytenet_path", "learner: 2", 2, "100 positions"),
     ("loop_time", "round 2: 'quadruple' (a typo of the choice)", "quadruple", "T × T"),
     ("loop_time", "round 2: 'quadruples'", "quadruples", "T × T"),
+    ("rnn_step", "round 3: tanh on the recurrent term only", r3_step_tanh_on_recurrent_only, "only the recurrent term"),
+    ("rnn_step", "round 3: tanh on the input term only", r3_step_tanh_on_input_only, "only the input term"),
+    ("rnn_forward", "round 3: h[:] = ... aliases every output", r3_forward_aliased, "same tensor"),
+    ("rnn_forward", "round 3: h.copy_(...) aliases every output", r3_forward_copy_into, "same tensor"),
+    ("rnn_forward", "round 3: range(6)", r3_forward_fixed_length, "x.shape[1]"),
+    ("rnn_forward", "round 3: a fresh nn.RNN", r3_forward_fresh_rnn, "random"),
+    ("rnn_forward", "round 3: a fresh nn.RNNCell", r3_forward_fresh_linear, "random"),
+    ("gradient_norms", "round 3: d h_t / d x_t", r3_norms_own_step, "its own input"),
+    ("gradient_norms", "round 3: L1 norm", r3_norms_l1, "L1"),
+    ("gradient_norms", "round 3: max norm", r3_norms_max, "max norm"),
+    ("gradient_norms", "round 3: one norm per unit", r3_norms_per_unit, "per hidden unit"),
+    ("gradient_norms", "round 3: one norm per unit, not flipped", r3_norms_per_unit_unflipped, "per hidden unit"),
+    ("gradient_norms", "round 3: x.grad never zeroed", r3_norms_grad_accumulates, "accumulates"),
+    ("survives_20", "round 3: 0.01", 0.01, "44 factors"),
+    ("survives_20", "round 3: 0.001", 0.001, "66 factors"),
+    ("survives_20", "round 3: 0.35 (ten steps)", 0.35, "10 factors"),
+    ("bytenet_path", "round 3: 500 (plain width 3)", 500, "plain convolution"),
+    ("bytenet_path", "round 3: 7 (k = 3)", 7, "k = 3"),
+    ("bytenet_path", "round 3: 10 (k itself)", 10, "width k"),
+    ("bytenet_path", "round 3: 1000 (the view)", 1000, "number of layers"),
+    ("loop_time", "round 3: 'halves'", "halves", "faster"),
+    ("loop_time", "round 3: 4", 4, "T × T"),
+    ("loop_time", "round 3: 'grows quadratically'", "grows quadratically", "T × T"),
+    ("loop_time", "round 3: 'triples'", "triples", "threefold"),
+    ("loop_time", "round 3: 'linear'", "linear", "right idea"),
+    ("loop_time", "round 3: 'it grows linearly'", "it grows linearly", "right idea"),
+    ("loop_time", "round 3: 'constant'", "constant", "overlap"),
+    ("rnn_forward", "round 3 family: h_last = outputs.sum(1)", lambda x, W_ih, W_hh, b: (forward(x, W_ih, W_hh, b)[0], forward(x, W_ih, W_hh, b)[0].sum(1)), "sum of all the states"),
+    ("rnn_forward", "round 3 family: h_last = outputs.mean(1)", lambda x, W_ih, W_hh, b: (forward(x, W_ih, W_hh, b)[0], forward(x, W_ih, W_hh, b)[0].mean(1)), "mean of all the states"),
+    ("rnn_forward", "round 3 family: x[:, 0] at every step", lambda x, W_ih, W_hh, b: forward(x[:, :1].repeat(1, x.shape[1], 1), W_ih, W_hh, b), "first token"),
+    ("gradient_norms", "round 3 family: root mean square", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).pow(2).mean(dim=(0, 2)).sqrt().flip(0), "root mean square"),
+    ("gradient_norms", "round 3 family: divided by the first norm", lambda x, W_ih, W_hh, b: (lambda n: n / n[0])(_r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)), "divided the norms by the first"),
+    ("gradient_norms", "round 3 family: log of the norms", lambda x, W_ih, W_hh, b: _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0).log(), "logarithms"),
+    ("path_length", "round 3 family: ceil(log_k(n - 1))", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else math.ceil(math.log(n - 1) / math.log(k)), "n - 1 positions"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
 

@@ -685,7 +685,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("wordpiece", "KeyError on an unknown letter", wp_keyerror, "not in the vocabulary"),
     ("wordpiece", "## on every piece", wp_hash_first, "marked the first piece"),
     ("wordpiece", "cut from the right", wp_backwards, "from the end of the word"),
-    ("embed", "one-hot as wide as the largest id", embed_narrow_one_hot, "matrix product"),
+    ("embed", "one-hot as wide as the largest id", embed_narrow_one_hot, "max(ids) + 1"),
     ("embed", "one-hot as wide as the input", embed_one_hot_per_token, "one entry per row of E"),
     ("embed", "indexed E.T", embed_transposed_table, "the ids number the rows of E"),
     ("embed", "ids counted from 1", embed_one_based, "ids counted from 1"),
@@ -864,6 +864,124 @@ CORPUS += [
     ),
     ("shifted_softmax", "round 2: 0 is not a rounding slip", 0, "e^100"),
 ]
+
+
+# ------------------------------------------------------------------ round 3
+# The second independent learner's non-specific cases, and more of the same families.
+
+
+def r3_wp_unmarked_vocab(word, vocab):
+    bare = {p.removeprefix("##"): i for p, i in vocab.items()}
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if word[start:end] in bare:
+                ids.append(bare[word[start:end]])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r3_wp_step_one(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            if _piece(word, start, end) in vocab:
+                ids.append(vocab[_piece(word, start, end)])
+                start += 1
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r3_embed_max_id(ids, E):
+    return np.eye(ids.max() + 1)[ids] @ E
+
+
+def r3_embed_one_based(ids, E):
+    oh = ids[..., None] == np.arange(1, E.shape[0] + 1)
+    return oh.astype(E.dtype) @ E
+
+
+def r3_embed_transposed_twice(ids, E):
+    oh = np.eye(E.shape[0])[ids]
+    return (E.T @ oh.T).T
+
+
+def r3_dot_abs(a, b):
+    return np.abs(a * b).sum(axis=-1)
+
+
+def r3_cos_keepdims(a, b):
+    na = np.linalg.norm(a, axis=-1, keepdims=True)
+    nb = np.linalg.norm(b, axis=-1, keepdims=True)
+    return (a * b).sum(-1) / (na * nb)
+
+
+def r3_spread_prenormalised(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d)) / np.sqrt(d)
+    k = rng.standard_normal((n, d)) / np.sqrt(d)
+    s = (q * k).sum(-1)
+    return float(s.std()), float((s / np.sqrt(d)).std())
+
+
+def r3_spread_normal_0_d(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(0, d, (n, d))
+    k = rng.normal(0, d, (n, d))
+    s = (q * k).sum(-1)
+    return float(s.std()), float((s / np.sqrt(d)).std())
+
+
+def r3_spread_normal_0_sqrt_d(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(0, np.sqrt(d), (n, d))
+    k = rng.normal(0, np.sqrt(d), (n, d))
+    s = (q * k).sum(-1)
+    return float(s.std()), float((s / np.sqrt(d)).std())
+
+
+def _r3_softmax_rows(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def r3_sa_dimension_scores(x):
+    w = _r3_softmax_rows(x.T @ x / np.sqrt(x.shape[-1]))
+    return x @ w, w
+
+
+CORPUS += [
+    ("wordpiece", "round 3: ## stripped from the vocabulary", r3_wp_unmarked_vocab, "stripped"),
+    ("wordpiece", "round 3: start += 1 after a match", r3_wp_step_one, "one letter"),
+    ("embed", "round 3: np.eye(ids.max() + 1)", r3_embed_max_id, "max(ids) + 1"),
+    ("embed", "round 3: ids counted from 1", r3_embed_one_based, "one place off"),
+    ("embed", "round 3: (E.T @ one_hot.T).T", r3_embed_transposed_twice, "three axes"),
+    ("dot", "round 3: np.abs(a * b)", r3_dot_abs, "absolute value"),
+    ("cosine_similarity", "round 3: keepdims lengths", r3_cos_keepdims, "keepdims"),
+    ("cosine_flip", "round 3: -9", -9, "counted twice"),
+    ("cosine_flip", "round 3: -0.9", -0.9, "exactly -1"),
+    ("shifted_softmax", "round 3: 0.9", 0.9, "too sharp"),
+    ("shifted_softmax", "round 3: e^103 / (e^101 + e^102)", np.exp(103) / (np.exp(101) + np.exp(102)), "more than 1"),
+    ("score_spread", "round 3: q and k divided by sqrt(d)", r3_spread_prenormalised, "variance 1"),
+    ("score_spread", "round 3: rng.normal(0, d)", r3_spread_normal_0_d, "standard deviation as its second"),
+    ("score_spread", "round 3: rng.normal(0, sqrt(d))", r3_spread_normal_0_sqrt_d, "standard deviation as its second"),
+    ("self_attention", "round 3: x.T @ x mixed as x @ w", r3_sa_dimension_scores, "D dimensions"),
+    ("wordpiece", "round 3 family: [] for an unknown word", lambda word, vocab: [] if _wordpiece_ok(word, vocab) == [vocab["<unk>"]] else _wordpiece_ok(word, vocab), "no ids at all"),
+    ("self_attention", "round 3 family: scores / their row sum", lambda x: (lambda s: (s / s.sum(-1, keepdims=True) @ x, s / s.sum(-1, keepdims=True)))(x @ x.T / np.sqrt(x.shape[-1])), "no exponential"),
+    ("self_attention", "round 3 family: each token hidden from itself", lambda x: (lambda w: (w @ x, w))(_r3_softmax_rows(np.where(np.eye(len(x), dtype=bool), -np.inf, x @ x.T / np.sqrt(x.shape[-1])))), "from itself"),
+    ("cosine_flip", "round 3 family: 1/3", 1 / 3, "point the same way"),
+    ("cosine_flip", "round 3 family: -1/9", -1 / 9, "squares of the lengths"),
+    ("equal_rows", "round 3 family: 3 (the other tokens)", 3, "other tokens"),
+    ("equal_rows", "round 3 family: 1/16", 1 / 16, "each row on its own"),
+    ("equal_rows", "round 3: 0.2 (1/5)", 0.2, "1/5"),
+    ("equal_rows", "round 3: the score 5.25 / sqrt(3)", 5.25 / 3**0.5, "not a weight"),
+    ("equal_rows", "round 3: the raw score 5.25", 5.25, "not a weight"),
+]  # fmt: skip
 
 
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:

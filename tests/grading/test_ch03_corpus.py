@@ -704,12 +704,215 @@ def r2_slide_list_of_rows(q, k, targets):
 CORPUS += [
     ("slide_keys", "round 2: a list of rows", r2_slide_list_of_rows, "list of rows"),
     ("self_attention_module", "round 2: nn.Parameter matrices", R2ParameterMatrices, "not a layer"),
-    ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out by v_a"),
+    ("additive_scores", "round 2: v_a @ tanh(...)", r2_add_v_a_on_the_left, "read-out contracts h"),
     ("slide_keys", "round 2: / q @ q precedence", r2_slide_precedence, "left to right"),
     ("slide_keys", "round 2: hard-coded targets", r2_slide_hard_coded_targets, "typed in"),
     ("attention_torch", "round 2: NaN zeroed in place", r2_tatt_nan_zeroed_in_place, "in place"),
     ("attention_torch", "round 2: .to('cuda')", r2_tatt_to_cuda, "GPU"),
     ("attention_torch", "round 2: NaN left in the weights", r2_tatt_nan_left_in_weights, "hides every key"),
+]  # fmt: skip
+
+
+# ------------------------------------------------------------------ round 3
+# The second independent learner's non-specific cases, and more of the same families.
+
+
+def r3_slide_view_copy(q, k, targets):
+    out = k[:]
+    for j in range(len(out)):
+        out[j] += (targets[j] - out[j] @ q) / (q @ q) * q
+    return out
+
+
+def r3_slide_sum_of_q(q, k, targets):
+    c = (targets - k @ q) / q.sum()
+    return k + c[:, None] * q
+
+
+def r3_slide_unit_vector(q, k, targets):
+    qn = q / np.linalg.norm(q)
+    c = targets - k @ qn
+    return k + c[:, None] * qn
+
+
+def r3_slide_norm_of_squares(q, k, targets):
+    c = (targets - k @ q) / np.linalg.norm(q**2)
+    return k + c[:, None] * q
+
+
+def r3_slide_precedence_one_line(q, k, targets):
+    return k + ((targets - k @ q) / q @ q)[:, None] * q
+
+
+def r3_slide_typed_targets_loop(q, k, targets):
+    out = k.copy()
+    for j, t in enumerate([112.0, 96.0]):
+        out[j] = k[j] + (t - k[j] @ q) / (q @ q) * q
+    return out
+
+
+def _r3_np_attention(
+    q, k, v, mask=None, *, scale=None, empty=np.any, apply_none=False, whole=False
+):
+    d = q.shape[-1]
+    scores = q @ np.swapaxes(k, -1, -2) / (np.sqrt(d) if scale is None else scale)
+    if mask is not None or apply_none:
+        scores = np.where(mask, scores, -1e30)
+    if whole:
+        e = np.exp(scores - scores.max())
+        weights = e / e.sum()
+    else:
+        e = np.exp(scores - scores.max(-1, keepdims=True))
+        weights = e / e.sum(-1, keepdims=True)
+    if mask is not None or apply_none:
+        weights = np.where(empty(mask, axis=-1, keepdims=True), weights, 0.0)
+    return weights @ v, weights
+
+
+def r3_att_scale_8(q, k, v, mask=None):
+    return _r3_np_attention(q, k, v, mask, scale=8)
+
+
+def r3_att_whole_array(q, k, v, mask=None):
+    return _r3_np_attention(q, k, v, mask, whole=True)
+
+
+def r3_att_mask_none_applied(q, k, v, mask=None):
+    return _r3_np_attention(q, k, v, mask, apply_none=True)
+
+
+def r3_att_all_for_empty_rows(q, k, v, mask=None):
+    return _r3_np_attention(q, k, v, mask, empty=np.all)
+
+
+def r3_tatt_scale_8(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / 8.0
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def r3_tatt_softmax_no_dim(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = F.softmax(scores).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def r3_tatt_whole_tensor(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    e = torch.exp(scores - scores.max())
+    weights = (e / e.sum()).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def r3_add_relu(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return np.maximum(0, hq[..., :, None, :] + hk[..., None, :, :]) @ v_a
+
+
+def r3_add_sigmoid(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return 1 / (1 + np.exp(-(hq[..., :, None, :] + hk[..., None, :, :]))) @ v_a
+
+
+def r3_add_sum_over_keys(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return (np.tanh(hq[..., :, None, :] + hk[..., None, :, :]) * v_a).sum(axis=-2)
+
+
+class R3ScaleMultiplied(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) * math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        return w @ v, w
+
+
+class R3ScaleFixed(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / 8
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        return w @ v, w
+
+
+class R3MaskTransposed(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask.transpose(-2, -1), float("-inf"))
+        w = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        return w @ v, w
+
+
+class R3Dropout(LRight):
+    def __init__(self, d_model, d_head):
+        super().__init__(d_model, d_head)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x, mask=None):
+        _, w = tatt(self.W_q(x), self.W_k(x), self.W_v(x), mask)
+        w = self.dropout(w)
+        return w @ self.W_v(x), w
+
+
+class R3SoftmaxNoDim(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = nn.Softmax()(s).nan_to_num(0.0)
+        return w @ v, w
+
+
+CORPUS += [
+    ("slide_keys", "round 3: out = k[:] (a view), then +=", r3_slide_view_copy, "view"),
+    ("slide_keys", "round 3: divided by q.sum()", r3_slide_sum_of_q, "sum of q's entries"),
+    ("slide_keys", "round 3: slid along q/|q|", r3_slide_unit_vector, "unit vector"),
+    ("slide_keys", "round 3: np.linalg.norm(q ** 2)", r3_slide_norm_of_squares, "vector of squares"),
+    ("slide_keys", "round 3: / q @ q in one line", r3_slide_precedence_one_line, "left to right"),
+    ("slide_keys", "round 3: typed-in targets in a loop", r3_slide_typed_targets_loop, "typed in"),
+    ("attention", "round 3: / 8", r3_att_scale_8, "fixed 8"),
+    ("attention", "round 3: one softmax over the whole array", r3_att_whole_array, "whole array"),
+    ("attention", "round 3: np.where(None, ...)", r3_att_mask_none_applied, "mask is not None"),
+    ("attention", "round 3: mask.all for empty rows", r3_att_all_for_empty_rows, "`all`"),
+    ("attention_torch", "round 3: / 8.0", r3_tatt_scale_8, "fixed 8"),
+    ("attention_torch", "round 3: F.softmax without dim", r3_tatt_softmax_no_dim, "without `dim`"),
+    ("attention_torch", "round 3: one softmax over the whole tensor", r3_tatt_whole_tensor, "whole array"),
+    ("additive_scores", "round 3: ReLU for tanh", r3_add_relu, "ReLU"),
+    ("additive_scores", "round 3: sigmoid for tanh", r3_add_sigmoid, "sigmoid"),
+    ("additive_scores", "round 3: summed over the keys", r3_add_sum_over_keys, "keys axis"),
+    ("self_attention_module", "round 3: scores times sqrt(d_head)", R3ScaleMultiplied, "multiplied"),
+    ("self_attention_module", "round 3: / 8", R3ScaleFixed, "fixed 8"),
+    ("self_attention_module", "round 3: mask transposed", R3MaskTransposed, "transposed the mask"),
+    ("self_attention_module", "round 3: dropout on the weights", R3Dropout, "random"),
+    ("self_attention_module", "round 3: nn.Softmax() without dim", R3SoftmaxNoDim, "without `dim`"),
+    ("unscaled_weight", "round 3: 0.12 (key 2, scaled)", 0.12, "key 2"),
+    ("unscaled_weight", "round 3: 16 (the difference)", 16, "difference"),
+    ("unscaled_weight", "round 3: 2 (the scaled difference)", 2, "difference"),
+    ("unscaled_weight", "round 3: 0.99", 0.99, "closer to 1"),
+    ("raw_spread", "round 3: 4096", 4096, "64²"),
+    ("raw_spread", "round 3: 32", 32, "64 / 2"),
+    ("raw_spread", "round 3: 16", 16, "64 / 4"),
+    ("slide_keys", "round 3 family: divided by k_j · k_j", lambda q, k, targets: k + ((targets - k @ q) / (k * k).sum(-1))[:, None] * q, "each key's squared length"),
+    ("slide_keys", "round 3 family: divided by (q · q)²", lambda q, k, targets: k + ((targets - k @ q) / (q @ q) ** 2)[:, None] * q, "fourth power"),
+    ("slide_keys", "round 3 family: k + targets q", lambda q, k, targets: k + np.outer(targets, q), "make up the difference"),
+    ("raw_spread", "round 3 family: 7.9 (a simulation's number)", 7.9, "follows exactly"),
+    ("raw_spread", "round 3 family: 512 (d_model)", 512, "d_model"),
+    ("cross_columns", "round 3 family: 1", 1, "every encoder position"),
+    ("cross_columns", "round 3: 5 (the chapter's example)", 5, "chapter's example"),
+    ("cross_columns", "round 3: 3 (the chapter's example)", 3, "chapter's example"),
 ]  # fmt: skip
 
 

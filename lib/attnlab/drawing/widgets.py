@@ -833,7 +833,7 @@ _CSS = (
 
 # Plain ES5 in one script that carries its own data, no globals. The frames are base64 PNGs
 # (a notebook's output is one self-contained file) unless ``data.dir`` is set: the website's
-# build moves them into files (``_ext/attnlab_book.py``, ``externalize_frames``), named by
+# build moves them into files (``tools/attnlab_book.py``, ``externalize_frames``), named by
 # ``data.frames``, and a page then downloads only the frame it shows until the reader
 # reaches for a slider, when the others are loaded in the background. It finds its own root
 # (the <div> around the script), so several scrubbers on a page, or the same one shown twice,

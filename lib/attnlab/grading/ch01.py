@@ -133,6 +133,18 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your tanh squashes only the recurrent term h_prev W_hhᵀ: the input term and the "
+                "bias are added outside it, so the state can leave (-1, 1); the tanh goes "
+                "around the whole sum",
+                lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + torch.tanh(h_prev @ W_hh.T) + b,
+            ),
+            Mistake(
+                "your tanh squashes only the input term x_t W_ihᵀ: the recurrent term and the "
+                "bias are added outside it, so the state can leave (-1, 1); the tanh goes "
+                "around the whole sum",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T) + h_prev @ W_hh.T + b,
+            ),
+            Mistake(
                 "you added the bias twice: PyTorch's nn.RNN has two biases (b_ih and b_hh), "
                 "but here they are already added up into the one b",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
@@ -237,8 +249,35 @@ RNN_FORWARD = GRADERS.add(
         cases=_forward_cases(),
         mistakes=(
             Mistake(
-                "each step starts again from zeros: pass the state you just computed to the "
-                "next step (h = rnn_step(x[:, t], h, ...))",
+                "every step of `outputs` holds the last state: you stored the same tensor at "
+                "each step and overwrote it in place (`h[:] = ...`, `h.copy_(...)`), so all the "
+                "stored entries show its final value; make a new tensor at each step instead",
+                lambda x, W_ih, W_hh, b: (
+                    _loop(x, W_ih, W_hh, b)[1][:, None].expand(-1, x.shape[1], -1),
+                    _loop(x, W_ih, W_hh, b)[1],
+                ),
+            ),
+            *(
+                Mistake(
+                    f"your `h_last` is the {what} of all the states: it is the last state "
+                    "alone, the one after the final step",
+                    lambda x, W_ih, W_hh, b, f=f: (
+                        _loop(x, W_ih, W_hh, b)[0],
+                        f(_loop(x, W_ih, W_hh, b)[0]),
+                    ),
+                )
+                for what, f in (
+                    ("sum", lambda o: o.sum(1)),
+                    ("mean", lambda o: o.mean(1)),
+                )
+            ),
+            Mistake(
+                "every step reads the first token, x[:, 0]: step t reads the tokens of step t",
+                lambda x, W_ih, W_hh, b: _loop(x[:, :1].expand_as(x), W_ih, W_hh, b),
+            ),
+            Mistake(
+                "each step starts again from zeros: the state you just computed must be the "
+                "previous state of the next step",
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, carry=False),
             ),
             Mistake(
@@ -264,7 +303,14 @@ RNN_FORWARD = GRADERS.add(
             ),
         ),
         outputs=("outputs", "h_last"),
-        error_hints=(("cannot be multiplied", _state_width_hint),),
+        error_hints=(
+            ("cannot be multiplied", _state_width_hint),
+            (
+                "out of bounds for dimension 1",
+                "your loop asks for more time steps than this sequence has: take the number of "
+                "steps from the input, x.shape[1], not a fixed number",
+            ),
+        ),
         hint="follow one sequence by hand for two steps: which state goes into step t, and "
         "which state does `outputs[:, t]` hold? The chapter's section \"Problem 1: one step "
         'after another" runs this loop',
@@ -409,6 +455,19 @@ def _state_gradient(x, W_ih, W_hh, b):
     return torch.stack(norms).detach()
 
 
+def _own_step_gradient(x, W_ih, W_hh, b):
+    """‖∂h_t/∂x_t‖_F: each state against its own input (distance 0 every time)."""
+    states = _rnn_forward(x[None], W_ih, W_hh, b)[0][0]  # (T, H)
+    norms = [(torch.diag(1 - h**2) @ W_ih).norm() for h in states]  # (H, H) @ (H, I)
+    return torch.stack(norms).flip(0).detach()
+
+
+def _accumulated_grad(x, W_ih, W_hh, b):
+    """``x.grad`` never zeroed: unit j's 'gradient' is the running sum over units 0..j."""
+    running = _jacobian(x, W_ih, W_hh, b).cumsum(0)  # (H, T, I)
+    return running.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -422,7 +481,7 @@ GRADIENT_NORMS = GRADERS.add(
         mistakes=(
             Mistake(
                 "your norms are in order of position t, not of distance: entry 0 must be the "
-                "last input (distance 0). Reverse them (.flip(0))",
+                "last input (distance 0): reverse their order",
                 _by_position,
             ),
             Mistake(
@@ -452,6 +511,59 @@ GRADIENT_NORMS = GRADERS.add(
                 "the exercise asks for the inputs x_t, one more step back through the tanh "
                 "and W_ih",
                 _state_gradient,
+            ),
+            Mistake(
+                "you added absolute values (an L1 norm): the Frobenius norm is the square root "
+                "of the sum of the squares of all entries",
+                lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).abs().sum(dim=(0, 2)).flip(0),
+            ),
+            Mistake(
+                "you took the largest entry (a max norm): the Frobenius norm adds the squares "
+                "of all H × I entries of the Jacobian, then takes one square root",
+                lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).abs().amax(dim=(0, 2)).flip(0),
+            ),
+            Mistake(
+                "you differentiated each state h_t with respect to its own input x_t (distance 0 "
+                "every time): the exercise asks for the last state h_T against every input x_t",
+                _own_step_gradient,
+            ),
+            *(
+                Mistake(
+                    "your result has one entry per hidden unit (H), not one per input position "
+                    "(T): keep the position axis of the Jacobian and add the squares over the "
+                    "hidden units and the input features",
+                    fn,
+                )
+                for fn in (
+                    lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)),
+                    lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)).flip(0),
+                )
+            ),
+            Mistake(
+                "you averaged the squares (a root mean square): the Frobenius norm adds them, "
+                "every unit and every input feature, then takes the square root",
+                lambda x, W_ih, W_hh, b: (
+                    _jacobian(x, W_ih, W_hh, b).pow(2).mean(dim=(0, 2)).sqrt().flip(0)
+                ),
+            ),
+            Mistake(
+                "you divided the norms by the first one: the exercise asks for the norms "
+                "themselves, not relative to distance 0",
+                lambda x, W_ih, W_hh, b: (
+                    _gradient_norms(x, W_ih, W_hh, b) / _gradient_norms(x, W_ih, W_hh, b)[0]
+                ),
+            ),
+            Mistake(
+                "you returned the logarithms of the norms (the chapter plots them on a log "
+                "axis): return the norms themselves",
+                lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b).log(),
+            ),
+            Mistake(
+                "x.grad accumulates: after unit j it holds the sum of the gradients of units "
+                "0..j, so you squared running sums. Start each unit from no gradient (set "
+                "x.grad to None between units) or use torch.autograd.grad, which returns a "
+                "fresh one",
+                _accumulated_grad,
             ),
             Mistake(
                 "you returned the squared norm; take the square root",
@@ -557,6 +669,10 @@ def _path_cases() -> tuple[Case, ...]:
         ("dilated, exact power", 125, "dilated_convolution", 5),
         ("dilated, rounds up", 126, "dilated_convolution", 5),
         ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
+        # One past an exact power: ceil(log_k(n - 1)) falls one layer short here.
+        ("dilated, one past a power", 101, "dilated_convolution", 10),
+        # Between two powers: rounding down (1) and counting n - 1 positions (2) part here.
+        ("dilated, between two powers", 50, "dilated_convolution", 10),
         ("dilated", 1000, "dilated_convolution", 10),
         ("attention", 1000, "self_attention", 3),
     ]
@@ -637,6 +753,18 @@ PATH_LENGTH = GRADERS.add(
                     lambda n, k: int(math.log(n, k)),
                 ),
             ),
+            *(
+                Mistake(
+                    "you counted the layers for n - 1 positions: L layers of width k see "
+                    "k ** L positions, and the first and the n-th need a view of n, so the "
+                    "smallest L with k ** L >= n (n = 101, k = 10 needs 3 layers, not 2)",
+                    _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1), layers),
+                )
+                for layers in (
+                    lambda n, k: _dilated(n - 1, k),
+                    lambda n, k: math.ceil(math.log(n - 1) / math.log(k)),
+                )
+            ),
             Mistake(
                 "a self-attention layer connects every pair of positions directly: the path is "
                 "one step, not 0",
@@ -706,6 +834,24 @@ SURVIVES_20 = GRADERS.add(
             ),
             (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
             (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
+            (
+                0.01,
+                "far too small: 0.01 is about 44 factors of 0.9, more than twice the 20 steps "
+                "here (0.9 ** 10 alone is still about a third)",
+            ),
+            (
+                0.001,
+                "far too small: 0.001 is about 66 factors of 0.9; 20 steps leave far more",
+            ),
+            (
+                0.9**10,
+                "that is 10 factors of 0.9, half the distance: one factor per step, 20 steps back",
+            ),
+            (
+                2.0,
+                "you multiplied the loss per step, 0.1, by the 20 steps: the factors of 0.9 "
+                "multiply, so what is lost compounds instead of adding up",
+            ),
         ),
         hint="one step multiplies by 0.9; how many factors of 0.9 do 20 steps give? (Work "
         "it out to two significant digits.)",
@@ -742,6 +888,27 @@ BYTENET_PATH = GRADERS.add(
             (2, "two layers of width 10 see only 10 ** 2 = 100 positions, not 1000"),
             (1, "that is self-attention; a convolution stack needs several layers"),
             (100, "n / k is roughly a plain convolution's count; dilation gives log_k n"),
+            (
+                500,
+                "that is a plain convolution of width 3 (ceil(999 / 2), the chapter's count): "
+                "here the layers are dilated and k = 10, so each layer multiplies the view by 10",
+            ),
+            (
+                7,
+                "that is the dilated count for width k = 3 (3 ** 7 = 2187 reaches 1000): here "
+                "k = 10, so each layer multiplies the view by 10",
+            ),
+            (
+                10,
+                "10 is the width k of one layer (or log2(1000) rounded up, with base 2): the "
+                "layers multiply the view by k = 10 each, so count the factors of 10 that reach "
+                "1000",
+            ),
+            (
+                1000,
+                "1000 is the view the stack must reach (k ** L); the question asks for the "
+                "number of layers L",
+            ),
         ),
         hint="after L dilated layers of width k the view covers k ** L positions",
     )
@@ -776,6 +943,48 @@ LOOP_TIME = GRADERS.add(
             ),
         ),
         hint="how many steps does the loop run, and does one step get dearer when T grows?",
+        aliases=(
+            *(
+                (
+                    word,
+                    "a quadratic cost (T × T) is attention's score matrix; each RNN step "
+                    "costs the same whatever T is, and the loop runs one step per token",
+                )
+                for word in ("quadruple", "quadratic", "quadratically", "squared", 4, "4x")
+            ),
+            *(
+                (
+                    word,
+                    "a longer sequence cannot make the loop faster: it runs one step per "
+                    "token, each of the same cost",
+                )
+                for word in ("halves", "half", "halved", 0.5)
+            ),
+            *(
+                (
+                    word,
+                    "the right idea (a time proportional to T), said otherwise: the answer "
+                    "is the choice that names what a linear cost does when T doubles",
+                )
+                for word in ("linear", "linearly", 2, "2x", "twice")
+            ),
+            *(
+                (
+                    word,
+                    "nothing here grows threefold: count the loop's steps for 2T tokens, "
+                    "and ask whether one step costs more when T grows",
+                )
+                for word in ("triples", "triple", 3, "3x", "exponential", "exponentially")
+            ),
+            *(
+                (
+                    word,
+                    "the loop cannot overlap its steps: twice the tokens means more steps, "
+                    "one after another",
+                )
+                for word in ("same", "constant", "unchanged", 1, "1x")
+            ),
+        ),
     )
 )
 

@@ -86,6 +86,7 @@ def _wordpiece_with(
     mark: str = "rest",
     on_unknown: str = "word",
     whole_rest: bool = True,
+    step_one: bool = False,
 ) -> Callable[[str, dict[str, int]], list[int]]:
     """A planted WordPiece: shortest match, other ``##`` marking, other unknown handling."""
 
@@ -102,13 +103,15 @@ def _wordpiece_with(
                     piece = word[start:end]
                 if piece in vocab:
                     pieces.append(vocab[piece])
-                    start = end
+                    start = start + 1 if step_one else end
                     break
             else:
                 if on_unknown == "word":
                     return [vocab[_UNK]]
                 if on_unknown == "zero":
                     return [0]
+                if on_unknown == "empty":
+                    return []
                 if on_unknown == "keep":
                     return [*pieces, vocab[_UNK]]
                 if on_unknown == "piece":
@@ -119,19 +122,37 @@ def _wordpiece_with(
     return wordpiece
 
 
-def _wordpiece_truthy(word: str, vocab: dict[str, int]) -> list[int]:
-    """Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
-    pieces, start = [], 0
-    while start < len(word):
-        for end in range(len(word), start, -1):
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if vocab.get(piece):
-                pieces.append(vocab[piece])
-                start = end
-                break
-        else:
-            return [vocab[_UNK]]
-    return pieces
+def _wordpiece_looking_up(
+    find: Callable[[dict[str, int], int, str], int | None],
+) -> Callable[[str, dict[str, int]], list[int]]:
+    """A planted greedy WordPiece whose lookup is ``find(vocab, start, letters)``: the id of
+    the candidate ``letters`` found at ``start``, or None."""
+
+    def wordpiece(word: str, vocab: dict[str, int]) -> list[int]:
+        pieces, start = [], 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                found = find(vocab, start, word[start:end])
+                if found is not None:
+                    pieces.append(found)
+                    start = end
+                    break
+            else:
+                return [vocab[_UNK]]
+        return pieces
+
+    return wordpiece
+
+
+_wordpiece_unmarked_vocab = _wordpiece_looking_up(
+    lambda vocab, start, letters: {p.removeprefix("##"): i for p, i in vocab.items()}.get(letters)
+)
+"""Planted: the `##` marks stripped from the vocabulary, every piece matched bare."""
+
+_wordpiece_truthy = _wordpiece_looking_up(
+    lambda vocab, start, letters: vocab.get(letters if start == 0 else "##" + letters) or None
+)
+"""Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
 
 
 def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
@@ -249,6 +270,11 @@ WORDPIECE = GRADERS.add(
                 _wordpiece_with(on_unknown="zero"),
             ),
             Mistake(
+                "a word that cannot be cut gave no ids at all: it becomes one token, the id of "
+                "`<unk>` from the vocabulary",
+                _wordpiece_with(on_unknown="empty"),
+            ),
+            Mistake(
                 "you accepted a bare piece (such as `happy`) in the middle of a word: after "
                 "the first piece, only pieces marked `##` may continue a word",
                 _wordpiece_with(mark="either"),
@@ -279,6 +305,17 @@ WORDPIECE = GRADERS.add(
                 "vocabulary is case-sensitive, and a letter it does not hold makes the word "
                 "`<unk>`",
                 lambda word, vocab: _wordpiece_reference(word.lower(), vocab),
+            ),
+            Mistake(
+                "you stripped the `##` marks from the vocabulary and matched bare pieces "
+                "anywhere: a word-initial piece and a continuation are different entries, so "
+                "look the continuations up with their mark (`##` + the letters)",
+                _wordpiece_unmarked_vocab,
+            ),
+            Mistake(
+                "after taking a piece you moved on by one letter, not past the whole piece: "
+                "the next piece starts where the one you took ends, so pieces never overlap",
+                _wordpiece_with(step_one=True),
             ),
             Mistake(
                 "you cut from the end of the word backwards: WordPiece starts at the left and "
@@ -398,6 +435,23 @@ EMBED = GRADERS.add(
                 "your one-hot vectors have one entry per token (np.eye(len(ids))): each needs "
                 "one entry per vocabulary row, E.shape[0] of them",
                 lambda ids, E: np.eye(len(ids))[ids] @ E,
+            ),
+            Mistake(
+                "your one-hot vectors have max(ids) + 1 entries, sized by the ids that happen "
+                "to occur: each needs one entry per vocabulary row, E.shape[0] of them",
+                lambda ids, E: np.eye(ids.max() + 1)[ids] @ E,
+            ),
+            Mistake(
+                "your one-hot vectors have their 1 one place off (ids counted from 1, a "
+                "comparison with np.arange(1, ...)): id i must light entry i, counting from 0, "
+                "so that id 0 picks row 0",
+                lambda ids, E: np.where((ids == 0)[..., None], 0.0, E[ids - 1]),
+            ),
+            Mistake(
+                "(E.T @ one_hot.T).T works for 1-D ids only: on a batch, `.T` reverses all "
+                "three axes; put the one-hot on the left, one_hot @ E, which keeps the leading "
+                "axes",
+                lambda ids, E: (E.T @ _one_hot(ids, E.shape[0]).T).T,
             ),
             Mistake(
                 "your one-hot is built for 1-D ids only: ids can be a batch (B, T) too; build "
@@ -537,6 +591,11 @@ DOT = GRADERS.add(
                 lambda a, b: np.inner(a, b),
             ),
             Mistake(
+                "you took the absolute value of each product, so negative products no longer "
+                "cancel positive ones: a dot product can be negative (opposite directions)",
+                lambda a, b: np.abs(a * b).sum(axis=-1),
+            ),
+            Mistake(
                 "you looped over the first axis and summed everything inside each item: right "
                 "for a matrix of row vectors, but a single pair (d,) or a batch with more "
                 "axes needs the sum over the last axis only",
@@ -657,6 +716,18 @@ COSINE = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your lengths keep their axis (keepdims) but the dot product drops it: "
+                "(n,) divided by (n, 1) broadcasts to an (n, n) table, or fails on a batch; "
+                "reduce both the same way (keepdims everywhere, or nowhere)",
+                lambda a, b: (
+                    np.sum(a * b, axis=-1)
+                    / (
+                        np.linalg.norm(a, axis=-1, keepdims=True)
+                        * np.linalg.norm(b, axis=-1, keepdims=True)
+                    )
+                ),
+            ),
+            Mistake(
                 "you returned the angle θ (arccos): the exercise asks for its cosine, which "
                 "is 1 for parallel vectors",
                 lambda a, b: np.arccos(np.clip(_cos(a, b), -1.0, 1.0)),
@@ -696,6 +767,32 @@ COSINE_FLIP = GRADERS.add(
                 "the cosine divides by both lengths, |a| and |-3a| = 3|a|: the factor 3 cancels",
             ),
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
+            (
+                -9.0,
+                "-9 = 3 × -3: a factor of 3 counted twice instead of cancelling; the cosine "
+                "divides by both lengths, |a| and 3|a|, so every factor of 3 cancels",
+            ),
+            (
+                -0.9,
+                "opposite vectors have a cosine of exactly -1, not about -1: the lengths cancel "
+                "exactly, nothing here is approximate",
+            ),
+            (
+                -0.99,
+                "opposite vectors have a cosine of exactly -1, not about -1: the lengths cancel "
+                "exactly, nothing here is approximate",
+            ),
+            (
+                1 / 3,
+                "a cosine does not depend on the lengths, and its sign says whether the "
+                "vectors point the same way: does -3a point the same way as a?",
+            ),
+            (9.0, "a cosine never leaves [-1, 1]: the lengths |a| and 3|a| are divided out"),
+            (
+                -1 / 9,
+                "that divides by the squares of the lengths: the cosine divides by the lengths "
+                "themselves, |a| and 3|a|, so the factor 3 cancels",
+            ),
         ),
         hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
     )
@@ -955,6 +1052,21 @@ SHIFTED_SOFTMAX = GRADERS.add(
                 "the differences between the scores are unchanged by the shift, and so "
                 "are the weights of softmax([1, 2, 3])",
             ),
+            (
+                0.0,
+                "e^103 is huge, but so is the denominator: e^101 + e^102 + e^103 grows by the "
+                "same factor e^100, which cancels, so no weight vanishes",
+            ),
+            (
+                0.9,
+                "too sharp: large scores do not make softmax peakier, only larger differences "
+                "do, and the differences here are those of [1, 2, 3]",
+            ),
+            (
+                math.e**3 / (math.e + math.e**2),
+                "that is more than 1, which no softmax weight can be: the denominator adds "
+                "all three exponentials, the numerator's own term included",
+            ),
         ),
         hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
         "the denominator?",
@@ -986,13 +1098,15 @@ def _spread_with(
     stat: Callable[[np.ndarray], float] = np.std,
     scale: Callable[[int], float] = math.sqrt,
     draw: str = "normal",
+    entry_std: Callable[[int], float] = lambda d: 1.0,
 ) -> Callable[[int, int, int], tuple[float, float]]:
-    """A planted ``score_spread``: another score, statistic, scale or distribution."""
+    """A planted ``score_spread``: another score, statistic, scale or distribution (or
+    entries of another spread, ``entry_std(d)``)."""
 
     def score_spread(d: int, n: int, seed: int) -> tuple[float, float]:
         rng = np.random.default_rng(seed)
         sample = rng.standard_normal if draw == "normal" else rng.random
-        q, k = sample((n, d)), sample((n, d))
+        q, k = entry_std(d) * sample((n, d)), entry_std(d) * sample((n, d))
         s = score(q, k)
         return float(stat(s)), float(stat(s / scale(d)))
 
@@ -1090,6 +1204,22 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: q @ k.T),
             ),
             Mistake(
+                "your q and k entries do not have variance 1: you divided them by sqrt(d) "
+                "before scoring, which shrinks every score by d. Draw standard normal entries "
+                "and leave them as they are; only the scores get divided by sqrt(d)",
+                _spread_with(_pairs, entry_std=lambda d: 1 / math.sqrt(d)),
+            ),
+            *(
+                Mistake(
+                    "your q and k entries do not have standard deviation 1: rng.normal(loc, "
+                    "scale) takes the standard deviation as its second argument, so "
+                    "rng.normal(0, d) draws a spread of d; the exercise wants mean 0, "
+                    "variance 1 (rng.standard_normal, or rng.normal(0, 1))",
+                    _spread_with(_pairs, entry_std=std),
+                )
+                for std in (float, math.sqrt)
+            ),
+            Mistake(
                 "you measured the spread of the products q_i k_i, not of their sums: one "
                 "product has std 1 whatever d is; a score adds d of them",
                 _spread_with(lambda q, k: q * k),
@@ -1160,10 +1290,11 @@ def _attend_cosine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights @ x, weights
 
 
-def _attend_dimensions(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D)."""
+def _attend_dimensions(x: np.ndarray, mix_right: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: scores x.T @ x, (D, D), then the same mixing (fails unless T = D), or the
+    mixing that fits them, x @ weights: (T, D) @ (D, D)."""
     weights = softmax(x.T @ x / math.sqrt(x.shape[-1]), -1)  # (D, D)
-    return weights @ x, weights
+    return (x @ weights if mix_right else weights @ x), weights
 
 
 def _attend_elementwise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1258,6 +1389,21 @@ SELF_ATTENTION = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             Mistake(
+                "your weights are the scores divided by their row's sum, with no exponential: "
+                "softmax takes e to the power of each score first, so that every weight is "
+                "positive and larger scores win more than proportionally",
+                lambda x: (
+                    lambda s: (s / s.sum(-1, keepdims=True) @ x, s / s.sum(-1, keepdims=True))
+                )(_scaled_scores(x)),
+            ),
+            Mistake(
+                "you hid each token from itself (the diagonal set to -inf): a token attends to "
+                "every token, itself included, so its own score stays in its row",
+                lambda x: (lambda w: (w @ x, w))(
+                    softmax(np.where(np.eye(len(x), dtype=bool), -np.inf, _scaled_scores(x)), -1)
+                ),
+            ),
+            Mistake(
                 "your scores are cosines (each vector divided by its length first): "
                 "self-attention scores are plain dot products of the rows, scaled by sqrt(D)",
                 _attend_cosine,
@@ -1267,6 +1413,12 @@ SELF_ATTENTION = GRADERS.add(
                 "other, not the tokens; a score pairs two tokens, one operand is not "
                 "oriented that way",
                 _attend_dimensions,
+            ),
+            Mistake(
+                "your scores are xᵀ x, (D, D): that compares the D dimensions with each "
+                "other, not the tokens; a score pairs two tokens, so the weights are (T, T), "
+                "one row per token",
+                lambda x: _attend_dimensions(x, mix_right=True),
             ),
             Mistake(
                 "your scores multiply x by x entry by entry (x * x), one number per entry: "
@@ -1401,6 +1553,27 @@ EQUAL_ROWS = GRADERS.add(
             (
                 1 / 3,
                 "a token attends to itself too: its row has four keys, not the three others",
+            ),
+            (
+                0.2,
+                "that is 1/5: count the keys of row 0 again, four tokens (the token itself "
+                "among them), four equal scores",
+            ),
+            (
+                5.25 / math.sqrt(3),
+                "that is the score of row 0 against any key (x · x / sqrt(3)), not a weight: "
+                "the weights come out of the softmax, between 0 and 1",
+            ),
+            (
+                5.25,
+                "that is the raw score x · x, not a weight: the weights come out of the "
+                "softmax, between 0 and 1",
+            ),
+            (3.0, "3 is the number of other tokens; the question asks for a weight, a share of 1"),
+            (
+                1 / 16,
+                "1/16 is one entry's share of the whole 4 × 4 matrix: the softmax normalises "
+                "each row on its own, over the four keys of that row",
             ),
         ),
         hint="compute the four scores of row 0: are any of them different from the others?",

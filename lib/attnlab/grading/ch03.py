@@ -89,6 +89,16 @@ def _slide_cases() -> tuple[Case, ...]:
                 "targets": rng.standard_normal(5),
             },
         ),
+        # As many keys as q has entries: a vector of coefficients and q line up by size, so
+        # a missing axis gives wrong values here, and `/ q @ q` collapses c to one number.
+        Case(
+            "three keys of size 3",
+            {
+                "q": rng.standard_normal(3),
+                "k": rng.standard_normal((3, 3)),
+                "targets": np.array([2.0, 0.5, -1.5]),
+            },
+        ),
     )
 
 
@@ -146,6 +156,59 @@ SLIDE_KEYS = GRADERS.add(
                 "np.sum(k * q) without an axis gives one total instead of a score per key: "
                 "sum over the last axis",
                 lambda q, k, targets: k + ((targets - np.sum(k * q)) / (q @ q))[:, None] * q,
+            ),
+            Mistake(
+                "you divided by the sum of q's entries: adding c·q changes the score by "
+                "c (q·q), the sum of the squares of q's entries, so divide by q @ q",
+                lambda q, k, targets: k + ((targets - k @ q) / q.sum())[:, None] * q,
+            ),
+            Mistake(
+                "you divided by each key's squared length k_j·k_j: adding c·q changes the "
+                "score q·k_j by c (q·q), so the divisor is q's squared length, the same for "
+                "every key",
+                lambda q, k, targets: k + ((targets - k @ q) / (k * k).sum(-1))[:, None] * q,
+            ),
+            Mistake(
+                "you divided by (q·q)², the fourth power of q's length: adding c·q changes the "
+                "score by c (q·q), once",
+                lambda q, k, targets: k + ((targets - k @ q) / (q @ q) ** 2)[:, None] * q,
+            ),
+            Mistake(
+                "you added targets_j · q to each key: the coefficient must make up the "
+                "difference between the target and the current score, per unit of q·q",
+                lambda q, k, targets: k + targets[:, None] * q,
+            ),
+            Mistake(
+                "np.linalg.norm(q ** 2) is the length of the vector of squares, not the "
+                "squared length: adding c·q changes the score by c (q·q); divide by q @ q",
+                lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q**2))[:, None] * q,
+            ),
+            Mistake(
+                "you slid along the unit vector q/|q| but took the coefficient from the score "
+                "against the unit vector: moving by c·q/|q| changes q·k by c·|q|, not c; "
+                "slide along q itself and divide by q·q",
+                lambda q, k, targets: (
+                    k + (targets - k @ (q / np.linalg.norm(q)))[:, None] * (q / np.linalg.norm(q))
+                ),
+            ),
+            Mistake(
+                "`/` and `@` have the same precedence and go left to right: `a / q @ q` "
+                "divides by the vector q first, then takes a dot product; put the dot "
+                "product in parentheses",
+                lambda q, k, targets: k + ((targets - k @ q) / q @ q)[:, None] * q,
+            ),
+            Mistake(
+                "your code does not use the `targets` it is given: the statement's example "
+                "values (112 and 96) are typed in, and every case has its own targets",
+                lambda q, k, targets: (
+                    k + ((np.array([112.0, 96.0]) - k @ q) / (q @ q))[:, None] * q
+                ),
+            ),
+            Mistake(
+                "a coefficient per key, shape (S,), multiplied q, shape (d,), entry by entry: "
+                "give the coefficients a second axis, (S, 1), so that each one scales the "
+                "whole of q",
+                lambda q, k, targets: k + ((targets - k @ q) / (q @ q)) * q,
             ),
             Mistake(
                 "the shift has the wrong sign: it moves each score away from its target",
@@ -208,8 +271,11 @@ def _np_attend(
     zero_empty: bool = True,
     stable: bool = True,
     additive: bool = False,
+    empty_test: str = "any",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention in NumPy, with one planted change at a time."""
+    """Scaled dot-product attention in NumPy, with one planted change at a time (``axis``
+    None: normalised over the whole array; ``empty_test="all"``: rows with any hidden key
+    zeroed)."""
     d = q.shape[-1]
     scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
@@ -222,8 +288,14 @@ def _np_attend(
         weights = e / np.sum(e, axis=axis, keepdims=True)
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and fill == -np.inf:
-        weights = np.where(np.any(visible, axis=-1, keepdims=True), weights, 0.0)
+    if (
+        visible is not None
+        and zero_empty
+        and not after
+        and (fill == -np.inf or empty_test != "any")
+    ):
+        seen = (np.any if empty_test == "any" else np.all)(visible, axis=-1, keepdims=True)
+        weights = np.where(seen, weights, 0.0)
     return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
 
 
@@ -364,7 +436,43 @@ def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake
             "hides nothing; fill the hidden scores with -inf instead",
             lambda q, k, v, mask=None: attend(q, k, v, mask, additive=True),
         ),
+        *(
+            Mistake(
+                f"you divided the scores by a fixed {c:g} (the worked example's sqrt(64) = 8 "
+                "or another number typed in): the scale is sqrt(d) of the inputs given, "
+                "d = q.shape[-1], which changes from case to case",
+                lambda q, k, v, mask=None, c=c: attend(q, k, v, mask, divide_by=c),
+            )
+            for c in (8.0, 64.0, 2.0, 4.0)
+        ),
+        Mistake(
+            "your softmax normalises the whole array at once (a max and a sum with no axis): "
+            "all the weights together sum to 1, where each query's row must; reduce along "
+            "the last axis, keeping it",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, axis=None),
+        ),
+        Mistake(
+            "your test for a row with no visible key zeroes every row that hides *any* key "
+            "(`all` of the mask): a row is empty only when no key is visible (`any`)",
+            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e30, empty_test="all"),
+        ),
+        Mistake(
+            "with mask=None your code still applies a mask and hides every key (np.where(None, "
+            "...) reads None as False): apply the mask only when one is given, `if mask is "
+            "not None`",
+            lambda q, k, v, mask=None: attend(
+                q, k, v, mask if mask is not None else _hide_all(q, k)
+            ),
+        ),
     )
+
+
+def _hide_all(q: Any, k: Any) -> Any:
+    """A mask that hides every key, shaped like the scores (what np.where(None, ...) does)."""
+    shape = (*q.shape[:-1], k.shape[-2])
+    if isinstance(q, torch.Tensor):
+        return torch.zeros(shape, dtype=torch.bool)
+    return np.zeros(shape, dtype=bool)
 
 
 ATTENTION = GRADERS.add(
@@ -458,6 +566,7 @@ def _torch_attend(
     zero_empty: bool = True,
     stable: bool = True,
     additive: bool = False,
+    empty_test: str = "any",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The torch twin of :func:`_np_attend`, with the same planted changes."""
     d = q.shape[-1]
@@ -467,15 +576,25 @@ def _torch_attend(
         scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
         scores = scores.masked_fill(~visible, fill)
-    if stable:
+    if axis is None:  # one softmax over every entry of the array
+        weights = torch.softmax(scores.flatten(), 0).reshape(scores.shape)
+    elif stable:
         weights = torch.softmax(scores, dim=axis)
     else:  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
         e = torch.exp(scores)
         weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
     if visible is not None and after:
         weights = weights * visible
-    if visible is not None and zero_empty and not after and fill == -math.inf:
-        weights = torch.where(visible.any(-1, keepdim=True), weights, 0.0)
+    if (
+        visible is not None
+        and zero_empty
+        and not after
+        and (fill == -math.inf or empty_test != "any")
+    ):
+        seen = (
+            visible.any(-1, keepdim=True) if empty_test == "any" else visible.all(-1, keepdim=True)
+        )
+        weights = torch.where(seen, weights, 0.0)
     return weights @ v, weights
 
 
@@ -488,6 +607,13 @@ ATTENTION_TORCH = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             *_attention_mistakes(_torch_attend),
+            Mistake(
+                "softmax without `dim`: torch picks one for you (dim 0 for a 3-D tensor, the "
+                "batch, with a warning); name the last dim, the keys, explicitly",
+                lambda q, k, v, mask=None: _torch_attend(
+                    q, k, v, mask, axis=0 if q.ndim == 3 else -1
+                ),
+            ),
             Mistake(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
@@ -652,6 +778,28 @@ ADDITIVE = GRADERS.add(
                     np.tanh((q @ W_a)[:, None, :] + (k @ U_a)[None, :, :]) @ v_a
                 ),
             ),
+            *(
+                Mistake(
+                    f"you squashed with {name} where the formula has tanh: score = v_a · "
+                    "tanh(q W_a + k U_a)",
+                    lambda q, k, W_a, U_a, v_a, f=f: f(_pairwise(q, k, W_a, U_a)) @ v_a,
+                )
+                for name, f in (
+                    ("a ReLU (np.maximum(0, ·))", lambda z: np.maximum(0.0, z)),
+                    ("a sigmoid", lambda z: 1 / (1 + np.exp(-z))),
+                )
+            ),
+            Mistake(
+                "v_a on the left, `v_a @ tanh(...)`, contracts v_a with the second-to-last "
+                "axis of the (..., T, S, h) array, the keys: the read-out contracts h, the "
+                "last axis, so v_a goes on the right",
+                lambda q, k, W_a, U_a, v_a: v_a @ np.tanh(_pairwise(q, k, W_a, U_a)),
+            ),
+            Mistake(
+                "you summed over the keys axis (S) and kept h: the read-out by v_a adds the "
+                "h entries of each pair (the last axis), one score per (query, key) pair",
+                lambda q, k, W_a, U_a, v_a: (np.tanh(_pairwise(q, k, W_a, U_a)) * v_a).sum(-2),
+            ),
             Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
@@ -815,10 +963,13 @@ def _sdpa(
     invert: bool = False,
     detach: bool = False,
     transpose_all: bool = False,
+    transpose_mask: bool = False,
 ) -> Callable:
     def forward(x, q, k, v, mask):
         keys = k.T if transpose_all else k.transpose(-2, -1)
         scores = q @ keys / divide_by(q.shape[-1])  # (B, T, T)
+        if mask is not None and transpose_mask:
+            mask = mask.transpose(-2, -1)
         if mask is not None:
             scores = scores.masked_fill(mask if invert else ~mask, -math.inf)
         weights = torch.nan_to_num(torch.softmax(scores, dim=dim))  # a row seeing no key: 0
@@ -896,6 +1047,31 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "masked_fill fills where its argument is True",
                 _planted_module(_sdpa(invert=True)),
             ),
+            Mistake(
+                "you multiplied the scores by sqrt(d_head): divide by it, which keeps their "
+                "spread near 1",
+                _planted_module(_sdpa(divide_by=lambda d: 1 / math.sqrt(d))),
+            ),
+            *(
+                Mistake(
+                    f"you divided the scores by a fixed {c:g} (the worked example's "
+                    "sqrt(64) = 8, or another number typed in): the scale is sqrt(d_head) of "
+                    "this layer, which changes with its sizes",
+                    _planted_module(_sdpa(divide_by=lambda d, c=c: c)),
+                )
+                for c in (8.0, 64.0)
+            ),
+            Mistake(
+                "you transposed the mask: it is already laid out like the scores, (T, S), one "
+                "row per query; use it as it is",
+                _planted_module(_sdpa(transpose_mask=True)),
+            ),
+            Mistake(
+                "softmax without `dim` (nn.Softmax() or F.softmax(scores)): torch picks one for "
+                "you, dim 0 for a 3-D tensor, the batch, with a warning; name the last dim, "
+                "the keys, explicitly",
+                _planted_module(_sdpa(dim=0)),
+            ),
         ),
         hint="check the pieces one at a time: the three projections (each called on x), "
         "then exercise 3.3 on what they give; the grader compares out, the weights and the "
@@ -969,6 +1145,26 @@ UNSCALED_WEIGHT = GRADERS.add(
                 112 / (112 + 96),
                 "softmax is not a plain ratio of the scores: it compares e^112 with e^96",
             ),
+            (
+                1 / (1 + math.exp(2)),
+                "0.12 is key 2's weight *with* the division by 8; the question asks for key 1, "
+                "without it",
+            ),
+            (
+                16.0,
+                "16 is the difference of the two scores, not a weight: a weight is a share "
+                "between 0 and 1, and this difference sets how uneven the shares are",
+            ),
+            (
+                2.0,
+                "2 is the difference of the scores after dividing by 8; without the division "
+                "they differ by 16, and the answer is a weight, a share between 0 and 1",
+            ),
+            (
+                0.99,
+                "closer to 1 than that: e^16 is about 9 million, so key 2 gets about one part "
+                "in 9 million",
+            ),
         ),
         hint="softmax of two scores depends only on their difference: how large is e to "
         "the power of that difference?",
@@ -1022,7 +1218,26 @@ RAW_SPREAD = GRADERS.add(
                 math.sqrt(8),
                 "that is √8 (or 64 ** 0.25): the variance is 64, and the spread is its square root",
             ),
+            (
+                4096.0,
+                "4096 = 64²: the variance of q·k is 64 (64 unit variances add up), not its "
+                "square, and the spread is the square root of the variance",
+            ),
+            (
+                32.0,
+                "32 = 64 / 2: the variances of the 64 products add up to 64, and the spread "
+                "is the square root of that, not a half",
+            ),
+            (
+                16.0,
+                "16 = 64 / 4 (or 4²): the variances of the 64 products add up to 64, and the "
+                "spread is the square root of that",
+            ),
+            (512.0, "512 is d_model; here the query and the key have d_k = 64 entries each"),
         ),
+        near=0.1,
+        near_hint="close to it, but the spread follows exactly from the variances (64 unit "
+        "variances add up), with no measurement or rounding",
         hint="the variances of independent terms add up",
     )
 )
@@ -1049,6 +1264,17 @@ CROSS_COLUMNS = GRADERS.add(
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
             (84, "84 = 7 x 12 is the number of entries, rows times columns"),
+            (1, "one column per key, and every encoder position is a key"),
+            (
+                5,
+                "5 is the source length of the chapter's example (the black cat sat down); "
+                "in this question the encoder's sentence has its own length",
+            ),
+            (
+                3,
+                "3 is the length of the chapter's example on the decoder side, and those are "
+                "rows (queries); here the columns are this question's keys",
+            ),
         ),
         hint="rows are queries, columns are keys: where do the keys come from?",
     )

@@ -815,21 +815,30 @@ class Attend:
         return f"{self.kind} attention"
 
 
-def _change(attend: Callable[..., Any], x: np.ndarray, t: int, *, edit_from: int, upto: int):
+def _zeroed(x: np.ndarray, *, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """A copy of ``x`` with the tokens ``start .. stop - 1`` set to zero."""
     edited = x.copy()
-    edited[edit_from:] = 0.0
-    diff = np.abs(attend(edited) - attend(x))  # (T, D)
+    edited[start:stop] = 0.0
+    return edited
+
+
+def _moved(attend: Callable[..., Any], x: np.ndarray, edited: np.ndarray) -> np.ndarray:
+    """How far each output entry moves when the input ``x`` becomes ``edited``: (T, D)."""
+    return np.abs(attend(edited) - attend(x))
+
+
+def _change(attend: Callable[..., Any], x: np.ndarray, t: int, *, edit_from: int, upto: int):
+    diff = _moved(attend, x, _zeroed(x, start=edit_from))  # (T, D)
     return float(np.max(diff[:upto], initial=0.0))
 
 
 def _edited_change(attend: Callable[..., Any], x: np.ndarray, t: int, edited: np.ndarray):
-    return float(np.max(np.abs(attend(edited) - attend(x))[: t + 1]))
+    return float(np.max(_moved(attend, x, edited)[: t + 1]))
 
 
-def _past_zeroed(x: np.ndarray, t: int, *, upto: int) -> np.ndarray:
-    edited = x.copy()
-    edited[:upto] = 0.0
-    return edited
+def _future_moved(attend: Callable[..., Any], x: np.ndarray, t: int) -> np.ndarray:
+    """How far outputs ``0 .. t`` move when the tokens after ``t`` are zeroed: (t + 1, D)."""
+    return _moved(attend, x, _zeroed(x, start=t + 1))[: t + 1]
 
 
 def _future_change(attend: Callable[..., Any], x: np.ndarray, t: int) -> float:
@@ -861,35 +870,25 @@ FUTURE_CHANGE = GRADERS.add(
                 "you returned one change per feature (a max over the tokens only): the "
                 "answer is one number, the largest change over every output 0 .. t and "
                 "every feature",
-                lambda attend, x, t: np.abs(
-                    attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x)
-                )[: t + 1].max(axis=0),
+                lambda attend, x, t: _future_moved(attend, x, t).max(axis=0),
             ),
             Mistake(
                 "you summed the changes: the answer is the largest change of one entry "
                 "(np.max), so that it is 0 exactly when nothing moved and says by how much "
                 "the worst output moved",
-                lambda attend, x, t: float(
-                    np.abs(attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x))[
-                        : t + 1
-                    ].sum()
-                ),
+                lambda attend, x, t: float(_future_moved(attend, x, t).sum()),
             ),
             Mistake(
                 "you averaged the changes: one leaking entry is enough to break causality, "
                 "so return the largest change (np.max), not the mean",
-                lambda attend, x, t: float(
-                    np.abs(attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]])) - attend(x))[
-                        : t + 1
-                    ].mean()
-                ),
+                lambda attend, x, t: float(_future_moved(attend, x, t).mean()),
             ),
             *(
                 Mistake(
                     "you zeroed the tokens before t (the past), not those after it: the "
                     "future of position t is the tokens t + 1 .. T - 1; keep the others",
                     lambda attend, x, t, upto=upto: _edited_change(
-                        attend, x, t, _past_zeroed(x, t, upto=t + upto)
+                        attend, x, t, _zeroed(x, stop=t + upto)
                     ),
                 )
                 for upto in (0, 1)
@@ -917,13 +916,7 @@ FUTURE_CHANGE = GRADERS.add(
             Mistake(
                 "you compared only output t; an earlier output can leak too (here token 0 "
                 "sees everything): compare all of out[: t + 1]",
-                lambda attend, x, t: float(
-                    np.max(
-                        np.abs(
-                            attend(np.concatenate([x[: t + 1], 0 * x[t + 1 :]]))[t] - attend(x)[t]
-                        )
-                    )
-                ),
+                lambda attend, x, t: float(np.max(_future_moved(attend, x, t)[t])),
             ),
         ),
         hint="which tokens are the future of position t, which outputs must not move when "

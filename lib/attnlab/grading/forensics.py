@@ -92,14 +92,20 @@ def call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ..
         return fn(*args, **case.options), args
 
 
+def _filled(template: str, pattern: str, message: str) -> str:
+    """``template`` filled with the groups ``pattern`` finds in ``message``; ``""`` if none."""
+    found = re.search(pattern, message)
+    return template.format(*found.groups()) if found else ""
+
+
 def _broadcast_hint(message: str) -> str:
     """The hint for a broadcasting error, naming the shapes NumPy's or torch's message gives."""
-    sizes = re.search(
-        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message
+    which = _filled(
+        "sizes {0} and {1} met on the same axis and do not broadcast",
+        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)",
+        message,
     )
-    if sizes:
-        which = f"sizes {sizes[1]} and {sizes[2]} met on the same axis and do not broadcast"
-    else:
+    if not which:
         shapes = _shapes(message)
         which = (
             f"the shapes {', '.join(shapes[:-1])} and {shapes[-1]} do not broadcast together"
@@ -128,8 +134,7 @@ def _shapes(message: str) -> list[str]:
 
 def _aligned_hint(message: str) -> str:
     """np.dot's "shapes (3,5) and (3,5) not aligned": what a matrix product needs."""
-    shapes = re.findall(r"shapes (\([\d,\s]*\)) and (\([\d,\s]*\))", message)
-    which = f" {shapes[0][0]} and {shapes[0][1]}" if shapes else ""
+    which = _filled(" {0} and {1}", r"shapes (\([\d,\s]*\)) and (\([\d,\s]*\))", message)
     return (
         f"np.dot of the shapes{which} is a matrix product: it pairs the last axis of the "
         "left operand with the first (or second-to-last) axis of the right one, and here "
@@ -139,8 +144,7 @@ def _aligned_hint(message: str) -> str:
 
 def _matmul_hint(message: str) -> str:
     """@'s "mismatch in its core dimension 0 ... (size 3 is different from 5)"."""
-    sizes = re.search(r"size (\d+) is different from (\d+)", message)
-    which = f" (sizes {sizes[2]} and {sizes[1]})" if sizes else ""
+    which = _filled(" (sizes {1} and {0})", r"size (\d+) is different from (\d+)", message)
     return (
         "@ is a matrix product: the last axis of the left operand must have the size of "
         f"the second-to-last axis of the right one, and here they differ{which}"
@@ -153,6 +157,12 @@ _EINSUM_HINT = (
     "axes of different sizes"
 )
 
+_DTYPE_HINT = (
+    "two tensors of different precision met: one is float32, most likely made without "
+    "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
+    "float32) while the inputs are float64"
+)
+
 _INDEX_HINT = (
     "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
     "2-D data), but on this case the array has fewer axes"
@@ -161,8 +171,11 @@ _INDEX_HINT = (
 
 def _axis_hint(message: str) -> str:
     """NumPy's "axis 1 is out of bounds for array of dimension 1"."""
-    found = re.search(r"axis (-?\d+) is out of bounds for array of dimension (\d+)", message)
-    which = f"axis {found[1]} does not exist in an array with {found[2]} axes" if found else ""
+    which = _filled(
+        "axis {0} does not exist in an array with {1} axes",
+        r"axis (-?\d+) is out of bounds for array of dimension (\d+)",
+        message,
+    )
     return (
         f"the axis you named does not exist for this case's input{': ' + which if which else ''}"
         "; a fixed axis number only fits inputs with enough axes"
@@ -171,12 +184,9 @@ def _axis_hint(message: str) -> str:
 
 def _torch_matmul_hint(message: str) -> str:
     """torch's "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x5)" and its kin."""
-    found = re.search(r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message)
-    which = ""
-    if found:
-        which = (
-            f": ({found[1]}, {found[2]}) @ ({found[3]}, {found[4]}) needs {found[2]} = {found[3]}"
-        )
+    which = _filled(
+        ": ({0}, {1}) @ ({2}, {3}) needs {1} = {2}", r"\((\d+)x(\d+) and (\d+)x(\d+)\)", message
+    )
     return (
         "a matrix product whose inner sizes differ: the last axis of the left operand must "
         f"have the size of the second-to-last axis of the right one{which}; one operand "
@@ -185,10 +195,10 @@ def _torch_matmul_hint(message: str) -> str:
 
 
 def _cat_hint(message: str) -> str:
-    found = re.search(r"except in dimension (\d+)", message) or re.search(
-        r"along dimension (\d+)", message
+    axis = " (they differ along axis {0})"
+    which = _filled(axis, r"except in dimension (\d+)", message) or _filled(
+        axis, r"along dimension (\d+)", message
     )
-    which = f" (they differ along axis {found[1]})" if found else ""
     return (
         "concatenation joins arrays along one axis, and every other axis must have the same "
         f"size{which}: the axis you join along is not the one where the pieces differ"
@@ -235,19 +245,11 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ),
     (
         "to have the same dtype",
-        _fixed(
-            "two tensors of different precision met: one is float32, most likely made without "
-            "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
-            "float32) while the inputs are float64"
-        ),
+        _fixed(_DTYPE_HINT),
     ),
     (
         "expected scalar type",
-        _fixed(
-            "two tensors of different precision met: one is float32, most likely made without "
-            "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
-            "float32) while the inputs are float64"
-        ),
+        _fixed(_DTYPE_HINT),
     ),
     (
         "must be Tensor, not numpy",

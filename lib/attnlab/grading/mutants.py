@@ -221,27 +221,14 @@ def _short(node: ast.AST) -> bool:
     )
 
 
-def _where(node: ast.AST, ctx: _Context) -> str:
-    """``" (in the line that computes `scores`)"``: where in the answer ``node`` sits."""
-    while not isinstance(node, ast.stmt) and id(node) in ctx.parents:
-        node = ctx.parents[id(node)]
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target = node.targets[0]
-        names = [target] if not isinstance(target, ast.Tuple) else target.elts
-        shown = ", ".join(_code(n, 20) for n in names)
-        return f" (in the line that computes `{shown}`)"
-    if isinstance(node, ast.AugAssign):
-        return f" (in the update of `{_code(node.target, 20)}`)"
-    if isinstance(node, ast.Return):
-        return " (in the returned value)"
-    return ""
-
-
-def _short(node: ast.AST) -> bool:
-    """Short enough to quote without quoting a line of the answer."""
-    return len(ast.unparse(node)) <= 24 and not any(
-        isinstance(n, (ast.BinOp, ast.Compare)) for n in ast.walk(node)
-    )
+def _calling(node: ast.Call, other: str) -> ast.Call:
+    """A copy of the call ``node`` that calls ``other`` (``np.zeros(...)`` -> ``np.ones(...)``)."""
+    new = copy.deepcopy(node)
+    if isinstance(new.func, ast.Attribute):
+        new.func.attr = other
+    else:
+        new.func.id = other  # type: ignore[attr-defined]
+    return new
 
 
 def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
@@ -802,25 +789,19 @@ def _product_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if not isinstance(node, ast.BinOp):
         return
     if isinstance(node.op, ast.MatMult):
-        new = copy.deepcopy(node)
-        new.op = ast.Mult()
-        yield _Variant(
-            "product",
-            f"`*` multiplies entry by entry where a matrix product `@` is needed"
-            f"{_where(node, ctx)}",
-            new,
-        )
+        op, text = ast.Mult(), "`*` multiplies entry by entry where a matrix product `@` is needed"
     elif isinstance(node.op, ast.Mult) and not any(
         isinstance(s, ast.Constant) for s in (node.left, node.right)
     ):
-        new = copy.deepcopy(node)
-        new.op = ast.MatMult()
-        yield _Variant(
-            "product",
-            f"`@` is a matrix product where the formula multiplies entry by entry"
-            f"{_where(node, ctx)}",
-            new,
+        op, text = (
+            ast.MatMult(),
+            "`@` is a matrix product where the formula multiplies entry by entry",
         )
+    else:
+        return
+    new = copy.deepcopy(node)
+    new.op = op
+    yield _Variant("product", f"{text}{_where(node, ctx)}", new)
 
 
 def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
@@ -831,12 +812,9 @@ def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             if inner is not None:
                 yield _Variant("drop", f"the `{name}` is missing", copy.deepcopy(inner))
         for other in _ACTIVATIONS.get(name, ()):
-            new = copy.deepcopy(node)
-            if isinstance(new.func, ast.Attribute):
-                new.func.attr = other
-            else:
-                new.func.id = other  # type: ignore[attr-defined]
-            yield _Variant("drop", f"`{other}` where the formula has `{name}`", new)
+            yield _Variant(
+                "drop", f"`{other}` where the formula has `{name}`", _calling(node, other)
+            )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _fill_of(node) is None:
         shown = f"`{_code(node.right)}`" if _short(node.right) else "the second term"
         if isinstance(node.right, ast.Name) and node.right.id in ctx.maxima:
@@ -918,17 +896,12 @@ _FILLED = {"zeros": "ones", "zeros_like": "ones_like", "new_zeros": "new_ones"}
 def _constant_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     """A hard-coded start: ones where the answer starts from zeros."""
     if isinstance(node, ast.Call) and _name(node.func) in _FILLED:
-        new = copy.deepcopy(node)
         other = _FILLED[_name(node.func)]
-        if isinstance(new.func, ast.Attribute):
-            new.func.attr = other
-        else:
-            new.func.id = other  # type: ignore[attr-defined]
         yield _Variant(
             "constant",
             f"your start value is ones (`{other}`), where the answer starts from zeros"
             f"{_where(node, ctx)}",
-            new,
+            _calling(node, other),
         )
 
 

@@ -283,7 +283,8 @@ class Grader:
                         "the caller's array changed: an in-place update such as "
                         f"`{arg} /= ...`, `{arg} -= ...`, `{arg}[...] = ...`, "
                         f"`np.exp({arg}, out={arg})` or a torch method ending in `_` edits "
-                        f"it; build a new array instead",
+                        f"it (a slice such as `{arg}[:]` is a view of the same array, not a "
+                        f"copy); build a new array instead",
                         diagnosed=True,
                     )
         for run in runs:
@@ -501,17 +502,10 @@ class Grader:
                 )
         # What every right output has, checked even within the tolerance (a variance where
         # a spread was asked can fall inside a measurement's tolerance).
-        for run in runs:
-            if run.outputs is None:
-                continue
-            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
-            for prop in self.properties:
-                found = prop.violated(named_outputs, run.case)
-                if found:
-                    return (
-                        f"your numbers on case {run.case.describe()} do not fit together",
-                        found,
-                    )
+        broken = self._broken_property(runs)
+        if broken is not None:
+            run, found = broken
+            return f"your numbers on case {run.case.describe()} do not fit together", found
         learner = [r.outputs or () for r in runs]
         if all(exactly(o, r.expected) for o, r in zip(learner, runs, strict=True)):
             return None
@@ -536,6 +530,19 @@ class Grader:
             f"check_{self.name}({self.name}), without calling it",
             diagnosed=True,
         )
+
+    def _broken_property(self, runs: list[_Run]) -> tuple[_Run, str] | None:
+        """The first run whose outputs break a property every right output has, and what
+        the property says of them."""
+        for run in runs:
+            if run.outputs is None:
+                continue
+            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
+            for prop in self.properties:
+                found = prop.violated(named_outputs, run.case)
+                if found:
+                    return run, found
+        return None
 
     def _result(
         self,
@@ -859,14 +866,9 @@ class Grader:
         # A property that every right output has, broken by the failing output (or, when
         # that one holds NaN or inf, by the learner's output on another case).
         finite = all(np.all(np.isfinite(o)) for o in outputs if o.dtype.kind in "fc")
-        for run in [failing_run] if finite else [failing_run, *runs]:
-            if run.outputs is None:
-                continue
-            named_outputs = dict(zip(self.outputs, run.outputs, strict=True))
-            for prop in self.properties:
-                found = prop.violated(named_outputs, run.case)
-                if found:
-                    return self._result(status, message, found, max_error, diagnosed=True)
+        broken = self._broken_property([failing_run] if finite else [failing_run, *runs])
+        if broken is not None:
+            return self._result(status, message, broken[1], max_error, diagnosed=True)
         if status in (WRONG_VALUES, NOT_FINITE, WRONG_SHAPE):
             case = failing_run.case
             got = outputs[k]
@@ -894,9 +896,64 @@ class Grader:
         clue = self._cases_clue(runs)
         if clue:
             return self._result(status, message, clue, max_error, diagnosed=True)
+        clue = self._randomness_or_unused_input(runs) if status == WRONG_VALUES else None
+        if clue:
+            return self._result(status, message, clue, max_error, diagnosed=True)
         if recognised:
             return self._result(status, message, recognised, max_error, diagnosed=True)
         return self._result(status, message, fallback, max_error)
+
+    def _again(self, fn: Any, case: Case) -> tuple[np.ndarray, ...] | None:
+        """``fn``'s outputs on ``case`` as arrays, or None when it raises or they don't fit."""
+        try:
+            value = call_quietly(fn, case)[0]
+            if self.adapt is not None:
+                value = self.adapt(value)
+            return tuple(_numpy(v) for v in self._items(value))
+        except Exception:
+            return None
+
+    def _randomness_or_unused_input(self, runs: list[_Run]) -> str | None:
+        """Forensics on the learner's function itself, for values nothing else explains: it
+        gives other numbers on a second call (something random inside), or its outputs do
+        not move when an input that moves the reference's does (that input is never used)."""
+        done = [r for r in runs if r.error is None and r.outputs is not None and r.learner]
+        for run in done[:2]:
+            again = self._again(run.learner, run.case)
+            if again is not None and not self._agree(again, run.outputs, False):
+                return (
+                    "two calls on the same inputs gave different numbers: something in your "
+                    "code is random (a layer created inside the function, such as a new "
+                    "nn.Linear or nn.RNN with its own random weights, dropout, or a random "
+                    "draw); the result must depend on the inputs only"
+                )
+        if self.wrap is not None:  # a module's inputs are weights the adapter copies in
+            return None
+        for run in done[:2]:
+            if all(np.ptp(o) == 0 for o in run.outputs if o.size and o.dtype.kind in "fc"):
+                continue  # a constant output (all zeros) has a cause of its own
+            for name, value in run.case.inputs.items():
+                if str(getattr(value, "dtype", "")).removeprefix("torch.") not in (
+                    "float64",
+                    "float32",
+                ):
+                    continue
+                moved = Case(
+                    run.case.label,
+                    {**run.case.inputs, name: value * 1.5 + 0.25},
+                    run.case.options,
+                )
+                want = self._again(self.reference, moved)
+                got = self._again(run.learner, moved)
+                if want is None or got is None or self._agree(want, run.expected, False):
+                    continue
+                if self._agree(got, run.outputs, False):
+                    return (
+                        f"your result does not change when `{name}` changes: your code never "
+                        f"uses the `{name}` it is given (a value typed in instead, a layer or "
+                        "weights of its own, or a variable of the notebook with another name)"
+                    )
+        return None
 
     def _cases_clue(self, runs: list[_Run]) -> str | None:
         def info(run: _Run) -> tuple[str, dict[str, int], Any, Any]:

@@ -113,6 +113,10 @@ class Question:
         near, near_hint: a numerical answer within ``near`` (relative) of the right one
             but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
             (e.g. a rounded count where the question asks for the exact one).
+        aliases: ``(words or number, diagnosis)`` for a question with ``choices``: answers
+            off the menu that still say something (``"grows quadratically"``, ``4``,
+            ``"linear"``), each with what it reveals; matched as a whole answer or as a
+            word of a short phrase, before the answer is refused as not a choice.
         equivalent: ``(expression, reason)`` for each variant of the worked answer's
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
@@ -135,6 +139,7 @@ class Question:
     equivalent: tuple[tuple[str, str], ...] = ()
     near: float = 0.0
     near_hint: str = ""
+    aliases: tuple[tuple[Any, str], ...] = ()
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -213,7 +218,8 @@ class Question:
         if digits is None or digits < 1:
             return False
         half = 0.5 * 10.0**-digits + 1e-12
-        if abs(float(given) - float(self.answer)) > half:
+        # A tie is no rounding: 0.2 and 0.3 are both 0.05 from 0.25, and neither is 1/4.
+        if abs(float(given) - float(self.answer)) >= half - 2e-12:
             return False
         return not any(abs(float(given) - float(w)) <= half for w, _ in self.wrong)
 
@@ -312,6 +318,27 @@ class Question:
         ]
         return named[0] if len(named) == 1 else None
 
+    def _alias(self, given: Any) -> str | None:
+        """The diagnosis of an off-menu answer listed in ``aliases`` (a word of a phrase of
+        up to five words counts), followed by the choices."""
+        if _is_number(given) and not isinstance(given, bool):
+            found = [d for a, d in self.aliases if _is_number(a) and float(a) == float(given)]
+        elif isinstance(given, str):
+            words = re.findall(r"[a-z0-9']+", given.lower())
+            text = " " + " ".join(words) + " "
+            if {"not", "no", "never"} & set(words) or any(w.endswith("n't") for w in words):
+                return None
+            found = [
+                d
+                for a, d in self.aliases
+                if isinstance(a, str)
+                and len(words) <= 5
+                and (self._normal(given) == self._normal(a) or f" {self._normal(a)} " in text)
+            ]
+        else:
+            found = []
+        return f"{found[0]}; {self._choices_text()}" if found else None
+
     def _choices_text(self) -> str:
         return "answer one of: " + ", ".join(repr(c) for c in self.choices or ())
 
@@ -326,6 +353,11 @@ class Question:
                 WRONG_TYPE, "the answer is None", "assign your prediction: answer = ..."
             )
         value, problem, hint = self._as_value(given)
+        alias = self._alias(given) if problem is not None else None
+        if alias is not None:
+            return self._result(
+                WRONG_ANSWER, f"{_fmt(given)} is not one of the choices", alias, diagnosed=True
+            )
         if problem is not None:
             return self._result(WRONG_TYPE, problem, hint, diagnosed=hint is not None)
         if self._matches(value, self.answer) or self._rounded_answer(value):

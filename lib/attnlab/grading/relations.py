@@ -545,10 +545,16 @@ def cases_clue(
                 f"right on the cases without `{option}=` and wrong on those with it: is the "
                 f"`{option}` argument used?"
             )
+
+    def column(cases: Sequence[tuple[Any, Any, Mapping[str, Any], Any]], arg: str) -> list[Any]:
+        return [inputs.get(arg) for _, _, inputs, _ in cases]
+
+    def plain(values: list[Any], kinds: tuple[type, ...]) -> bool:
+        return all(isinstance(v, kinds) and not isinstance(v, bool) for v in values)
+
     for arg in sorted({k for _, _, inputs, _ in failed for k in inputs}):
-        values = [inputs.get(arg) for _, _, inputs, _ in failed]
-        others = [inputs.get(arg) for _, _, inputs, _ in passed]
-        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values + others):
+        values, others = column(failed, arg), column(passed, arg)
+        if not plain(values + others, (str, int)):
             continue
         categorical = isinstance(values[0], str)
         if len(set(values)) == 1 and values[0] not in others and (categorical or len(values) > 1):
@@ -557,11 +563,8 @@ def cases_clue(
                 f"your code does for that {arg}"
             )
     for arg in sorted({k for _, _, inputs, _ in passed for k in inputs}):
-        right_list = [inputs.get(arg) for _, _, inputs, _ in passed]
-        wrong_values = [inputs.get(arg) for _, _, inputs, _ in failed]
-        if not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in [*right_list, *wrong_values]
-        ):
+        right_list, wrong_values = column(passed, arg), column(failed, arg)
+        if not plain(right_list + wrong_values, (int,)):
             continue
         right_values = set(right_list)
         if len(right_values) == 1 and not right_values & set(wrong_values):

@@ -36,13 +36,12 @@ from torch import nn
 from .._validate import (
     as_array,
     as_float,
-    check_device,
     check_input,
     namespace,
     positive_int,
-    positive_number,
     probability,
 )
+from .transformer import _FeatureNorm
 
 __all__ = ["ACTIVATIONS", "MLP", "RMSNorm", "SwiGLU", "gelu", "silu"]
 
@@ -120,7 +119,7 @@ ACTIVATIONS: dict[str, Callable[[Any], Any]] = {
 """The activations :class:`MLP` accepts, by name."""
 
 
-class RMSNorm(nn.Module):
+class RMSNorm(_FeatureNorm):
     r"""Rescale each token vector to root mean square 1, then scale it feature by feature.
 
     .. math:: \mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{D}\sum_j x_j^2 + \epsilon}}
@@ -145,18 +144,8 @@ class RMSNorm(nn.Module):
     Written for chapter 9 (a GPT on real text).
     """
 
-    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.d_model = positive_int(d_model, "d_model")
-        self.eps = positive_number(eps, "eps")
-        self.gamma = nn.Parameter(torch.ones(self.d_model))
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, eps={self.eps}"
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input(x, self.d_model, who="RMSNorm")
-        check_device(x, self, who="RMSNorm")  # any float dtype, but the weights' device
+        self._check(x)
         mean_square = (x * x).mean(dim=-1, keepdim=True)  # (..., D) -> (..., 1)
         return self.gamma * (x * torch.rsqrt(mean_square + self.eps))  # (D,) * (..., D)
 

@@ -377,10 +377,7 @@ def mha_flops(
 
     Taught in: chapters/04_multihead.ipynb
     """
-    k_len = q_len if k_len is None else k_len
-    check_heads(d_model, n_heads)
-    positive_ints(q_len=q_len, k_len=k_len, batch=batch)
-    B, T, S, D, H = batch, q_len, k_len, d_model, n_heads
+    B, T, S, D, H = _sizes(batch, q_len, k_len, d_model, n_heads)
     d = D // H
     cost = {
         "W_q, W_k, W_v": 2 * B * (T + 2 * S) * D * D,
@@ -458,17 +455,15 @@ def trace_shapes(
 
     Taught in: chapters/04_multihead.ipynb
     """
-    S = q_len if k_len is None else k_len
-    check_heads(d_model, n_heads)
-    positive_ints(batch=batch, q_len=q_len, k_len=S)
-    mha = MultiHeadAttention(d_model, n_heads)  # on torch's default device
+    B, T, S, D, H = _sizes(batch, q_len, k_len, d_model, n_heads)
+    mha = MultiHeadAttention(D, H)  # on torch's default device
     generator = torch.Generator().manual_seed(0)  # a CPU generator: draw there, then move
 
     def draw(length: int) -> torch.Tensor:
-        x = torch.randn(batch, length, d_model, generator=generator, device="cpu")
+        x = torch.randn(B, length, D, generator=generator, device="cpu")
         return x.to(mha.W_q.weight.device)
 
-    query = draw(q_len)
+    query = draw(T)
     memory = query if k_len is None else draw(S)
     with torch.no_grad():
         steps, out = _traced_forward(mha, query, memory)
@@ -478,8 +473,16 @@ def trace_shapes(
         )
         if not same:
             raise AssertionError("trace_shapes' traced copy drifted from MultiHeadAttention")
-    sizes = {"B": batch, "T": q_len, "S": S, "D": d_model, "H": n_heads}
-    return ShapeTrace(sizes={**sizes, "d": d_model // n_heads}, steps=steps)
+    return ShapeTrace(sizes={"B": B, "T": T, "S": S, "D": D, "H": H, "d": D // H}, steps=steps)
+
+
+def _sizes(
+    batch: int, q_len: int, k_len: int | None, d_model: int, n_heads: int
+) -> tuple[int, int, int, int, int]:
+    """``(B, T, S, D, H)`` as positive ``int``s, ``H`` dividing ``D``; ``S`` defaults to ``T``."""
+    D, H = check_heads(d_model, n_heads)
+    B, T, S = positive_ints(batch=batch, q_len=q_len, k_len=q_len if k_len is None else k_len)
+    return B, T, S, D, H
 
 
 def _traced_forward(

@@ -362,18 +362,12 @@ class LearnedPositionalEmbedding(_AddedPositions):
     nothing about positions it never saw in training (``T > max_len`` is impossible).
     Initialised ``N(0, 0.02²)``, as GPT-2.
 
+    A drop-in replacement for :class:`SinusoidalPositionalEncoding`: the same arguments
+    (without ``base``), shapes, ``forward(x, start)`` and errors.
+
     Args:
         d_model: number of features ``D``.
         max_len: number of positions (rows of the table).
-
-    Shapes:
-        ``x``: ``(B, T, D)`` with ``T <= max_len``; returns ``(B, T, D)``. With
-        ``forward(x, start)`` the tokens take positions ``start .. start + T - 1``
-        (default 0; ``start + T <= max_len``).
-
-    Raises:
-        ValueError: ``T > max_len`` or a feature size other than ``d_model``.
-        TypeError: ``x`` not a floating-point tensor (token ids must be embedded first).
 
     Taught in: chapters/05_positional.ipynb
     """

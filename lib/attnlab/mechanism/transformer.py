@@ -73,7 +73,25 @@ __all__ = [
 ]
 
 
-class LayerNorm(nn.Module):
+class _FeatureNorm(nn.Module):
+    """What :class:`LayerNorm` and :class:`~attnlab.mechanism.modern.RMSNorm` share: ``D``,
+    ``eps``, a gain ``γ`` per feature (starting at 1) and the check of their input."""
+
+    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.d_model, self.eps = positive_int(d_model, "d_model"), positive_number(eps, "eps")
+        self.gamma = nn.Parameter(torch.ones(self.d_model))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, eps={self.eps}"
+
+    def _check(self, x: torch.Tensor) -> None:
+        """``x`` of shape ``(..., D)``, floating point, on the weights' device (any dtype)."""
+        check_input(x, self.d_model, who=type(self).__name__)
+        check_device(x, self, who=type(self).__name__)
+
+
+class LayerNorm(_FeatureNorm):
     r"""Normalise each token vector to mean 0 and variance 1, then scale and shift it.
 
     .. math:: \mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta,
@@ -99,18 +117,12 @@ class LayerNorm(nn.Module):
     """
 
     def __init__(self, d_model: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.d_model, self.eps = positive_int(d_model, "d_model"), positive_number(eps, "eps")
-        self.gamma = nn.Parameter(torch.ones(self.d_model))
+        super().__init__(d_model, eps)
         self.beta = nn.Parameter(torch.zeros(self.d_model))
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, eps={self.eps}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # No dtype match required: the arithmetic below promotes (float64 x, float32 γ).
-        check_input(x, self.d_model, who="LayerNorm")
-        check_device(x, self, who="LayerNorm")  # any float dtype, but the weights' device
+        self._check(x)
         if x.numel() == 0:  # an empty batch: nothing to normalise (and no variance warning)
             return self.gamma * x + self.beta
         mu = x.mean(dim=-1, keepdim=True)  # (..., D) -> (..., 1)

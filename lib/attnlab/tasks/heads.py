@@ -20,10 +20,8 @@ Taught in: chapters/04_multihead.ipynb
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ import torch
 from torch import nn
 
 from .._validate import check_device, check_int, positive_int, to_numpy
+from ..data_files import StoredTable
 from ..mechanism.masking import causal_mask
 from ..mechanism.multihead import MultiHeadAttention
 from .loop import train
@@ -323,7 +322,18 @@ HEAD_SEEDS: dict[str, Any] = {
 returns: :func:`train_heads_model` with its defaults for each head count and seed, measured
 on the chapter's test batch (``first_and_previous_batch(1000, rng=1)``)."""
 
-_ROLES_FILE = "head_roles.txt"
+_ROLES = StoredTable(
+    "head_roles.txt",
+    "head roles",
+    HEAD_SEEDS,
+    "HEAD_SEEDS",
+    "write_head_roles",
+    comments=(
+        "# attnlab.tasks.heads.roles_over_seeds(**settings): for each head count H and seed, the",
+        "# accuracy, then each head's mean weight on the previous token, then on the first.",
+        "# Written by attnlab.tasks.heads.write_head_roles(); tests/test_heads.py checks it.",
+    ),
+)
 
 
 def roles_over_seeds(
@@ -380,19 +390,12 @@ def write_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dict
     Taught in: chapters/04_multihead.ipynb
     """
     roles = roles_over_seeds(**HEAD_SEEDS)
-    lines = [
-        "# attnlab.tasks.heads.roles_over_seeds(**settings): for each head count H and seed, the",
-        "# accuracy, then each head's mean weight on the previous token, then on the first.",
-        "# Written by attnlab.tasks.heads.write_head_roles(); tests/test_heads.py checks it.",
-        "settings " + json.dumps(HEAD_SEEDS, separators=(",", ":")),
-    ]
+    rows = []
     for H, by_seed in roles.items():
         for seed, r in by_seed.items():
             numbers = [r["accuracy"], *r["previous"].tolist(), *r["first"].tolist()]
-            lines.append(f"{H} {seed} " + " ".join(repr(round(x, 6)) for x in numbers))
-    if path is None:
-        path = Path(__file__).with_name("data_files") / _ROLES_FILE
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+            rows.append(f"{H} {seed} " + " ".join(repr(round(x, 6)) for x in numbers))
+    _ROLES.write(path, rows)
     return roles
 
 
@@ -414,20 +417,8 @@ def stored_head_roles(path: str | Path | None = None) -> dict[int, dict[int, dic
 
     Taught in: chapters/04_multihead.ipynb
     """
-    if path is None:
-        text = resources.files("attnlab.data_files").joinpath(_ROLES_FILE).read_text("utf-8")
-    else:
-        text = Path(path).read_text(encoding="utf-8")
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    if not lines or not lines[0].startswith("settings "):
-        raise ValueError("a table of head roles starts with a settings line")
-    if json.loads(lines[0].removeprefix("settings ")) != HEAD_SEEDS:
-        raise ValueError(
-            "the stored head roles were computed with other settings than HEAD_SEEDS: "
-            "regenerate them with write_head_roles()"
-        )
     roles: dict[int, dict[int, dict[str, Any]]] = {H: {} for H in HEAD_SEEDS["n_heads"]}
-    for line in lines[1:]:
+    for line in _ROLES.rows(path):
         H, seed, *numbers = line.split()
         if int(H) not in roles or len(numbers) != 1 + 2 * int(H):
             raise ValueError(f"malformed row in the table of head roles: {line[:40]} ...")

@@ -22,16 +22,15 @@ Taught in: chapters/01_why_attention.ipynb
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from .._validate import check_device, check_token_ids, describe, positive_int, positive_number
+from ..data_files import StoredTable
 from ..mechanism.attention import scaled_dot_product_attention
 
 __all__ = [
@@ -438,23 +437,18 @@ STORED_SWEEP: dict[str, object] = {
 """The arguments of the :func:`compare_recall` call whose curves :func:`stored_recall_curves`
 returns: every argument spelled out, defaults included."""
 
-_STORED_FILE = "recall_curves.txt"
-
-
-def _format_curves(curves: dict[str, list[RecallCurve]]) -> str:
-    steps = next(iter(curves.values()))[0].steps
-    lines = [
+_CURVES = StoredTable(
+    "recall_curves.txt",
+    "recall curves",
+    STORED_SWEEP,
+    "STORED_SWEEP",
+    "write_recall_curves",
+    comments=(
         "# Test accuracy of attnlab.tasks.recall.compare_recall(**settings) during training: one",
         "# row per model and distance, one column per measured step. Written by",
         "# attnlab.tasks.recall.write_recall_curves(); tests/test_recall.py checks it.",
-        "settings " + json.dumps(STORED_SWEEP, separators=(",", ":")),
-        "steps " + " ".join(str(s) for s in steps),
-    ]
-    for kind, row in curves.items():
-        for curve in row:
-            values = " ".join(repr(a) for a in curve.accuracy)
-            lines.append(f"{kind} {curve.distance} {values}")
-    return "\n".join(lines) + "\n"
+    ),
+)
 
 
 def write_recall_curves(path: str | Path | None = None) -> dict[str, list[RecallCurve]]:
@@ -474,9 +468,12 @@ def write_recall_curves(path: str | Path | None = None) -> dict[str, list[Recall
     Taught in: chapters/01_why_attention.ipynb
     """
     curves = compare_recall(**STORED_SWEEP)  # type: ignore[arg-type]
-    if path is None:
-        path = Path(str(resources.files("attnlab.data_files"))) / _STORED_FILE
-    Path(path).write_text(_format_curves(curves), encoding="utf-8")
+    steps = next(iter(curves.values()))[0].steps
+    rows = ["steps " + " ".join(str(s) for s in steps)]
+    for kind, row in curves.items():
+        for curve in row:
+            rows.append(f"{kind} {curve.distance} " + " ".join(repr(a) for a in curve.accuracy))
+    _CURVES.write(path, rows)
     return curves
 
 
@@ -501,24 +498,13 @@ def stored_recall_curves(path: str | Path | None = None) -> dict[str, list[Recal
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    if path is None:
-        text = resources.files("attnlab.data_files").joinpath(_STORED_FILE).read_text("utf-8")
-    else:
-        text = Path(path).read_text(encoding="utf-8")
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    if len(lines) < 2 or not lines[0].startswith("settings ") or not lines[1].startswith("steps "):
+    rows = [line.split() for line in _CURVES.rows(path)]
+    if not rows or rows[0][0] != "steps":
         raise ValueError("a recall table starts with a settings line and a steps line")
-    settings = json.loads(lines[0].removeprefix("settings "))
-    rows = [line.split() for line in lines]
-    if settings != STORED_SWEEP:
-        raise ValueError(
-            f"the stored recall curves were computed with {settings}, not STORED_SWEEP = "
-            f"{STORED_SWEEP}: regenerate them with write_recall_curves()"
-        )
-    steps = tuple(int(s) for s in rows[1][1:])
+    steps = tuple(int(s) for s in rows[0][1:])
     kinds: list[str] = STORED_SWEEP["models"]  # type: ignore[assignment]
     curves: dict[str, list[RecallCurve]] = {kind: [] for kind in kinds}
-    for kind, distance, *values in rows[2:]:
+    for kind, distance, *values in rows[1:]:
         if kind not in curves or len(values) != len(steps):
             raise ValueError(f"malformed row in the recall table: {kind} {distance} ...")
         curves[kind].append(
@@ -547,7 +533,18 @@ SEED_SWEEP: dict[str, object] = {
 :func:`stored_recall_seeds` returns: :data:`STORED_SWEEP` trained again with ten seeds
 (seed 0 is :data:`STORED_SWEEP` itself)."""
 
-_SEEDS_FILE = "recall_seeds.txt"
+_SEEDS = StoredTable(
+    "recall_seeds.txt",
+    "recall seeds",
+    SEED_SWEEP,
+    "SEED_SWEEP",
+    "write_recall_seeds",
+    comments=(
+        "# Final test accuracy of attnlab.tasks.recall.recall_over_seeds(**settings): one row per",
+        "# model and distance, one column per seed. Written by",
+        "# attnlab.tasks.recall.write_recall_seeds(); tests/test_recall.py checks it.",
+    ),
+)
 
 
 def recall_over_seeds(
@@ -609,18 +606,12 @@ def write_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, li
     Taught in: chapters/01_why_attention.ipynb
     """
     finals = recall_over_seeds(**SEED_SWEEP)  # type: ignore[arg-type]
-    lines = [
-        "# Final test accuracy of attnlab.tasks.recall.recall_over_seeds(**settings): one row per",
-        "# model and distance, one column per seed. Written by",
-        "# attnlab.tasks.recall.write_recall_seeds(); tests/test_recall.py checks it.",
-        "settings " + json.dumps(SEED_SWEEP, separators=(",", ":")),
+    rows = [
+        f"{kind} {distance} " + " ".join(repr(a) for a in values)
+        for kind, by_distance in finals.items()
+        for distance, values in by_distance.items()
     ]
-    for kind, by_distance in finals.items():
-        for distance, values in by_distance.items():
-            lines.append(f"{kind} {distance} " + " ".join(repr(a) for a in values))
-    if path is None:
-        path = Path(__file__).with_name("data_files") / _SEEDS_FILE
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _SEEDS.write(path, rows)
     return finals
 
 
@@ -642,24 +633,11 @@ def stored_recall_seeds(path: str | Path | None = None) -> dict[str, dict[int, l
 
     Taught in: chapters/01_why_attention.ipynb
     """
-    if path is None:
-        text = resources.files("attnlab.data_files").joinpath(_SEEDS_FILE).read_text("utf-8")
-    else:
-        text = Path(path).read_text(encoding="utf-8")
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    if not lines or not lines[0].startswith("settings "):
-        raise ValueError("a table of recall seeds starts with a settings line")
-    settings = json.loads(lines[0].removeprefix("settings "))
-    if settings != SEED_SWEEP:
-        raise ValueError(
-            f"the stored recall seeds were computed with {settings}, not SEED_SWEEP = "
-            f"{SEED_SWEEP}: regenerate them with write_recall_seeds()"
-        )
     kinds: list[str] = SEED_SWEEP["models"]  # type: ignore[assignment]
     distances: list[int] = SEED_SWEEP["distances"]  # type: ignore[assignment]
     n_seeds = len(SEED_SWEEP["seeds"])  # type: ignore[arg-type]
     finals: dict[str, dict[int, list[float]]] = {kind: {} for kind in kinds}
-    for kind, distance, *values in (line.split() for line in lines[1:]):
+    for kind, distance, *values in (line.split() for line in _SEEDS.rows(path)):
         if kind not in finals or len(values) != n_seeds:
             raise ValueError(f"malformed row in the table of recall seeds: {kind} {distance} ...")
         finals[kind][int(distance)] = [float(a) for a in values]

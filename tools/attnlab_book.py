@@ -35,10 +35,11 @@ It sets ``mathjax_path`` itself: do not set it in ``_config.yml``.
 
 It also keeps the notebook execution cache honest. jupyter-cache keys a notebook by its code
 cells only, so after an edit to ``lib/attnlab`` the book would reuse outputs computed by the
-old library. :func:`invalidate_if_library_changed` stores a hash of the library next to the
-cache and empties the cache when the library has changed; ``tools/execute_notebooks.py``
-(``make notebooks``) fills and reads the same cache under the same rule, so the notebooks are
-executed once for the website and the committed files alike.
+old library. The rule that prevents it lives in ``tools/execute_notebooks.py`` (``make
+notebooks``), which fills and reads the same cache: :func:`invalidate_if_library_changed`
+stores a hash of the library next to the cache and empties the cache when the library has
+changed. The book applies it before reading any page, so the notebooks are executed once for
+the website and the committed files alike.
 
 Two choices about what a learner sees, tested in ``tests/test_site.py`` and
 ``tests/test_book_offline.py``:
@@ -113,6 +114,8 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+
+from tools.execute_notebooks import invalidate_if_library_changed
 
 logger = logging.getLogger(__name__)
 
@@ -210,37 +213,6 @@ def _install_mathjax(app: Sphinx) -> None:
     logger.info("attnlab_book: MathJax served locally from %s", target)
 
 
-def library_hash(package_dir: Path) -> str:
-    """SHA-256 over the paths and contents of every ``.py`` file under ``package_dir``."""
-    digest = hashlib.sha256()
-    for path in sorted(package_dir.rglob("*.py")):
-        digest.update(str(path.relative_to(package_dir)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def invalidate_if_library_changed(cache: Path, package_dir: Path) -> bool:
-    """Empty the execution cache ``cache`` if ``package_dir`` changed since it was filled.
-
-    The one cache rule of the course, applied by the book (below) and by
-    ``tools/execute_notebooks.py``: a notebook is re-executed when its code cells change
-    (jupyter-cache's key) or when the library does (a stamp next to the cache).
-
-    Returns:
-        Whether the library changed (or no stamp existed yet).
-    """
-    stamp = cache.with_name(cache.name + ".lib-sha256")
-    current = library_hash(package_dir)
-    if stamp.exists() and stamp.read_text().strip() == current:
-        return False
-    if cache.exists():
-        logger.info("attnlab_book: lib/attnlab changed; emptying the execution cache %s", cache)
-        shutil.rmtree(cache)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(current + "\n")
-    return True
-
-
 def _invalidate_stale_cache(app: Sphinx, config: Any) -> None:
     """Empty the notebook execution cache when ``lib/attnlab`` changed since it was filled."""
     cache_path = getattr(config, "nb_execution_cache_path", "")
@@ -250,7 +222,10 @@ def _invalidate_stale_cache(app: Sphinx, config: Any) -> None:
     cache = Path(cache_path)
     if not cache.is_absolute():
         cache = Path(app.srcdir) / cache
+    filled = cache.exists()
     if invalidate_if_library_changed(cache, package_dir):
+        if filled:
+            logger.info("attnlab_book: lib/attnlab changed; emptied the execution cache %s", cache)
         app.attnlab_lib_changed = True  # read by _reexecute_notebooks
 
 
