@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import math
 import re
 import textwrap
 from fractions import Fraction
@@ -296,3 +297,70 @@ def test_a_predictions_value_is_found_in_its_usual_forms():
     }
     assert _states(value_forms(0.5), "two keys, 1/2 each") == ["1/2"]
     assert not _states(value_forms(0.5), "scores of 10.5 and 0.55")
+
+
+_ARITHMETIC = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s*(?:[·x×*/+-]|\*\*)\s*\d[\d,]*(?:\.\d+)?)+")
+
+
+def _spellings(answer: float) -> list[str]:
+    """How a text may write ``answer``: an integer with or without thousands separators, a
+    float with 1 to 4 significant decimals."""
+    if float(answer).is_integer():
+        n = int(answer)
+        return sorted({str(n), f"{n:,}"})
+    return sorted({f"{answer:.{k}f}".rstrip("0").rstrip(".") for k in (1, 2, 3, 4)})
+
+
+def gives_away(answer: float, text: str) -> str | None:
+    """The part of ``text`` that states ``answer``: the number itself (not inside a longer
+    one), or an arithmetic expression written in it that evaluates to it (``8·9/2``)."""
+    for spelling in _spellings(answer):
+        if re.search(rf"(?<![\d.,]){re.escape(spelling)}(?![\d]|[.,]\d)", text):
+            return spelling
+    for found in _ARITHMETIC.finditer(text):
+        expression = found[0].replace(",", "").replace("·", "*").replace("×", "*")
+        expression = expression.replace("x", "*")
+        try:
+            value = eval(expression, {"__builtins__": {}})  # digits and operators only
+        except (SyntaxError, ZeroDivisionError):
+            continue
+        if math.isclose(value, answer, rel_tol=1e-3):
+            return found[0]
+    return None
+
+
+def test_gives_away_finds_the_number_and_a_product_that_makes_it():
+    assert gives_away(36, "so are the 36 tiles") == "36"
+    assert gives_away(36, "the count is 8·9/2") == "8·9/2"
+    assert gives_away(7_087_872, "a total of 7,087,872 parameters") == "7,087,872"
+    assert gives_away(10.8249, "about 10.82 nats") == "10.82"
+    assert gives_away(36, "a tile of 360 keys, 0.36 of them") is None
+    assert gives_away(48, "that is 8 times too large") is None
+
+
+_PREDICT_FIRST = (7, 8)
+"""The chapters whose prediction diagnoses are held to this so far (issue 28); chapter 3's
+``cross_columns`` and chapter 5's ``self_dot`` still state their answer in a diagnosis."""
+
+
+def _predictions():
+    for chapter in (c for c in CHAPTERS if c.number in _PREDICT_FIRST):
+        module = importlib.import_module(chapter.grading_module)
+        for exercise in module.GRADERS:
+            if isinstance(exercise, Question) and isinstance(exercise.answer, (int, float)):
+                if not isinstance(exercise.answer, bool) and abs(exercise.answer) >= 10:
+                    yield pytest.param(exercise, id=f"ch{chapter.number:02d}-{exercise.name}")
+
+
+@pytest.mark.parametrize("question", list(_predictions()))
+def test_no_prediction_hint_or_diagnosis_states_the_answer(question):
+    """A wrong prediction's diagnosis says what the guess missed, not the number to write
+    (nor a product that makes it: "that is 8 times 48", "8·9/2"); predict first."""
+    texts = [("hint", question.hint), ("near hint", question.near_hint or "")]
+    texts += [(f"wrong answer {v!r}", d) for v, d in question.wrong]
+    problems = [
+        f"{where}: states {found!r}"
+        for where, text in texts
+        if (found := gives_away(float(question.answer), text or "")) is not None
+    ]
+    assert not problems, "\n".join(problems)
