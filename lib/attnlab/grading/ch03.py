@@ -1237,9 +1237,8 @@ def _weight_reason(w: float) -> str | None:
         return None
     gap = math.log(w / (1 - w))
     return (
-        f"two scores whose softmax gives key 1 the weight {w:.4g} differ by {gap:.3g} "
-        "(the weight is 1 / (1 + e^-difference)); what do 112 and 96 differ by, without "
-        "any division?"
+        f"a weight of {w:.4g} for key 1 is what two scores that differ by {gap:.3g} give; "
+        "the question's scores, without any division, differ by more"
     )
 
 
@@ -1248,7 +1247,7 @@ def _spread_reason(x: float) -> str | None:
     if x < 0:
         return "a spread (a standard deviation) is never negative"
     return (
-        f"a spread of {x:g} means a variance of {x * x:.4g} for q·k; what is the variance "
+        f"a spread of {x:.4g} means a variance of {x * x:.4g} for q·k; what is the variance "
         "of a sum of 64 independent products, each of variance 1?"
     )
 
