@@ -103,7 +103,7 @@ def online_update(m: np.ndarray, total: np.ndarray, block: np.ndarray):
     total_new = total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=-1)
     return m_new, total_new
 """,
-        "the shapes (3, 4) and (3,) do not broadc",  # learner: S
+        "a last axis of size 1",  # learner: S
     ),
     (
         "8.1_w10_only_block_max",
@@ -600,7 +600,7 @@ def tile_update(m, total, acc, scores, v):
     acc = alpha[..., None] * acc + np.swapaxes(v, -1, -2) @ np.swapaxes(p, -1, -2)
     return m_new, total, acc
 """,
-        "the shapes (3, 2) and (2, 3) do not broa",  # learner: S
+        "came out transposed",  # learner: S
     ),
     (
         "8.4_w01_cat_feature_axis",
@@ -678,7 +678,7 @@ def kv_step(q, k, v, k_cache, v_cache):
     out = torch.softmax(scores, dim=-2) @ v_cache
     return out, k_cache, v_cache
 """,
-        "`softmax` along the wrong axis: yours wo",  # learner: S
+        "query axis",  # learner: S
     ),
     (
         "8.4_w07_sdpa_is_causal",
@@ -1721,7 +1721,7 @@ answer = 524800  # your prediction
         "8.9_r2_86",
         "causal_tiles",
         "answer = 72\n",
-        "8·9",  # round 2: was generic or misleading
+        "twice",  # round 2: was generic or misleading
     ),
     (
         "8.9_r2_87",
@@ -1805,7 +1805,7 @@ answer = 524800  # your prediction
         "8.8_r2_122",
         "cache_memory",
         "answer = 0.75\n",
-        "64",  # round 2: was generic or misleading
+        "head size",  # round 2: was generic or misleading
     ),
     (
         "8.8_r2_123",
@@ -1836,5 +1836,107 @@ answer = 524800  # your prediction
         "gqa_module",
         "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.n_kv, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model, bias=True)\n        self.W_k = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_v = nn.Linear(d_model, self.n_kv * self.d, bias=True)\n        self.W_o = nn.Linear(d_model, d_model, bias=True)\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(2, dim=1)\n        v = self.W_v(x).view(B, T, -1, self.d).transpose(1, 2).repeat_interleave(2, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        o = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(o), w\n",
         "fixed number",  # round 2: was generic or misleading
+    ),
+    (
+        "8.1_w7_forgot_new_axis_r3",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new).sum(-1)\n",
+        "a last axis of size 1",  # round 3: was not specific
+    ),
+    (
+        "8.2_w6_block_stride_minus_one_r3",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf)\n    total = np.zeros(x.shape[:-1])\n    n = x.shape[-1]\n    for s in range(0, n, block_size):\n        blk = x[..., s:s + block_size - 1]\n        m_new = np.maximum(m, blk.max(axis=-1))\n        safe = np.where(np.isneginf(m_new), 0.0, m_new)\n        total = total * np.exp(m - safe) + np.exp(blk - safe[..., None]).sum(-1)\n        m = m_new\n    safe = np.where(np.isneginf(m), 0.0, m)\n    w = np.exp(x - safe[..., None])\n    denom = np.where(total == 0, 1.0, total)\n    return w / denom[..., None]\n",
+        "the block is empty",  # round 3: was not specific
+    ),
+    (
+        "8.2_w10_block_size_hardcoded_2_r3",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf)\n    total = np.zeros(x.shape[:-1])\n    n = x.shape[-1]\n    for s in range(0, n, 2):\n        blk = x[..., s:s + 2]\n        m_new = np.maximum(m, blk.max(axis=-1))\n        safe = np.where(np.isneginf(m_new), 0.0, m_new)\n        total = total * np.exp(m - safe) + np.exp(blk - safe[..., None]).sum(-1)\n        m = m_new\n    safe = np.where(np.isneginf(m), 0.0, m)\n    w = np.exp(x - safe[..., None])\n    denom = np.where(total == 0, 1.0, total)\n    return w / denom[..., None]\n",
+        "ignores its `block_size`",  # round 3: was not specific
+    ),
+    (
+        "8.2_w13_running_max_starts_at_zero_r3",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.zeros(x.shape[:-1])\n    total = np.zeros(x.shape[:-1])\n    n = x.shape[-1]\n    for s in range(0, n, block_size):\n        blk = x[..., s:s + block_size]\n        m_new = np.maximum(m, blk.max(axis=-1))\n        safe = np.where(np.isneginf(m_new), 0.0, m_new)\n        total = total * np.exp(m - safe) + np.exp(blk - safe[..., None]).sum(-1)\n        m = m_new\n    safe = np.where(np.isneginf(m), 0.0, m)\n    w = np.exp(x - safe[..., None])\n    denom = np.where(total == 0, 1.0, total)\n    return w / denom[..., None]\n",
+        "starts at 0",  # round 3: was not specific
+    ),
+    (
+        "8.3_w3_v_transposed_r3",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(axis=-1))\n    alpha = np.exp(m - m_new)\n    p = np.exp(scores - m_new[..., None])\n    total_new = alpha * total + p.sum(axis=-1)\n    acc_new = alpha[..., None] * acc + (v.swapaxes(-1, -2) @ p.swapaxes(-1, -2))\n    return m_new, total_new, acc_new\n",
+        "came out transposed",  # round 3: was not specific
+    ),
+    (
+        "8.3_w11_alpha_on_new_terms_too_r3",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(axis=-1))\n    alpha = np.exp(m - m_new)\n    p = np.exp(scores - m_new[..., None])\n    total_new = alpha * total + p.sum(axis=-1)\n    acc_new = alpha[..., None] * (acc + p @ v)\n    return m_new, total_new, acc_new\n",
+        "new tile's term by alpha",  # round 3: was not specific
+    ),
+    (
+        "8.4_w11_k_v_swapped_in_cache_r3",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    k_cache = torch.cat([k_cache, v], dim=-2)\n    v_cache = torch.cat([v_cache, k], dim=-2)\n    scores = q @ k_cache.transpose(-2, -1) / math.sqrt(q.shape[-1])\n    out = torch.softmax(scores, dim=-1) @ v_cache\n    return out, k_cache, v_cache\n",
+        "into the value cache",  # round 3: was not specific
+    ),
+    (
+        "8.4_w13_operands_swapped_k_at_q_r3",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    k_cache = torch.cat([k_cache, k], dim=-2)\n    v_cache = torch.cat([v_cache, v], dim=-2)\n    scores = k_cache @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])\n    out = (torch.softmax(scores, dim=-1).transpose(-2, -1)) @ v_cache\n    return out, k_cache, v_cache\n",
+        "keys times query",  # round 3: was not specific
+    ),
+    (
+        "8.4_w14_float64_output_r3",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    k_cache = torch.cat([k_cache, k], dim=-2)\n    v_cache = torch.cat([v_cache, v], dim=-2)\n    scores = q @ k_cache.transpose(-2, -1) / math.sqrt(q.shape[-1])\n    out = torch.softmax(scores.double(), dim=-1) @ v_cache.double()\n    return out, k_cache, v_cache\n",
+        "keep the input's dtype",  # round 3: was not specific
+    ),
+    (
+        "8.5_w13_float64_output_r3",
+        "gqa",
+        "def gqa(q, k, v):\n    n = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(n, dim=1)\n    v = v.repeat_interleave(n, dim=1)\n    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w.double() @ v.double()\n",
+        "keep the input's dtype",  # round 3: was not specific
+    ),
+    (
+        "8.6-8_7_w12_head_size_from_kv_heads_r3",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_kv_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, d_model // n_heads * n_kv_heads)\n        self.W_v = nn.Linear(d_model, d_model // n_heads * n_kv_heads)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, -1).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, -1).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, -1).transpose(1, 2)\n        k = k.repeat_interleave(self.H // self.G, dim=1)\n        v = v.repeat_interleave(self.H // self.G, dim=1)\n        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            scores = scores.masked_fill(~mask, float("-inf"))\n        weights = torch.softmax(scores, dim=-1)\n        out = (weights @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), weights\n',
+        "n_kv_heads)",  # round 3: was not specific
+    ),
+    (
+        "8.6-8_7_w14_kv_viewed_with_h_heads_r3",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.H, -1).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.H, -1).transpose(1, 2)\n        k = k\n        v = v\n        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            scores = scores.masked_fill(~mask, float("-inf"))\n        weights = torch.softmax(scores, dim=-1)\n        out = (weights @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), weights\n',
+        "features per head",  # round 3: was not specific
+    ),
+    (
+        "8.9_w5_above_incl_diag_wrong_formula_r3",
+        "causal_tiles",
+        "answer = 8 * 7 // 2 + 1\n",
+        "diagonal as one tile",  # round 3: was not specific
+    ),
+    (
+        "8.8_w7_bits_r3",
+        "cache_memory",
+        "answer = 2 * 24 * 4 * 64 * 2048 * 16 / 2**20\n",
+        "bits, not bytes",  # round 3: was not specific
+    ),
+    (
+        "8.8_w2_forgot_k_and_v_r3",
+        "cache_memory",
+        "answer = 24 * 4 * 64 * 2048 * 2 / 2**20\n",
+        "keys or the values alone",  # round 3: was not specific
+    ),
+    (
+        "8.9_w4_diag_only_r3",
+        "causal_tiles",
+        "answer = 8\n",
+        "every tile below the diagonal",  # round 3: was not specific
+    ),
+    (
+        "8.9_w1_strictly_below_r3",
+        "causal_tiles",
+        "answer = 28\n",
+        "tiles on the diagonal",  # round 3: was not specific
     ),
 ]

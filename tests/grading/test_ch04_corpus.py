@@ -517,6 +517,95 @@ class BooleanIndexMask(Base):
         return self.W_o(self.merge(w @ v)), w
 
 
+# ------------------------------------------------------------------ a second learner's (round 2)
+
+
+def merge_numpy_view(x):
+    B, H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).view(B, T, H * d)
+
+
+def count_three_biases(d_model, n_heads, bias=True):
+    n = 4 * d_model * d_model
+    if bias:
+        n += 3 * d_model
+    return n
+
+
+class KeyTransposedOneTwo(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(1, 2) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class MaskTransposed(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask.T, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class ScaleAfterSoftmax(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1) / math.sqrt(self.d_head)
+        return self.W_o(self.merge(w @ v)), w
+
+
+def load_out_from_w_v(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_v.weight)
+        theirs.out_proj.bias.copy_(ours.W_v.bias)
+
+
+def load_through_float32(ours, theirs):
+    with torch.no_grad():
+        w = torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]).float()
+        theirs.in_proj_weight.copy_(w)
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]).float())
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+SECOND_ROUND = [
+    ("merge_heads", "NumPy's .view with a shape", merge_numpy_view, ".reshape"),
+    ("mha_parameter_count", "W_o's bias forgotten", count_three_biases, "three bias vectors"),
+    ("bert_parameters", "in millions", 2.36, "millions"),
+    ("bert_parameters", "biases of 64", 4 * 768**2 + 4 * 64, "64 numbers"),
+    ("multihead_attention", "k.transpose(1, 2)", KeyTransposedOneTwo, "last two axes of k"),
+    ("multihead_attention", "mask.T", MaskTransposed, "transposed it"),
+    ("multihead_attention", "weights / sqrt(d)", ScaleAfterSoftmax, "after the softmax"),
+    ("load_into_torch", "out_proj from W_v", load_out_from_w_v, "holds W_v's numbers"),
+    ("load_into_torch", "through float32", load_through_float32, "float32"),
+    ("which_key", "the last position", 7, "causal"),
+    ("bert_parameters", "rounded to 2.4 million", 2_400_000, "rounded"),
+    ("bert_parameters", "W_q, W_k, W_v alone", 3 * 768 * 768, "output projection"),
+]  # fmt: skip
+
 CORPUS = [
     ("split_heads", "d = D / H, a float", split_float_size, "integer"),
     ("split_heads", "through torch", split_torch, "NumPy"),
@@ -580,6 +669,7 @@ CORPUS = [
     ("bert_parameters", "one head's matrices", 3 * 768 * 64 + 768 * 768 + 4 * 768, "one head"),
     ("mha_parameter_count", "np.sum gives np.int64", count_numpy_integer, "Python int"),
     ("multihead_attention", "scores[~mask] = -inf", BooleanIndexMask, "masked_fill"),
+    *SECOND_ROUND,
 ]  # fmt: skip
 
 CORRECT = [

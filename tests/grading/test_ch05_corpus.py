@@ -498,6 +498,132 @@ class BufferAssigned(nn.Module):
         return x + self.pe[: x.shape[1]].to(x.dtype)
 
 
+# ------------------------------------------------------------------ a second learner's (round 2)
+
+
+def table_odd_from_even(length, d_model):
+    D = d_model + (d_model % 2)
+    pos = np.arange(length)[:, None]
+    ang = pos * 10000.0 ** (-np.arange(0, D, 2) / D)
+    pe = np.zeros((length, D))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang)
+    return pe[:, :d_model]
+
+
+def offset_without_k(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return m
+
+
+def offset_even_loop(k, d_model):
+    m = np.zeros((d_model, d_model))
+    for i in range(0, d_model, 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        m[i : i + 2, i : i + 2] = [[c, s], [-s, c]]
+    return m
+
+
+def scores_features_by_features(q, k):
+    pos = np.arange(len(q))
+    return apply_rope(q, pos).T @ apply_rope(k, pos) / np.sqrt(q.shape[1])
+
+
+def scores_softmaxed(q, k):
+    pos = np.arange(len(q))
+    s = apply_rope(q, pos) @ apply_rope(k, pos).T / np.sqrt(q.shape[1])
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+class TableArgumentsSwapped(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(d_model, max_len)))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class TableWithBatchAxis(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        table = torch.from_numpy(sinusoidal_encoding(max_len, d_model))
+        self.register_buffer("pe", table.unsqueeze(0))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class BufferBeforeSuper(nn.Module):
+    def __init__(self, d_model, max_len):
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+        super().__init__()
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class ScalesTokens(SliceByBatch):
+    def forward(self, x):
+        return x * x.shape[-1] ** 0.5 + self.pe[: x.shape[1]].to(x.dtype)
+
+
+def table_odd_padded_with_zeros(length, d_model):
+    even = d_model - d_model % 2
+    pos = np.arange(length)[:, None]
+    ang = pos / 10000 ** (np.arange(0, even, 2) / even)
+    pe = np.zeros((length, d_model))
+    pe[:, 0:even:2] = np.sin(ang)
+    pe[:, 1:even:2] = np.cos(ang)
+    return pe
+
+
+def table_even_index_doubled(length, d_model):
+    pe = np.zeros((length, d_model))
+    for i in range(0, d_model, 2):
+        ang = np.arange(length) / 10000 ** (2 * i / d_model)
+        pe[:, i] = np.sin(ang)
+        if i + 1 < d_model:
+            pe[:, i + 1] = np.cos(ang)
+    return pe
+
+
+def rope_in_degrees(x, positions):
+    d = x.shape[-1]
+    theta = np.deg2rad(np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d))
+    out = np.empty_like(x, dtype=float)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+class AddsTwice(SliceByBatch):
+    def forward(self, x):
+        return x + 2 * self.pe[: x.shape[1]].to(x.dtype)
+
+
+SECOND_ROUND = [
+    ("sinusoidal_encoding", "odd D from an even table of D + 1", table_odd_from_even, "D + 1"),
+    ("offset_matrix", "the angle without k", offset_without_k, "does not depend on k"),
+    ("offset_matrix", "a loop over even features, 2i again", offset_even_loop, "doubles"),
+    ("rope_scores", "q_rot.T @ k_rot", scores_features_by_features, "(d, d)"),
+    ("rope_scores", "softmax weights", scores_softmaxed, "softmax"),
+    ("positional_encoding", "sinusoidal_encoding(d_model, max_len)", TableArgumentsSwapped, "(d_model, max_len)"),
+    ("positional_encoding", "a (1, max_len, D) buffer sliced [:T]", TableWithBatchAxis, "axis of size 1"),
+    ("positional_encoding", "register_buffer before super().__init__()", BufferBeforeSuper, "super().__init__() first"),
+    ("positional_encoding", "x scaled by sqrt(D)", ScalesTokens, "scaled x"),
+    ("sinusoidal_encoding", "odd D: D - 1 features and zeros", table_odd_padded_with_zeros, "column of zeros"),
+    ("sinusoidal_encoding", "even feature index doubled", table_even_index_doubled, "doubled again"),
+    ("rope", "angles in degrees", rope_in_degrees, "radians"),
+    ("positional_encoding", "the table added twice", AddsTwice, "twice"),
+]  # fmt: skip
+
 CORPUS = [
     ("sinusoidal_encoding", "loop with i // d_model", table_loop_int_division, "integer division"),
     ("sinusoidal_encoding", "cosines for odd D", table_all_cosines, "odd"),
@@ -556,6 +682,7 @@ CORPUS = [
     ("positional_encoding", "NumPy array to register_buffer", BufferFromNumpy, "torch.from_numpy"),
     ("positional_encoding", "float32 table, never converted", Float32Always, "float16"),
     ("positional_encoding", "self.pe = self.register_buffer(...)", BufferAssigned, "returns None"),
+    *SECOND_ROUND,
 ]  # fmt: skip
 
 CORRECT = [

@@ -184,7 +184,6 @@ CORRECT = {
         hf_compare,
         hf_bool,
         hf_gt,
-        hf_additive,
     ],
     "future_change": [future_change_copy, future_change_concat, future_change_loops],
 }
@@ -291,7 +290,9 @@ PLANTED = [
     # F.scaled_dot_product_attention in recent releases, NaN in older ones; either status.
     ("from_hf_attention_mask", lambda am: (am == 0)[:, None], ("wrong values", "NaN or inf"), "inverted"),
     ("from_hf_attention_mask", lambda am: am == 1, "raised an exception", "add the query axis"),
-    ("from_hf_attention_mask", lambda am: (am == 1)[..., None], "wrong values", "put the new axis last"),
+    ("from_hf_attention_mask", lambda am: (am == 1)[..., None], ("wrong values", "raised an exception"), "put the new axis last"),
+    ("from_hf_attention_mask", lambda am: (am == 1)[:, None].expand(-1, am.shape[1], -1), "raised an exception", "(B, S, S)"),
+    ("from_hf_attention_mask", hf_additive, "wrong type", "boolean"),
     ("from_hf_attention_mask", lambda am: am[:, None].float(), "wrong values", "ADDED to the scores"),
     ("from_hf_attention_mask", lambda am: am.unsqueeze(1), "raised an exception", "not integers"),
     ("future_change", future_change_with(lambda t: t, lambda t, T: t + 1), "wrong values", "also edited token t itself"),
@@ -373,16 +374,17 @@ def test_converters_pytorch_accepts_pass_where_attnlab_would_differ():
     mask = attnlab.padding_mask(lengths=torch.tensor([3, 1]), max_len=4)
     assert kpm_additive(mask).dtype != attnlab.to_key_padding_mask(mask).dtype
     assert check_to_key_padding_mask(kpm_additive).passed
-    am = torch.tensor([[1, 1, 0], [1, 0, 0]])
-    assert hf_additive(am).dtype != attnlab.from_hf_attention_mask(am).dtype
-    assert check_from_hf_attention_mask(hf_additive).passed
+    # 6.5 asks for our mask, a boolean tensor: the float form PyTorch would read the same
+    # way is refused there (al.combine_masks takes booleans only).
+    assert not check_from_hf_attention_mask(hf_additive).passed
 
 
 def test_a_float64_mask_of_0_and_minus_inf_passes():
-    # The statement accepts a float mask of 0 and -inf; NumPy and the chapter's demo make
+    # 6.4's statement accepts a float mask of 0 and -inf; NumPy and the chapter's demo make
     # it in float64 while the model is float32: the check gives it in the model's dtype.
+    # (6.5 asks for a boolean tensor: a float mask is refused there in either dtype.)
     assert check_to_key_padding_mask(lambda mask: kpm_additive(mask).double()).passed
-    assert check_from_hf_attention_mask(lambda am: hf_additive(am).double()).passed
+    assert not check_from_hf_attention_mask(lambda am: hf_additive(am).double()).passed
     # Not any float mask: 1.0 for padding is still added to the scores.
     assert not check_to_key_padding_mask(lambda mask: (~mask[:, 0]).double()).passed
 
@@ -412,7 +414,7 @@ def test_the_converter_graders_do_not_call_attnlabs_converters(monkeypatch):
 def test_no_case_has_a_query_without_a_visible_key(name):
     # There PyTorch and the course disagree (NaN or zeros vs zeros): not a mask convention.
     for case in GRADERS[name].cases:
-        (mask,) = case.inputs.values()
+        mask = next(iter(case.inputs.values()))  # the mask comes first
         assert bool((mask != 0).reshape(mask.shape[0], -1).any(dim=-1).all()), case.label
 
 

@@ -381,6 +381,202 @@ def future_builtin_max(attend, x, t):
     return float(max(abs(attend(x2)[: t + 1] - attend(x)[: t + 1])))
 
 
+# ------------------------------------------------------------------ a second learner's (round 2)
+# Each was accepted, generic or misleading before; written as that learner wrote it.
+
+
+def causal_hard_coded(T):
+    return np.array([[True, False, False], [True, True, False], [True, True, True]])
+
+
+def causal_diagonal_only(T):
+    return np.eye(T, dtype=bool)
+
+
+def causal_one_too_many(T):
+    return np.tril(np.ones((T + 1, T + 1), dtype=bool))
+
+
+def pad_loop_from_one(lengths, max_len):
+    m = np.zeros((len(lengths), 1, max_len), dtype=bool)
+    for b in range(len(lengths)):
+        for j in range(1, lengths[b] + 1):
+            if j < max_len:
+                m[b, 0, j] = True
+    return m
+
+
+def pad_after_length(lengths, max_len):
+    return (np.arange(max_len)[None, :] > lengths[:, None])[:, None, :]
+
+
+def soft_queries_axis_nan_to_num(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    has = np.any(mask, axis=-1, keepdims=True)
+    s = np.where(has, s, 0.0)
+    e = np.exp(s - s.max(axis=-2, keepdims=True))
+    w = e / e.sum(axis=-2, keepdims=True)
+    return np.nan_to_num(np.where(has & mask, w, 0.0))
+
+
+def soft_minus_1e9_zeroed(scores, mask):
+    s = np.where(mask, scores, -1e9)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
+
+
+def soft_added_minus_1e9_zeroed(scores, mask):
+    s = scores + np.where(mask, 0.0, -1e9)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
+
+
+def soft_added_minus_1e4_zeroed(scores, mask):
+    s = scores + np.where(mask, 0.0, -1e4)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
+
+
+def soft_finfo_min_no_empty(scores, mask):
+    s = np.where(mask, scores, np.finfo(scores.dtype).min)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def soft_zero_fill_zeroed(scores, mask):
+    z = np.where(mask, scores, 0.0)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return np.where(mask, e / e.sum(-1, keepdims=True), 0.0)
+
+
+def kpm_reshaped_s_b(mask):
+    return ~mask.reshape(mask.shape[-1], -1)
+
+
+def kpm_first_sequence(mask):
+    return ~mask[0]
+
+
+def kpm_list(mask):
+    return (~mask[:, 0]).tolist()
+
+
+def hf_axis_in_front(attention_mask):
+    return attention_mask.bool().unsqueeze(0)
+
+
+def hf_square(attention_mask):
+    B, S = attention_mask.shape
+    return attention_mask.bool()[:, None, :].expand(B, S, S)
+
+
+def hf_additive_float32(attention_mask):
+    return torch.where(attention_mask == 1, 0.0, float("-inf"))[:, None, :]
+
+
+def hf_causal_too(attention_mask):
+    S = attention_mask.shape[1]
+    causal = torch.tril(torch.ones(S, S, dtype=torch.bool))
+    return attention_mask.bool()[:, None, :] & causal
+
+
+def hf_two_axes(attention_mask):
+    return attention_mask.bool()[:, None, None, :]
+
+
+def future_per_position(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).max(axis=1)
+
+
+def future_random_edit(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = np.random.default_rng(0).normal(size=edited[t + 1 :].shape)
+    return float(np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]).max())
+
+
+def future_next_token_only(attend, x, t):
+    edited = x.copy()
+    if t + 1 < len(x):
+        edited[t + 1] = 0
+    return float(np.abs(attend(edited) - attend(x))[: t + 1].max())
+
+
+def future_yes_no(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(not np.allclose(attend(edited)[: t + 1], attend(x)[: t + 1]))
+
+
+def future_norm(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return float(np.linalg.norm(attend(edited)[: t + 1] - attend(x)[: t + 1]))
+
+
+def future_truncated(attend, x, t):
+    return float(np.abs(attend(x[: t + 1]) - attend(x)[: t + 1]).max())
+
+
+def soft_right_finfo_min(scores, mask):
+    s = np.where(mask, scores, np.finfo(scores.dtype).min)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(np.any(mask, axis=-1, keepdims=True), w, 0.0)
+
+
+def soft_right_added_minus_inf(scores, mask):
+    visible = mask.any(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        z = np.where(visible, scores + np.where(mask, 0.0, -np.inf), 0.0)
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return np.where(visible, e / e.sum(axis=-1, keepdims=True), 0.0)
+
+
+def future_right_numpy_max(attend, x, t):
+    edited = x.copy()
+    edited[t + 1 :] = 0
+    return np.max(np.abs(attend(edited)[: t + 1] - attend(x)[: t + 1]))
+
+
+SECOND_ROUND = [
+    ("causal_mask", "the 3 x 3 example hard-coded", causal_hard_coded, "hard-coded"),
+    ("causal_mask", "the diagonal only", causal_diagonal_only, "only the diagonal"),
+    ("causal_mask", "T + 1 rows and columns", causal_one_too_many, "off-by-one"),
+    ("padding_mask", "a loop numbering positions from 1", pad_loop_from_one, "numbered from 0"),
+    ("padding_mask", "positions after the length", pad_after_length, "after the length"),
+    ("masked_softmax", "softmax along the queries, nan_to_num", soft_queries_axis_nan_to_num, "wrong axis"),
+    ("masked_softmax", "-1e9 in place, empty rows zeroed", soft_minus_1e9_zeroed, "not always below"),
+    ("masked_softmax", "-1e9 added, empty rows zeroed", soft_added_minus_1e9_zeroed, "added -1e9"),
+    ("masked_softmax", "-1e4 added, empty rows zeroed", soft_added_minus_1e4_zeroed, "added -1e4"),
+    ("masked_softmax", "finfo.min in place, no empty rows", soft_finfo_min_no_empty, "uniform"),
+    ("masked_softmax", "0 in place, masked weights zeroed", soft_zero_fill_zeroed, "sums to"),
+    ("to_key_padding_mask", "reshaped to (S, B)", kpm_reshaped_s_b, "swapped"),
+    ("to_key_padding_mask", "the first sequence only", kpm_first_sequence, "batch size B"),
+    ("to_key_padding_mask", "a list", kpm_list, "Python list"),
+    ("from_hf_attention_mask", "unsqueeze(0)", hf_axis_in_front, "(1, B, S)"),
+    ("from_hf_attention_mask", "expanded to (B, S, S)", hf_square, "(B, S, S)"),
+    ("from_hf_attention_mask", "a float32 mask of 0 and -inf", hf_additive_float32, "boolean"),
+    ("from_hf_attention_mask", "a causal triangle too", hf_causal_too, "causal triangle"),
+    ("from_hf_attention_mask", "(B, 1, 1, S)", hf_two_axes, "(B, 1, S)"),
+    ("future_change", "one maximum per position", future_per_position, "one number"),
+    ("future_change", "random values for the future", future_random_edit, "other values than zeros"),
+    ("future_change", "only the next token zeroed", future_next_token_only, "all of them must be set"),
+    ("future_change", "1.0 if anything moved", future_yes_no, "how much"),
+    ("future_change", "the norm of the difference", future_norm, "norm"),
+    ("future_change", "the layer on the first t + 1 tokens", future_truncated, "dropping the future"),
+    ("fill_leak", "the softmax of 0 and 1", math.e / (1 + math.e), "not 1"),
+    ("fill_leak", "NaN", float("nan"), "finite"),
+    ("fill_leak", "a list of both weights", [0.5, 0.5], "one number"),
+    ("blind_row", "NaN, as with -inf", float("nan"), "NaN comes from -inf"),
+    ("blind_row", "a list of four weights", [0.25] * 4, "one number"),
+    ("blind_row", "about 0 (1e-9)", 1e-9, "plain -1e9 fill"),
+]  # fmt: skip
+
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
     ("causal_mask", "torch", causal_torch, "NumPy"),
@@ -422,11 +618,11 @@ CORPUS = [
     ("future_change", "the sum", future_sum, "summed"),
     ("fill_leak", "fully masked", 0.0, "10000"),
     ("fill_leak", "all of it", 1.0, "10000"),
-    ("fill_leak", "e^0 / (e^0 + e^1)", 1 / (1 + math.e), "tie"),
-    ("fill_leak", "tiny", 1e-4, "tie"),
-    ("fill_leak", "e^-1e4", math.exp(-1e4), "tie"),
-    ("blind_row", "zeros", 0.0, "equal"),
-    ("blind_row", "all on one key", 1.0, "equal"),
+    ("fill_leak", "e^0 / (e^0 + e^1)", 1 / (1 + math.e), "not 1"),
+    ("fill_leak", "tiny", 1e-4, "after the fill"),
+    ("fill_leak", "e^-1e4", math.exp(-1e4), "after the fill"),
+    ("blind_row", "zeros", 0.0, "plain -1e9 fill"),
+    ("blind_row", "all on one key", 1.0, "compare the four scores"),
     ("blind_row", "NaN", float("nan"), "NaN"),
     ("blind_row", "one fifth", 0.2, "four"),
     ("blind_row", "one third", 1 / 3, "four"),
@@ -437,6 +633,7 @@ CORPUS = [
     ("future_change", "zeroes the past", future_zeroes_past, "before t"),
     ("future_change", "zeroes every token", future_zeroes_all, "every token"),
     ("future_change", "built-in max on a 2-D array", future_builtin_max, "np.max"),
+    *SECOND_ROUND,
 ]  # fmt: skip
 
 CORRECT = [
@@ -458,6 +655,11 @@ CORRECT = [
     ("fill_leak", "a fraction", 1 / 2),
     ("blind_row", "a quarter", 0.25),
     ("blind_row", "one over four", 1 / 4),
+    ("masked_softmax", "finfo.min in place, empty rows zeroed", soft_right_finfo_min),
+    ("masked_softmax", "-inf added, empty rows zeroed", soft_right_added_minus_inf),
+    ("to_key_padding_mask", "flatten", lambda mask: ~mask.flatten(1)),
+    ("from_hf_attention_mask", "view", lambda am: am.bool().view(am.shape[0], 1, am.shape[1])),
+    ("future_change", "np.max without float()", future_right_numpy_max),
 ]
 
 

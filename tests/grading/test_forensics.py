@@ -22,7 +22,15 @@ from attnlab import grading
 from attnlab.grading import Case, Grader
 from attnlab.grading.ch01 import check_rnn_step
 from attnlab.grading.ch03 import check_attention, check_attention_torch, check_self_attention_module
-from attnlab.grading.relations import Seen, cases_clue, nan_clue, shape_clue, sizes, value_clue
+from attnlab.grading.relations import (
+    Seen,
+    cases_clue,
+    fixed_shape_clue,
+    nan_clue,
+    shape_clue,
+    sizes,
+    value_clue,
+)
 from attnlab.grading.specs import AnswerProblem, returned
 from attnlab.grading.status import NO_GRADIENT, WRONG_GRADIENT
 
@@ -103,6 +111,27 @@ def test_shapes_are_said_with_the_signatures_names():
     assert "extra axis of size 1" in reason
     text, reason = shape_clue((4, 3), (3, 4), name="weights", named={"T": 3, "S": 4})
     assert "(S, T)" in text and "another order" in reason
+
+
+def test_a_wrong_shape_said_by_what_it_is():
+    _, reason = shape_clue((2,), (), name="output", named={})
+    assert "array of shape (2,) where one number is expected" in reason
+    _, reason = shape_clue((5, 5), (4, 4), name="output", named={})
+    assert "every axis of your `output` is one longer" in reason
+    _, reason = shape_clue((3, 5), (4, 4), name="output", named={})
+    assert reason is None  # no pattern: nothing claimed
+    _, reason = shape_clue((2, 2), (3, 3), name="output", named={"T": 3, "d": 2})
+    assert reason is None or "one shorter" not in reason  # (d, d) for (T, T): not n - 1
+
+
+def test_a_shape_that_never_changes_is_a_hard_coded_example():
+    seen = [((3, 3), (T, T), {"T": T}) for T in (1, 2, 4)]
+    reason = fixed_shape_clue(seen, name="output")
+    assert "shape (3, 3) whatever T is" in reason and "hard-coded" in reason
+    # the right shape does not change either: nothing to say
+    assert fixed_shape_clue([((3,), (2,), {"T": 1}), ((3,), (2,), {"T": 2})], name="o") is None
+    # the learner's shape changes: not this mistake
+    assert fixed_shape_clue([((1,), (2,), {"T": 1}), ((2,), (3,), {"T": 2})], name="o") is None
 
 
 def test_cases_tell_a_hard_coded_size_and_an_ignored_input():

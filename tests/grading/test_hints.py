@@ -15,7 +15,9 @@ side) must not appear in any of them, compared after normalising:
 
 A statement with fewer than two operations (``layers = 0``, ``return n - 1``) is not "the
 solution line": hints may name such steps. For a prediction, the worked answer's expression
-(``0.9**20``) must not appear in its hint or in a wrong answer's diagnosis.
+(``0.9**20``) must not appear in its hint or in a wrong answer's diagnosis; nor may its value,
+when it is not a whole number (``0.5``, ``.5``, ``1/2``: a count such as 8 is a number the
+hints need for other things), in any of them or in the exercise's ``<details>`` hints.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import math
 import re
 import textwrap
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
@@ -237,3 +241,126 @@ def test_the_last_hint_of_every_exercise_names_its_section(chapter, code, module
     assert exercises, "no exercise hints found"
     missing = [h for h, blocks in exercises.items() if not _SECTION.search(blocks[-1])]
     assert not missing, f"the last hint names no chapter section: {missing}"
+
+
+def value_forms(answer: object) -> set[str]:
+    """How a prediction's value is written in a text: ``0.25``, ``.25``, ``1/4``, ``1 / 4``
+    (none for a whole number, or for a value that prints as one, such as 0.99999989)."""
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return set()
+    x = float(answer)
+    forms = {f"{x:{p}g}" for p in (".2", ".3", ".4", "")} | {repr(x)}
+    forms = {f for f in forms if not float(f).is_integer()}
+    forms |= {f[1:] if f.startswith("0.") else f"-{f[2:]}" for f in forms if "0." in f[:3]}
+    fraction = Fraction(x).limit_denominator(12)
+    if fraction.denominator > 1 and float(fraction) == x:
+        a, b = fraction.numerator, fraction.denominator
+        forms |= {f"{a}/{b}", f"{a} / {b}"}
+    return forms
+
+
+def _states(forms: set[str], text: str) -> list[str]:
+    return [f for f in forms if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", text)]
+
+
+def _question_hints(chapter, code) -> dict[str, list[str]]:
+    """The ``<details>`` hints of each exercise, by its number's place (``"6.7"``)."""
+    found = {}
+    for heading, blocks in _details(ROOT / code.notebook).items():
+        number = re.match(r"Exercise (\d+\.\d+)", heading)
+        if number:
+            found[number[1]] = blocks
+    return found
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_hint_or_diagnosis_of_a_prediction_states_its_value(chapter, code, module):
+    hints = _question_hints(chapter, code)
+    problems = []
+    for k, exercise in enumerate(module.GRADERS, start=1):  # in the notebook's order
+        if not isinstance(exercise, Question):
+            continue
+        forms = value_forms(exercise.answer)
+        texts = [*_grader_texts(exercise), ("NaN hint", exercise.not_finite_hint)]
+        texts += [("a <details> hint", b) for b in hints.get(f"{chapter.number}.{k}", [])]
+        for where, text in texts:
+            for form in _states(forms, text or ""):
+                problems.append(f"{exercise.name}, {where}: states the answer {form}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_predictions_value_is_found_in_its_usual_forms():
+    assert value_forms(0.25) >= {"0.25", ".25", "1/4", "1 / 4"}
+    assert value_forms(8) == set() and value_forms(0.9999998874648379) == {
+        "0.9999998874648379",
+        ".9999998874648379",
+    }
+    assert _states(value_forms(0.5), "two keys, 1/2 each") == ["1/2"]
+    assert not _states(value_forms(0.5), "scores of 10.5 and 0.55")
+
+
+_ARITHMETIC = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s*(?:[·x×*/+-]|\*\*)\s*\d[\d,]*(?:\.\d+)?)+")
+
+
+def _spellings(answer: float) -> list[str]:
+    """How a text may write ``answer``: an integer with or without thousands separators, a
+    float with 1 to 4 significant decimals."""
+    if float(answer).is_integer():
+        n = int(answer)
+        return sorted({str(n), f"{n:,}"})
+    return sorted({f"{answer:.{k}f}".rstrip("0").rstrip(".") for k in (1, 2, 3, 4)})
+
+
+def gives_away(answer: float, text: str) -> str | None:
+    """The part of ``text`` that states ``answer``: the number itself (not inside a longer
+    one), or an arithmetic expression written in it that evaluates to it (``8·9/2``)."""
+    for spelling in _spellings(answer):
+        if re.search(rf"(?<![\d.,]){re.escape(spelling)}(?![\d]|[.,]\d)", text):
+            return spelling
+    for found in _ARITHMETIC.finditer(text):
+        expression = found[0].replace(",", "").replace("·", "*").replace("×", "*")
+        expression = expression.replace("x", "*")
+        try:
+            value = eval(expression, {"__builtins__": {}})  # digits and operators only
+        except (SyntaxError, ZeroDivisionError):
+            continue
+        if math.isclose(value, answer, rel_tol=1e-3):
+            return found[0]
+    return None
+
+
+def test_gives_away_finds_the_number_and_a_product_that_makes_it():
+    assert gives_away(36, "so are the 36 tiles") == "36"
+    assert gives_away(36, "the count is 8·9/2") == "8·9/2"
+    assert gives_away(7_087_872, "a total of 7,087,872 parameters") == "7,087,872"
+    assert gives_away(10.8249, "about 10.82 nats") == "10.82"
+    assert gives_away(36, "a tile of 360 keys, 0.36 of them") is None
+    assert gives_away(48, "that is 8 times too large") is None
+
+
+_PREDICT_FIRST = (7, 8)
+"""The chapters whose prediction diagnoses are held to this so far (issue 28); chapter 3's
+``cross_columns`` and chapter 5's ``self_dot`` still state their answer in a diagnosis."""
+
+
+def _predictions():
+    for chapter in (c for c in CHAPTERS if c.number in _PREDICT_FIRST):
+        module = importlib.import_module(chapter.grading_module)
+        for exercise in module.GRADERS:
+            if isinstance(exercise, Question) and isinstance(exercise.answer, (int, float)):
+                if not isinstance(exercise.answer, bool) and abs(exercise.answer) >= 10:
+                    yield pytest.param(exercise, id=f"ch{chapter.number:02d}-{exercise.name}")
+
+
+@pytest.mark.parametrize("question", list(_predictions()))
+def test_no_prediction_hint_or_diagnosis_states_the_answer(question):
+    """A wrong prediction's diagnosis says what the guess missed, not the number to write
+    (nor a product that makes it: "that is 8 times 48", "8·9/2"); predict first."""
+    texts = [("hint", question.hint), ("near hint", question.near_hint or "")]
+    texts += [(f"wrong answer {v!r}", d) for v, d in question.wrong]
+    problems = [
+        f"{where}: states {found!r}"
+        for where, text in texts
+        if (found := gives_away(float(question.answer), text or "")) is not None
+    ]
+    assert not problems, "\n".join(problems)

@@ -199,6 +199,12 @@ NUMBER = grading.Question(
     wrong=((0.54, "you took the softmax of 112 and 96 without dividing by 8"),),
     hint="divide the scores by sqrt(64) first",
 )
+NAN_TOLD = grading.Question(
+    name="blind",
+    answer=0.25,
+    atol=0.01,
+    not_finite_hint="NaN comes from -inf; this fill is finite",
+)
 FLAG = grading.Question(name="leaks", answer=False, wrong=((True, "the mask is applied first"),))
 WORD = grading.Question(
     name="axis",
@@ -239,6 +245,9 @@ def test_right_answers_pass_in_any_spelling(question, answer):
         (NUMBER, True, "wrong type", "expected a number"),
         (NUMBER, np.ones(2), "wrong type", "one value"),
         (NUMBER, float("nan"), "wrong type", "finite"),
+        (NUMBER, [0.88, 0.12], "wrong type", "one number, not a list"),
+        (NAN_TOLD, float("nan"), "wrong type", "NaN comes from -inf"),
+        (NAN_TOLD, float("inf"), "wrong type", "NaN comes from -inf"),
         (NUMBER, None, "wrong type", "answer = ..."),
         (NUMBER, ..., "not attempted", "not attempted yet: replace the `...`"),
         (FLAG, True, "wrong answer", "the mask is applied first"),

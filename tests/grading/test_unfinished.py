@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.grading import skip_if_unfinished
+from attnlab.grading import Question, reset, skip_if_unfinished
 from attnlab.grading.unfinished import stub_label
 
 
@@ -63,3 +63,39 @@ def test_other_errors_are_raised_as_usual(error, capsys):
 )
 def test_stub_label(error, label):
     assert stub_label(error) == label
+
+
+@pytest.fixture
+def checked():
+    """A check of an exercise named ``demo`` (a question: 0.5 is right), then a clean score."""
+    reset()
+    question = Question(name="demo", answer=0.5, atol=0.01)
+    yield question.check
+    reset()
+
+
+def test_after_a_check_that_did_not_pass_an_error_is_one_line(checked, capsys):
+    checked(0.9)
+    with skip_if_unfinished(after="demo"):
+        raise RuntimeError("Input dtypes must be the same, got: input float, batch1: double\nmore")
+    assert capsys.readouterr().out == (
+        "✗ this cell uses your demo, whose check has not passed yet (RuntimeError: Input "
+        "dtypes must be the same, got: input float, batch1: double): fix it with the check's "
+        "message, then run this cell again\n"
+    )
+
+
+def test_after_a_passed_check_or_none_errors_are_raised_as_usual(checked, capsys):
+    with pytest.raises(ValueError), skip_if_unfinished(after="demo"):  # never checked
+        raise ValueError("a bug")
+    checked(0.5)
+    with pytest.raises(ValueError), skip_if_unfinished(after="demo"):  # passed: a real bug
+        raise ValueError("a bug")
+    assert capsys.readouterr().out == ""
+
+
+def test_after_a_check_a_stub_still_says_not_done(checked, capsys):
+    checked(0.9)
+    with skip_if_unfinished(after="demo"):
+        uses_stub()
+    assert "not done yet: this cell uses exercise 5.2" in capsys.readouterr().out

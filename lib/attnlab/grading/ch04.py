@@ -291,6 +291,11 @@ PARAMETER_COUNT = GRADERS.add(
                 lambda d_model, n_heads, bias=True: 4 * d_model**2,
             ),
             Mistake(
+                "you counted three bias vectors: each of the four projections, W_o included, "
+                "has a bias of D numbers",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + 3 * d_model * bias,
+            ),
+            Mistake(
                 "you counted the biases even with bias=False",
                 lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * d_model,
             ),
@@ -374,7 +379,22 @@ BERT_PARAMETERS = GRADERS.add(
             ),
             (
                 2_359_296,
-                "that is the four matrices without their biases (4 x 768 more numbers)",
+                "that is the four weight matrices alone: each projection also has a bias",
+            ),
+            (
+                3 * 768 * 768,
+                "that is W_q, W_k and W_v without their biases: add the output projection "
+                "W_o, and each projection's bias",
+            ),
+            (
+                2.362368,
+                "that looks like the count in millions, as papers write it (2.4M): give the "
+                "exact number of parameters",
+            ),
+            (
+                4 * 768 * 768 + 4 * 64,
+                "your biases have 64 numbers each: a projection's bias has one number per "
+                "output feature, D = 768, whatever the number of heads",
             ),
             (
                 1_771_776,
@@ -392,6 +412,9 @@ BERT_PARAMETERS = GRADERS.add(
         hint="what are the layer's weight matrices and biases, and how large is each for "
         "D = 768? Does the number of heads change them? (exercise 4.3)",
         atol=0.5,
+        near=0.03,
+        near_hint="close, but rounded: the question asks for the exact count, every weight "
+        "and every bias of the layer",
     )
 )
 
@@ -581,8 +604,15 @@ class _PlantedMHA(nn.Module):
             mask = mask.unsqueeze(0).repeat_interleave(self.n_heads, dim=1)
         if self.bug == "k for v":
             v = self._split(self.W_k(value))
+        if self.bug == "mask transposed" and mask is not None:
+            mask = mask.T  # (S, T): raises for T != S, hides the past for a causal T = S
         scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
-        scores = q @ k.transpose(-2, -1) * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
+        kT = k.transpose(1, 2) if self.bug == "k transpose 1 2" else k.transpose(-2, -1)
+        if self.bug == "scale after":  # the weights divided by √d after the softmax
+            root = math.sqrt(q.shape[-1])
+            out, weights = planted_heads("", q @ kT, v / root, mask, self.W_o)
+            return out, weights / root
+        scores = q @ kT * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
         return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
@@ -675,6 +705,23 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "and the weights average W_v(value) (in cross-attention they differ)",
                 _planted("key and value swapped"),
             ),
+            Mistake(
+                "k is (B, H, S, d): transpose(1, 2) swaps its heads and keys, so q @ k no "
+                "longer pairs each query with each key. The scores need the last two axes of "
+                "k swapped, (B, H, d, S)",
+                _planted("k transpose 1 2"),
+            ),
+            Mistake(
+                "the mask is (T, S), one row per query, and broadcasts over the scores "
+                "(B, H, T, S) as it is: you transposed it (mask.T is (S, T)); with T = S it "
+                "would hide the past instead of the future",
+                _planted("mask transposed"),
+            ),
+            Mistake(
+                "you divided the weights by √d after the softmax: they no longer sum to 1 "
+                "over the keys. The scale belongs to the scores, before the softmax",
+                _planted("scale after"),
+            ),
         ),
         hint="follow one head through the layer: its queries, keys and values, the "
         "scores, their scale and the softmax's axis, then the heads put back side by side "
@@ -762,19 +809,26 @@ def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> 
     theirs.load_state_dict(ours.to_torch().state_dict())
 
 
-def _loader(order=(0, 1, 2), transpose=False, biases=True, out_proj=True) -> Callable:
+def _loader(
+    order=(0, 1, 2), transpose=False, biases=True, out_proj=True, cast=False, out_from="W_o"
+) -> Callable:
     def load(ours, theirs):
         lins = [(ours.W_q, ours.W_k, ours.W_v)[i] for i in order]
+
+        def numbers(t):  # through float32 first (cast): the digits beyond it are lost
+            return t.float() if cast else t
+
         with torch.no_grad():
             w = [lin.weight.T if transpose else lin.weight for lin in lins]
-            theirs.in_proj_weight.copy_(torch.cat(w))
+            theirs.in_proj_weight.copy_(numbers(torch.cat(w)))
             if biases:
-                theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+                theirs.in_proj_bias.copy_(numbers(torch.cat([lin.bias for lin in lins])))
             if out_proj:
-                o = ours.W_o.weight
+                source = getattr(ours, out_from)
+                o = source.weight
                 theirs.out_proj.weight.copy_(o.T if transpose else o)
                 if biases:
-                    theirs.out_proj.bias.copy_(ours.W_o.bias)
+                    theirs.out_proj.bias.copy_(source.bias)
 
     return load
 
@@ -811,8 +865,26 @@ LOAD_INTO_TORCH = GRADERS.add(
                 "you did not copy W_o: it goes into theirs.out_proj (weight and bias)",
                 adapt(_run_load, _loader(out_proj=False)),
             ),
+            *(
+                Mistake(
+                    f"in_proj is right, but out_proj holds {name}'s numbers, not W_o's: the "
+                    "output projection of ours is W_o; copy it into theirs.out_proj",
+                    adapt(_run_load, _loader(out_from=name)),
+                )
+                for name in ("W_q", "W_k", "W_v")
+            ),
+            Mistake(
+                "your weights went through float32 before the copy (a .float(), or a "
+                "float32 tensor): copy_ keeps theirs' float64, but the digits beyond "
+                "float32 are already lost, and the two layers no longer agree to 1e-12 as "
+                "in the chapter. Copy the tensors in their own dtype",
+                adapt(_run_load, _loader(cast=True)),
+            ),
         ),
         wrap=lambda fn: adapt(_run_load, fn),
+        # float64 layers with the same numbers agree to rounding: a float32 detour does not
+        rtol=1e-10,
+        atol=1e-12,
         equivalent=(
             (
                 "axis: torch.cat(weights, dim=0) in theirs.in_proj_weight.copy_(torch.cat("
@@ -916,12 +988,19 @@ WHICH_KEY = GRADERS.add(
                 "read the column of the large numbers again",
             ),
             (
+                7,
+                "query 5 sees keys 0 .. 5 only (the model is causal): key 7 is in its future. "
+                "Head 0 already fetches the previous token: which token does the task still "
+                "need?",
+            ),
+            (
                 2,
                 "key 2 is neither the previous token nor the first one: read head 1's map, "
                 "row 5 of head 1's map again",
             ),
         ),
-        hint="read the printed map: in which column are the large numbers, row after row?",
+        hint="the printed map is head 0's: which token does it fetch for each query? The "
+        "task needs two tokens at every position; which one is left for head 1, at query 5?",
     )
 )
 

@@ -34,7 +34,7 @@ from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import Case, Mistake
-from .status import WRONG_TYPE
+from .status import EXCEPTION, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -125,6 +125,45 @@ SINUSOIDAL = GRADERS.add(
                 "10000^(2i/D) (ω_i = 10000^(-2i/D)), do not multiply",
                 lambda length, d_model: _table(
                     length, d_model, lambda j: 10000.0 ** ((j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "only odd D fails: your frequencies use D + 1 in the exponent (an even table "
+                "cut to D columns?); ω_i = 10000^(-2i/D) uses the real D, odd or even",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-(j - j % 2) / (d_model + d_model % 2))
+                ),
+            ),
+            Mistake(
+                "your loop or range already runs over the even features 0, 2, 4, ...; "
+                "doubled again in the exponent (2i), the frequencies fall off twice as fast: "
+                "pair i turns at 10000^(-2i/D) with i the pair number (the even feature j "
+                "gives j/D)",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: 10000.0 ** (-2 * (j - j % 2) / d_model)
+                ),
+            ),
+            Mistake(
+                "only odd D fails, in the last feature: with an odd D the last feature (an "
+                "even index, D - 1) is a sine too, so there is one more sine than cosine",
+                lambda length, d_model: np.where(
+                    (np.arange(d_model) == d_model - 1) & (d_model % 2 == 1),
+                    0.0,
+                    _table(length, d_model, _paired(d_model)),
+                ),
+            ),
+            Mistake(
+                "only odd D fails: you built the table of D - 1 features and added a column "
+                "of zeros. The frequencies use the real D (ω_i = 10000^(-2i/D)), and the last "
+                "feature (index D - 1, even) is a sine",
+                lambda length, d_model: np.where(
+                    (np.arange(d_model) == d_model - 1) & (d_model % 2 == 1),
+                    0.0,
+                    _table(
+                        length,
+                        d_model,
+                        lambda j: 10000.0 ** (-(j - j % 2) / (d_model - d_model % 2)),
+                    ),
                 ),
             ),
             Mistake(
@@ -275,6 +314,19 @@ OFFSET = GRADERS.add(
                     k,
                     d_model,
                     lambda b: np.array([[math.sin(b), math.cos(b)], [-math.cos(b), math.sin(b)]]),
+                ),
+            ),
+            Mistake(
+                "your matrix does not depend on k (only the k = 1 case is right): the angle "
+                "of pair i is b = k·ω_i, not ω_i",
+                lambda k, d_model: _blocks(1, d_model, _rotation),
+            ),
+            Mistake(
+                "your loop runs over the even features 0, 2, 4, ... and doubles that index "
+                "again in the exponent, so pair p turns at 10000^(-4p/D): the exponent takes "
+                "the pair number i (2i/D), or the even feature index itself (j/D), not both",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-4 * i / d_model)
                 ),
             ),
             Mistake(
@@ -608,6 +660,15 @@ ROPE = GRADERS.add(
         cases=_rope_cases(),
         mistakes=(
             Mistake(
+                "the angle p·ω_i is already in radians, which np.sin and np.cos take: do "
+                "not convert it from degrees",
+                lambda x, positions: _rope_pairs(
+                    x,
+                    positions,
+                    omega=lambda d, n: np.pi / 180 * 10000.0 ** (-np.arange(0, d, 2) / d),
+                ),
+            ),
+            Mistake(
                 "you turned each pair the wrong way (by -p·ω_i): as a complex number the pair "
                 "is multiplied by e^{+i p ω}, so x_{2i} cos θ - x_{2i+1} sin θ comes first",
                 lambda x, positions: _rope_pairs(x, positions, sign=-1.0),
@@ -672,6 +733,11 @@ def check_rope(fn: Callable[..., Any]) -> CheckResult:
     return ROPE.check(fn)
 
 
+def _softmax_rows(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def _rope_scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     pos = np.arange(q.shape[-2])
     q_rot, k_rot = apply_rope(q, pos), apply_rope(k, pos)  # (T, d) each
@@ -716,6 +782,21 @@ ROPE_SCORES = GRADERS.add(
             Mistake(
                 "you returned the transposed scores: row t is query t, so q_rot @ k_rot.T",
                 lambda q, k: _rope_scores(q, k).T,
+            ),
+            Mistake(
+                "your scores are (d, d): the transposed rotated queries times the keys sum "
+                "over the positions. A score compares one query with one key over their "
+                "features: (T, d) @ (d, T) -> (T, T)",
+                lambda q, k: (
+                    apply_rope(q, np.arange(len(q))).T
+                    @ apply_rope(k, np.arange(len(k)))
+                    / math.sqrt(q.shape[-1])
+                ),
+            ),
+            Mistake(
+                "you returned softmax weights (each row sums to 1): the exercise asks for "
+                "the scaled scores themselves, before any softmax",
+                lambda q, k: _softmax_rows(_rope_scores(q, k)),
             ),
             Mistake(
                 "the keys are rotated by other positions than the queries: row t of q and "
@@ -795,6 +876,15 @@ _LAYER_MISTAKES = (
         lambda x: x + _pe_like(x, start=1),
     ),
     Mistake(
+        "you scaled x by √D first (as the paper's embedding layer does): this layer adds "
+        "the table to the token vectors unchanged, x + PE[:T]",
+        lambda x: x * math.sqrt(x.shape[-1]) + _pe_like(x),
+    ),
+    Mistake(
+        "you added the table twice: the layer adds PE[:T] once, x + PE[:T]",
+        lambda x: x + 2 * _pe_like(x),
+    ),
+    Mistake(
         "you concatenated the table to the token vectors; the layer adds it, so the "
         "output keeps D features",
         lambda x: torch.cat([x, _pe_like(x).expand(x.shape[0], -1, -1)], dim=-1),
@@ -831,6 +921,32 @@ _LAYER_VALUES = Grader(
 )
 
 
+def _table_shape(layer: torch.nn.Module, err: Exception) -> Finding | None:
+    """A layer that failed on x: (1, 3, 4), built as (d_model=4, max_len), whose table is
+    stored in a shape its forward does not expect (the arguments of the table swapped, or
+    an axis for the batch in front)."""
+    shapes = [tuple(b.shape) for b in layer.buffers() if b is not None]
+    said = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    if (4, MAX_LEN) in shapes:
+        return Finding(
+            EXCEPTION,
+            f"your table has shape (4, {MAX_LEN}) in PositionalEncoding(4, {MAX_LEN}), "
+            f"and forward raised {said}",
+            "your table is (d_model, max_len): sinusoidal_encoding takes (length, d_model); "
+            "build it with max_len rows of d_model features",
+        )
+    if (1, MAX_LEN, 4) in shapes:
+        return Finding(
+            EXCEPTION,
+            f"your table has shape (1, {MAX_LEN}, 4) in PositionalEncoding(4, {MAX_LEN}), "
+            f"and forward raised {said}",
+            "your buffer has an axis of size 1 in front, (1, max_len, D): slicing its first "
+            "axis takes that axis, not T positions. Store the table as (max_len, D), or "
+            "slice along the positions' axis",
+        )
+    return None
+
+
 def _inspect_layer(cls: type) -> Finding | None:
     """Build the layer and run it once; its table must be a buffer, not a parameter."""
     try:
@@ -845,8 +961,11 @@ def _inspect_layer(cls: type) -> Finding | None:
         layer(torch.zeros(1, 3, 4))
     except NotImplementedError:
         raise
-    except Exception:
-        pass  # reported, with its case and hints, by the value checks
+    except Exception as err:
+        found = _table_shape(layer, err)
+        if found is not None:
+            return found
+        # otherwise reported, with its case and hints, by the value checks
     half = None
     try:
         half = layer(torch.zeros(1, 3, 4, dtype=torch.float16))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,8 +30,9 @@ from .modules import adapt, check_function
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
-from .results import CheckResult
-from .specs import Case, Mistake
+from .results import CheckResult, record
+from .specs import AnswerProblem, Case, Mistake, Property
+from .status import EXCEPTION, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
     "GRADERS",
@@ -87,6 +88,11 @@ CAUSAL_MASK = GRADERS.add(
                 "every entry is True: that is no mask at all; hide the keys after the query",
                 lambda T: np.ones((T, T), dtype=bool),
             ),
+            Mistake(
+                "only the diagonal is True: query i sees its own token and nothing else. "
+                "A causal query sees itself and the whole past, keys 0 .. i",
+                lambda T: np.eye(T, dtype=bool),
+            ),
         ),
         equivalent=(
             (
@@ -129,9 +135,11 @@ PADDING_MASK = GRADERS.add(
         signature="padding_mask(lengths, max_len) with lengths: (B,) ints -> (B, 1, max_len) "
         "boolean, True = real token",
         reference=_pad_reference,
+        # The first case has B != 1, so that a wrong shape's message names each axis once
+        # (with B = 1, the axis of size 1 would read as B too).
         cases=(
-            Case("one sequence", {"lengths": np.array([3]), "max_len": 5}),
             Case("three sequences", {"lengths": np.array([4, 2, 1]), "max_len": 4}),
+            Case("one sequence", {"lengths": np.array([3]), "max_len": 5}),
             Case("padding beyond the longest", {"lengths": np.array([2, 3]), "max_len": 6}),
             Case("an empty sequence", {"lengths": np.array([0, 2]), "max_len": 3}),
         ),
@@ -147,6 +155,22 @@ PADDING_MASK = GRADERS.add(
                 lambda lengths, max_len: _positions_below(lengths, max_len, inclusive=True)[
                     :, None, :
                 ],
+            ),
+            Mistake(
+                "your real positions run 1 .. length: position 0 is marked as padding and "
+                "position `length` as a real token. Positions are numbered from 0: a "
+                "sequence of length n has its real tokens at positions 0 .. n - 1",
+                lambda lengths, max_len: (
+                    _positions_below(lengths, max_len, inclusive=True)
+                    & (np.arange(max_len) >= 1)[None, :]
+                )[:, None, :],
+            ),
+            Mistake(
+                "your mask is True at the positions after the length (j > length): True must "
+                "mark the real tokens, the positions before the length, and False the padding",
+                lambda lengths, max_len: (
+                    ~_positions_below(lengths, max_len, inclusive=True)[:, None, :]
+                ),
             ),
             Mistake(
                 "the mask is inverted: True must mark the real tokens (may attend), False "
@@ -242,6 +266,39 @@ def _fill_zeroed(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarra
     return np.where(visible, _softmax_rows(np.where(mask, scores, fill)), 0.0)
 
 
+def _added_zeroed(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
+    """Planted: a finite fill added to the masked scores, the rows with no visible key 0."""
+    visible = np.any(mask, axis=-1, keepdims=True)
+    return np.where(visible, _added(scores, mask, fill), 0.0)
+
+
+_FILL_TEXT = {-1e4: "-1e4", -1e9: "-1e9"}
+_BELOW_FILL = {-1e4: "-20000", -1e9: "-4e10"}
+"""The visible scores of the cases that a replacing fill is not below."""
+_ABOVE_FILL = {-1e4: "10000", -1e9: "4e10"}
+"""The masked scores of the cases that an added fill does not bring down."""
+
+
+def _replaced_text(fill: float) -> str:
+    return (
+        f"a finite fill ({_FILL_TEXT[fill]}) is not always below the visible scores: in a row "
+        f"whose visible scores are {_BELOW_FILL[fill]}, the masked key's {_FILL_TEXT[fill]} "
+        "is the largest "
+        "and takes the weight. Replace masked scores by -inf (and treat the rows with no "
+        "visible key apart)"
+    )
+
+
+def _added_text(fill: float) -> str:
+    return (
+        f"you added {_FILL_TEXT[fill]} to the masked scores: a masked score of "
+        f"{_ABOVE_FILL[fill]} "
+        f"becomes {float(_ABOVE_FILL[fill]) + fill:g} and competes again (a large enough "
+        "masked score beats any finite fill). A masked score must be replaced by -inf, "
+        "not shifted"
+    )
+
+
 def _no_max(scores: np.ndarray, mask: np.ndarray, *, guarded: bool) -> np.ndarray:
     """Planted: e^scores with no max subtracted (overflows for scores above 709); with
     ``guarded``, a row whose sum is 0 is left at 0."""
@@ -273,6 +330,66 @@ def _one_max(scores: np.ndarray, mask: np.ndarray, *, of_scores: bool) -> np.nda
         return e / total
 
 
+def _blind_rows_zero(outputs: Any, case: Case) -> str | None:
+    """Property: a row with no visible key is all zeros."""
+    w = np.asarray(outputs["output"], dtype=float)
+    mask = np.broadcast_to(np.asarray(case.inputs["mask"]), w.shape)
+    blind = ~mask.any(axis=-1)  # (..., T)
+    wrong = blind & np.any(w != 0, axis=-1)
+    if not wrong.any():
+        return None
+    row = tuple(int(i) for i in np.argwhere(wrong)[0])
+    got = np.round(w[row], 3).tolist()
+    return (
+        f"row {row} has no visible key, and your weights there are {got}: such a row must "
+        "come out all zeros (not uniform, not NaN). Find the rows whose mask holds no True "
+        "along the keys and give them zeros, apart from the softmax"
+    )
+
+
+def _hidden_weight(outputs: Any, case: Case) -> str | None:
+    """Property: every masked key gets weight exactly 0."""
+    w = np.asarray(outputs["output"])
+    mask = np.broadcast_to(np.asarray(case.inputs["mask"]), w.shape)
+    leaked = ~mask & np.isfinite(w) & (np.abs(w) > 1e-12)
+    if not leaked.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(leaked)[0])
+    return (
+        f"a masked key gets weight {float(w[where]):.3g} (at index {where}): masked keys "
+        "must get exactly 0, whatever the scores. Does the masked score still take part "
+        "in the softmax? A finite fill, added to it or put in its place, is beaten by a "
+        "masked score larger than the fill or by visible scores below it; -inf never is"
+    )
+
+
+def _rows_sum_to_one(outputs: Any, case: Case) -> str | None:
+    """Property: every row with a visible key sums to 1 over the keys (the last axis)."""
+    w = np.asarray(outputs["output"], dtype=float)
+    mask = np.broadcast_to(np.asarray(case.inputs["mask"]), w.shape)
+    if w.ndim < 2 or not np.all(np.isfinite(w)):
+        return None
+    seen = mask.any(axis=-1)  # (..., T): rows with a visible key
+    sums = w.sum(axis=-1)
+    wrong = seen & ~np.isclose(sums, 1.0, atol=1e-6)
+    if not wrong.any():
+        return None
+    row = tuple(int(i) for i in np.argwhere(wrong)[0])
+    said = f"row {row} of your weights sums to {float(sums[row]):.3g} over the keys, not 1"
+    columns = (w * mask).sum(axis=-2)  # (..., S): the sums down each column
+    if np.allclose(columns[mask.any(axis=-2)], 1.0, atol=1e-6):
+        return (
+            f"{said}: your weights sum to 1 down each column instead, over the queries "
+            "(axis -2). Each query's weights are a softmax over the keys, the last axis: "
+            "the max and the sum of your softmax run along the wrong axis"
+        )
+    return (
+        f"{said}: each query's weights are a softmax over its visible keys, so every row "
+        "with a visible key sums to 1 along the last axis; check the axis (and keepdims) "
+        "of your max and sum, and that only the masked keys left the sum"
+    )
+
+
 def _masked_softmax_cases() -> tuple[Case, ...]:
     rng = _rng()
     causal = causal_mask(4)
@@ -283,6 +400,9 @@ def _masked_softmax_cases() -> tuple[Case, ...]:
     large = np.array(
         [[800.0, 801.0, 5.0, 799.0], [-2e4, -20001.0, 3.0, -19999.0], [0.5, -1.0, 2.0, 1.0]]
     )
+    # "No masked score can leak, however large": a masked score of 4e10 beats an added
+    # -1e9, and visible scores of -4e10 are below a -1e9 fill put in the masked scores' place.
+    huge = np.array([[3.0, 4e10, -1.0, 2.0], [-4e10 - 1.0, -4e10, 5.0, -4e10 + 1.0]])
     return (
         Case(
             "one row", {"scores": rng.normal(size=(1, 5)), "mask": np.array([[1, 1, 0, 1, 0]]) > 0}
@@ -301,6 +421,10 @@ def _masked_softmax_cases() -> tuple[Case, ...]:
             "visible scores of 800 and of -20000",
             {"scores": large, "mask": np.array([[1, 1, 0, 1]] * 3) > 0},
         ),
+        Case(
+            "a masked score of 4e10, visible scores of -4e10",
+            {"scores": huge, "mask": np.array([[1, 0, 1, 1], [1, 1, 0, 1]]) > 0},
+        ),
     )
 
 
@@ -318,17 +442,24 @@ MASKED_SOFTMAX = GRADERS.add(
                 "mask.any(axis=-1, keepdims=True) and set their weights to 0",
                 lambda scores, mask: _fill(scores, mask, -np.inf),
             ),
-            Mistake(
-                "a row with no visible key got uniform weights: a finite fill (-1e9) makes "
-                "all its scores equal. The rule is all-zero weights there; fill with -inf "
-                "and zero the rows where mask.any(axis=-1) is False",
-                lambda scores, mask: _fill(scores, mask, -1e9),
+            *(
+                Mistake(
+                    "a row with no visible key got uniform weights: a finite fill (such as "
+                    "-1e9) makes all its scores equal. The rule is all-zero weights there; "
+                    "fill with -inf and zero the rows where mask.any(axis=-1) is False",
+                    lambda scores, mask, fill=fill: _fill(scores, mask, fill),
+                )
+                for fill in (-1e9, float(np.finfo(np.float64).min))
             ),
-            Mistake(
-                "you added -1e4 to the masked scores: a masked score of 10000 becomes 0 and "
-                "competes again: a masked score must be replaced, not shifted",
-                lambda scores, mask: _added(scores, mask, -1e4),
+            *(
+                Mistake(
+                    _added_text(fill),
+                    lambda scores, mask, fill=fill, made=made: made(scores, mask, fill),
+                )
+                for fill in (-1e4, -1e9)
+                for made in (_added, _added_zeroed)
             ),
+            Mistake(_replaced_text(-1e9), lambda scores, mask: _fill_zeroed(scores, mask, -1e9)),
             Mistake(
                 "you took the softmax first and zeroed the masked weights afterwards: the "
                 "rows no longer sum to 1 and the masked scores still sit in the denominator. "
@@ -367,12 +498,7 @@ MASKED_SOFTMAX = GRADERS.add(
                 "is False",
                 lambda scores, mask: softmax(scores, mask=~mask),
             ),
-            Mistake(
-                "a finite fill (-1e4) is not always below the visible scores: in a row whose "
-                "visible scores are -20000, the masked key's -1e4 is the largest and takes "
-                "the weight. Replace masked scores by -inf",
-                lambda scores, mask: _fill_zeroed(scores, mask, -1e4),
-            ),
+            Mistake(_replaced_text(-1e4), lambda scores, mask: _fill_zeroed(scores, mask, -1e4)),
             *(
                 Mistake(
                     "your softmax overflows: e^800 is inf in float64 and inf/inf is NaN. "
@@ -416,15 +542,17 @@ MASKED_SOFTMAX = GRADERS.add(
                 "the last line sets the rows with no visible key to 0 whatever they held: "
                 "this line only keeps NaN (and NumPy's warning) out of them on the way",
             ),
-            *(
-                (
-                    f"fill: -np.inf in z = np.where(mask, scores, -np.inf) -> {fill}",
-                    "a fill replaces the masked scores; this far below every visible score "
-                    "it gives them exactly 0 weight, as -inf does (the rows with no visible "
-                    "key are set to 0 by the last line)",
-                )
-                for fill in ("-1000000000.0", "-1.7976931348623157e+308")
+            (
+                "fill: -np.inf in z = np.where(mask, scores, -np.inf) -> -1.7976931348623157e+308",
+                "a fill replaces the masked scores; the lowest float64 is below every "
+                "visible score, so it gives them exactly 0 weight, as -inf does (the rows "
+                "with no visible key are set to 0 by the last line)",
             ),
+        ),
+        properties=(
+            Property(_blind_rows_zero),
+            Property(_hidden_weight),
+            Property(_rows_sum_to_one),
         ),
     )
 )
@@ -481,10 +609,13 @@ def _mha(B: int, S: int) -> tuple[torch.nn.MultiheadAttention, torch.Tensor]:
     return layer.train(), _randn(g, B, S, _D_MODEL)
 
 
-def _qkv(B: int, S: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Seeded float32 queries, keys and values ``(B, S, D)`` (self-attention: T = S)."""
-    g = torch.Generator().manual_seed(700 + 10 * B + S)
-    return tuple(1.5 * _randn(g, B, S, _D_MODEL) for _ in range(3))  # type: ignore[return-value]
+def _qkv(B: int, S: int, T: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seeded float32 queries ``(B, T, D)``, keys and values ``(B, S, D)``; T = S (self-
+    attention) unless given (cross-attention)."""
+    g = torch.Generator().manual_seed(700 + 10 * B + S + 1000 * (T or 0))
+    return tuple(  # type: ignore[return-value]
+        1.5 * _randn(g, B, n, _D_MODEL) for n in (S if T is None else T, S, S)
+    )
 
 
 def _course_weights(q: torch.Tensor, k: torch.Tensor, attend: torch.Tensor) -> torch.Tensor:
@@ -570,6 +701,29 @@ def _kpm_dims_hint(message: str) -> str | None:
     return None
 
 
+def _kpm_shape_hint(message: str) -> str | None:
+    """nn.MultiheadAttention's refusal of a 2-D key_padding_mask of the wrong sizes."""
+    found = re.search(
+        r"of shape \((\d+), (\d+)\)\): Expected key_padded_mask\.shape\[(\d)\] to be (\d+)",
+        message,
+    )
+    if found is None:
+        return None
+    rows, columns, axis, want = (int(n) for n in found.groups())
+    if axis == 0 and columns == want:
+        return (
+            f"your mask is ({rows}, {columns}) = (S, B): the batch and key axes are swapped "
+            "(a reshape to (S, -1), or a transpose?). key_padding_mask is (B, S), one row "
+            "per sequence: keep the batch axis first and drop only the query axis"
+        )
+    which = "the batch size B" if axis == 0 else "the number of keys S"
+    return (
+        f"axis {axis} of your mask has size {(rows, columns)[axis]} where "
+        f"nn.MultiheadAttention expects {want}, {which}: key_padding_mask is (B, S), one "
+        "row per sequence and one column per key; check which axes you kept"
+    )
+
+
 def _kpm_cases() -> tuple[Case, ...]:
     return (
         Case("one padded sequence", {"mask": padding_mask(lengths=torch.tensor([2]), max_len=4)}),
@@ -604,6 +758,11 @@ _NUMPY_HINT = (
     "NumPy array",
     "return a torch tensor, as the mask you were given: PyTorch's attention takes tensors",
 )
+_LIST_HINT = (
+    "not list",
+    "you returned a Python list: return a torch tensor, as the mask you were given "
+    "(PyTorch's attention takes tensors); work on the tensor instead of converting it",
+)
 
 TO_KEY_PADDING_MASK = GRADERS.add(
     Grader(
@@ -630,6 +789,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
         ),
         error_hints=(
             ("expected `key_padding_mask` to be `None` or 2-D", _kpm_dims_hint),
+            ("key_padded_mask.shape", _kpm_shape_hint),
             (
                 "expected shape",
                 "nn.MultiheadAttention expects key_padding_mask of shape (B, S): one row per "
@@ -643,6 +803,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
             ),
             _DTYPE_HINT,
             _NUMPY_HINT,
+            _LIST_HINT,
             _NONE_HINT,
         ),
         hint="print our mask and the one you return for a padded batch side by side: which "
@@ -676,11 +837,31 @@ def check_to_key_padding_mask(fn: Callable[..., Any]) -> CheckResult:
     return check_function(TO_KEY_PADDING_MASK, fn, _run_key_padding)
 
 
-def _run_hf(fn: Callable[..., Any], attention_mask: torch.Tensor) -> tuple[Any, Any]:
-    """F.scaled_dot_product_attention on a padded batch, with ``attn_mask=fn(attention_mask)``."""
+def _additive(mask: Any) -> bool:
+    """Is ``mask`` a float tensor of 0 and -inf only (the additive form of a boolean mask)?"""
+    if not isinstance(mask, torch.Tensor) or not mask.is_floating_point():
+        return False
+    values = mask.detach()
+    return bool(((values == 0) | (values == float("-inf"))).all())
+
+
+def _run_hf(
+    fn: Callable[..., Any], attention_mask: torch.Tensor, T: int | None = None
+) -> tuple[Any, Any]:
+    """F.scaled_dot_product_attention on a padded batch, with ``attn_mask=fn(attention_mask)``:
+    self-attention, or ``T`` queries attending to the batch's keys (cross-attention)."""
     converted = fn(attention_mask)
+    if _additive(converted):
+        raise AnswerProblem(
+            WRONG_TYPE,
+            f"returned a {converted.dtype} mask of 0 and -inf where the exercise asks for a "
+            "boolean tensor,",
+            "PyTorch reads this additive form the same way, but it is not our mask: the "
+            "course's masks are boolean, True = may attend (al.combine_masks and the "
+            "chapter's functions take no other); keep the meaning of 1 and return booleans",
+        )
     B, S = attention_mask.shape
-    q, k, v = _qkv(B, S)
+    q, k, v = _qkv(B, S, T)
     eye = torch.eye(S).expand(B, S, S)
 
     def attend(mask: Any) -> tuple[Any, Any]:
@@ -691,10 +872,12 @@ def _run_hf(fn: Callable[..., Any], attention_mask: torch.Tensor) -> tuple[Any, 
     return _in_torch("F.scaled_dot_product_attention", converted, attend)
 
 
-def _reference_hf(attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _reference_hf(
+    attention_mask: torch.Tensor, T: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The attention Hugging Face's mask means: key j of sequence b visible iff it is 1."""
     B, S = attention_mask.shape
-    q, k, v = (t.double() for t in _qkv(B, S))
+    q, k, v = (t.double() for t in _qkv(B, S, T))
     weights = _course_weights(q, k, (attention_mask == 1)[:, None, :])  # (B, T, S)
     return weights.float(), (weights @ v).float()
 
@@ -711,6 +894,42 @@ def _hf_cases() -> tuple[Case, ...]:
             {"attention_mask": torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])},
         ),
         Case("no padding", {"attention_mask": torch.ones(2, 3, dtype=torch.long)}),
+        # A key mask serves any number of queries: a (B, S, S) mask fits only T = S.
+        Case(
+            "cross-attention, 2 queries",
+            {"attention_mask": torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]]), "T": 2},
+        ),
+    )
+
+
+def _hf_shape_hint(message: str) -> str | None:
+    """PyTorch's refusal of a mask that does not broadcast to the scores (B, T, S)."""
+    found = re.search(r"of shape \(([\d, ]*)\)\)", message)
+    if found is None:
+        return None
+    shape = tuple(int(n) for n in found[1].split(",") if n.strip())
+    said = f"your mask has shape {shape}"
+    if len(shape) == 2:
+        return (
+            f"{said}, (B, S): add the query axis of size 1 between the batch and the keys, "
+            "so that the mask broadcasts over the queries; PyTorch lines the mask's axes up "
+            "with the scores (B, T, S) from the right, so a (B, S) mask is read as (T, S)"
+        )
+    if len(shape) == 3 and shape[0] == 1:
+        return (
+            f"{said}, (1, B, S): the new axis went in front. PyTorch lines the mask's axes "
+            "up with the scores (B, T, S): the query axis of size 1 goes between the batch "
+            "and the keys, at position 1"
+        )
+    if len(shape) == 3 and shape[1] == shape[2]:
+        return (
+            f"{said}, (B, S, S): one row per query, which fits only as many queries as "
+            "keys; with T = 2 queries (cross-attention) PyTorch cannot use it. Return the "
+            "key mask (B, 1, S): its axis of size 1 broadcasts over any number of queries"
+        )
+    return (
+        f"{said}: PyTorch lines it up with the scores (B, T, S) from the right, so it must "
+        "be (B, 1, S): the batch, a query axis of size 1, the keys last"
     )
 
 
@@ -739,17 +958,39 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                 "attend, so return booleans (attention_mask == 1)",
                 _hf(lambda attention_mask: attention_mask[:, None, :].float()),
             ),
+            Mistake(
+                "you added a causal triangle: query i sees only keys 0 .. i. Hugging Face's "
+                "attention_mask says which keys are real tokens, nothing about their order; "
+                "a decoder adds the causal mask separately (and an (S, S) triangle does not "
+                "fit T = 2 queries). Convert the key mask only",
+                _hf(
+                    lambda attention_mask: (
+                        (attention_mask == 1)[:, None, :]
+                        & torch.ones(attention_mask.shape[-1], attention_mask.shape[-1])
+                        .tril()
+                        .bool()
+                    )
+                ),
+            ),
+            Mistake(
+                "your mask is (B, S, S), one row per query: it fits only as many queries as "
+                "keys, and PyTorch cannot use it for T = 2 queries (cross-attention). Return "
+                "the key mask (B, 1, S): its axis of size 1 broadcasts over any number of "
+                "queries",
+                _hf(
+                    lambda attention_mask: (attention_mask == 1)[:, None, :].expand(
+                        -1, attention_mask.shape[-1], -1
+                    )
+                ),
+            ),
         ),
         error_hints=(
-            (
-                "must match the size of tensor",
-                "you returned (B, S): add the query axis of size 1 ([:, None, :]) so that the "
-                "mask broadcasts over the queries; PyTorch lines the mask's axes up with the "
-                "scores (B, T, S) from the right, so a (B, S) mask is read as (T, S)",
-            ),
+            ("must match the size of tensor", _hf_shape_hint),
+            ("doesn't match the broadcast shape", _hf_shape_hint),
             ("Expected attn_mask dtype", _integer_mask_hint),
             _DTYPE_HINT,
             _NUMPY_HINT,
+            _LIST_HINT,
             _NONE_HINT,
         ),
         hint="what does 1 mean in Hugging Face's mask and True in ours, and which axis does "
@@ -873,6 +1114,12 @@ FUTURE_CHANGE = GRADERS.add(
                 lambda attend, x, t: _future_moved(attend, x, t).max(axis=0),
             ),
             Mistake(
+                "you returned one change per output position (a max over the features "
+                "only): the answer is one number, the largest change over every output "
+                "0 .. t and every feature, as a float",
+                lambda attend, x, t: _future_moved(attend, x, t).max(axis=1),
+            ),
+            Mistake(
                 "you summed the changes: the answer is the largest change of one entry "
                 "(np.max), so that it is 0 exactly when nothing moved and says by how much "
                 "the worst output moved",
@@ -918,6 +1165,22 @@ FUTURE_CHANGE = GRADERS.add(
                 "sees everything): compare all of out[: t + 1]",
                 lambda attend, x, t: float(np.max(_future_moved(attend, x, t)[t])),
             ),
+            Mistake(
+                "you returned 1.0 or 0.0, whether the outputs moved: the statement asks how "
+                "much they moved, the largest absolute change itself (0.0 for a causal layer)",
+                lambda attend, x, t: float(np.max(_future_moved(attend, x, t)) > 1e-6),
+            ),
+            Mistake(
+                "you returned the norm of the whole difference (its size over every entry): "
+                "the statement asks for the largest absolute change of one entry, a max",
+                lambda attend, x, t: float(np.linalg.norm(_future_moved(attend, x, t))),
+            ),
+            Mistake(
+                "you ran the layer on the tokens 0 .. t alone, dropping the future: the "
+                "statement keeps the sequence's length and sets the tokens after t to 0 "
+                "(a different input, and a different number for a layer that peeks)",
+                lambda attend, x, t: float(np.max(np.abs(attend(x[: t + 1]) - attend(x)[: t + 1]))),
+            ),
         ),
         hint="which tokens are the future of position t, which outputs must not move when "
         "they change, and which single number says how much those outputs moved? The "
@@ -944,7 +1207,62 @@ def check_future_change(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
     """
-    return FUTURE_CHANGE.check(fn)
+    result = FUTURE_CHANGE.check(fn)
+    if result.passed or not callable(fn):
+        return result
+    if result.diagnosed and result.status not in (WRONG_VALUES, EXCEPTION):
+        return result
+    # What the test did to its input is direct evidence: it comes before what the
+    # outputs suggest (a case clue such as "wrong only when t = 2").
+    edit = _other_edit(fn)
+    if edit is None:
+        return result
+    return record(replace(result, diagnosis=edit, diagnosed=True))
+
+
+class _Recorder:
+    """An ``attend`` that remembers every input it is given (a copy of each)."""
+
+    def __init__(self, attend: Attend) -> None:
+        self.attend, self.inputs = attend, []
+
+    def __call__(self, x: Any) -> Any:
+        self.inputs.append(np.array(x, dtype=float, copy=True))
+        return self.attend(np.asarray(x, dtype=float))
+
+
+def _other_edit(fn: Callable[..., Any]) -> str | None:
+    """What the learner's test did to the future tokens, when it did not set all of them
+    to zeros (the past and present unchanged); else ``None``."""
+    x, t = _rng().normal(size=(5, 3)), 1
+    spy = _Recorder(Attend("causal"))
+    try:
+        with np.errstate(all="ignore"):
+            fn(spy, x.copy(), t)
+    except Exception:
+        pass  # what it did before it failed is still recorded
+    for seen in spy.inputs:
+        if seen.shape != x.shape or np.array_equal(seen, x):
+            continue
+        if not np.array_equal(seen[: t + 1], x[: t + 1]):
+            continue  # the past was edited: the planted mistakes say so
+        kept = [r for r in range(t + 1, len(x)) if np.array_equal(seen[r], x[r])]
+        if kept:
+            edited = [r for r in range(t + 1, len(x)) if r not in kept]
+            return (
+                f"with t = {t}, your test edits token{'s' * (len(edited) != 1)} "
+                f"{', '.join(map(str, edited))} and leaves token{'s' * (len(kept) != 1)} "
+                f"{', '.join(map(str, kept))} as {'they were' if len(kept) > 1 else 'it was'}: "
+                "every token after t is the future, and all of them must be set to zero"
+            )
+        if np.any(seen[t + 1 :] != 0):
+            return (
+                "your test gives the tokens after t other values than zeros (with "
+                f"t = {t}, your edited token {t + 1} is {np.round(seen[t + 1], 3).tolist()}): "
+                "the statement sets them to 0, so that everyone's test returns the same "
+                "number for the same layer. Set the future tokens of the copy to zero"
+            )
+    return None
 
 
 # --- prediction questions -------------------------------------------------------------------
@@ -957,24 +1275,35 @@ FILL_LEAK = GRADERS.add(
         explanation="10000 + (-10000) = 0, exactly the visible key's score: the two keys tie "
         "and share the weight equally. A finite fill masks only when it dwarfs every score; "
         "-inf always does",
+        # The diagnoses lead to the step that was missed; none states the weight (the
+        # learner's next try must still be a computation, not a copy).
         wrong=(
             (
                 0.0,
-                "a fill of -1e4 is only 'very negative' next to small scores: added to a "
-                "masked score of 10000 it gives 0, the same as the visible key's score (a tie)",
+                "a fill of -1e4 is only 'very negative' next to small scores, and this masked "
+                "score is 10000: compute its score after the fill is added, then compare it "
+                "with the visible key's score before taking the softmax",
             ),
             (
                 1 / (1 + math.e),
-                "after the fill the masked key's score is 10000 - 10000 = 0: the same as the "
-                "visible key's, a tie, not a difference of 1",
+                "that is the weight of a score 0 against a score 1, 1 / (1 + e): but after "
+                "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
+            ),
+            (
+                math.e / (1 + math.e),
+                "that is the weight of a score 1 against a score 0, e / (1 + e): but after "
+                "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
             ),
             (
                 1.0,
-                "after the fill the masked key's score is 10000 - 10000 = 0, not 10000: it "
-                "no longer dominates, it ties with the visible key",
+                "that would hold if the masked key kept its score of 10000, but the fill is "
+                "added first: what is its score after the fill, next to the visible key's 0?",
             ),
         ),
         hint="compute the masked key's score after adding the fill, then the softmax of two scores",
+        not_finite_hint="NaN needs an infinity somewhere (an overflowing exp, or -inf minus "
+        "-inf); here every score is finite, and the fill is added before the softmax: "
+        "compute the masked key's score after the fill, then the softmax of the two scores",
     )
 )
 
@@ -995,15 +1324,18 @@ BLIND_ROW = GRADERS.add(
         explanation="every score of the row becomes -1e9, so all four are equal and the "
         "softmax spreads the weight evenly: 1/4 each. The output is the plain average of the "
         "(padding) values: silently wrong, which is why the course returns zeros there",
+        # As for fill_leak: each diagnosis names the step, none the weight.
         wrong=(
             (
                 0.0,
-                "that is the course's rule for such a row, but a plain -1e9 fill does not "
-                "implement it: four equal scores give equal weights",
+                "all-zero weights are what the course's masked_softmax gives such a row, by "
+                "treating it apart; a plain -1e9 fill does not: the softmax of a row still "
+                "sums to 1. Look at the four scores after the fill, then take their softmax",
             ),
             (
                 1.0,
-                "the weights of a row still sum to 1 and are shared by four equal scores",
+                "the weights of a row sum to 1, and one key takes all of it only when its "
+                "score is far above the others': compare the four scores after the fill",
             ),
             (
                 0.2,
@@ -1011,10 +1343,14 @@ BLIND_ROW = GRADERS.add(
             ),
             (
                 1 / 3,
-                "all four keys are masked, and all four get the same score after the fill",
+                "all four keys are masked, and the fill replaces each of their scores: count "
+                "the keys whose weights you are sharing",
             ),
         ),
         hint="after the fill, what do the four scores of the row have in common?",
+        not_finite_hint="NaN comes from -inf: a row of -inf minus its max is -inf - (-inf), "
+        "and 0/0 follows. Here the fill is -1e9, a finite number: subtract the row's max "
+        "from each of the four scores and see what the exponentials give",
     )
 )
 

@@ -39,6 +39,7 @@ from ..mechanism.multihead import MultiHeadAttention
 from ..mechanism.transformer import EncoderDecoder, FeedForward, LayerNorm
 from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
 from ..tasks.training import sequence_loss
+from .forensics import call_quietly
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised
 from .pipeline import Grader
@@ -166,6 +167,18 @@ LAYER_NORM = GRADERS.add(
                 "features, but never subtract their mean; LayerNorm centres each token first "
                 "(x minus its mean), then divides by the standard deviation",
                 _rms_norm,
+            ),
+            Mistake(
+                "your variance is the mean of x², not of (x - mean)²: you centre the "
+                "numerator but divide by the root mean square of the raw features "
+                "(RMSNorm's statistic); the variance is the mean of the squared deviations "
+                "from the mean",
+                lambda x, gamma, beta, eps=1e-5: (
+                    gamma
+                    * (x - x.mean(dim=-1, keepdim=True))
+                    / ((x**2).mean(dim=-1, keepdim=True) + eps).sqrt()
+                    + beta
+                ),
             ),
             Mistake(
                 "your mean and variance run over axis 1, not over each token's own "
@@ -337,6 +350,11 @@ FEED_FORWARD = GRADERS.add(
                 _ffn(act=lambda h: h),
             ),
             Mistake(
+                "clamp(h, max=0) is min(h, 0): it keeps the negative half and zeroes the "
+                "positive one, the opposite of ReLU, max(0, h), which keeps what is above 0",
+                _ffn(act=lambda h: h.clamp(max=0)),
+            ),
+            Mistake(
                 "you used GELU: BERT and GPT do, but this block (like the paper and "
                 "nn.TransformerEncoderLayer's default) uses ReLU, max(0, ·)",
                 _ffn(act=F.gelu),
@@ -414,6 +432,12 @@ FEED_FORWARD = GRADERS.add(
         '"The position-wise feed-forward network")',
         error_hints=(
             (
+                "torch.return_types.max",
+                "torch.max(h, 0) does not compare h with 0: its second argument is a dim, so "
+                "it reduces along axis 0 and returns a (values, indices) pair; for max(0, ·) "
+                "entry by entry compare with a tensor of zeros, or use ReLU itself",
+            ),
+            (
                 "maximum(): argument 'other'",
                 "torch.maximum compares two tensors elementwise, not a tensor with the "
                 "number 0: for max(0, h) use torch.relu(h), h.clamp(min=0), or "
@@ -486,27 +510,25 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 4 * _D * _D + 2 * _D * _F + 4 * _D,
-                f"that is {4 * _D + _F + _D:,} short: exactly the biases (4·768 of the "
-                "attention's projections, 3072 + 768 of the feed-forward network); the "
-                "LayerNorms are there, the biases are not",
+                "that leaves out exactly the biases (one per attention projection, one per "
+                "layer of the feed-forward network); the LayerNorms are there, the biases "
+                "are not",
             ),
             (
                 _BLOCK - _D * _D - _D,
-                f"that is {_D * _D + _D:,} short, one 768 x 768 matrix and its bias: the "
-                "attention layer has four projections, W_q, W_k, W_v and the output "
-                "projection W_o",
+                "that leaves out one 768 x 768 matrix and its bias: the attention layer has "
+                "four projections, W_q, W_k, W_v and the output projection W_o",
             ),
             (
                 4 * _D * _D + 2 * _D * _F + 2 * _D,
-                f"that is {_BLOCK - 4 * _D * _D - 2 * _D * _F - 2 * _D:,} short: every bias "
-                "vector is missing (4·768 for the attention's projections, 3072 + 768 for "
+                "that leaves out every bias vector (4·768 for the attention's projections, 3072 + 768 for "
                 "the feed-forward network, and the LayerNorms' β, 2·768): count the weight "
                 "matrices, then each bias vector, then γ and β of both LayerNorms",
             ),
             (
                 _BLOCK - _D * _F,
-                f"that is {_D * _F:,} = 768·3072 short, one matrix: the feed-forward network "
-                "has two, W_1 (768 x 3072) and W_2 (3072 x 768)",
+                "that leaves out one matrix of the feed-forward network: it has two, W_1 "
+                "(768 x 3072) and W_2 (3072 x 768)",
             ),
             (
                 _BLOCK / 1e6,
@@ -515,13 +537,19 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 _BLOCK - 2 * _D,
-                f"that is {2 * _D:,} short: a block has two LayerNorms, one per sub-layer, "
-                "with 2·768 numbers (γ and β) each",
+                "that leaves out one LayerNorm: a block has two, one per sub-layer, each "
+                "with its own γ and β",
             ),
             (
                 _BLOCK - _F + _D,
-                f"that is {_F - _D:,} short: b_1 has d_ff = 3072 entries (the hidden "
-                "layer's width), b_2 has 768",
+                "that gives b_1 the model's width: b_1 belongs to the hidden layer, so it "
+                "has d_ff entries, b_2 has D",
+            ),
+            (
+                _BLOCK - _D,
+                "one vector of 768 is missing: a bias of the model's width (b_2 of the "
+                "feed-forward network, or one projection's bias) or one LayerNorm's γ or β; "
+                "count the biases and the LayerNorms' vectors one by one",
             ),
             (
                 4 * _D * (_D // 12) + 4 * (_D // 12) + _FFN + 4 * _D,
@@ -532,7 +560,7 @@ BLOCK_PARAMETERS = GRADERS.add(
         near=0.02,
         near_hint="close, but the question asks for the exact count, an integer: every "
         "weight, every bias and both LayerNorms, counted one by one (a count rounded or "
-        "estimated is not accepted: one LayerNorm left out is only 1,536 away)",
+        "estimated is not accepted: one vector left out is already a wrong count)",
         hint="add the attention layer (chapter 4), the two matrices and two biases of the "
         "feed-forward network, and γ and β of each LayerNorm",
     )
@@ -698,6 +726,58 @@ def _bug(block: Any) -> str:
     return block.bug if only is None or only == block.norm_first else ""
 
 
+def _swapped_affine(norm: LayerNorm) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``norm`` with its gain and shift exchanged: γ/β swapped when the LayerNorm is called."""
+
+    def swapped(x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (x.shape[-1],), norm.beta, norm.gamma, norm.eps)
+
+    return swapped
+
+
+_SUBLAYER_BUGS = (
+    (
+        "your LayerNorm has γ and β swapped: β multiplies the normalised features and γ is "
+        "added (a call such as layer_norm(t, norm.beta, norm.gamma)); γ is the gain, β the "
+        "shift, as in exercise 7.1",
+        "gamma beta swapped",
+    ),
+    (
+        "no sub-layer has its residual connection: each sub-layer's output replaces the "
+        "stream instead of being added to it; in both placements every sub-layer adds its "
+        "output to the stream it read",
+        "no residuals",
+    ),
+)
+"""Bugs planted the same way in every block (encoder and decoder): ``(diagnosis, bug)``."""
+
+_PRE_LN_SELF_BUGS = (
+    (
+        "in your pre-LN block the self-attention's queries come from the raw stream x, its "
+        "keys and values from the normalised one: in pre-LN the sub-layer reads norm(x) "
+        "alone, as its queries, keys and values",
+        "self queries not normalised",
+    ),
+    (
+        "in your pre-LN block the self-attention's keys and values come from the raw "
+        "stream x, only its queries from the normalised one: in pre-LN the sub-layer reads "
+        "norm(x) alone, as its queries, keys and values",
+        "self keys values raw",
+    ),
+    *(
+        (
+            "in your pre-LN block the feed-forward network's LayerNorm reads a stale "
+            "tensor, the stream (or its normalised copy) from before the previous "
+            "sub-layer's residual was added: it must read the stream as the previous "
+            "sub-layer left it, x after `x = x + ...`",
+            bug,
+        )
+        for bug in ("ffn reads stale input", "ffn reads stale normed")
+    ),
+)
+"""Pre-LN slips of the self-attention and the feed-forward input, in every block."""
+
+
 class _PlantedEncoder(_EncoderParts):
     """An encoder block with one bug (``bug``), in both placements or ``only`` one."""
 
@@ -711,12 +791,18 @@ class _PlantedEncoder(_EncoderParts):
         elif bug == "mask inverted" and mask is not None:
             mask = ~mask
 
-        def attn(h):
+        def attn(h, raw=None):
+            if bug == "self queries not normalised" and raw is not None:
+                return self.self_attn(raw, h, h, mask=mask)[0]
+            if bug == "self keys values raw" and raw is not None:
+                return self.self_attn(h, raw, raw, mask=mask)[0]
             return self.self_attn(h, mask=mask)[0]
 
         n1, n2 = (self.norm2, self.norm1) if bug == "norms swapped" else (self.norm1, self.norm2)
         if bug == "one norm":
             n2 = n1
+        if bug == "gamma beta swapped":
+            n1, n2 = _swapped_affine(n1), _swapped_affine(n2)
         pre = {
             "always post-LN": False,
             "always pre-LN": True,
@@ -748,13 +834,23 @@ class _PlantedEncoder(_EncoderParts):
         if bug == "post attn, pre ffn":
             x = n1(x + attn(x))
             return x + self.ffn(n2(x))
+        if bug == "no residuals":
+            if pre:
+                x = attn(n1(x))
+                return self.ffn(n2(x))
+            return n2(self.ffn(n1(attn(x))))
         if pre:
             if bug == "normalised stream":
                 x = n1(x)
                 x = x + attn(x)
                 x = n2(x)
                 return x + self.ffn(x)
-            a = attn(n1(x))
+            if bug in ("ffn reads stale input", "ffn reads stale normed"):
+                h = n1(x)
+                before = h if bug.endswith("normed") else x
+                x = x + attn(h)
+                return x + self.ffn(n2(before))
+            a = attn(n1(x), raw=x)
             x = a if bug == "no attention residual" else x + a
             f = self.ffn(n2(x))
             return f if bug == "no ffn residual" else x + f
@@ -929,6 +1025,12 @@ ENCODER_BLOCK = GRADERS.add(
                 "picks",
                 "post attn, pre ffn",
             ),
+            *(m for diagnosis, bug in _SUBLAYER_BUGS for m in _encoder_mistakes(diagnosis, bug)),
+            *(
+                Mistake(d, _planted_encoder(bug, "pre"))
+                for d, bug in _PRE_LN_SELF_BUGS
+                if bug != "ffn reads stale input"  # pre-LN's "parallel" sub-layers, above
+            ),
             *_encoder_mistakes(
                 "norm1 serves both sub-layers: each sub-layer has its own LayerNorm with "
                 "its own γ and β, norm1 for the attention and norm2 for the feed-forward "
@@ -1093,13 +1195,21 @@ class _PlantedDecoder(_DecoderParts):
             self_mask = ~self_mask
         if bug == "memory mask ignored":
             memory_mask = None
+        elif bug == "memory mask inverted" and memory_mask is not None:
+            memory_mask = ~memory_mask
         n1, n2, n3 = self.norm1, self.norm2, self.norm3
+        if bug == "gamma beta swapped":
+            n1, n2, n3 = (_swapped_affine(n) for n in (n1, n2, n3))
         if bug == "norms 2 and 3 swapped":
             n2, n3 = n3, n2
         elif bug == "norm2 twice":
             n3 = n2
 
-        def self_sub(h):
+        def self_sub(h, raw=None):
+            if bug == "self queries not normalised" and raw is not None:
+                return self.self_attn(raw, h, h, mask=self_mask)[0]
+            if bug == "self keys values raw" and raw is not None:
+                return self.self_attn(h, raw, raw, mask=self_mask)[0]
             return self.self_attn(h, mask=self_mask)[0]
 
         def cross_sub(h, normed_memory=None):
@@ -1131,14 +1241,18 @@ class _PlantedDecoder(_DecoderParts):
                 return x + self.ffn(n_ffn(x))
             x = n1(x + self_sub(x))
             return n_ffn(x + self.ffn(x))
+        stale = x
         for which in order:
             sub, norm = subs[which]
-            keep = not (which == "cross" and bug == "no cross residual")
+            keep = not (which == "cross" and bug == "no cross residual") and bug != "no residuals"
+            stale = norm(x) if bug == "ffn reads stale normed" else x
             if pre:
                 if which == "cross" and bug == "memory normalised":
                     out = cross_sub(norm(x), norm(memory))
                 elif which == "cross" and bug == "cross queries not normalised":
                     out = sub(x)
+                elif which == "self":
+                    out = sub(norm(x), raw=x)
                 else:
                     out = sub(norm(x))
                 if bug == "normalised stream" or (
@@ -1152,10 +1266,13 @@ class _PlantedDecoder(_DecoderParts):
             else:
                 out = sub(x)
                 x = norm(x + out if keep else out)
+        bare = bug in ("no ffn residual", "no residuals")
         if pre:
-            h = n3(x)
+            h = n3(stale if bug.startswith("ffn reads stale") else x)
+            if bare:
+                return self.ffn(h)
             return (h if bug == "normalised stream" else x) + self.ffn(h)
-        return n3(x + self.ffn(x))
+        return n3(self.ffn(x) if bare else x + self.ffn(x))
 
 
 _CROSS_ON_ITSELF = (
@@ -1301,6 +1418,20 @@ DECODER_BLOCK = GRADERS.add(
                     "normalised stream self",
                 )
             ),
+            *(m for diagnosis, bug in _SUBLAYER_BUGS for m in _decoder_mistakes(diagnosis, bug)),
+            *(Mistake(d, _planted_decoder(bug, "pre")) for d, bug in _PRE_LN_SELF_BUGS),
+            *_decoder_mistakes(
+                "the feed-forward sub-layer has no residual connection: its output "
+                "replaces the stream instead of being added to it",
+                "no ffn residual",
+            ),
+            *_decoder_mistakes(
+                "the memory mask is inverted: in the course's convention True means 'may "
+                "attend' (PyTorch's memory_key_padding_mask means the opposite), so with "
+                "~memory_mask the target tokens read only the source's padding; pass "
+                "memory_mask as it is",
+                "memory mask inverted",
+            ),
             Mistake(
                 "in your pre-LN block the cross-attention's queries come from the raw "
                 "stream x: like every pre-LN sub-layer, it reads the normalised norm2(x) "
@@ -1424,7 +1555,40 @@ def _run_greedy(fn, src, max_len, model):
     _, bos, eos = _ids(model)
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
         lm = _small_model(model, dropout=_GREEDY_DROPOUT)
-        return fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+        calls = []  # the source rows each encoder run reads: the statement asks for one run
+        hook = lm.encoder.register_forward_hook(lambda _, given, __: calls.append(len(given[0])))
+        try:
+            out = fn(lm, src, bos_id=bos, eos_id=eos, max_len=max_len)
+        finally:
+            hook.remove()
+    _ENCODER_RUNS[:] = [len(calls), sum(calls), len(src)]
+    return out
+
+
+_ENCODER_RUNS: list[int] = []
+"""The last decoding's encoder runs, the source rows they read in all, and the batch size."""
+
+
+def _encodes_once(fn: Any) -> tuple[str, str] | None:
+    """Refuses a decoding with the right tokens that runs the encoder at every step."""
+    case = GREEDY_DECODE.cases[0]
+    try:
+        call_quietly(fn, case)
+    except Exception:  # the values were right on every case: nothing to conclude
+        return None
+    if not _ENCODER_RUNS:
+        return None
+    runs, rows, batch = _ENCODER_RUNS
+    if rows <= batch:  # each source row encoded once (all at once, or row by row)
+        return None
+    return (
+        f"right tokens, but your decoding ran the encoder {runs} times for one source "
+        f"batch (case {case.describe()})",
+        "the statement asks to run the encoder once: the source does not change while you "
+        "decode, so encode it before the loop (`model.encode(src)`) and give that memory to "
+        "`model.decode` at every step; calling the whole model, `model(src, prefix)`, "
+        "encodes the source again at each step (the same tokens, at many times the cost)",
+    )
 
 
 _GREEDY_DROPOUT = 0.3
@@ -1467,7 +1631,9 @@ def _greedy(
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for _ in range(max_len + steps):
             logits = model.decode(out[:, -1:] if last_only else out, memory, src_mask)
-            if pick == "softmax over positions":
+            if pick == "sample":
+                nxt = torch.multinomial(logits[:, -1].softmax(-1), 1)[:, 0]
+            elif pick == "softmax over positions":
                 nxt = logits.softmax(dim=1)[:, position].argmax(-1)
             elif pick == "argmax over positions":
                 nxt = logits.argmax(dim=1)[:, position]
@@ -1557,10 +1723,19 @@ GREEDY_DECODE = GRADERS.add(
                 _planted_greedy(keep_bos=True),
             ),
             Mistake(
-                "you take the prediction at the first position: the logits of the *last* "
-                "position of the prefix predict the next token (the first position only "
-                "ever sees BOS, so it predicts the same token at every step)",
+                "every step predicts from BOS alone, so every row repeats one token: either "
+                "the prefix you give the decoder never grows (append each new token to the "
+                "prefix you decode next), or you take the logits of the first position "
+                "(the *last* position's logits predict the next token; the first one only "
+                "ever sees BOS)",
                 _planted_greedy(position=0),
+            ),
+            Mistake(
+                "you draw the next token at random from the softmax (torch.multinomial, a "
+                "sample): greedy decoding takes the most likely token, the argmax of the last "
+                "position's logits over the vocabulary, so the same source always gives the "
+                "same tokens",
+                _planted_greedy(pick="sample"),
             ),
             Mistake(
                 "the new token goes in front of the earlier ones: the decoder must read "
@@ -1660,12 +1835,19 @@ GREEDY_DECODE = GRADERS.add(
                 "model.encode(src), not the source's token ids",
             ),
             (
+                "Tensors must have same number of dimensions",
+                "the prefix is (B, t) and the new tokens are (B,), one per row: give them a "
+                "token axis of length 1, (B, 1), before joining them along dim=1 (indexing "
+                "with None, or unsqueeze)",
+            ),
+            (
                 "cannot be converted to Scalar",
                 "`.item()` needs a one-element tensor, and the next tokens hold one per row: "
                 "keep a (B,) `finished` tensor and stop when finished.all()",
             ),
         ),
         properties=(Property(_decoded_length),),
+        structure=_encodes_once,
         rtol=0.0,
         atol=0.0,
         wrap=lambda fn: adapt(_run_greedy, fn),
@@ -1787,6 +1969,7 @@ def _loss(
     softmax: bool = False,
     nll_on_logits: bool = False,
     log_softmax_dim: int | None = None,
+    smoothing: float = 0.0,
 ) -> Callable[..., torch.Tensor]:
     """A training loss with one planted difference."""
 
@@ -1805,7 +1988,9 @@ def _loss(
         if nll_on_logits or log_softmax_dim is not None:
             per_token = F.nll_loss(logits.transpose(1, 2), tgt_out, reduction="none")
         else:
-            per_token = F.cross_entropy(logits.transpose(1, 2), tgt_out, reduction="none")
+            per_token = F.cross_entropy(
+                logits.transpose(1, 2), tgt_out, reduction="none", label_smoothing=smoothing
+            )
         keep = {
             "target": tgt_out != pad_id,
             "none": torch.ones_like(tgt_out, dtype=torch.bool),
@@ -1836,6 +2021,15 @@ TRAINING_LOSS = GRADERS.add(
         reference=_reference_loss,
         cases=_loss_cases(),
         mistakes=(
+            *(
+                Mistake(
+                    f"that is a label-smoothed loss (label_smoothing={eps}): the exercise's "
+                    "loss is the plain cross-entropy, minus the log of the right token's "
+                    "probability; smoothing is a training choice that changes the number",
+                    _planted_loss(smoothing=eps),
+                )
+                for eps in (0.1, 0.05, 0.2)
+            ),
             Mistake(
                 "the decoder reads the very tokens it must predict (no shift): with the "
                 "causal mask position t sees token t, so it only has to copy; it must "
@@ -1988,6 +2182,11 @@ INITIAL_LOSS = GRADERS.add(
                 -math.log(_GPT2_VOCAB),
                 "the right size with the wrong sign: a cross-entropy is never negative; it is "
                 "minus the log of a probability below 1",
+            ),
+            (
+                math.log(math.log(_GPT2_VOCAB)),
+                "that is the log taken twice, ln(ln n_vocab): the loss is minus the log of "
+                "the right token's probability, one log",
             ),
             (
                 math.log(_GPT2_VOCAB) / 2,

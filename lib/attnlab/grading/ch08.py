@@ -309,7 +309,10 @@ ONLINE_UPDATE = GRADERS.add(
         hint="the new maximum compares the old one with the block's own, row by row; then "
         "ask what each term already in `total` is relative to, and what it must be relative "
         'to now (the chapter\'s section "Online softmax: one pass over blocks")',
-        error_hints=_NUMPY_ERRORS,
+        error_hints=(
+            *_NUMPY_ERRORS,
+            ("could not be broadcast", lambda message: _tile_broadcast_hint(message)),
+        ),
         equivalent=(_maximum_swapped("block"),),
     )
 )
@@ -332,6 +335,8 @@ def _softmax_cases() -> tuple[Case, ...]:
     masked[0, :6] = -INF  # its first blocks see only masked scores
     masked[2] = -INF  # a row with no visible score
     masked[3, ::3] = -INF
+    peak = rng.standard_normal((2, 8))
+    peak[:, 1] += 800.0  # the max of the row comes first, every later block far below it
     return (
         Case("blocks of 3", {"x": 2.0 * rng.standard_normal((3, 9)), "block_size": 3}),
         Case("a short last block", {"x": 2.0 * rng.standard_normal((2, 7)), "block_size": 3}),
@@ -348,6 +353,7 @@ def _softmax_cases() -> tuple[Case, ...]:
                 "block_size": 3,
             },
         ),
+        Case("the max in the first block (800 above the rest)", {"x": peak, "block_size": 3}),
     )
 
 
@@ -403,20 +409,23 @@ def _softmax_variant(
     width: int = 0,
     weights_max: str = "final",
     two_d: bool = False,
+    start_max: float = -INF,
+    skip_empty: bool = True,
 ) -> Callable[..., Any]:
     """Planted: the worked online softmax with one difference (blocks, their width, rescale,
-    empty rows, a running max that forgets, the max the weights use, 2-D only indexing)."""
+    empty rows, a running max that forgets, the max the weights use, 2-D only indexing, the
+    running max's starting value)."""
 
     def softmax(x: Any, block_size: int) -> Any:
         n = x.shape[1] if two_d else x.shape[-1]
         stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
         rows = x.shape[:1] if two_d else x.shape[:-1]
-        m, total = np.full(rows, -INF), np.zeros(rows)
+        m, total = np.full(rows, start_max), np.zeros(rows)
         first = None
         for start in range(0, stop, block_size):
             end = start + block_size + width
             block = x[:, start:end] if two_d else x[..., start:end]
-            if block.shape[-1] == 0:
+            if block.shape[-1] == 0 and skip_empty:
                 continue
             top = np.max(block, axis=1 if two_d else -1)
             m_new = top if forget_max else np.maximum(m, top)
@@ -525,7 +534,7 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
         return None
     widest = max(watched.seen, default=0)
     if widest <= 4:
-        return None
+        return _uses_block_size(fn)
     return (
         f"right values, but not block by block: called with rows of 10 scores and "
         f"block_size=4, your code took a max or a sum over {widest} scores of a row at once",
@@ -533,6 +542,30 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
         "scores along the last axis, never the whole row at once, and keeps only a running "
         "max and sum per row between blocks (your update of 8.1); the one-pass softmax "
         "gives the same numbers but needs the whole row in memory",
+    )
+
+
+def _uses_block_size(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax whose blocks are as wide as it likes, whatever `block_size`."""
+    x = _rng().standard_normal((2, 10))
+    watched = x.copy().view(_Watched)
+    watched.seen = []
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(watched, 3)
+    except Exception:
+        return None
+    widths = sorted(set(watched.seen))
+    if not widths or 3 in widths:
+        return None
+    return (
+        f"right values, but not with the blocks asked for: called with rows of 10 scores "
+        f"and block_size=3, your code reduced blocks of {' and '.join(map(str, widths))} "
+        "scores",
+        "your loop ignores its `block_size` argument (a block width written as a number): "
+        "the caller picks the block size, as a kernel picks the tile that fits its fast "
+        "memory; step and slice with `block_size` itself",
     )
 
 
@@ -546,8 +579,8 @@ ONLINE_SOFTMAX = GRADERS.add(
         mistakes=(
             Mistake(
                 "NaN in a row that starts with masked blocks: while nothing is visible the "
-                "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN; subtract 0 "
-                "instead of m' while m' is -inf",
+                "running max is -inf and exp(m - m') is exp(-inf - (-inf)) = NaN: that "
+                "subtraction needs a guard for as long as no visible score has been seen",
                 _softmax_planted(_update_unguarded),
             ),
             Mistake(
@@ -617,11 +650,25 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_variant(forget_max=True),
             ),
             Mistake(
+                "your running max starts at 0, not at -inf: it can only go up from its start, "
+                "so a row whose scores all lie below 0 (here the row near -1000) keeps m = 0, "
+                "every e^(x - m) underflows to 0 and its weights vanish; start from a max that "
+                "has seen nothing, below every score",
+                _softmax_variant(start_max=0.0),
+            ),
+            Mistake(
                 "your blocks leave out one score each (a slice that stops one short of "
                 "start + block_size): those scores never reach the running max and sum, so "
                 "the weights come out too large; a slice's end is excluded already, so a "
                 "block ends at start + block_size",
                 _softmax_variant(width=-1),
+            ),
+            Mistake(
+                "your blocks leave out one score each (a slice that stops one short of "
+                "start + block_size): with block_size = 1 the block is empty, and a max over "
+                "no scores has no value; a slice's end is excluded already, so a block ends "
+                "at start + block_size",
+                _softmax_variant(width=-1, skip_empty=False),
             ),
             Mistake(
                 "your blocks overlap by one score (a slice one past start + block_size): the "
@@ -857,6 +904,14 @@ def _tile_broadcast_hint(message: str) -> str | None:
             "the scores along axis=-2 gives one number per key instead: reduce each row "
             "over its keys, along the last axis"
         )
+    flipped = re.search(r"shapes \((\d+),(\d+)\) \((\d+),(\d+)\)", message)
+    if flipped is not None and flipped[1] == flipped[4] != flipped[2] == flipped[3]:
+        return (
+            f"two arrays with the same axes in opposite orders met, ({flipped[1]},"
+            f"{flipped[2]}) and ({flipped[3]},{flipped[4]}): the weighted values came out "
+            "transposed, features first; acc keeps one row per query and the values' "
+            "features last, so check the order of the product's operands and any transpose"
+        )
     row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
     if row is not None and row[1] == row[3]:
         return (
@@ -877,6 +932,31 @@ TILE_UPDATE = GRADERS.add(
         cases=_tile_cases(),
         outputs=("m", "total", "acc"),
         mistakes=(
+            Mistake(
+                "you multiply the new tile's term by alpha too, alpha·(acc + p v): only what "
+                "acc held before is relative to the old max; the new tile's weights p are "
+                "computed against the new max already, so only the old acc is rescaled",
+                lambda m, l, acc, scores, v: (  # noqa: E741
+                    (m_new := np.maximum(m, np.max(scores, axis=-1))),
+                    (
+                        a := np.exp(
+                            np.where(
+                                np.isfinite(m), m - np.where(np.isfinite(m_new), m_new, 0.0), -INF
+                            )
+                        )
+                    )
+                    * l
+                    + np.sum(
+                        np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]),
+                        axis=-1,
+                    ),
+                    a[..., None]
+                    * (
+                        acc
+                        + np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]) @ v
+                    ),
+                ),
+            ),
             Mistake(
                 "you rescaled `total` but not acc: the accumulator is a sum of exp(s - m) v, so "
                 "it needs the same factor exp(m - m') as `total` when the max rises",
@@ -1091,6 +1171,28 @@ KV_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "the new key went into the value cache and the new value into the key cache: "
+                "each cache grows by its own kind of vector, the key cache by k and the value "
+                "cache by v",
+                lambda q, k, v, kc, vc: (
+                    _attend(q, torch.cat([kc, v], -2), torch.cat([vc, k], -2)),
+                    torch.cat([kc, v], -2),
+                    torch.cat([vc, k], -2),
+                ),
+            ),
+            Mistake(
+                "every weight of yours is 1, so out is the sum of the values: your softmax "
+                "normalises one number at a time, either because it runs along the query "
+                "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
+                "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
+                "normalised along the keys, the last axis",
+                lambda q, k, v, kc, vc: (
+                    torch.cat([vc, v], -2).sum(-2, keepdim=True),
+                    torch.cat([kc, k], -2),
+                    torch.cat([vc, v], -2),
+                ),
+            ),
+            Mistake(
                 "you returned the old caches: return the caches with the new key and value "
                 "appended, for the next step",
                 lambda q, k, v, kc, vc: (
@@ -1289,7 +1391,7 @@ GQA = GRADERS.add(
             Mistake(
                 "query head h used key-value head h % G (k.repeat tiles the heads: 0, 1, 0, "
                 "1, ...); head h belongs to group h // (H / G): repeat each key-value head "
-                "H/G times in place (repeat_interleave)",
+                "H/G times in place, next to itself",
                 lambda q, k, v: _attend(
                     q,
                     k.repeat(1, q.shape[1] // k.shape[1], 1, 1),
@@ -1497,9 +1599,12 @@ class _PlantedGQA(nn.Module):
             k, v = k.repeat(1, H // G, 1, 1), v.repeat(1, H // G, 1, 1)
         else:  # heads 0, 0, 1, 1, ...
             k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
-        scale = {"no scale": 1.0, "model scale": 1 / math.sqrt(x.shape[-1])}.get(
-            self.bug, 1 / math.sqrt(self.d_head)
-        )
+        scale = {
+            "no scale": 1.0,
+            "model scale": 1 / math.sqrt(x.shape[-1]),
+            "kv head scale": 1 / math.sqrt(x.shape[-1] // G),  # d_model / n_kv_heads
+            "kv width scale": 1 / math.sqrt(G * self.d_head),  # W_k's out_features
+        }.get(self.bug, 1 / math.sqrt(self.d_head))
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
         if self.bug == "scores as weights":
             if mask is not None:
@@ -1538,6 +1643,22 @@ def _bias_hint(message: str) -> str | None:
     return (
         "your projections have no bias (bias=False): the lib's GroupedQueryAttention, whose "
         "weights the checker copies into yours, uses nn.Linear with its default bias"
+    )
+
+
+def _kv_head_size_hint(message: str) -> str | None:
+    """q @ kᵀ whose inner sizes differ because k was split into too many heads."""
+    found = re.search(r"to be: \[(\d+), (\d+)\] but got: \[(\d+), (\d+)\]", message)
+    if found is None or found[1] != found[3]:
+        return None
+    want, got = int(found[2]), int(found[4])
+    if not got < want or want % got:
+        return None
+    return (
+        f"your keys have {got} features per head where the queries have {want}: W_k's and "
+        "W_v's output holds G heads of d = d_model / n_heads features each; split it into "
+        "n_kv_heads heads (not n_heads, which cuts it into smaller pieces), then repeat "
+        "each head to line up with the query heads"
     )
 
 
@@ -1617,6 +1738,18 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("no W_o"),
             ),
             Mistake(
+                "you scaled the scores by √(d_model / n_kv_heads), a head size computed from "
+                "the key-value heads: every head, query or key-value, has d = d_model / "
+                "n_heads features, and the scale is 1/√d",
+                _planted_gqa("kv head scale"),
+            ),
+            Mistake(
+                "you scaled the scores by the square root of n_kv_heads · d, the width of "
+                "W_k's output: the scale is 1/√d, d = d_model / n_heads the size of one "
+                "head's query and key vectors",
+                _planted_gqa("kv width scale"),
+            ),
+            Mistake(
                 "you scaled the scores by √d_model: the scale is √d, with d = d_model / "
                 "n_heads the size of one head, the length of the vectors each dot product "
                 "multiplies",
@@ -1649,6 +1782,7 @@ GQA_MODULE = GRADERS.add(
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
             ("non-singleton dimension 1", _module_heads_hint),
+            ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
             ("size mismatch for W_k", _KV_SIZE),
             ("size mismatch for W_v", _KV_SIZE),
             (
@@ -1734,8 +1868,9 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (
                 24.0,
-                "that is half of the answer: either the keys or the values alone (the factor "
-                "2 for both), or numbers, not bytes (a float16 number is 2 bytes)",
+                "a factor is missing: either you cached the keys or the values alone (the "
+                "cache holds both), or you counted numbers, not bytes (a float16 number is "
+                "2 bytes)",
             ),
             (
                 240.0,
@@ -1744,8 +1879,8 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (
                 0.75,
-                "that is 64 times too small: each cached key and value is a vector of "
-                "d_head = 64 numbers",
+                "you left out the head size: each cached key and value is a vector of "
+                "d_head numbers, not one number",
             ),
             (
                 72.0,
@@ -1759,8 +1894,8 @@ CACHE_MEMORY = GRADERS.add(
             (96.0, "float16 is 2 bytes per number, not 4"),
             (
                 384.0,
-                "that is 8 times 48: bits, not bytes (a float16 number is 16 bits, 2 bytes), "
-                "or else the 16 query heads with 4-byte numbers",
+                "that counts bits, not bytes (a float16 number is 16 bits, 2 bytes), or "
+                "else the 16 query heads with 4-byte numbers",
             ),
             (
                 50331648.0,
@@ -1804,14 +1939,19 @@ CAUSAL_TILES = GRADERS.add(
         wrong=(
             (
                 28,
-                "you counted the tiles below the diagonal; the 8 diagonal tiles are partly "
-                "visible and must be computed too",
+                "you counted the tiles below the diagonal; the tiles on the diagonal are "
+                "partly visible and must be computed too",
             ),
             (64, "tiles above the diagonal see only future keys: they are skipped"),
             (
+                29,
+                "you counted the diagonal as one tile: it is a line of tiles, one in every "
+                "row of tiles, each partly visible and computed",
+            ),
+            (
                 8,
-                "the diagonal tiles are computed, but so are the 28 below it: every query "
-                "there sees every key, all of them in its past",
+                "the diagonal tiles are computed, but so is every tile below the diagonal: "
+                "every query there sees every key, all of them in its past",
             ),
             (
                 56,
@@ -1840,8 +1980,8 @@ CAUSAL_TILES = GRADERS.add(
             ),
             (
                 72,
-                "that is 8·9, the diagonal and the tiles below it counted twice: the count "
-                "is 8·9/2 (8 tiles on the diagonal, 28 below)",
+                "that counts the diagonal and the tiles below it twice: count each computed "
+                "tile once, those on the diagonal and those below it",
             ),
             (
                 45,

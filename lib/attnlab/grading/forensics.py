@@ -418,6 +418,13 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         ),
     ),
     (
+        "view() takes from 0 to 2 positional arguments",
+        _fixed(
+            "`.view` of a NumPy array is not torch's: NumPy's view(dtype) reinterprets the "
+            "bytes as another dtype and takes no shape; use .reshape(...) to change the shape"
+        ),
+    ),
+    (
         "Input must be 1- or 2-d",
         _fixed(
             "np.diag works on 1-D or 2-D arrays only, and this case's intermediate result "

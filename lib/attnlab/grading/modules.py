@@ -251,6 +251,12 @@ def building_error(err: BaseException, call: str, signature: str) -> Finding:
 
 def _building_diagnosis(message: str) -> str | None:
     """A diagnosis for a layer that fails to build for a known reason other than its signature."""
+    if "before Module.__init__() call" in message:
+        return (
+            "call super().__init__() first, before any self.… assignment or "
+            "register_buffer: nn.Module sets up its stores of parameters, buffers and "
+            "submodules there"
+        )
     if "cannot assign" in message and "to buffer" in message and "numpy" in message:
         return (
             "register_buffer takes a torch tensor, not a NumPy array: convert the table "

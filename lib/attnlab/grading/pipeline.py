@@ -219,6 +219,7 @@ class Grader:
     norm_atol: float = 0.0
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
+    dtype_probe: bool = True
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -296,6 +297,15 @@ class Grader:
                     text, reason = relations.shape_clue(
                         tuple(got.shape), tuple(want.shape), name=name, named=named
                     )
+                    fixed = relations.fixed_shape_clue(
+                        [
+                            (tuple(r.outputs[k].shape), tuple(r.expected[k].shape), r.case.inputs)
+                            for r in runs
+                            if r.outputs is not None
+                        ],
+                        name=name,
+                    )
+                    reason = fixed or reason
                     return self._failure(
                         WRONG_SHAPE,
                         f"wrong shape{self._of(name)} on case {run.case.describe()}: {text}",
@@ -366,6 +376,9 @@ class Grader:
             if problem is not None:
                 status, message, diagnosis = problem
                 return self._result(status, message, diagnosis, max_error, diagnosed=True)
+        found = self._dtype_problem(fn)
+        if found is not None:
+            return self._result(WRONG_TYPE, found[0], found[1], max_error, diagnosed=True)
         # The success line states the tolerance that was met, never the error itself: the
         # last digits of a float error differ between CPUs, thread counts and BLAS builds,
         # and the committed notebooks' outputs must read the same on every machine.
@@ -373,6 +386,78 @@ class Grader:
         return self._result(PASSED, _passed_line(n, self.rtol), None, max_error)
 
     # ---- helpers
+
+    def _dtype_problem(self, fn: Any) -> tuple[str, str] | None:
+        """:meth:`_float32_problem`, leaving the global random state as it was (the notebook's
+        next random numbers must not depend on the check: building layers draws weights)."""
+        import torch  # only torch inputs get here
+
+        with torch.random.fork_rng(devices=[]):
+            return self._float32_problem(fn)
+
+    def _float32_problem(self, fn: Any) -> tuple[str, str] | None:
+        """``(message, diagnosis)`` when ``fn`` turns float32 tensors into another dtype.
+
+        The cases are float64 (so that the comparison is tight); a float32 model is what the
+        chapters build. The first case whose inputs hold a float64 tensor is run again with
+        every float64 tensor made float32: each floating-point tensor ``fn`` returns must be
+        float32 too (a ``.double()`` inside passes every float64 case, and breaks the next
+        float32 layer). Only the dtype is compared, not the values.
+        """
+        if self.dtype_probe is False:
+            return None
+        for case in self.cases:
+            if any(
+                is_torch_array(a) and str(a.dtype) == "torch.float64" for a in case.inputs.values()
+            ):
+                break
+        else:
+            return None
+        inputs = {
+            k: (a.float() if is_torch_array(a) and str(a.dtype) == "torch.float64" else a)
+            for k, a in case.inputs.items()
+        }
+        single = Case(f"{case.label}, in float32", inputs, case.options)
+        try:  # only where the reference itself keeps float32 (not a float64 model's adapter)
+            kept = self._items(call_quietly(self.reference, single)[0])
+        except Exception:
+            return None
+        if not any(is_torch_array(k) and str(k.dtype) == "torch.float32" for k in kept) or any(
+            is_torch_array(k) and str(k.dtype) == "torch.float64" for k in kept
+        ):
+            return None
+        try:
+            returned, _ = call_quietly(fn, single)
+        except Exception as err:
+            return (
+                f"right values on float64 inputs, but on float32 inputs (case "
+                f"{single.describe()}) it raised {type(err).__name__}: {_raised(err).message}",
+                "your code mixes dtypes: something inside is float64 whatever the input "
+                "(a tensor built with dtype=torch.float64, or a `.double()`); build new "
+                "tensors with the input's dtype (`dtype=x.dtype`, `x.new_zeros(...)`)",
+            )
+        if self.adapt is not None:
+            returned = self.adapt(returned)
+        try:
+            items = self._items(returned)
+        except TypeError:
+            return None
+        for name, item in zip(self.outputs, items, strict=False):
+            if (
+                is_torch_array(item)
+                and item.is_floating_point()
+                and str(item.dtype) != "torch.float32"
+            ):
+                what = "your function returns" if len(self.outputs) == 1 else f"`{name}` is"
+                return (
+                    f"right values, but {what} {str(item.dtype).removeprefix('torch.')} "
+                    f"for float32 inputs (case {single.describe()})",
+                    "the output must keep the input's dtype: a cast such as `.double()`, "
+                    "`.to(torch.float64)` or a float64 tensor mixed in promotes the result, "
+                    'and inside a float32 model the next nn.Linear then refuses it ("expected '
+                    "... same dtype\"); compute in the input's dtype, without the cast",
+                )
+        return None
 
     def _statistical_problem(self, fn: Any, runs: list[_Run]) -> tuple[str, str] | None:
         """Within the tolerance, but not repeatable, or exactly a planted mistake's draws."""

@@ -125,6 +125,9 @@ class Question:
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
             below the precision the question asks for); every other variant is refused.
+        not_finite_hint: the diagnosis of a NaN or infinite answer to a numerical question,
+            when the belief behind it is known (where that value would come from, and why
+            it does not here); by default, the answer is said to be finite.
 
     Raises:
         ValueError: if the question is inconsistent (a str answer outside ``choices``, a
@@ -143,6 +146,7 @@ class Question:
     equivalent: tuple[tuple[str, str], ...] = ()
     near: float = 0.0
     near_hint: str = ""
+    not_finite_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
     reason: Callable[[float], str | None] | None = None
 
@@ -283,12 +287,15 @@ class Question:
             if _is_number(given):
                 if not math.isfinite(float(given)):
                     not_ = "NaN" if math.isnan(float(given)) else "infinite"
-                    return None, f"got {given}", f"the answer is a finite number, not {not_}"
+                    hint = self.not_finite_hint or f"the answer is a finite number, not {not_}"
+                    return None, f"got {given}", hint
                 return given, None, None
             if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
                 text = given.strip().replace(",", "").replace("_", "").replace(" ", "")
                 return float(text) if "." in text else int(text), None, None
             hint = "write the number without quotes" if isinstance(given, str) else None
+            if isinstance(given, (list, tuple)):
+                hint = "answer one number, not a list: the question asks for a single value"
             return None, f"expected a number, got {given!r}", hint
         if kind == "bool":
             if isinstance(given, bool):

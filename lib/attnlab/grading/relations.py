@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Seen", "cases_clue", "nan_clue", "shape_clue", "sizes", "value_clue"]
+__all__ = [
+    "Seen",
+    "cases_clue",
+    "fixed_shape_clue",
+    "nan_clue",
+    "shape_clue",
+    "sizes",
+    "value_clue",
+]
 
 _SHAPE = re.compile(r"(\w+): \(([^()]*)\)")
 
@@ -487,9 +495,56 @@ def shape_clue(
                 f"axis {i} of {yours} has size {_label(got[i], named)} where it should have "
                 f"{_label(want[i], named)}: which input gives that axis its size?"
             )
+    if (
+        len(got) == len(want)
+        and got
+        and {g - w for g, w in zip(got, want, strict=True)} in ({1}, {-1})
+        and not set(got) & set(named.values())  # (d, d) for (T, T): another size, not n ± 1
+    ):
+        longer = "longer" if got[0] > want[0] else "shorter"
+        return text, (
+            f"every axis of {yours} is one {longer} than expected: an off-by-one in the "
+            "size it was built with (n + 1, n - 1, or a range that starts at 1?)"
+        )
     if not got and want:
         return text, f"{yours} is a single number: everything was summed into one"
+    if got and not want:
+        return text, (
+            f"{yours} is an array of shape {got} where one number is expected: reduce over "
+            "every axis (not along one), and return that number"
+        )
     return text, None
+
+
+def fixed_shape_clue(
+    seen: Sequence[tuple[tuple[int, ...], tuple[int, ...], Mapping[str, Any]]], *, name: str
+) -> str | None:
+    """An output whose shape never changes while the right one does: sizes not read from
+    the inputs (a hard-coded example).
+
+    ``seen``: ``(the learner's shape, the expected shape, the case's inputs)`` per case.
+    """
+    if len(seen) < 2 or len({got for got, _, _ in seen}) != 1:
+        return None
+    if len({want for _, want, _ in seen}) == 1:
+        return None
+    varying = [
+        arg
+        for arg in seen[0][2]
+        if all(isinstance(i.get(arg), int) and not isinstance(i.get(arg), bool) for *_, i in seen)
+        and len({i[arg] for *_, i in seen}) > 1
+    ]
+    what = (
+        f"whatever {' and '.join(varying)} {'is' if len(varying) == 1 else 'are'}"
+        if varying
+        else "on every case"
+    )
+    return (
+        f"your `{name}` has shape {seen[0][0]} {what}, while the right shape changes from "
+        f"case to case ({', '.join(str(w) for _, w, _ in seen)}): your code does not take "
+        "its sizes from its inputs. A hard-coded example? Build the result from the "
+        "arguments"
+    )
 
 
 def nan_clue(got: np.ndarray, *, name: str, inputs: Mapping[str, Any]) -> str | None:

@@ -11,6 +11,11 @@ that *uses* the learner's function, to show what it does, would stop on the stub
 
 Once every exercise it uses is done, the block runs as if the ``with`` were not there.
 
+A cell right after a check, which compares the learner's answer with something else, names
+that exercise: ``with skip_if_unfinished(after="future_change"):``. While its latest check
+has not passed, an error in the block is said in one line (the check above says what is
+wrong) instead of a traceback; once it passes, errors are raised as usual.
+
 Taught in: every chapter's exercises (first in exercises/04_multihead.ipynb)
 """
 
@@ -21,7 +26,8 @@ import re
 from collections.abc import Iterator
 
 from . import display
-from .status import NOT_ATTEMPTED
+from .results import latest
+from .status import NOT_ATTEMPTED, WRONG_VALUES
 
 __all__ = ["skip_if_unfinished", "stub_label"]
 
@@ -38,22 +44,53 @@ def stub_label(err: BaseException) -> str | None:
 
 
 @contextlib.contextmanager
-def skip_if_unfinished() -> Iterator[None]:
+def skip_if_unfinished(after: str | None = None) -> Iterator[None]:
     """Run the block; if an exercise's stub raises in it, say so and skip the rest of it.
 
     Only a stub's ``NotImplementedError("Exercise N.k")`` is caught: any other error of the
-    learner's code (or of the library) is raised as usual, so a real bug is never hidden.
+    learner's code (or of the library) is raised as usual, so a real bug is never hidden;
+    except, with ``after`` (the name of the exercise whose check the cell follows), while
+    that exercise's latest check has not passed: the check already said what is wrong, and
+    the error is said in one line.
 
-    Prints, when a stub raised: ``○ not done yet: this cell uses exercise N.k, ...``.
+    Prints, when a stub raised: ``○ not done yet: this cell uses exercise N.k, ...``; when
+    the block failed after a check that did not pass: ``✗ this cell uses your <after>,
+    whose check has not passed yet (...)``.
     """
     try:
         yield
     except NotImplementedError as err:
         number = stub_label(err)
         if number is None:
+            if _not_passed(after):
+                _say_not_passed(after, err)
+                return
             raise
         print(
             f"{display.symbol(NOT_ATTEMPTED)} not done yet: this cell uses exercise "
             f"{number}, which still raises NotImplementedError; run the cell again once "
             "its check passes"
         )
+    except Exception as err:
+        if not _not_passed(after):
+            raise
+        _say_not_passed(after, err)
+
+
+def _not_passed(after: str | None) -> bool:
+    if after is None:
+        return False
+    result = latest(after)
+    return result is not None and not result.passed
+
+
+def _say_not_passed(after: str | None, err: BaseException) -> None:
+    text = str(err).strip().splitlines()
+    first = text[0] if text else ""
+    if len(first) > 120:
+        first = first[:117] + "..."
+    print(
+        f"{display.symbol(WRONG_VALUES)} this cell uses your {after}, whose check has not "
+        f"passed yet ({type(err).__name__}{': ' + first if first else ''}): fix it with "
+        "the check's message, then run this cell again"
+    )
