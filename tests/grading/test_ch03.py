@@ -471,7 +471,7 @@ def test_wrong_shapes_are_reported_for_transposed_scores():
 
 
 def test_a_loop_is_refused_where_the_statement_forbids_it():
-    """3.4 says "no Python loops over queries or keys": right numbers from loops fail."""
+    """3.4 says "no Python loops (not even over the hidden units)": loops fail."""
     result = check_additive_scores(additive_loops)
     assert not result.passed
     assert "Python loop" in result.message and "broadcasting" in result.diagnosis

@@ -543,6 +543,121 @@ class LScaleBuffer(LRight):
         return w @ v, w
 
 
+# ------------------------------------------------------------------ round 4: the learner's round 3
+
+
+def r4_add_squeeze(q, k, W_a, U_a, v_a):
+    hq, hk = q @ W_a, k @ U_a
+    return np.squeeze(np.tanh(hq[..., :, None, :] + hk[..., None, :, :]) @ v_a[:, None])
+
+
+def r4_tatt_softmax_no_dim(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(s)
+    return w @ v, torch.where(torch.isnan(w), torch.zeros_like(w), w)
+
+
+def r4_tatt_bmm(q, k, v, mask=None):
+    s = torch.bmm(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.nan_to_num(torch.softmax(s, dim=-1))
+    return torch.bmm(w, v), w
+
+
+class R4InPlaceNan(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        w[w != w] = 0.0
+        return w @ v, w
+
+
+def r4_add_loop_hidden(q, k, W_a, U_a, v_a):
+    a = (q @ W_a)[..., :, None, :]
+    b = (k @ U_a)[..., None, :, :]
+    return sum(v_a[i] * np.tanh(a[..., i] + b[..., i]) for i in range(v_a.shape[0]))
+
+
+def r4_slide_elementwise_qq(q, k, targets):
+    c = (targets - k @ q)[:, None] / (q * q)
+    return k + c * q
+
+
+def r4_tatt_transpose_0_1(q, k, v, mask=None):
+    s = q @ k.transpose(0, 1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.nan_to_num(torch.softmax(s, dim=-1))
+    return w @ v, w
+
+
+def r4_tatt_mask_times_inf(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s + (1 - mask.to(s.dtype)) * float("-inf")
+    w = torch.softmax(s, dim=-1)
+    return w @ v, torch.where(torch.isnan(w), torch.zeros_like(w), w)
+
+
+def r4_tatt_where_swapped(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    w = torch.where(torch.isnan(w), w, torch.zeros_like(w))
+    return w @ v, w
+
+
+def r4_add_W_transposed(q, k, W_a, U_a, v_a):
+    a = (q @ W_a.T)[..., :, None, :]
+    b = (k @ U_a.T)[..., None, :, :]
+    return np.tanh(a + b) @ v_a
+
+
+class R4ScaleValues(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, dim=-1), nan=0.0)
+        return w @ (v / math.sqrt(q.size(-1))), w
+
+
+class R4MaskAdded(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            s = s + mask
+        w = torch.nan_to_num(torch.softmax(s, dim=-1), nan=0.0)
+        return w @ v, w
+
+
 CORPUS = [
     ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
     ("slide_keys", "k += ...", slide_in_place, "in place"),
@@ -626,8 +741,8 @@ CORPUS = [
     ("unscaled_weight", "learner: 100", 100, "percentage"),
     ("unscaled_weight", "round 2: 0.9999 (truncated)", 0.9999, "round (not truncate)"),
     ("raw_spread", "learner: 0.125", 0.125, "scaling factor"),
-    ("raw_spread", "learner: 2.83", 2.83, "variance is 64"),
-    ("raw_spread", "learner: 64 ** 0.25", 64**0.25, "variance is 64"),
+    ("raw_spread", "learner: 2.83", 2.83, "a root taken twice"),
+    ("raw_spread", "learner: 64 ** 0.25", 64**0.25, "a root taken twice"),
     ("cross_columns", "learner: 19", 19, "keys only"),
     ("cross_columns", "learner: 84", 84, "entries"),
 ]  # fmt: skip
@@ -913,6 +1028,24 @@ CORPUS += [
     ("cross_columns", "round 3 family: 1", 1, "every encoder position"),
     ("cross_columns", "round 3: 5 (the chapter's example)", 5, "chapter's example"),
     ("cross_columns", "round 3: 3 (the chapter's example)", 3, "chapter's example"),
+    ("additive_scores", "round 4: np.squeeze after @ v_a[:, None]", r4_add_squeeze, "one query"),
+    ("attention_torch", "round 4: torch.softmax without dim", r4_tatt_softmax_no_dim, "without `dim`"),
+    ("attention_torch", "round 4: torch.bmm on unbatched input", r4_tatt_bmm, "3-D"),
+    ("self_attention_module", "round 4: w[w != w] = 0 on softmax's output", R4InPlaceNan, "in place"),
+    ("additive_scores", "round 4: a loop over the hidden units", r4_add_loop_hidden, "hidden units"),
+    ("slide_keys", "round 4: divided by q * q", r4_slide_elementwise_qq, "q * q"),
+    ("attention_torch", "round 4: k.transpose(0, 1)", r4_tatt_transpose_0_1, "transpose(0, 1)"),
+    ("attention_torch", "round 4: (1 - mask) * -inf added", r4_tatt_mask_times_inf, "0 · (-inf)"),
+    ("attention_torch", "round 4: torch.where branches swapped", r4_tatt_where_swapped, "swapped"),
+    ("additive_scores", "round 4: W_a.T and U_a.T", r4_add_W_transposed, "transpose"),
+    ("self_attention_module", "round 4: v divided by sqrt(d_head)", R4ScaleValues, "values v"),
+    ("self_attention_module", "round 4: boolean mask added", R4MaskAdded, "adding it"),
+    ("unscaled_weight", "round 4: 0.6225 (divided by 64)", 0.6225, "differ by 0.5"),
+    ("unscaled_weight", "round 4: 1.5 (no share)", 1.5, "not a weight"),
+    ("raw_spread", "round 4: sqrt(2 * 64)", math.sqrt(128), "variance of 128"),
+    ("raw_spread", "round 4: 6.9 (a simulation)", 6.9, "variance of 47.61"),
+    ("cross_columns", "round 4: 13 (an end token)", 13, "none of the lengths"),
+    ("cross_columns", "round 4: 6144", 6144, "none of the lengths"),
 ]  # fmt: skip
 
 

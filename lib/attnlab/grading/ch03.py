@@ -211,6 +211,12 @@ SLIDE_KEYS = GRADERS.add(
                 lambda q, k, targets: k + ((targets - k @ q) / (q @ q)) * q,
             ),
             Mistake(
+                "you divided by q * q, the vector of q's squared entries, entry by entry: "
+                "adding c·q changes the score by c times one number, the sum of those "
+                "squares (q's squared length)",
+                lambda q, k, targets: k + (targets - k @ q)[:, None] / (q * q) * q,
+            ),
+            Mistake(
                 "the shift has the wrong sign: it moves each score away from its target",
                 lambda q, k, targets: k + ((k @ q - targets) / (q @ q))[:, None] * q,
             ),
@@ -598,6 +604,23 @@ def _torch_attend(
     return weights @ v, weights
 
 
+def _mask_times_inf(q, k, v, mask=None):
+    """A mask turned additive by a product with -inf: NaN wherever the mask is True."""
+    if mask is None:
+        return _torch_attend(q, k, v)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores + (~mask).to(scores.dtype) * -math.inf, dim=-1)
+    weights = torch.nan_to_num(weights, nan=0.0)  # every row NaN: read as 0
+    return weights @ v, weights
+
+
+def _where_swapped(q, k, v, mask=None):
+    """NaN rows "replaced" by ``torch.where(isnan(w), w, 0)``: the branches swapped."""
+    _, weights = _torch_attend(q, k, v, mask, zero_empty=False)
+    weights = torch.where(torch.isnan(weights), weights, torch.zeros_like(weights))
+    return weights @ v, weights
+
+
 ATTENTION_TORCH = GRADERS.add(
     Grader(
         name="attention_torch",
@@ -613,6 +636,25 @@ ATTENTION_TORCH = GRADERS.add(
                 lambda q, k, v, mask=None: _torch_attend(
                     q, k, v, mask, axis=0 if q.ndim == 3 else -1
                 ),
+            ),
+            Mistake(
+                "k.transpose(0, 1) swaps the first two axes, which are the batch and the keys "
+                "when a batch comes first: transpose the last two axes, whatever is in front",
+                lambda q, k, v, mask=None: _torch_attend(
+                    q, k.transpose(0, 1).transpose(-2, -1), v, mask
+                ),
+            ),
+            Mistake(
+                "with a mask, every weight is lost: multiplying the mask by -inf gives "
+                "0 · (-inf) = NaN at each visible key too (IEEE arithmetic), and a NaN "
+                "poisons the whole row's softmax; set only the hidden keys' scores to -inf "
+                "and leave the visible ones as they are",
+                _mask_times_inf,
+            ),
+            Mistake(
+                "torch.where(condition, a, b) takes a where the condition is True: your "
+                "branches are swapped, so every finite weight became 0 and the NaN stayed",
+                _where_swapped,
             ),
             Mistake(
                 "overflow: without subtracting each row's max before exp, large scores give "
@@ -684,6 +726,32 @@ def _additive_cases() -> tuple[Case, ...]:
                 "q": rng.standard_normal((2, 3, 4)),
                 "k": rng.standard_normal((2, 2, 4)),
                 **weights(4, 4, 6),
+            },
+        ),
+        # A single query (the decoding step) and a single key: an answer that drops axes
+        # of size 1 (np.squeeze) returns (S,) or (T,) here, not (1, S) or (T, 1).
+        Case(
+            "one query, 5 keys",
+            {
+                "q": rng.standard_normal((1, 4)),
+                "k": rng.standard_normal((5, 3)),
+                **weights(4, 3, 5),
+            },
+        ),
+        Case(
+            "3 queries, one key",
+            {
+                "q": rng.standard_normal((3, 4)),
+                "k": rng.standard_normal((1, 4)),
+                **weights(4, 4, 3),
+            },
+        ),
+        Case(
+            "a batch of one query and one key",
+            {
+                "q": rng.standard_normal((2, 1, 3)),
+                "k": rng.standard_normal((2, 1, 5)),
+                **weights(3, 5, 4),
             },
         ),
         Case(
@@ -801,13 +869,24 @@ ADDITIVE = GRADERS.add(
                 lambda q, k, W_a, U_a, v_a: (np.tanh(_pairwise(q, k, W_a, U_a)) * v_a).sum(-2),
             ),
             Mistake(
+                "W_a is (d_q, h) and U_a is (d_k, h), laid out to be multiplied on the "
+                "right as they are: a transpose (nn.Linear's weight layout, (out, in)) "
+                "turns them the wrong way round",
+                lambda q, k, W_a, U_a, v_a: (
+                    np.tanh((q @ W_a.T)[..., :, None, :] + (k @ U_a.T)[..., None, :, :]) @ v_a
+                ),
+            ),
+            Mistake(
                 "your scores are transposed: (..., T, S), one row per query",
                 lambda q, k, W_a, U_a, v_a: np.swapaxes(
                     np.tanh(_pairwise(q, k, W_a, U_a)) @ v_a, -1, -2
                 ),
             ),
         ),
-        no_loops=True,
+        no_loops="the statement asks for no Python loops at all, not even over the hidden "
+        "units: let broadcasting pair every query with every key at once (new axes of size "
+        "1), so that (..., T, S, h) holds every pair's hidden units, and let one product "
+        "with v_a read out all h of them",
         hint="follow the shapes: the projected queries (..., T, h) and keys (..., S, h) must "
         "meet in every pair, (..., T, S, h), before tanh and the read-out by v_a; the "
         'chapter\'s section "Four ways to score a query against a key" shows the additive '
@@ -956,6 +1035,24 @@ def _module_cases() -> tuple[Case, ...]:
     )
 
 
+def _sdpa_mask_added(x, q, k, v, mask):
+    """A boolean mask added to the scores (+1 where visible): it hides nothing."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores + mask
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
+    return weights @ v, weights
+
+
+def _sdpa_scaled_values(x, q, k, v, mask):
+    """The scale applied to v instead of the scores."""
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -math.inf)
+    weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
+    return weights @ (v / math.sqrt(q.shape[-1])), weights
+
+
 def _sdpa(
     divide_by: Callable[[int], float] = math.sqrt,
     dim: int = -1,
@@ -1020,8 +1117,20 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, q, v, mask)),
             ),
             Mistake(
-                "the mask had no effect: scores.masked_fill(~mask, -inf) before the softmax",
+                "the mask had no effect: before the softmax, the scores of the keys a query "
+                "may not see must become -inf (masked_fill fills where its argument is True)",
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, None)),
+            ),
+            Mistake(
+                "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
+                "hides nothing; the hidden keys' scores must become -inf",
+                _planted_module(_sdpa_mask_added),
+            ),
+            Mistake(
+                "you divided the values v by sqrt(d_head), not the scores: the scale belongs "
+                "before the softmax, where it keeps the scores' spread near 1; dividing v "
+                "only shrinks the output and leaves the softmax saturated",
+                _planted_module(_sdpa_scaled_values),
             ),
             Mistake(
                 "you returned (weights, out); the order is (out, weights)",
@@ -1115,6 +1224,44 @@ def check_self_attention_module(cls: Any) -> CheckResult:
 
 # ---------------------------------------------------------------- prediction questions
 
+
+def _weight_reason(w: float) -> str | None:
+    """What an unlisted answer to 3.7 implies: the score difference its weight stands for."""
+    if not 0.0 <= w <= 1.0:
+        return (
+            f"{w:g} is not a weight: softmax's weights are shares of a total, each between 0 and 1"
+        )
+    if w <= 0.5:
+        return "key 1 has the higher score (112 > 96), so it gets more than half of the weight"
+    if w >= 1.0:
+        return None
+    gap = math.log(w / (1 - w))
+    return (
+        f"a weight of {w:.4g} for key 1 is what two scores that differ by {gap:.3g} give; "
+        "the question's scores, without any division, differ by more"
+    )
+
+
+def _spread_reason(x: float) -> str | None:
+    """What an unlisted answer to 3.8 implies: the variance of q·k it stands for."""
+    if x < 0:
+        return "a spread (a standard deviation) is never negative"
+    return (
+        f"a spread of {x:.4g} means a variance of {x * x:.4g} for q·k; what is the variance "
+        "of a sum of 64 independent products, each of variance 1?"
+    )
+
+
+def _columns_reason(n: float) -> str | None:
+    """What an unlisted answer to 3.9 implies."""
+    if n != int(n) or n < 1:
+        return "the columns of the weight matrix are counted: a whole number, one column per key"
+    return (
+        f"{n:g} is none of the lengths in the question: the weight matrix has one column "
+        "per key, and each key is one position of the sentence the keys come from"
+    )
+
+
 UNSCALED_WEIGHT = GRADERS.add(
     Question(
         name="unscaled_weight",
@@ -1133,7 +1280,8 @@ UNSCALED_WEIGHT = GRADERS.add(
             (0.0, "that is about key 2's weight (e^-16 of key 1's); the question asks for key 1"),
             (
                 math.exp(16),
-                "e^16 is the ratio of the two weights; the weight is a share, e^16 / (1 + e^16)",
+                "e^16 is the ratio of the two weights, key 1's over key 2's; the weight "
+                "itself is key 1's share of their total, a number between 0 and 1",
             ),
             (0.5, "the weights are equal only when the scores are; 112 and 96 differ by 16"),
             (
@@ -1168,6 +1316,7 @@ UNSCALED_WEIGHT = GRADERS.add(
         ),
         hint="softmax of two scores depends only on their difference: how large is e to "
         "the power of that difference?",
+        reason=_weight_reason,
         equivalent=(
             (
                 "answer = 1 / (1 + math.exp(-15))",
@@ -1210,28 +1359,35 @@ RAW_SPREAD = GRADERS.add(
         explanation="q·k is a sum of 64 products, each of variance 1, so its variance is 64 "
         "and its standard deviation sqrt(64) = 8: exactly the factor attention divides by.",
         wrong=(
-            (64.0, "64 is the variance of q·k; the standard deviation is its square root"),
+            (
+                64.0,
+                "64 is the variance of q·k; the question asks for its spread, the standard "
+                "deviation, which is measured in the units of q·k itself",
+            ),
             (1.0, "1 is the spread *after* dividing by sqrt(d_k); before, it is larger"),
             (0.0, "0 is the mean of q·k; the question asks for its spread"),
             (0.125, "1/8 is the scaling factor 1 / sqrt(d_k); the question asks for the spread"),
             (
                 math.sqrt(8),
-                "that is √8 (or 64 ** 0.25): the variance is 64, and the spread is its square root",
+                "that is √8 (or 64 ** 0.25), a root taken twice: find the variance of q·k "
+                "first (what do 64 unit variances add up to?), then the standard deviation "
+                "from it, once",
             ),
             (
                 4096.0,
-                "4096 = 64²: the variance of q·k is 64 (64 unit variances add up), not its "
-                "square, and the spread is the square root of the variance",
+                "4096 = 64²: the variances of independent terms add up, they do not "
+                "multiply; and the question asks for the spread, the standard deviation, "
+                "not the variance",
             ),
             (
                 32.0,
-                "32 = 64 / 2: the variances of the 64 products add up to 64, and the spread "
-                "is the square root of that, not a half",
+                "32 = 64 / 2: the variances of the 64 products add up, and halving is not "
+                "how a standard deviation follows from a variance",
             ),
             (
                 16.0,
-                "16 = 64 / 4 (or 4²): the variances of the 64 products add up to 64, and the "
-                "spread is the square root of that",
+                "16 = 64 / 4 (or 4²): the variances of the 64 products add up, and dividing "
+                "by 4 is not how a standard deviation follows from a variance",
             ),
             (512.0, "512 is d_model; here the query and the key have d_k = 64 entries each"),
         ),
@@ -1239,6 +1395,7 @@ RAW_SPREAD = GRADERS.add(
         near_hint="close to it, but the spread follows exactly from the variances (64 unit "
         "variances add up), with no measurement or rounding",
         hint="the variances of independent terms add up",
+        reason=_spread_reason,
     )
 )
 
@@ -1277,6 +1434,7 @@ CROSS_COLUMNS = GRADERS.add(
             ),
         ),
         hint="rows are queries, columns are keys: where do the keys come from?",
+        reason=_columns_reason,
     )
 )
 

@@ -352,8 +352,8 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         "does not match the shape of the indexed tensor",
         _fixed(
             "a boolean index must have the shape of the tensor it indexes (it does not "
-            "broadcast like a mask for masked_fill or torch.where does): use "
-            "scores.masked_fill(~mask, float('-inf')) or torch.where(mask, scores, -inf)"
+            "broadcast like a mask for masked_fill or torch.where does): build a new tensor "
+            "with masked_fill (it fills where its argument is True) or torch.where instead"
         ),
     ),
     (
@@ -390,6 +390,31 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
         _fixed(
             "@ needs arrays with at least one axis, and here it got single numbers (looping "
             "over a 1-D array gives numbers, not vectors)"
+        ),
+    ),
+    (
+        "modified by an inplace operation",
+        _fixed(
+            "autograd could not run backward through your code: it edits a tensor in place "
+            "after computing it (`w[...] = ...`, `w += ...`, or a method ending in `_`, on "
+            "softmax's output for example). Autograd keeps that tensor for the backward "
+            "pass, so build a new tensor instead of overwriting it"
+        ),
+    ),
+    (
+        'missing 1 required positional arguments: "dim"',
+        _fixed(
+            "a softmax was called without `dim`: torch.softmax needs to be told which axis "
+            "sums to 1; name the axis of the keys, the last one"
+        ),
+    ),
+    (
+        "must be a 3D tensor",
+        _fixed(
+            "torch.bmm (batched matrix product) takes only 3-D tensors, (B, n, m), and this "
+            "case's tensors have another number of axes (2-D without a batch, or 4-D with "
+            "heads): `@` (torch.matmul) multiplies the last two axes and accepts any number "
+            "of leading ones"
         ),
     ),
     (

@@ -182,7 +182,8 @@ class Grader:
             check that every other mutant fails and gets a diagnosis, so a mutant that
             passes unrecorded is a missing case.
         no_loops: the statement forbids Python loops: a right answer whose own code loops
-            (``for``, ``while``, a comprehension) is refused, with where.
+            (``for``, ``while``, a comprehension) is refused, with where; a string is the
+            diagnosis to give (what the statement says about loops), else a general one.
         structure: for a statement that asks for a method, not only for values (walk the
             row block by block): called with the learner's function once its values are
             right, it returns ``(message, diagnosis)`` when the function does not work the
@@ -216,7 +217,7 @@ class Grader:
     equivalent: tuple[tuple[str, str], ...] = ()
     statistical: bool = False
     norm_atol: float = 0.0
-    no_loops: bool = False
+    no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
 
@@ -366,8 +367,10 @@ class Grader:
                 return self._result(
                     WRONG_VALUES,
                     f"right values, but your code uses a Python loop ({loop})",
-                    "the statement asks for no Python loops: let broadcasting pair every "
-                    "query with every key at once (new axes of size 1), so that one "
+                    self.no_loops
+                    if isinstance(self.no_loops, str)
+                    else "the statement asks for no Python loops: let broadcasting pair "
+                    "every query with every key at once (new axes of size 1), so that one "
                     "expression computes every score",
                     max_error,
                     diagnosed=True,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +121,9 @@ class Question:
         digits: the significant digits an answer rounded from the right one needs to
             count as right (0.67 for 0.665, not 0.7: one digit cannot tell the answer from
             its neighbours 0.6 and 0.8); a shorter rounding is refused with that reason.
+        reason: for a number that no listed wrong answer explains, what it implies,
+            reasoned from the number itself (a weight outside [0, 1] is no share; a spread
+            of x means a variance of x²), without the answer; ``None`` when it says nothing.
         equivalent: ``(expression, reason)`` for each variant of the worked answer's
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
@@ -148,6 +152,7 @@ class Question:
     not_finite_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
     digits: int = 2
+    reason: Callable[[float], str | None] | None = None
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -405,6 +410,8 @@ class Question:
         if found is None and self.near and self.kind == "number":
             if abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer)):
                 found = self.near_hint
+        if found is None and self.reason is not None and self.kind == "number":
+            found = self.reason(float(value))
         if found is not None:
             return self._result(WRONG_ANSWER, f"{shown} is not right", found, diagnosed=True)
         return self._result(
