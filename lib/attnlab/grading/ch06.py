@@ -707,9 +707,17 @@ def _kpm_shape_hint(message: str) -> str | None:
         r"of shape \((\d+), (\d+)\)\): Expected key_padded_mask\.shape\[(\d)\] to be (\d+)",
         message,
     )
-    if found is None:
+    older = re.search(  # the same refusal, as older PyTorch releases word it
+        r"key_padding_mask shape of \((\d+), (\d+)\), but got torch\.Size\(\[(\d+), (\d+)\]\)",
+        message,
+    )
+    if found is not None:
+        rows, columns, axis, want = (int(n) for n in found.groups())
+    elif older is not None:
+        b, s, rows, columns = (int(n) for n in older.groups())
+        axis, want = (0, b) if rows != b else (1, s)
+    else:
         return None
-    rows, columns, axis, want = (int(n) for n in found.groups())
     if axis == 0 and columns == want:
         return (
             f"your mask is ({rows}, {columns}) = (S, B): the batch and key axes are swapped "
@@ -790,6 +798,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
         error_hints=(
             ("expected `key_padding_mask` to be `None` or 2-D", _kpm_dims_hint),
             ("key_padded_mask.shape", _kpm_shape_hint),
+            ("key_padding_mask shape of", _kpm_shape_hint),
             (
                 "expected shape",
                 "nn.MultiheadAttention expects key_padding_mask of shape (B, S): one row per "
