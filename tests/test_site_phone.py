@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _site_pages import parametrize_pages, reader_pages
 
 pytestmark = pytest.mark.site
 
@@ -44,24 +45,13 @@ def _site(config: pytest.Config) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    """Every page a reader can reach (as tests/test_site_readers.py), the search page too."""
-    skip = {"genindex.html", "index.html"}
-    return sorted(
-        p
-        for p in site.rglob("*.html")
-        if "_static" not in p.parts and "_sources" not in p.parts and p.name not in skip
-    )
+    return reader_pages(site, search=True)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     site = _site(metafunc.config)
     if "any_page" in metafunc.fixturenames:
-        pages = _pages(site)
-        metafunc.parametrize(
-            "any_page",
-            pages or [None],
-            ids=[str(p.relative_to(site)) for p in pages] or ["no-built-site"],
-        )
+        parametrize_pages(metafunc, "any_page", site, _pages(site))
 
 
 def _need(page: Path | None) -> Path:

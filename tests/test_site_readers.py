@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
+from _site_pages import parametrize_pages, reader_pages
 
 pytestmark = pytest.mark.site
 
@@ -42,24 +43,13 @@ def _site(config: pytest.Config) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    """Every page a reader can reach: the toc's pages, notation and references."""
-    skip = {"genindex.html", "search.html", "index.html"}  # index.html only redirects
-    return sorted(
-        p
-        for p in site.rglob("*.html")
-        if "_static" not in p.parts and "_sources" not in p.parts and p.name not in skip
-    )
+    return reader_pages(site, search=False)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     site = _site(metafunc.config)
     if "any_page" in metafunc.fixturenames:
-        pages = _pages(site)
-        metafunc.parametrize(
-            "any_page",
-            pages or [None],
-            ids=[str(p.relative_to(site)) for p in pages] or ["no-built-site"],
-        )
+        parametrize_pages(metafunc, "any_page", site, _pages(site))
     if "slider_page" in metafunc.fixturenames:
         pages = [p for p in _pages(site) if SCRUBBER in p.read_text(encoding="utf-8")]
         metafunc.parametrize(
