@@ -285,6 +285,23 @@ RNN_FORWARD = GRADERS.add(
                 "with h_0 = 0). Store each state after computing it",
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, shift=True),
             ),
+            *(
+                Mistake(
+                    "your loop runs backwards in time, from t = T - 1 down to 0, so the first "
+                    "state you compute comes from the last token: an RNN reads the sequence "
+                    f"left to right, t = 0, 1, ..., T - 1{then}",
+                    lambda x, W_ih, W_hh, b, back=back: (
+                        _loop(x.flip(1), W_ih, W_hh, b)[0].flip(1)
+                        if back
+                        else _loop(x.flip(1), W_ih, W_hh, b)[0],
+                        _loop(x.flip(1), W_ih, W_hh, b)[1],
+                    ),
+                )
+                for back, then in (
+                    (True, " (putting the stored states back in order does not undo that)"),
+                    (False, ""),
+                )
+            ),
             Mistake(
                 "torch.cat joins the states along an axis they already have, (B, T·H): the "
                 "time axis T is a new axis, which stacking makes",
@@ -537,6 +554,28 @@ GRADIENT_NORMS = GRADERS.add(
                 for fn in (
                     lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)),
                     lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)).flip(0),
+                )
+            ),
+            *(
+                Mistake(
+                    f"you took the {what} of each (H, I) Jacobian ({how}): the exercise asks "
+                    "for the Frobenius norm, the square root of the sum of the squares of all "
+                    f"H × I entries (torch.linalg.norm's default on a matrix){why}",
+                    lambda x, W_ih, W_hh, b, order=order: torch.stack(
+                        [
+                            torch.linalg.matrix_norm(jac, ord=order)
+                            for jac in _jacobian(x, W_ih, W_hh, b).unbind(1)  # (H, I) each
+                        ]
+                    ).flip(0),
+                )
+                for what, how, order, why in (
+                    (
+                        "spectral norm",
+                        "ord=2, the largest singular value",
+                        2,
+                        "; a spectral norm is never above it, which is why your values are low",
+                    ),
+                    ("nuclear norm", "ord='nuc', the sum of the singular values", "nuc", ""),
                 )
             ),
             Mistake(
@@ -915,6 +954,15 @@ BYTENET_PATH = GRADERS.add(
             ),
         ),
         hint="after L dilated layers of width k the view covers k ** L positions",
+        reason=lambda value: (
+            None
+            if value.is_integer()
+            else (
+                f"{value:g} is not a whole number, and a signal crosses whole layers: a "
+                "logarithm gives a fractional count (rounded down, it also falls short), so "
+                "count the layers: how many factors of 10 does the view need to reach 1000?"
+            )
+        ),
     )
 )
 
