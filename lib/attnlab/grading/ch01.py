@@ -337,20 +337,14 @@ RNN_FORWARD = GRADERS.add(
                 "a zero first state with one row broadcasts against the batch in the first "
                 "step, so a batch of 1 there gives the same numbers",
             ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[-1]",
-                "W_hh is square: both axes have size H",
-            ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[-2]",
-                "W_hh has two axes: -2 is axis 0",
-            ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[1]",
-                "W_hh is square: both axes have size H",
+            *(
+                (
+                    "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
+                    f"W_hh.shape[{axis}]",
+                    "W_hh is square (H, H): each of its two axes, counted from either end, "
+                    "has size H",
+                )
+                for axis in ("-1", "-2", "1")
             ),
             (
                 "size: x.shape[1] in for t in range(x.shape[1]): -> x.shape[-2]",
@@ -361,26 +355,20 @@ RNN_FORWARD = GRADERS.add(
                 "torch.stack(states, dim=-2)",
                 "stacking 2-D states gives 3 axes: dim=-2 is dim=1",
             ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
-                "new_zeros takes only the dtype and device of the tensor it is called on, "
-                "the same for every input",
+            *(
+                (
+                    f"input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> {other}",
+                    "new_zeros takes only the dtype and device of the tensor it is called on, "
+                    "the same for every input",
+                )
+                for other in ("W_ih", "W_hh", "b")
             ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_hh",
-                "new_zeros takes only the dtype and device of the tensor it is called on",
-            ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
-                "new_zeros takes only the dtype and device of the tensor it is called on",
-            ),
-            (
-                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
-                "W_ih.shape[0] is H too: both weights have one row per hidden unit",
-            ),
-            (
-                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
-                "b.shape[0] is H too",
+            *(
+                (
+                    f"input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> {other}",
+                    f"{other}.shape[0] is H too: one entry per hidden unit",
+                )
+                for other in ("W_ih", "b")
             ),
         ),
     )
@@ -666,17 +654,12 @@ GRADIENT_NORMS = GRADERS.add(
                 "j - 1 visits every unit once too (unit -1 is the last one): the same sum in "
                 "another order",
             ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_ih (2)",
-                "every input is float64: any of their dtypes is the same",
-            ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_hh (2)",
-                "every input is float64: any of their dtypes is the same",
-            ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> b (2)",
-                "every input is float64: any of their dtypes is the same",
+            *(
+                (
+                    f"input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> {other} (2)",
+                    "every input is float64: any of their dtypes is the same",
+                )
+                for other in ("W_ih", "W_hh", "b")
             ),
         ),
     )
