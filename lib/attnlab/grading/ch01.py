@@ -95,8 +95,9 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + h_prev @ W_hh.T + b,
             ),
             Mistake(
-                "you multiplied h_prev by W_hh without transposing it; PyTorch's layout is "
-                "h_prev @ W_hh.T (W_hh is square, so the shapes did not warn you)",
+                "you multiplied h_prev by W_hh without transposing it: in PyTorch's layout "
+                "W_hh has one row per hidden unit, so the state meets W_hhᵀ, as x_t meets "
+                "W_ihᵀ (W_hh is square, so the shapes did not warn you)",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh + b),
             ),
             Mistake(
@@ -104,7 +105,7 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T),
             ),
             Mistake(
-                "you left out the previous state: the recurrence is the h_prev @ W_hh.T term",
+                "you left out the previous state: the recurrence is the term of h_prev times W_hhᵀ",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + b),
             ),
             Mistake(
