@@ -394,8 +394,8 @@ SELF_DOT = GRADERS.add(
         wrong=(
             (
                 64.0,
-                "there are D = 64 features but only 32 (sin, cos) pairs, and it is each pair "
-                "that has length 1",
+                "there are D = 64 features but only half as many (sin, cos) pairs, and it is "
+                "each pair that has length 1",
             ),
             (1.0, "a position vector is not of length 1: each of its pairs is"),
             (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
@@ -407,11 +407,12 @@ SELF_DOT = GRADERS.add(
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
             (
                 math.sqrt(32),
-                "that is the vector's length |PE(5)| = √32; its dot product with itself is "
-                "the squared length",
+                "that is the vector's length |PE(5)|, a square root; its dot product with "
+                "itself is the squared length",
             ),
         ),
-        hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
+        hint="split the sum into its (sin, cos) pairs: what is sin²(a) + cos²(a), and how "
+        "many pairs do D = 64 features make?",
     )
 )
 
