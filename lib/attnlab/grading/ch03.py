@@ -536,8 +536,8 @@ ATTENTION = GRADERS.add(
         error_hints=(
             (
                 "mismatch in its core dimension",
-                "q @ k needs k transposed on its LAST two axes: np.swapaxes(k, -1, -2) "
-                "(k.T reverses every axis of a batch)",
+                "q @ k needs k transposed on its LAST two axes only (k.T reverses every "
+                "axis of a batch): which NumPy function swaps two given axes?",
             ),
         ),
     )

@@ -203,8 +203,9 @@ SINUSOIDAL = GRADERS.add(
         error_hints=(
             (
                 "could not broadcast",
-                "with an odd D there is one more sine than cosine: fill pe[:, 0::2] with "
-                "all ceil(D/2) sines and pe[:, 1::2] with the first floor(D/2) cosines",
+                "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
+                "take sines and floor(D/2) odd columns cosines; how many of the angles do "
+                "the cosines use?",
             ),
         ),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
@@ -564,8 +565,9 @@ PERMUTATION = GRADERS.add(
         error_hints=(
             (
                 "out of bounds",
-                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): "
-                "index with x[..., perm, :], not x[perm]",
+                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)); x[perm] "
+                "indexes axis 0: which indexing reaches the second-to-last axis, whatever "
+                "comes before it?",
             ),
         ),
         hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
@@ -715,7 +717,8 @@ ROPE = GRADERS.add(
             (
                 "could not broadcast",
                 "the angles θ must hold one column per pair, (T, d/2), to broadcast against "
-                "x[..., 0::2]: a column of positions (T, 1) times the d/2 frequencies",
+                "one member of every pair: a column of positions (T, 1) times the d/2 "
+                "frequencies",
             ),
         ),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
