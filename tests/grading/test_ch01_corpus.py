@@ -512,6 +512,43 @@ def r4_norms_backward_on_caller_x(x, W_ih, W_hh, b):
     return sq.sqrt().flip(0).detach()
 
 
+# ------------------------------------------------------------------ round 5 (learner round 3)
+
+
+def r5_forward_backwards_in_time(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in reversed(range(x.shape[1])):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs[::-1], dim=1), h
+
+
+def r5_forward_backwards_unreordered(x, W_ih, W_hh, b):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(x.shape[1] - 1, -1, -1):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r5_norms_spectral(x, W_ih, W_hh, b):
+    J = _r3_jacobian(x, W_ih, W_hh, b)  # (H, T, I)
+    return torch.stack([torch.linalg.matrix_norm(J[:, t], ord=2) for t in range(x.shape[0])]).flip(
+        0
+    )
+
+
+def r5_norms_nuclear(x, W_ih, W_hh, b):
+    J = _r3_jacobian(x, W_ih, W_hh, b).permute(1, 0, 2)  # (T, H, I)
+    return torch.linalg.matrix_norm(J, ord="nuc").flip(0)
+
+
+def r5_norms_list_of_floats(x, W_ih, W_hh, b):
+    return [float(v) for v in _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)]
+
+
 CORPUS = [
     ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
     ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
@@ -624,6 +661,13 @@ CORPUS = [
     ("bytenet_path", "round 4: 100 (the view of two layers)", 100, "two dilated layers"),
     ("gradient_norms", "round 4: requires_grad_ on the caller's x", r4_norms_no_detach_copy, "detach"),
     ("gradient_norms", "round 4: x.requires_grad = True and backward", r4_norms_backward_on_caller_x, "requires_grad"),
+    ("rnn_forward", "round 5: the loop backwards in time, reordered", r5_forward_backwards_in_time, "backwards in time"),
+    ("rnn_forward", "round 5: the loop backwards in time", r5_forward_backwards_unreordered, "backwards in time"),
+    ("gradient_norms", "round 5: spectral norm of each Jacobian", r5_norms_spectral, "spectral norm"),
+    ("gradient_norms", "round 5: nuclear norm of each Jacobian", r5_norms_nuclear, "nuclear norm"),
+    ("gradient_norms", "round 5: a list of floats", r5_norms_list_of_floats, "list of numbers"),
+    ("bytenet_path", "round 5: 2.9", 2.9, "whole number"),
+    ("bytenet_path", "round 5: log10(1000) by hand, 2.99", 2.99, "whole number"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
 ]  # fmt: skip
 

@@ -812,7 +812,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("self_attention", "learner: x scaled by D^(-1/4) before mixing", l_sa_scaled_inputs, "multiplied by"),
     ("equal_rows", "learner: 1/3", 1 / 3, "itself"),
     ("equal_rows", "learner: 4", 4, "reciprocal"),
-    ("equal_rows", "learner: 0.3", 0.3, "close"),
+    ("equal_rows", "learner: 0.3", 0.3, "1/3 rounded"),
     ("equal_rows", "learner: 25", 25, "percentage"),
 ]  # fmt: skip
 
@@ -955,6 +955,48 @@ def r3_sa_dimension_scores(x):
     return x @ w, w
 
 
+def r5_wp_bare_first(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            sub = word[start:end]
+            piece = sub if sub in vocab else "##" + sub
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r5_wp_no_single_letter(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start + 1, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r5_spread_mean_abs(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    s = np.sum(q * k, axis=-1)
+    return float(np.abs(s).mean()), float(np.abs(s / np.sqrt(d)).mean())
+
+
+def r5_spread_q_dot_q(d, n, seed):
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    s = np.sum(q * q, axis=-1)
+    return float(s.std()), float((s / np.sqrt(d)).std())
+
+
 CORPUS += [
     ("wordpiece", "round 3: ## stripped from the vocabulary", r3_wp_unmarked_vocab, "stripped"),
     ("wordpiece", "round 3: start += 1 after a match", r3_wp_step_one, "one letter"),
@@ -986,6 +1028,23 @@ CORPUS += [
     ("equal_rows", "round 3: 0.2 (1/5)", 0.2, "1/5"),
     ("equal_rows", "round 3: the score 5.25 / sqrt(3)", 5.25 / 3**0.5, "not a weight"),
     ("equal_rows", "round 3: the raw score 5.25", 5.25, "not a weight"),
+    ("wordpiece", "round 5: the bare piece first, then ##", r5_wp_bare_first, "bare piece up first"),
+    ("wordpiece", "round 5: range(len(word), start + 1, -1)", r5_wp_no_single_letter, "ends one step early"),
+    ("embed", "round 5: ids[:, None] on a batch", lambda ids, E: (ids[:, None] == np.arange(E.shape[0])).astype(float) @ E, "new axis must come last"),
+    ("embed", "round 5: the batch flattened", lambda ids, E: np.eye(E.shape[0])[ids.reshape(-1)] @ E, "flattened"),
+    ("cosine_similarity", "round 5: normalised along axis 0", lambda a, b: np.sum(a / np.linalg.norm(a, axis=0) * (b / np.linalg.norm(b, axis=0)), axis=-1), "along the first axis"),
+    ("cosine_similarity", "round 5: a·a for |a|", lambda a, b: np.sum(a * b, -1) / (np.sum(a * a, -1) * np.linalg.norm(b, axis=-1)), "squared length"),
+    ("cosine_similarity", "round 5: b·b for |b|", lambda a, b: np.sum(a * b, -1) / (np.linalg.norm(a, axis=-1) * np.sum(b * b, -1)), "squared length"),
+    ("cosine_flip", "round 5: π (the angle in radians)", np.pi, "radians"),
+    ("cosine_flip", "round 5: 3.14", 3.14, "radians"),
+    ("softmax", "round 5: τ divides the exponentials", lambda x, axis=-1, temperature=1.0: (lambda e: e / e.sum(axis=axis, keepdims=True))(np.exp(x - x.max(axis=axis, keepdims=True)) / temperature), "before the exponential"),
+    ("shifted_softmax", "round 5: NaN (an overflow expected)", float("nan"), "overflow"),
+    ("shifted_softmax", "round 5: inf", float("inf"), "overflow"),
+    ("score_spread", "round 5: mean |s|", r5_spread_mean_abs, "mean absolute score"),
+    ("score_spread", "round 5: q · q (one array twice)", r5_spread_q_dot_q, "one array twice"),
+    ("equal_rows", "round 5: 0.53", 0.53, "four scores of row 0 are equal"),
+    ("equal_rows", "round 5: 0.1", 0.1, "four scores of row 0 are equal"),
+    ("equal_rows", "round 5: 0.33", 0.33, "itself"),
 ]  # fmt: skip
 
 

@@ -196,6 +196,105 @@ def test_no_grader_text_holds_an_answer_line(chapter, code, module):
     assert not problems, "\n".join(problems)
 
 
+def _term(node: ast.AST) -> bool:
+    """A name, or an attribute or index of one (``x_t``, ``W_ih.T``, ``x[:, t]``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _computes(node: ast.AST) -> bool:
+    """An expression that computes (a call or an arithmetic operation), not a size lookup
+    (``x.shape[-1]``) or a constant (``-inf``)."""
+    return any(isinstance(n, (ast.Call, ast.BinOp)) for n in ast.walk(node))
+
+
+def answer_steps(source: str) -> tuple[list[str], set[str], list[str]]:
+    """What a hint must not hand over, from the answer lines of ``source``: the whole
+    statements that compute (``z = x / temperature``), the names they assign (``h``), and
+    the products and quotients of two of the exercise's quantities that the lines are
+    built from (``x_t @ W_ih.T``)."""
+    source = textwrap.dedent(source)
+    ranges = worked.answer_lines(source)
+    statements, targets, pieces = [], set(), []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) or node.value is None:
+            continue
+        if not any(a <= node.lineno and node.end_lineno <= b for a, b in ranges):
+            continue
+        if isinstance(node, ast.Assign) and _computes(node.value):
+            statements.append(ast.unparse(node))
+            targets |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        pieces += [
+            ast.unparse(n)
+            for n in ast.walk(node.value)
+            if isinstance(n, ast.BinOp) and _term(n.left) and _term(n.right)
+        ]
+    return statements, targets, pieces
+
+
+def _handed_over(source: str, text: str, *, pieces: bool) -> list[str]:
+    """The steps of the answer ``source`` that ``text`` writes out: a whole statement, an
+    assignment of code to a name the answer computes (written otherwise: ``h =
+    torch.zeros(...)`` for ``h = x.new_zeros(...)``), and (``pieces``) a product of two of
+    its quantities."""
+    statements, targets, products = answer_steps(source)
+    plain = normal(text)
+    found = [s for s in statements if normal(s) in plain]
+    for span in re.findall(r"`([^`]+)`", text):
+        try:
+            body = ast.parse(span).body
+        except SyntaxError:
+            continue
+        if len(body) == 1 and isinstance(body[0], ast.Assign) and _computes(body[0].value):
+            if {t.id for t in body[0].targets if isinstance(t, ast.Name)} & targets:
+                found.append(span)
+    if pieces:
+        found += [p for p in products if normal(p) in plain]
+    return found
+
+
+PIECES_REVIEWED = {1, 2}
+"""The chapters whose hints are checked for the pieces of an answer line too (``x_t @
+W_ih.T``), not only for whole lines; the others join as their hints are rewritten to lead
+(known today: 3.1 ``k @ q``, 3.4 ``q @ W_a`` and ``k @ U_a``, 8.5 ``H // G``)."""
+
+
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_hint_writes_out_a_step_of_the_answer(chapter, code, module):
+    sources = list(code.definitions.values())
+    texts = [(h, b) for h, blocks in _details(ROOT / code.notebook).items() for b in blocks]
+    texts += [
+        (f"{e.name}, fallback hint", getattr(e, "values", e).hint)
+        for e in module.GRADERS
+        if not isinstance(e, Question)
+    ]
+    problems = [
+        f"{where}: writes out `{step}`"
+        for where, text in texts
+        for source in sources
+        for step in _handed_over(source, text or "", pieces=chapter.number in PIECES_REVIEWED)
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_step_written_out_is_found_in_the_forms_learners_met():
+    source = (
+        "def f(x, W_ih, W_hh, b, temperature):\n    ### BEGIN SOLUTION\n"
+        "    z = x / temperature\n    h = x.new_zeros(x.shape[0], W_hh.shape[0])\n"
+        "    D = x.shape[-1]\n    return torch.tanh(x @ W_ih.T + h @ W_hh.T + b)\n"
+        "    ### END SOLUTION"
+    )
+    # round 3 of the learners' review: each of these hints handed a step over
+    assert _handed_over(source, "Write `z = x / temperature` (a new array)", pieces=False)
+    assert _handed_over(source, "Start from `h = torch.zeros(B, H, dtype=x.dtype)`", pieces=False)
+    assert _handed_over(source, "`x @ W_ih.T` is `(B, I) @ (I, H)`", pieces=True)
+    # ... and these lead without handing over
+    assert not _handed_over(source, "`D = x.shape[-1]` is the vector size", pieces=True)
+    assert not _handed_over(source, "an in-place division (`/=`) changes `x`", pieces=True)
+    assert not _handed_over(source, "which product of `x` and `W_ih` gives (B, H)?", pieces=True)
+
+
 def test_the_normalisation_sees_through_spaces_prefixes_and_names():
     line = "torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)"
     assert _leaks([line], "h_t = tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b), all in torch")

@@ -95,8 +95,9 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + h_prev @ W_hh.T + b,
             ),
             Mistake(
-                "you multiplied h_prev by W_hh without transposing it; PyTorch's layout is "
-                "h_prev @ W_hh.T (W_hh is square, so the shapes did not warn you)",
+                "you multiplied h_prev by W_hh without transposing it: in PyTorch's layout "
+                "W_hh has one row per hidden unit, so the state meets W_hhᵀ, as x_t meets "
+                "W_ihᵀ (W_hh is square, so the shapes did not warn you)",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh + b),
             ),
             Mistake(
@@ -104,7 +105,7 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T),
             ),
             Mistake(
-                "you left out the previous state: the recurrence is the h_prev @ W_hh.T term",
+                "you left out the previous state: the recurrence is the term of h_prev times W_hhᵀ",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + b),
             ),
             Mistake(
@@ -285,6 +286,23 @@ RNN_FORWARD = GRADERS.add(
                 "with h_0 = 0). Store each state after computing it",
                 lambda x, W_ih, W_hh, b: _loop(x, W_ih, W_hh, b, shift=True),
             ),
+            *(
+                Mistake(
+                    "your loop runs backwards in time, from t = T - 1 down to 0, so the first "
+                    "state you compute comes from the last token: an RNN reads the sequence "
+                    f"left to right, t = 0, 1, ..., T - 1{then}",
+                    lambda x, W_ih, W_hh, b, back=back: (
+                        _loop(x.flip(1), W_ih, W_hh, b)[0].flip(1)
+                        if back
+                        else _loop(x.flip(1), W_ih, W_hh, b)[0],
+                        _loop(x.flip(1), W_ih, W_hh, b)[1],
+                    ),
+                )
+                for back, then in (
+                    (True, " (putting the stored states back in order does not undo that)"),
+                    (False, ""),
+                )
+            ),
             Mistake(
                 "torch.cat joins the states along an axis they already have, (B, T·H): the "
                 "time axis T is a new axis, which stacking makes",
@@ -320,20 +338,14 @@ RNN_FORWARD = GRADERS.add(
                 "a zero first state with one row broadcasts against the batch in the first "
                 "step, so a batch of 1 there gives the same numbers",
             ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[-1]",
-                "W_hh is square: both axes have size H",
-            ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[-2]",
-                "W_hh has two axes: -2 is axis 0",
-            ),
-            (
-                "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
-                "W_hh.shape[1]",
-                "W_hh is square: both axes have size H",
+            *(
+                (
+                    "size: W_hh.shape[0] in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> "
+                    f"W_hh.shape[{axis}]",
+                    "W_hh is square (H, H): each of its two axes, counted from either end, "
+                    "has size H",
+                )
+                for axis in ("-1", "-2", "1")
             ),
             (
                 "size: x.shape[1] in for t in range(x.shape[1]): -> x.shape[-2]",
@@ -344,26 +356,20 @@ RNN_FORWARD = GRADERS.add(
                 "torch.stack(states, dim=-2)",
                 "stacking 2-D states gives 3 axes: dim=-2 is dim=1",
             ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
-                "new_zeros takes only the dtype and device of the tensor it is called on, "
-                "the same for every input",
+            *(
+                (
+                    f"input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> {other}",
+                    "new_zeros takes only the dtype and device of the tensor it is called on, "
+                    "the same for every input",
+                )
+                for other in ("W_ih", "W_hh", "b")
             ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_hh",
-                "new_zeros takes only the dtype and device of the tensor it is called on",
-            ),
-            (
-                "input: x in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
-                "new_zeros takes only the dtype and device of the tensor it is called on",
-            ),
-            (
-                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> W_ih",
-                "W_ih.shape[0] is H too: both weights have one row per hidden unit",
-            ),
-            (
-                "input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> b",
-                "b.shape[0] is H too",
+            *(
+                (
+                    f"input: W_hh in h = x.new_zeros(x.shape[0], W_hh.shape[0]) -> {other}",
+                    f"{other}.shape[0] is H too: one entry per hidden unit",
+                )
+                for other in ("W_ih", "b")
             ),
         ),
     )
@@ -539,6 +545,28 @@ GRADIENT_NORMS = GRADERS.add(
                     lambda x, W_ih, W_hh, b: _jacobian(x, W_ih, W_hh, b).norm(dim=(1, 2)).flip(0),
                 )
             ),
+            *(
+                Mistake(
+                    f"you took the {what} of each (H, I) Jacobian ({how}): the exercise asks "
+                    "for the Frobenius norm, the square root of the sum of the squares of all "
+                    f"H × I entries (torch.linalg.norm's default on a matrix){why}",
+                    lambda x, W_ih, W_hh, b, order=order: torch.stack(
+                        [
+                            torch.linalg.matrix_norm(jac, ord=order)
+                            for jac in _jacobian(x, W_ih, W_hh, b).unbind(1)  # (H, I) each
+                        ]
+                    ).flip(0),
+                )
+                for what, how, order, why in (
+                    (
+                        "spectral norm",
+                        "ord=2, the largest singular value",
+                        2,
+                        "; a spectral norm is never above it, which is why your values are low",
+                    ),
+                    ("nuclear norm", "ord='nuc', the sum of the singular values", "nuc", ""),
+                )
+            ),
             Mistake(
                 "you averaged the squares (a root mean square): the Frobenius norm adds them, "
                 "every unit and every input feature, then takes the square root",
@@ -627,17 +655,12 @@ GRADIENT_NORMS = GRADERS.add(
                 "j - 1 visits every unit once too (unit -1 is the last one): the same sum in "
                 "another order",
             ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_ih (2)",
-                "every input is float64: any of their dtypes is the same",
-            ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> W_hh (2)",
-                "every input is float64: any of their dtypes is the same",
-            ),
-            (
-                "input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> b (2)",
-                "every input is float64: any of their dtypes is the same",
+            *(
+                (
+                    f"input: x in squared = torch.zeros(x.shape[0], dtype=x.dtype) -> {other} (2)",
+                    "every input is float64: any of their dtypes is the same",
+                )
+                for other in ("W_ih", "W_hh", "b")
             ),
         ),
     )
@@ -915,6 +938,15 @@ BYTENET_PATH = GRADERS.add(
             ),
         ),
         hint="after L dilated layers of width k the view covers k ** L positions",
+        reason=lambda value: (
+            None
+            if value.is_integer()
+            else (
+                f"{value:g} is not a whole number, and a signal crosses whole layers: a "
+                "logarithm gives a fractional count (rounded down, it also falls short), so "
+                "count the layers: how many factors of 10 does the view need to reach 1000?"
+            )
+        ),
     )
 )
 

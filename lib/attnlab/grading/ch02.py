@@ -280,6 +280,15 @@ WORDPIECE = GRADERS.add(
                 _wordpiece_with(mark="either"),
             ),
             Mistake(
+                "inside the word you looked the bare piece up first (`happy`) and the `##` "
+                "form only when the bare one was missing: after the first piece only the "
+                "`##` form may match, so look up `##` + the letters whenever the position is "
+                "not the start of the word, and never the bare letters there",
+                _wordpiece_looking_up(
+                    lambda vocab, start, letters: vocab.get(letters, vocab.get("##" + letters))
+                ),
+            ),
+            Mistake(
                 "you took the first piece that fits in dictionary order, not the longest one: "
                 "try the candidates from the longest to the shortest",
                 _wordpiece_dictionary_order,
@@ -377,7 +386,7 @@ def _embed_cases() -> tuple[Case, ...]:
         Case("one id", {"ids": np.array([2]), "E": rng.standard_normal((6, 5))}),
         Case(
             "a batch of 2 sentences",
-            {"ids": np.array([[1, 4, 4], [0, 6, 2]]), "E": rng.standard_normal((7, 3))},
+            {"ids": np.array([[1, 4, 4], [0, 6, 2]]), "E": rng.standard_normal((7, 4))},
         ),
     )
 
@@ -406,6 +415,20 @@ def _index_hint(message: str) -> str | None:
     return (
         f"an id fell outside a one-hot vector of size {found[2]}: each one-hot vector needs "
         "one entry per row of E (the vocabulary size), not one per token of the input"
+    )
+
+
+def _new_axis_hint(message: str) -> str | None:
+    """NumPy's "shapes (2,1,3) (7,)": a batch of ids given its new axis in the middle."""
+    found = re.search(r"shapes \((\d+),1,(\d+)\) \((\d+),\)", message)
+    if found is None:
+        return None
+    return (
+        f"ids[:, None] puts the new axis second: for a batch of ids ({found[1]}, {found[2]}) "
+        f"that gives ({found[1]}, 1, {found[2]}), whose last axis (the tokens) meets the "
+        f"{found[3]} vocabulary indices; the new axis must come last, after every axis of "
+        "ids (an index that adds it at the end whatever the number of axes), so that each "
+        "id is compared with the whole range"
     )
 
 
@@ -477,6 +500,7 @@ EMBED = GRADERS.add(
         ),
         error_hints=(
             ("out of bounds for axis", _index_hint),
+            ("could not be broadcast together", _new_axis_hint),
             (
                 "arrays used as indices must be of integer",
                 "a float array was used as an index: the arguments come in the order "
@@ -701,6 +725,26 @@ COSINE = GRADERS.add(
                 "each vector needs its own",
                 lambda a, b: np.sum(a * b, axis=-1) / (np.linalg.norm(a) * np.linalg.norm(b)),
             ),
+            *(
+                Mistake(
+                    f"for `{name}` you divided by {name}·{name}, its squared length: a length "
+                    f"is the square root of that sum of squares, |{name}| = "
+                    f"sqrt({name}·{name}), as you have it for `{other}`",
+                    lambda a, b, squared=squared: np.sum(a * b, axis=-1) / squared(a, b),
+                )
+                for name, other, squared in (
+                    ("a", "b", lambda a, b: np.sum(a * a, -1) * _norm(b)),
+                    ("b", "a", lambda a, b: _norm(a) * np.sum(b * b, -1)),
+                )
+            ),
+            Mistake(
+                "you normalised along the first axis (axis=0): on a batch (n, d) that gives "
+                "each column, one feature across the batch, length 1, not each vector; a "
+                "vector's length is taken over its own d entries, the last axis",
+                lambda a, b: np.sum(
+                    (a / np.linalg.norm(a, axis=0)) * (b / np.linalg.norm(b, axis=0)), axis=-1
+                ),
+            ),
             Mistake(
                 "you divided by |a| twice; the denominator is |a| |b|",
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(a) ** 2,
@@ -780,6 +824,11 @@ COSINE_FLIP = GRADERS.add(
                 "the cosine divides by both lengths, |a| and |-3a| = 3|a|: the factor 3 cancels",
             ),
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
+            (
+                math.pi,
+                "π is the angle between a and -3a in radians (180°): the question asks for the "
+                "cosine of that angle",
+            ),
             (
                 -9.0,
                 "-9 = 3 × -3: a factor of 3 counted twice instead of cancelling; the cosine "
@@ -981,7 +1030,9 @@ SOFTMAX = GRADERS.add(
             ),
             Mistake(
                 "the temperature had no effect: the weights at τ = 0.5 and τ = 10 are those "
-                "of τ = 1",
+                "of τ = 1. Either τ never reached the computation, or it divided something "
+                "the normalisation cancels (the exponentials, or their sum: a common factor "
+                "of numerator and denominator); τ divides the logits, before the exponential",
                 lambda x, axis=-1, temperature=1.0: softmax(x, axis),
             ),
             Mistake(
@@ -1083,6 +1134,10 @@ SHIFTED_SOFTMAX = GRADERS.add(
         ),
         hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
         "the denominator? (Give two significant digits.)",
+        not_finite_hint="you expected e^103 to overflow, but a float64 exponential "
+        "overflows only past e^709, and the common factor e^100 cancels between the numerator "
+        "and the denominator anyway: every weight is a finite number, the same as for "
+        "unshifted scores",
         near=0.15,
         near_hint="close, but not it: the common factor e^100 cancels between numerator and "
         "denominator, so the shift changes no weight and the answer is exactly the largest "
@@ -1196,6 +1251,13 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(_pairs, stat=np.mean),
             ),
             Mistake(
+                "you measured the mean absolute score, mean |s|, not the standard deviation: "
+                "for bell-shaped scores mean |s| is only about 0.8 σ (sqrt(2/π) σ), which is "
+                "why your spreads are about a fifth too small; the spread is np.std of the "
+                "scores",
+                _spread_with(_pairs, stat=lambda s: np.mean(np.abs(s))),
+            ),
+            Mistake(
                 "you drew uniform numbers in [0, 1) (rng.random): the entries should have "
                 "mean 0 and variance 1, like rng.standard_normal's",
                 _spread_with(_pairs, draw="uniform"),
@@ -1206,8 +1268,10 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: np.sum(q * k, axis=0)),
             ),
             Mistake(
-                "your q and k are identical (two generators made from the same seed draw the "
-                "same numbers): draw both from one generator, one after the other",
+                "your q and k are identical, so each score is q·q = |q|², never negative: "
+                "whether you used one array twice or drew both from generators made from the "
+                "same seed (they draw the same numbers), draw the keys separately, after the "
+                "queries, from the one generator",
                 _spread_same_draws,
             ),
             Mistake(
@@ -1551,6 +1615,27 @@ def check_self_attention(fn: Callable[..., Any]) -> CheckResult:
     return SELF_ATTENTION.check(fn)
 
 
+def _equal_rows_reason(value: float) -> str | None:
+    """What a weight no listed answer explains says about row 0's four scores."""
+    if not 0 <= value <= 1:
+        return (
+            "a softmax weight is a share of its row, between 0 and 1: the scores go through "
+            "the softmax before they weigh anything"
+        )
+    if abs(value - 1 / 3) < 0.05:
+        return (
+            "that looks like 1/3 rounded, a share among three: a token attends to itself "
+            "too, so row 0 has four keys"
+        )
+    more = "more" if value > 1 / 4 else "less"
+    return (
+        f"a weight of {value:g} gives token 0 {more} than the other tokens of its row, which "
+        "needs its score against itself to differ from its scores against them; but the "
+        "four vectors are the same, so all four scores of row 0 are equal, and a softmax "
+        "gives equal scores equal weights"
+    )
+
+
 EQUAL_ROWS = GRADERS.add(
     Question(
         name="equal_rows",
@@ -1594,6 +1679,7 @@ EQUAL_ROWS = GRADERS.add(
             ),
         ),
         hint="compute the four scores of row 0: are any of them different from the others?",
+        reason=_equal_rows_reason,
     )
 )
 

@@ -606,6 +606,8 @@ def _plus(node: ast.expr, delta: int) -> ast.expr:
 def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if isinstance(node, ast.Call) and _name(node.func) == "range" and not node.keywords:
         args = node.args
+        step = _int(args[2]) if len(args) == 3 else None
+        descending = step is not None and step < 0  # range(n, 0, -1): the ends swap roles
         if len(args) == 1:
             new = copy.deepcopy(node)
             new.args = [ast.Constant(1), copy.deepcopy(args[0])]
@@ -615,10 +617,10 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 new = copy.deepcopy(node)
                 new.args[i] = _plus(arg, delta)
                 where = "ends" if (len(args) == 1 or i == 1) else "starts"
+                early = ((delta < 0) == (where == "ends")) != descending
                 yield _Variant(
                     "offset",
-                    f"off by one: your loop {where} one step "
-                    f"{'early' if (delta < 0) == (where == 'ends') else 'late'} "
+                    f"off by one: your loop {where} one step {'early' if early else 'late'} "
                     f"(`{_code(new, 40)}`)",
                     new,
                 )

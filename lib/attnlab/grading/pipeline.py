@@ -692,6 +692,15 @@ class Grader:
                     f"step: stack them into one array ({library}.stack, along the axis where "
                     "the signature puts them)",
                 )
+            if torch_out and isinstance(item, (list, tuple)):
+                return (
+                    (),
+                    f"{what} {_describe(item)}; expected a torch.Tensor",
+                    f"your result is a Python {type(item).__name__} of numbers (float() or "
+                    ".item() of each entry turns it into a plain number): keep the values as "
+                    "tensors and return one tensor (torch.stack of 0-d tensors, or work on "
+                    "whole tensors without converting)",
+                )
             if torch_out and not is_torch_array(item):
                 return (
                     (),
