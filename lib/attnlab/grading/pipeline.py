@@ -139,6 +139,23 @@ _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
 """The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
+def _exactly(learner: Any, candidate: Any) -> bool:
+    """The same outputs to the last digits (not only within the grader's tolerance)."""
+    if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
+        return learner == candidate
+    if learner is None or candidate is None or len(learner) != len(candidate):
+        return False
+    for got, made in zip(learner, candidate, strict=True):
+        if got.shape != made.shape:
+            return False
+        if got.dtype.kind not in "biuf" or made.dtype.kind not in "biuf":
+            if not np.array_equal(got, made):
+                return False
+        elif not np.allclose(got, made, rtol=1e-9, atol=1e-12, equal_nan=True):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Grader:
     """Checks a learner's function against a reference on seeded cases.
@@ -191,6 +208,9 @@ class Grader:
         norm_atol: an absolute tolerance relative to each output's largest magnitude
             (``|got - want| <= atol + norm_atol * max|want| + rtol * |want|``), for outputs
             whose entries near 0 carry the rounding of the large ones (gradients).
+        exact_draws: for a ``statistical`` exercise whose statement prescribes the draws
+            (which generator, in which order): numbers within the tolerance that are not
+            exactly the reference's are refused, with this diagnosis.
         statistical: the outputs are measurements of random draws from a seed, compared
             with a tolerance as wide as the draws vary (a right answer may draw in another
             order). Within it, an answer is still refused when a second call with the same
@@ -220,6 +240,7 @@ class Grader:
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
+    exact_draws: str | None = None
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -541,6 +562,12 @@ class Grader:
                     "exactly those of a known mistake on every case",
                     mistake.diagnosis,
                 )
+        if self.exact_draws is not None:
+            return (
+                "your numbers are within the tolerance of a measurement, but they are not "
+                "those of the draws the statement asks for",
+                self.exact_draws,
+            )
         return None
 
     def _not_a_function(self, value: Any, earlier: CheckResult | None) -> CheckResult:
@@ -1015,7 +1042,7 @@ class Grader:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
-        best: tuple[tuple[int, int], _Candidate] | None = None
+        best: tuple[tuple[int, ...], _Candidate] | None = None
         if groups is None:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
@@ -1038,10 +1065,12 @@ class Grader:
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
-    ) -> tuple[int, int] | None:
+    ) -> tuple[int, ...] | None:
         strict = [self._agree(a, b, False) for a, b in zip(learner, outcomes, strict=True)]
         if all(strict):
-            return (4, len(strict))
+            # among full matches, the one with the learner's exact numbers wins (within a
+            # measurement's tolerance two mistakes can both match)
+            return (4, len(strict), sum(map(_exactly, learner, outcomes)))
         lenient = [self._agree(a, b, True) for a, b in zip(learner, outcomes, strict=True)]
         if all(lenient):
             return (3, sum(strict))
