@@ -1115,7 +1115,7 @@ CORPUS += [
     ("score_spread", "learner r4: variance of the raw scores", r6_spread_variance, "square of the right answer"),
     ("score_spread", "learner r4: mean of the products", r6_spread_mean_of_products, "averaged the d products"),
     ("score_spread", "learner r4: scores scaled before measuring, then again", r6_spread_scaled_twice, "divided again"),
-    ("score_spread", "learner r4: two generators", r6_spread_two_generators, "one generator"),
+    ("score_spread", "learner r4: two generators", r6_spread_two_generators, "second generator"),
     ("self_attention", "learner r4: mean of the weighted rows", r6_sa_mean_of_weighted_rows, "1 / (4 = T)"),
 ]  # fmt: skip
 

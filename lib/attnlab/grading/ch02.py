@@ -1223,6 +1223,13 @@ def _spread_transposed_draws(d: int, n: int, seed: int) -> tuple[float, float]:
     return float(np.std(s)), float(np.std(s / math.sqrt(d)))
 
 
+def _spread_two_generators(d: int, n: int, seed: int) -> tuple[float, float]:
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    k = np.random.default_rng(seed + 1).standard_normal((n, d))  # a second generator
+    s = np.sum(q * k, axis=-1)
+    return float(np.std(s)), float(np.std(s / math.sqrt(d)))
+
+
 def _spreads_fit(outputs: Any, case: Case) -> str | None:
     """The two spreads of the same scores: dividing scores by sqrt(d) divides their std by it."""
     raw, scaled = (float(np.asarray(outputs[k]).reshape(-1)[0]) for k in ("raw", "scaled"))
@@ -1332,16 +1339,18 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: q * k),
             ),
             Mistake(
+                "you drew the keys from a second generator (seeded seed + 1): the statement "
+                "asks for one generator made from the seed, the queries first, then the keys "
+                "from the same one",
+                _spread_two_generators,
+            ),
+            Mistake(
                 "your first number is already the spread of the scaled scores (about 1): you "
                 "divided the scores by sqrt(d) before measuring `raw`, then divided again for "
                 "the second number; measure the raw scores first",
                 _spread_with(lambda q, k: _pairs(q, k) / math.sqrt(q.shape[-1])),
             ),
         ),
-        exact_draws="your numbers are close to the right ones but are not the draws the "
-        "statement asks for: the queries first, then the keys, both from one generator made "
-        "from the seed (two generators, or the keys drawn in another way, give other draws "
-        "of the same statistic)",
         hint="check the pieces one at a time: the shapes of q and k, one score per pair "
         "(n scores, not n²), then the statistic (a spread, not a variance); the chapter's "
         'section "Why divide by √d?" makes the same measurement',
@@ -1372,9 +1381,9 @@ SCORE_SPREAD = GRADERS.add(
 def check_score_spread(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(d, n, seed)``: the measured std of ``q·k`` and of ``q·k / sqrt(d)``.
 
-    The statement prescribes the draws (queries first, then keys, from one generator made
-    from the seed): numbers within the 10 % a measurement varies by, but not those of these
-    draws, are refused with a diagnosis that says so.
+    Any correct sampling passes (the comparison allows 10 %: a measured spread varies from
+    draw to draw); numbers that are exactly those of a planted mistake's draws (keys from a
+    second generator seeded ``seed + 1``) are refused.
 
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """

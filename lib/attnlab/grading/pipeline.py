@@ -208,9 +208,6 @@ class Grader:
         norm_atol: an absolute tolerance relative to each output's largest magnitude
             (``|got - want| <= atol + norm_atol * max|want| + rtol * |want|``), for outputs
             whose entries near 0 carry the rounding of the large ones (gradients).
-        exact_draws: for a ``statistical`` exercise whose statement prescribes the draws
-            (which generator, in which order): numbers within the tolerance that are not
-            exactly the reference's are refused, with this diagnosis.
         statistical: the outputs are measurements of random draws from a seed, compared
             with a tolerance as wide as the draws vary (a right answer may draw in another
             order). Within it, an answer is still refused when a second call with the same
@@ -240,7 +237,6 @@ class Grader:
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
-    exact_draws: str | None = None
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -562,12 +558,6 @@ class Grader:
                     "exactly those of a known mistake on every case",
                     mistake.diagnosis,
                 )
-        if self.exact_draws is not None:
-            return (
-                "your numbers are within the tolerance of a measurement, but they are not "
-                "those of the draws the statement asks for",
-                self.exact_draws,
-            )
         return None
 
     def _not_a_function(self, value: Any, earlier: CheckResult | None) -> CheckResult:
