@@ -798,7 +798,7 @@ def _chapter_answers(code) -> list[_Answer]:
 
 _TO_REWRITE = {
     1: {"1.3, hint 2: `torch.autograd.grad(output, inputs)`"},
-    2: {"2.1, hint 1: `word[start:end]`", "2.8, hint 1: `rng.standard_normal((n, d))`"},
+    2: {"2.8, hint 1: `rng.standard_normal((n, d))`"},
     6: {"6.2, hint 3: `[:, None, :]`"},
     8: {"8.3, hint 2: `alpha[..., None]`"},
 }
