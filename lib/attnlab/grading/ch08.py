@@ -897,11 +897,17 @@ def _tile_with(
     alpha_twice: bool = False,
     alpha_outside: bool = False,
     alpha_on_p: bool = False,
+    alpha_on_new: bool = False,
+    alpha_squared: bool = False,
+    scaled_first: bool = False,
+    p_normalised: bool = False,
     inverted: bool = False,
     forget_max: bool = False,
     dot: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+        if scaled_first:  # the scores divided by √d again, before anything else
+            scores = scores / math.sqrt(v.shape[-1])
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
         if forget_max:  # as a learner writes it: no guard
             m_new = np.max(scores, axis=-1)
@@ -926,6 +932,13 @@ def _tile_with(
             p = alpha[..., None] * p
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
+        if p_normalised:  # a softmax within the tile
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mixed = (p / np.sum(p, axis=-1, keepdims=True)) @ v
+        if alpha_on_new:  # acc + alpha·(p v)
+            return m_new, l_new, acc + alpha[..., None] * mixed
+        if alpha_squared:
+            return m_new, l_new, (alpha**2)[..., None] * acc + mixed
         if dot:
             mixed = np.dot(p, v)
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
@@ -980,6 +993,15 @@ def _tile_broadcast_hint(message: str) -> str | None:
             f"{flipped[2]}) and ({flipped[3]},{flipped[4]}): the weighted values came out "
             "transposed, features first; acc keeps one row per query and the values' "
             "features last, so check the order of the product's operands and any transpose"
+        )
+    per_key = re.search(r"shapes \((\d+),(\d+)\) \((\d+),(\d+)\)", message)
+    if per_key is not None and per_key[2] == per_key[4] and per_key[1] != per_key[3]:
+        return (
+            f"an array of {per_key[1]} rows met one of {per_key[3]} rows, both with "
+            f"{per_key[2]} value features: acc has one row per query, but your weighted "
+            "values came out with one row per key; the product of p and v sums over the "
+            "keys, (..., Tb, Sb) @ (..., Sb, d_v) -> (..., Tb, d_v), and an elementwise "
+            "product summed along another axis keeps the keys"
         )
     row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
     if row is not None and row[1] == row[3]:
@@ -1100,6 +1122,30 @@ TILE_UPDATE = GRADERS.add(
                 "applies once, to the old accumulator only; this tile's p·v is already "
                 "relative to the new max",
                 _tile_with(alpha_twice=True),
+            ),
+            Mistake(
+                "you multiplied acc by alpha twice (alpha**2): the old accumulator needs "
+                "the factor exp(m - m') once, exactly as `total` does",
+                _tile_with(alpha_squared=True),
+            ),
+            Mistake(
+                "you put alpha on this tile's p·v instead of on the old acc (acc + alpha·p v): "
+                "p is computed against the new max already; it is the old acc, summed "
+                "against the old max, that alpha = exp(m - m') rescales, as for `total`",
+                _tile_with(alpha_on_new=True),
+            ),
+            Mistake(
+                "the scores you receive are already scaled: you divided them by √d again "
+                "(the max and the weights then come from other numbers); use `scores` as "
+                "given",
+                _tile_with(scaled_first=True),
+            ),
+            Mistake(
+                "you normalised p within the tile (p divided by its own row sum): p stays "
+                "unnormalised, exp(scores - m'), so that tiles add up; the one division by "
+                "`total` comes after the last tile (and a tile row with every key masked "
+                "would give 0/0)",
+                _tile_with(p_normalised=True),
             ),
         ),
         hint="it is your update of 8.1 with a third running quantity: which of `total` and "
@@ -1258,6 +1304,14 @@ KV_STEP = GRADERS.add(
         cases=_kv_cases(),
         outputs=("out", "k_cache", "v_cache"),
         mistakes=tuple(Mistake(diagnosis, _planted_kv_step(**bug)) for diagnosis, bug in _KV_BUGS),
+        error_hints=(
+            (
+                "stack expects each tensor to be equal size",
+                "torch.stack puts tensors side by side on a new axis, so it needs them of "
+                "one shape; a cache grows along an axis it already has, its tokens (t "
+                "cached + 1 new): that is a concatenation, torch.cat, along the token axis",
+            ),
+        ),
         hint="grow each cache by one token along the token axis, then let the one query "
         "attend to every key it now holds, as in chapter 3; the step returns the grown "
         'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
@@ -1343,7 +1397,8 @@ def _heads_hint(message: str) -> str | None:
     return (
         f"the query heads and your key-value heads do not line up on the head axis (dim 1: "
         f"sizes {found[1]} and {found[2]}): each of the G key-value heads must appear H/G "
-        "times along dim=1 before the product; a repeat along another axis (or without "
+        "times along dim=1 before the product, in both tensors that meet the query heads, "
+        "k (in q kᵀ) and v (in weights @ v); a repeat along another axis (or without "
         "`dim=`, which flattens), or none, leaves G heads there"
     )
 
@@ -1391,6 +1446,12 @@ _GQA_MISTAKES = (
     Mistake(
         f"you scaled by the square root of H·d, the width of all heads together; {_WRONG_SCALE}",
         _gqa_scaled(lambda q, k: q.shape[1] * q.shape[-1]),
+    ),
+    Mistake(
+        "you scaled by the square root of d·H/G, the head size times the group size; the "
+        "number of query heads sharing a key-value head does not change the length of the "
+        f"vectors each dot product multiplies: {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: q.shape[-1] * (q.shape[1] // k.shape[1])),
     ),
     Mistake(
         f"you scaled by the square root of S, the number of keys; {_WRONG_SCALE}",
@@ -1631,6 +1692,8 @@ class _PlantedGQA(nn.Module):
         if self.bug == "direct split of q":
             q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
+        if self.bug == "keys from W_q":  # copy-paste: the first G heads of W_q's output
+            k = self._split(self.W_q(x)[..., : G * self.d_head], G)
         if self.bug == "always causal":
             T = x.shape[1]
             mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -1647,6 +1710,16 @@ class _PlantedGQA(nn.Module):
             "kv width scale": 1 / math.sqrt(G * self.d_head),  # W_k's out_features
         }.get(self.bug, 1 / math.sqrt(self.d_head))
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if mask is not None and self.bug == "mask added":  # True adds 1, False adds 0
+            scores, mask = scores + mask, None
+        if mask is not None and self.bug == "mask unsqueezed":  # (T, S) -> (T, 1, S)
+            scores, mask = scores.masked_fill(~mask.unsqueeze(1), -math.inf), None
+        if self.bug == "weights detached":
+            if mask is not None:
+                scores = scores.masked_fill(~mask, -math.inf)
+            weights = torch.softmax(scores, dim=-1).detach()
+            B, T, D = x.shape
+            return self.W_o((weights @ v).transpose(1, 2).reshape(B, T, D)), weights
         if self.bug == "scores as weights":
             if mask is not None:
                 scores = scores.masked_fill(~mask, -math.inf)
@@ -1841,6 +1914,30 @@ GQA_MODULE = GRADERS.add(
                 "key); True means may attend: fill the scores where it is False",
                 _planted_gqa("mask inverted, empty rows zeroed"),
             ),
+            Mistake(
+                "your keys come from W_q's output (its first G heads), not from W_k: the "
+                "keys are the projection self.W_k(x), split into the G key-value heads",
+                _planted_gqa("keys from W_q"),
+            ),
+            Mistake(
+                "you added the boolean mask to the scores: True adds 1 to the visible "
+                "scores and False adds 0, so nothing is hidden; fill the scores where the "
+                "mask is False with -inf (masked_fill) instead of adding it",
+                _planted_gqa("mask added"),
+            ),
+            Mistake(
+                "the mask line fails, not the heads: mask.unsqueeze(1) turns the (T, S) "
+                "mask into (T, 1, S), whose first axis then lines up with the heads of the "
+                "(B, H, T, S) scores; a (T, S) mask broadcasts over batch and heads as it "
+                "is, and a (B, 1, 1, S) one already has its axes",
+                _planted_gqa("mask unsqueezed"),
+            ),
+            Mistake(
+                "out and weights are right but no gradient flows back through the weights: "
+                "the .detach() on them cuts the graph, so W_q and W_k (and x through them) "
+                "get no gradient from the softmax; keep the weights in the graph",
+                _planted_gqa("weights detached"),
+            ),
         ),
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
@@ -1968,8 +2065,10 @@ CACHE_MEMORY = GRADERS.add(
             (0.046875, "that is the size in GiB (2**30 bytes); the question asks for MiB"),
             (
                 12.0,
-                "that is the cache with one key-value head: the model shares its keys and "
-                "values among groups, but it has 4 key-value heads",
+                "that is a quarter of the cache, and two mistakes give it: either one "
+                "key-value head where the model has 4 (the heads are shared among groups of "
+                "queries, but there are 4 groups), or two factors of 2 left out, keys "
+                "alone without the values and numbers counted instead of bytes",
             ),
             (
                 50.331648,
@@ -1978,9 +2077,24 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (2.0, "that is the cache of one layer: the model has 24 layers, each with its own"),
             (49152.0, "that is the size in KiB (2**10 bytes): 1 MiB is 2**20 bytes"),
+            (
+                768.0,
+                "that stores d_model = 16 · 64 = 1024 numbers per key-value head and token; "
+                "each key-value head stores one key and one value of the head size, 64 "
+                "numbers each (or else the 16 query heads with 4-byte numbers and 4 times "
+                "the tokens: check each factor against the question)",
+            ),
+            (
+                3072.0,
+                "that stores d_model = 16 · 64 numbers per head for all 4 key-value heads "
+                "and 4 bytes a number: each key-value head stores vectors of the head size, "
+                "64, in float16 (2 bytes)",
+            ),
         ),
-        hint="bytes = 2 · layers · kv_heads · tokens · d_head · bytes per number; "
-        "1 MiB = 2**20 bytes",
+        hint="write down what one token leaves in the cache of one layer (which heads, which "
+        "vectors, how long each is, how many bytes a number takes), then how many layers and "
+        "tokens there are (the chapter's section \"The KV cache: generate without "
+        'recomputing")',
     )
 )
 
@@ -2060,6 +2174,17 @@ CAUSAL_TILES = GRADERS.add(
                 524800,
                 "that counts the (query, key) pairs a query may see, 1024·1025/2; the question "
                 "asks for tiles of 128 × 128",
+            ),
+            (
+                44,
+                "that counts the 8 diagonal tiles twice (on their own, and again with the "
+                "tiles below them): each computed tile counts once",
+            ),
+            (
+                1024 * 1025 / 2 / 128**2,
+                "that is the number of visible (query, key) pairs divided by a tile's area, "
+                "a count of pairs, not of tiles: a tile holding even one visible pair is "
+                "computed whole, so count whole tiles",
             ),
         ),
         hint="a tile is skipped only when every key in it comes after every query in it: "
