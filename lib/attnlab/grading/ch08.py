@@ -151,6 +151,14 @@ def _update_block_max_only(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # no
         return m_new, l * np.exp(m - m_new) + np.sum(np.exp(block - m_new[..., None]), axis=-1)
 
 
+def _update_rescaled_by_block_max(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: the old sum rescaled by exp(m - max(block)) instead of exp(m - m')."""
+    top = np.max(block, axis=-1)
+    m_new = np.maximum(m, top)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - top) + np.sum(np.exp(block - m_new[..., None]), axis=-1)
+
+
 def _update_unshifted(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
     """Planted: the new terms exp(x_j), no max subtracted."""
     m_new = np.maximum(m, np.max(block, axis=-1))
@@ -256,6 +264,13 @@ ONLINE_UPDATE = GRADERS.add(
                 "your m is the block's max alone; the running max is max(m, max(block)): "
                 "it never goes down",
                 _update_block_max_only,
+            ),
+            Mistake(
+                "you rescaled the old sum by exp(m - max(block)), the block's own max: the "
+                "old sum must be brought to the new running max, exp(m - m') with m' = "
+                "max(m, max(block)), the same max the block's terms use (a block whose "
+                "scores are all masked has max -inf, and its factor becomes e^(+inf))",
+                _update_rescaled_by_block_max,
             ),
             Mistake(
                 "your m is the block's max alone; the running max is max(m, max(block)): "
@@ -424,6 +439,7 @@ def _softmax_variant(
     two_d: bool = False,
     start_max: float = -INF,
     skip_empty: bool = True,
+    start_total: float = 0.0,
 ) -> Callable[..., Any]:
     """Planted: the worked online softmax with one difference (blocks, their width, rescale,
     empty rows, a running max that forgets, the max the weights use, 2-D only indexing, the
@@ -433,7 +449,7 @@ def _softmax_variant(
         n = x.shape[1] if two_d else x.shape[-1]
         stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
         rows = x.shape[:1] if two_d else x.shape[:-1]
-        m, total = np.full(rows, start_max), np.zeros(rows)
+        m, total = np.full(rows, start_max), np.full(rows, start_total)
         first = None
         for start in range(0, stop, block_size):
             end = start + block_size + width
@@ -443,7 +459,9 @@ def _softmax_variant(
             top = np.max(block, axis=1 if two_d else -1)
             m_new = top if forget_max else np.maximum(m, top)
             safe = np.where(np.isneginf(m_new), 0.0, m_new)
-            old = np.where(np.isneginf(m), 0.0, m) if forget_max else m
+            # a learner's guard of the old max (0 where it is -inf): with a start of 0 the
+            # same as none, with a sum started at 1 that 1 is carried along
+            old = np.where(np.isneginf(m), 0.0, m) if forget_max or start_total else m
             alpha = np.exp(old - safe) if rescale else 1.0
             total = total * alpha + np.sum(np.exp(block - safe[..., None]), axis=-1)
             m = m_new
@@ -456,6 +474,22 @@ def _softmax_variant(
         return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), fill)
 
     return softmax
+
+
+def _softmax_max_not_stored(x: Any, block_size: int) -> Any:
+    """Planted: m_new computed but never stored (m stays -inf), final weights by the row max."""
+    m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = np.maximum(m, np.max(block, axis=-1))
+        safe = np.where(np.isneginf(m_new), 0.0, m_new)
+        old = np.where(np.isneginf(m), 0.0, m)
+        total = total * np.exp(old - safe) + np.sum(np.exp(block - safe[..., None]), axis=-1)
+    top = np.max(x, axis=-1)
+    safe = np.where(np.isneginf(top), 0.0, top)[..., None]
+    seen = total[..., None] > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), 0.0)
 
 
 def _softmax_running_weights(x: Any, block_size: int) -> Any:
@@ -621,9 +655,12 @@ ONLINE_SOFTMAX = GRADERS.add(
             ),
             Mistake(
                 "a row that starts with masked blocks comes out all zero although it has "
-                "visible scores: the NaN is born inside the loop (while the running max is "
-                "still -inf, m - m' is -inf - (-inf)) and poisons `total`; replacing NaN at "
-                "the end cannot bring the row back, so guard the subtraction inside the loop",
+                "visible scores: the NaN is born inside the loop and poisons `total`: while "
+                "the running max m' is still -inf, every subtraction of it is -inf - (-inf) = "
+                "NaN, in the rescale exp(m - m') and in the block's own exp(x - m') alike (a "
+                "guard on one of them leaves the other); replacing NaN at the end cannot "
+                "bring the row back, so guard the subtraction inside the loop: a finite "
+                "stand-in for m' in both exponents while it is -inf",
                 _softmax_nan_hidden,
             ),
             Mistake(
@@ -691,6 +728,18 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "every e^(x - m) underflows to 0 and its weights vanish; start from a max that "
                 "has seen nothing, below every score",
                 _softmax_variant(start_max=0.0),
+            ),
+            Mistake(
+                "your running sum starts at 1, not at 0: a state that has seen nothing has "
+                "m = -inf and `total` = 0; the extra 1 stays in every denominator (rescaled "
+                "along), so every weight comes out a little too small",
+                _softmax_variant(start_total=1.0),
+            ),
+            Mistake(
+                "your loop computes the new max but never stores it (no `m = m_new`): the "
+                "running max stays -inf, so every block is treated as the first and `total` "
+                "is rescaled against the wrong max; store the new max at the end of each step",
+                _softmax_max_not_stored,
             ),
             Mistake(
                 "your blocks leave out one score each (a slice that stops one short of "
@@ -1538,8 +1587,10 @@ GQA = GRADERS.add(
                 for n in (2, 3, 4)
             ),
         ),
-        hint="repeat each of the G key-value heads H/G times along the head axis "
-        "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
+        hint="print the shapes of q, k and v, and of the scores: which query heads should "
+        "read which key-value head, and how does your code line them up? is anything "
+        "besides the heads different from the attention of chapter 3? (the chapter's "
+        'section "Fewer key-value heads: multi-query and grouped-query attention")',
         error_hints=(
             ("non-singleton dimension 1", _heads_hint),
             (
@@ -1962,10 +2013,10 @@ GQA_MODULE = GRADERS.add(
                 "checker copies its weights into yours by these names",
             ),
         ),
-        hint="project x with W_q to H heads and with W_k, W_v to G heads, repeat each "
-        "key-value head H/G times in place, then attention as in chapter 4 (the mask hides "
-        "keys before the softmax), heads merged back to (B, T, D), then W_o (the chapter's "
-        'section "Fewer key-value heads: multi-query and grouped-query attention")',
+        hint="follow one case through your forward, printing each tensor's shape: which "
+        "step's output first differs from what the lib's GroupedQueryAttention computes "
+        "(the heads, their grouping, the mask, the merge)? Compare that step with the "
+        'chapter\'s section "Fewer key-value heads: multi-query and grouped-query attention"',
         solution="MyGroupedQueryAttention",
         wrap=lambda cls: adapt(_run_gqa_module, cls),
         equivalent=(
@@ -2079,16 +2130,9 @@ CACHE_MEMORY = GRADERS.add(
             (49152.0, "that is the size in KiB (2**10 bytes): 1 MiB is 2**20 bytes"),
             (
                 768.0,
-                "that stores d_model = 16 · 64 = 1024 numbers per key-value head and token; "
+                "that stores d_model = 16 · 64 = 1024 numbers per key-value head and token: "
                 "each key-value head stores one key and one value of the head size, 64 "
-                "numbers each (or else the 16 query heads with 4-byte numbers and 4 times "
-                "the tokens: check each factor against the question)",
-            ),
-            (
-                3072.0,
-                "that stores d_model = 16 · 64 numbers per head for all 4 key-value heads "
-                "and 4 bytes a number: each key-value head stores vectors of the head size, "
-                "64, in float16 (2 bytes)",
+                "numbers each",
             ),
         ),
         hint="write down what one token leaves in the cache of one layer (which heads, which "
@@ -2188,7 +2232,8 @@ CAUSAL_TILES = GRADERS.add(
             ),
         ),
         hint="a tile is skipped only when every key in it comes after every query in it: "
-        "count the tiles that hold at least one pair a query may see",
+        "count the tiles that hold at least one pair a query may see (the chapter's "
+        'section "Tiled attention: never holding the weights")',
     )
 )
 
