@@ -1361,9 +1361,9 @@ KV_STEP = GRADERS.add(
                 "cached + 1 new): that is a concatenation, torch.cat, along the token axis",
             ),
         ),
-        hint="grow each cache by one token along the token axis, then let the one query "
-        "attend to every key it now holds, as in chapter 3; the step returns the grown "
-        'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
+        hint="which axis of a cache counts its tokens, and which keys and values may the "
+        "one new query see once this step is done? The step returns the caches it leaves "
+        'behind too (the chapter\'s section "The KV cache: generate without recomputing")',
         equivalent=(
             (
                 "swap: k_cache.transpose(-2, -1) in scores = ( q @ k_cache.transpose(-2, -1) "
@@ -2231,8 +2231,8 @@ CAUSAL_TILES = GRADERS.add(
                 "computed whole, so count whole tiles",
             ),
         ),
-        hint="a tile is skipped only when every key in it comes after every query in it: "
-        "count the tiles that hold at least one pair a query may see (the chapter's "
+        hint="which tiles hold at least one (query, key) pair a query may see? A tile is "
+        "skipped only when every key in it comes after every query in it (the chapter's "
         'section "Tiled attention: never holding the weights")',
     )
 )
