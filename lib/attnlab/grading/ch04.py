@@ -446,7 +446,7 @@ def _module_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(4)
     # label: B, T, S, D, H, mask ("causal", "middle": key 2 hidden from every query)
     specs = {
-        "self-attention, B=2, T=5, D=8, H=2": (2, 5, 5, 8, 2, None),
+        "self-attention, B=3, T=5, D=8, H=2": (3, 5, 5, 8, 2, None),
         "cross-attention, T=3 queries, S=6 keys (keys != values), D=12, H=3": (
             2,
             3,

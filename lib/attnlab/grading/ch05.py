@@ -12,6 +12,7 @@ Taught in: exercises/05_positional.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -201,12 +202,7 @@ SINUSOIDAL = GRADERS.add(
             ),
         ),
         error_hints=(
-            (
-                "could not broadcast",
-                "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
-                "take sines and floor(D/2) odd columns cosines; how many of the angles do "
-                "the cosines use?",
-            ),
+            ("could not broadcast", _table_broadcast_hint),
         ),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
         "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
@@ -224,6 +220,25 @@ SINUSOIDAL = GRADERS.add(
         atol=1e-5,
     )
 )
+
+
+def _table_broadcast_hint(message: str) -> str:
+    """Rows that do not meet (a table of shape (d_model, length)) or, with the rows right,
+    one sine more than cosines (an odd D)."""
+    shapes = re.findall(r"shape \(([\d,]+)\)", message)
+    if len(shapes) == 2:
+        source, target = ([int(n) for n in s.split(",") if n] for s in shapes)
+        if source and target and source[0] != target[0]:
+            return (
+                f"your angles have {source[0]} rows (one per position) and the columns you "
+                f"write them into have {target[0]}: is your table (d_model, length)? Its "
+                "shape is (length, d_model), one row per position"
+            )
+    return (
+        "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
+        "take sines and floor(D/2) odd columns cosines; how many of the angles do "
+        "the cosines use?"
+    )
 
 
 def check_sinusoidal_encoding(fn: Callable[..., Any]) -> CheckResult:
@@ -810,6 +825,14 @@ ROPE_SCORES = GRADERS.add(
                     @ apply_rope(k, np.arange(len(k))[::-1]).T
                     / math.sqrt(q.shape[-1])
                 ),
+            ),
+        ),
+        error_hints=(
+            (
+                "0-dimensional",
+                "`rope` got a single number where it indexes an array of positions: its "
+                "second argument is the positions of the rows, one per row of q (not T, "
+                "their count)",
             ),
         ),
         hint="which rows are rotated, by which positions, and which scale do scaled scores "
