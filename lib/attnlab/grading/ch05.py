@@ -365,6 +365,27 @@ OFFSET = GRADERS.add(
                 _blocks_per_feature,
             ),
             Mistake(
+                "your angles grow with the pair number: b = k·ω_i with ω_i = 10000^(-2i/D), "
+                "a negative exponent (multiply k by ω_i; dividing by it flips the exponent "
+                "too)",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (2 * i / d_model)
+                ),
+            ),
+            Mistake(
+                "only D = 8 is right: your frequencies divide by 8 whatever D is; the "
+                "exponent 2i/D uses d_model",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-2 * i / 8)
+                ),
+            ),
+            Mistake(
+                "the two columns of each block are swapped: the pair is (sin a, cos a) in "
+                "that order, and sin(a + b) = cos b·sin a + sin b·cos a gives the first row "
+                "(cos b, sin b)",
+                lambda k, d_model: _blocks(k, d_model, lambda b: _rotation(b)[:, ::-1]),
+            ),
+            Mistake(
                 "the angle k·ω_i is already in radians, which np.sin and np.cos take: do "
                 "not convert it from degrees",
                 lambda k, d_model: _blocks(
@@ -570,6 +591,19 @@ PERMUTATION = GRADERS.add(
                 lambda fn, x, perm: np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]).max(axis=-1),
             ),
             Mistake(
+                "you summed the differences; the gap is the largest one (np.max), one "
+                "number whatever the number of tokens",
+                lambda fn, x, perm: float(
+                    np.sum(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+            Mistake(
+                "your two routes are the same computation, so the gap is always 0: one "
+                "route shuffles before fn, fn(x[..., perm, :]); the other shuffles fn's "
+                "output, fn(x)[..., perm, :]",
+                lambda fn, x, perm: 0.0,
+            ),
+            Mistake(
                 "you averaged the differences; the gap is the largest one (np.max), so that "
                 "one token out of place is enough to fail the test",
                 lambda fn, x, perm: float(
@@ -627,6 +661,16 @@ def _rope_pairs(x: np.ndarray, positions: np.ndarray, sign: float = 1.0,
     out = np.empty_like(x)
     out[..., 0::2] = x0 * np.cos(angle) - x1 * np.sin(angle)
     out[..., 1::2] = x0 * np.sin(angle) + x1 * np.cos(angle)
+    return out
+
+
+def _rope_sin_cos_swapped(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: cos and sin exchanged in both lines of the rotation."""
+    d = x.shape[-1]
+    theta = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.sin(theta) - x[..., 1::2] * np.cos(theta)
+    out[..., 1::2] = x[..., 0::2] * np.cos(theta) + x[..., 1::2] * np.sin(theta)
     return out
 
 
@@ -701,6 +745,28 @@ ROPE = GRADERS.add(
                 lambda x, positions: _rope_pairs(
                     x, positions, omega=lambda d, h: 10000.0 ** (-np.arange(h) / d)
                 ),
+            ),
+            Mistake(
+                "the exponent is 2i/d with the whole d; you divided by d/2, doubling every "
+                "exponent, so the frequencies fall off twice as fast",
+                lambda x, positions: _rope_pairs(
+                    x, positions, omega=lambda d, h: 10000.0 ** (-np.arange(0, d, 2) / h)
+                ),
+            ),
+            Mistake(
+                "your frequencies divide by x.shape[0], the first axis (the rows, or the "
+                "batch): d is the size of the feature axis, x.shape[-1]",
+                lambda x, positions: _rope_pairs(
+                    x,
+                    positions,
+                    omega=lambda d, h: 10000.0 ** (-np.arange(0, d, 2) / x.shape[0]),
+                ),
+            ),
+            Mistake(
+                "cos and sin are swapped in your rotation: x'_{2i} = x_{2i} cos θ - "
+                "x_{2i+1} sin θ and x'_{2i+1} = x_{2i} sin θ + x_{2i+1} cos θ (at θ = 0 a "
+                "row must come out unchanged)",
+                _rope_sin_cos_swapped,
             ),
             Mistake(
                 "every pair turned by its position alone (angle p); pair i turns by p·ω_i",
@@ -893,6 +959,17 @@ _LAYER_MISTAKES = (
     Mistake(
         "you returned the table alone: the layer adds it to the token vectors, x + PE[:T]",
         lambda x: _pe_like(x),
+    ),
+    Mistake(
+        "you returned the table alone (broadcast to x's shape): the layer adds it to the "
+        "token vectors, x + PE[:T]",
+        lambda x: _pe_like(x).expand_as(x),
+    ),
+    Mistake(
+        "your table is sinusoidal_encoding(d_model, max_len), its arguments swapped: they "
+        "are (length, d_model), so the table's rows are positions and its columns features",
+        lambda x: x
+        + torch.from_numpy(sinusoidal_encoding(x.shape[-1], MAX_LEN)).T[: x.shape[-2]].to(x.dtype),
     ),
     Mistake(
         "you multiplied the token vectors by the table; add it: x + PE[:T]",

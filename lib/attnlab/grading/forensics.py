@@ -382,6 +382,14 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
             "torch.max for the largest entry, and .any() / .all() in a condition"
         ),
     ),
+    (
+        "Integers to negative integer powers are not allowed",
+        _fixed(
+            "NumPy refuses an integer raised to a negative integer power (10000 ** -2 with "
+            "integer arrays): make the base a float, 10000.0, and check the exponent is the "
+            "fraction you meant (a division by D gives floats too)"
+        ),
+    ),
     ("too many indices for array", _fixed(_INDEX_HINT)),
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
