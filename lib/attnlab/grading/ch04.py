@@ -585,7 +585,7 @@ def planted_heads(
     Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
     projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
     inverted", "mask after", "mask added", "softmax axis", "softmax heads", "direct merge",
-    "cat time", "no W_o").
+    "cat time", "no W_o", "weights averaged").
     Chapter 8's grouped-query layer ends the same way.
     """
     if mask is not None and bug not in ("mask ignored", "mask after", "mask added"):
@@ -606,6 +606,8 @@ def planted_heads(
     else:
         concat = heads.transpose(1, 2).reshape(B, T, H * d)
     out = concat if bug == "no W_o" else W_o(concat)
+    if bug == "weights averaged":  # as nn.MultiheadAttention does by default
+        weights = weights.mean(dim=1)
     return out, weights
 
 
@@ -702,6 +704,11 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "you ignored the mask: set the scores where mask is False to -inf before "
                 "the softmax",
                 _planted("mask ignored"),
+            ),
+            Mistake(
+                "you averaged `weights` over the heads (axis 1), as nn.MultiheadAttention "
+                "does by default: return every head's weights, (B, H, T, S)",
+                _planted("weights averaged"),
             ),
             Mistake(
                 "you added the boolean mask to the scores: that adds 1 where a query may "

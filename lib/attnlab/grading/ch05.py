@@ -70,6 +70,25 @@ def _table(length: int, d_model: int, omega: Callable[[np.ndarray], np.ndarray],
     return np.where(j % 2 == 0, even(angles), odd(angles))
 
 
+def _table_broadcast_hint(message: str) -> str:
+    """Rows that do not meet (a table of shape (d_model, length)) or, with the rows right,
+    one sine more than cosines (an odd D)."""
+    shapes = re.findall(r"shape \(([\d,]+)\)", message)
+    if len(shapes) == 2:
+        source, target = ([int(n) for n in s.split(",") if n] for s in shapes)
+        if source and target and source[0] != target[0]:
+            return (
+                f"your angles have {source[0]} rows (one per position) and the columns you "
+                f"write them into have {target[0]}: is your table (d_model, length)? Its "
+                "shape is (length, d_model), one row per position"
+            )
+    return (
+        "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
+        "take sines and floor(D/2) odd columns cosines; how many of the angles do "
+        "the cosines use?"
+    )
+
+
 def _paired(d_model: int) -> Callable[[np.ndarray], np.ndarray]:
     """The right frequencies: ω = 10000^(-2i/D), shared by features 2i and 2i + 1."""
     return lambda j: 10000.0 ** (-(j - j % 2) / d_model)
@@ -220,25 +239,6 @@ SINUSOIDAL = GRADERS.add(
         atol=1e-5,
     )
 )
-
-
-def _table_broadcast_hint(message: str) -> str:
-    """Rows that do not meet (a table of shape (d_model, length)) or, with the rows right,
-    one sine more than cosines (an odd D)."""
-    shapes = re.findall(r"shape \(([\d,]+)\)", message)
-    if len(shapes) == 2:
-        source, target = ([int(n) for n in s.split(",") if n] for s in shapes)
-        if source and target and source[0] != target[0]:
-            return (
-                f"your angles have {source[0]} rows (one per position) and the columns you "
-                f"write them into have {target[0]}: is your table (d_model, length)? Its "
-                "shape is (length, d_model), one row per position"
-            )
-    return (
-        "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
-        "take sines and floor(D/2) odd columns cosines; how many of the angles do "
-        "the cosines use?"
-    )
 
 
 def check_sinusoidal_encoding(fn: Callable[..., Any]) -> CheckResult:

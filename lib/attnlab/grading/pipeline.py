@@ -1210,7 +1210,7 @@ class Grader:
             if (
                 mine is None
                 or not callable(mine)
-                or getattr(mine, "__module__", "").startswith("attnlab")
+                or (getattr(mine, "__module__", None) or "").startswith("attnlab")
             ):
                 continue
             names = worked.namespace(self.chapter)
