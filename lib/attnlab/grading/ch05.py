@@ -220,9 +220,7 @@ SINUSOIDAL = GRADERS.add(
                 lambda length, d_model: _table(length, d_model, lambda j: np.ones(len(j))),
             ),
         ),
-        error_hints=(
-            ("could not broadcast", _table_broadcast_hint),
-        ),
+        error_hints=(("could not broadcast", _table_broadcast_hint),),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
         "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
         'them holds the sine? The chapter\'s section "Sinusoidal encoding" builds the table',
@@ -968,8 +966,12 @@ _LAYER_MISTAKES = (
     Mistake(
         "your table is sinusoidal_encoding(d_model, max_len), its arguments swapped: they "
         "are (length, d_model), so the table's rows are positions and its columns features",
-        lambda x: x
-        + torch.from_numpy(sinusoidal_encoding(x.shape[-1], MAX_LEN)).T[: x.shape[-2]].to(x.dtype),
+        lambda x: (
+            x
+            + torch.from_numpy(sinusoidal_encoding(x.shape[-1], MAX_LEN))
+            .T[: x.shape[-2]]
+            .to(x.dtype)
+        ),
     ),
     Mistake(
         "you multiplied the token vectors by the table; add it: x + PE[:T]",
