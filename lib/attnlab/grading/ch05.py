@@ -596,9 +596,8 @@ PERMUTATION = GRADERS.add(
                 ),
             ),
             Mistake(
-                "your two routes are the same computation, so the gap is always 0: one "
-                "route shuffles before fn, fn(x[..., perm, :]); the other shuffles fn's "
-                "output, fn(x)[..., perm, :]",
+                "your two routes are the same computation, so the gap is always 0: one route "
+                "shuffles the tokens before fn, the other shuffles fn's output",
                 lambda fn, x, perm: 0.0,
             ),
             Mistake(
