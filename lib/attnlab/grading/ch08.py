@@ -33,7 +33,7 @@ from ..mechanism.scale import (
 )
 from .ch04 import planted_heads
 from .gradients import Recorder, cut_by, require_gradient
-from .modules import adapt, check_class, memoised
+from .modules import adapt, check_class, memoised, seed_cpu
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -354,6 +354,19 @@ def _softmax_cases() -> tuple[Case, ...]:
             },
         ),
         Case("the max in the first block (800 above the rest)", {"x": peak, "block_size": 3}),
+        Case(
+            "scores that rise by 800 after the first block",  # the first block's max overflows
+            {
+                "x": np.array(
+                    [
+                        [0.0, 0.0, 0.0, 800.0, 801.0, 0.0],
+                        [-INF, -INF, -INF, 900.0, 901.0, 0.0],
+                        [0.5, -1.0, 0.0, 1.0, 2.0, -0.5],
+                    ]
+                ),
+                "block_size": 3,
+            },
+        ),
     )
 
 
@@ -484,6 +497,27 @@ def _softmax_stale(x: Any, block_size: int) -> Any:
         return np.concatenate(parts, axis=-1) / np.where(total == 0, 1.0, total)[..., None]
 
 
+def _softmax_first_max(x: Any, block_size: int) -> Any:
+    """Planted: the first block's max as the reference of every exponential, never updated."""
+    m = np.max(x[..., :block_size], axis=-1)
+    m = np.where(np.isneginf(m), 0.0, m)[..., None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.exp(x - m)
+        total = np.sum(e, axis=-1, keepdims=True)
+        return np.where(total > 0, e / np.where(total > 0, total, 1.0), 0.0)
+
+
+def _softmax_index_starts(x: Any, block_size: int) -> Any:
+    """Planted: the block's number used as its start (blocks at 0, 1, 2, ...: they overlap)."""
+    m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+    for start in range(-(-x.shape[-1] // block_size)):
+        m, total = online_softmax_update(m, total, x[..., start : start + block_size])
+    safe = np.where(np.isneginf(m), 0.0, m)[..., None]
+    seen = total[..., None] > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), 0.0)
+
+
 def _softmax_nan_hidden(x: Any, block_size: int) -> Any:
     """Planted: no guard inside the loop, the NaN turned into 0 at the end."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -503,12 +537,15 @@ class _Watched(np.ndarray):
         self.seen = getattr(obj, "seen", [])
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        seen = next(x.seen for x in (*inputs, *kwargs.get("out", ())) if isinstance(x, _Watched))
+        keywords = [*kwargs.get("out", ()), kwargs.get("where")]
+        seen = next(x.seen for x in (*inputs, *keywords) if isinstance(x, _Watched))
         plain = [x.view(np.ndarray) if isinstance(x, _Watched) else x for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(
                 x.view(np.ndarray) if isinstance(x, _Watched) else x for x in kwargs["out"]
             )
+        if isinstance(kwargs.get("where"), _Watched):  # np.divide(..., where=total > 0)
+            kwargs["where"] = kwargs["where"].view(np.ndarray)
         if method == "reduce" and ufunc in (np.maximum, np.fmax, np.add) and plain[0].ndim:
             axis = kwargs.get("axis", 0)
             axes = range(plain[0].ndim) if axis is None else np.atleast_1d(axis)
@@ -521,18 +558,26 @@ class _Watched(np.ndarray):
         return result
 
 
-def _walks_blocks(fn: Any) -> tuple[str, str] | None:
-    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
-    x = _rng().standard_normal((3, 10))
-    watched = x.copy().view(_Watched)
+def _reduced_widths(fn: Any, rows: int, block_size: int) -> list[int] | None:
+    """The widths of the maxima and sums ``fn`` takes along rows of 10 watched scores, or
+    ``None`` where it raises (its values were right on plain arrays: nothing to conclude)."""
+    watched = _rng().standard_normal((rows, 10)).view(_Watched)
     watched.seen = []
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the learner's warnings were shown on the cases
-            fn(watched, 4)
-    except Exception:  # the values were right on plain arrays: nothing to conclude
+            fn(watched, block_size)
+    except Exception:
         return None
-    widest = max(watched.seen, default=0)
+    return watched.seen
+
+
+def _walks_blocks(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
+    seen = _reduced_widths(fn, 3, 4)
+    if seen is None:
+        return None
+    widest = max(seen, default=0)
     if widest <= 4:
         return _uses_block_size(fn)
     return (
@@ -547,16 +592,7 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
 
 def _uses_block_size(fn: Any) -> tuple[str, str] | None:
     """Refuses an online softmax whose blocks are as wide as it likes, whatever `block_size`."""
-    x = _rng().standard_normal((2, 10))
-    watched = x.copy().view(_Watched)
-    watched.seen = []
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fn(watched, 3)
-    except Exception:
-        return None
-    widths = sorted(set(watched.seen))
+    widths = sorted(set(_reduced_widths(fn, 2, 3) or ()))
     if not widths or 3 in widths:
         return None
     return (
@@ -681,6 +717,21 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "to the final running max: compute every weight e^(x - m) with the m the "
                 "loop ends with",
                 _softmax_variant(weights_max="first"),
+            ),
+            Mistake(
+                "your reference max is fixed by the first block and never updated: a later "
+                "block with much larger scores (here 800 after a first block near 0) "
+                "overflows exp, e^800 = inf and inf/inf = NaN; keep a running max, raise it "
+                "with each block, and rescale the running sum when it rises (your update "
+                "of 8.1)",
+                _softmax_first_max,
+            ),
+            Mistake(
+                "your blocks start at 0, 1, 2, ... (each block's number used as its start): "
+                "they overlap, so most scores are counted several times, and the scores "
+                "after the last of those blocks are never seen; block i starts at "
+                "i · block_size, so the starts step by block_size",
+                _softmax_index_starts,
             ),
             Mistake(
                 "you wrote each block's weights with the running max and sum as they stood "
@@ -844,6 +895,7 @@ def _tile_with(
     one_max: bool = False,
     rescaled_scores: bool = False,
     alpha_twice: bool = False,
+    alpha_outside: bool = False,
     alpha_on_p: bool = False,
     inverted: bool = False,
     forget_max: bool = False,
@@ -879,6 +931,8 @@ def _tile_with(
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
         if alpha_twice:
             acc_new = alpha[..., None] * acc_new
+        if alpha_outside:  # alpha·(acc + p v)
+            acc_new = alpha[..., None] * (acc + mixed)
         if normalised:
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
@@ -892,6 +946,21 @@ def _tile_alpha_flat(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any
     alpha = np.exp(m - m_new)
     p = np.exp(scores - m_new[..., None])
     return m_new, alpha * l + np.sum(p, axis=-1), alpha * acc + p @ v
+
+
+def _tile_running_average(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+    """Planted: acc kept as a running average (times the old total, over the new one)."""
+    m_new, l_new, acc_new = _tile_with()(m, l, acc * l[..., None], scores, v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return m_new, l_new, acc_new / l_new[..., None]
+
+
+def _tile_inverted_guarded(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+    """Planted: alpha = exp(m' - m), guarded where m = -inf (so the first tile is right)."""
+    m_new = np.maximum(m, np.max(scores, axis=-1))
+    alpha = np.exp(np.where(np.isfinite(m), m_new - m, -INF))
+    p = np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None])
+    return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
 
 
 def _tile_broadcast_hint(message: str) -> str | None:
@@ -936,26 +1005,7 @@ TILE_UPDATE = GRADERS.add(
                 "you multiply the new tile's term by alpha too, alpha·(acc + p v): only what "
                 "acc held before is relative to the old max; the new tile's weights p are "
                 "computed against the new max already, so only the old acc is rescaled",
-                lambda m, l, acc, scores, v: (  # noqa: E741
-                    (m_new := np.maximum(m, np.max(scores, axis=-1))),
-                    (
-                        a := np.exp(
-                            np.where(
-                                np.isfinite(m), m - np.where(np.isfinite(m_new), m_new, 0.0), -INF
-                            )
-                        )
-                    )
-                    * l
-                    + np.sum(
-                        np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]),
-                        axis=-1,
-                    ),
-                    a[..., None]
-                    * (
-                        acc
-                        + np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]) @ v
-                    ),
-                ),
+                _tile_with(alpha_outside=True),
             ),
             Mistake(
                 "you rescaled `total` but not acc: the accumulator is a sum of exp(s - m) v, so "
@@ -994,6 +1044,13 @@ TILE_UPDATE = GRADERS.add(
                 _tile_with(normalised=True),
             ),
             Mistake(
+                "you keep acc normalised, a running average (the old acc times the old "
+                "`total`, divided by the new one): the state acc is the *unnormalised* sum "
+                "of p·v, rescaled like `total`, and the division by `total` happens once, "
+                "after the last tile",
+                _tile_running_average,
+            ),
+            Mistake(
                 "your new maximum is one number for the whole tile (a max without axis=-1): "
                 "each query row needs its own, or a row far below the tile's largest score "
                 "gets p = 0 everywhere",
@@ -1009,6 +1066,12 @@ TILE_UPDATE = GRADERS.add(
                 "you rescaled the old state by exp(m' - m), the wrong way round: the old "
                 "terms shrink when the max rises, so alpha = exp(m - m') <= 1 (as in 8.1)",
                 _tile_with(inverted=True),
+            ),
+            Mistake(
+                "you rescaled the old state by exp(m' - m), the wrong way round (guarded "
+                "for m = -inf, so the first tile comes out right): the old terms shrink when "
+                "the max rises, so alpha = exp(m - m') <= 1 (as in 8.1)",
+                _tile_inverted_guarded,
             ),
             Mistake(
                 "your m' is this tile's max alone; the running max is max(m, max(scores)): "
@@ -1094,6 +1157,98 @@ def _attend(q: Any, k: Any, v: Any, scale: float | None = None) -> Any:
     return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
 
 
+def _appended(k_cache: Any, v_cache: Any, k: Any, v: Any) -> tuple[Any, Any]:
+    return torch.cat([k_cache, k], -2), torch.cat([v_cache, v], -2)  # (B, H, t + 1, d)
+
+
+def _planted_kv_step(
+    out: Callable[[Any, Any, Any], Any] = _attend,
+    grow: Callable[[Any, Any, Any, Any], tuple[Any, Any]] = _appended,
+    old_caches: bool = False,
+) -> Callable[..., Any]:
+    """Planted: the caches grown by ``grow(k_cache, v_cache, k, v)``, ``out(q, keys, values)``
+    over what they hold, and those caches returned (the old ones where ``old_caches``)."""
+
+    def kv_step(q: Any, k: Any, v: Any, kc: Any, vc: Any) -> tuple[Any, Any, Any]:
+        keys, values = grow(kc, vc, k, v)
+        returned = (kc.clone(), vc.clone()) if old_caches else (keys, values)
+        return out(q, keys, values), *returned
+
+    return kv_step
+
+
+def _attend_scaled(size: Callable[[Any, Any], float]) -> Callable[[Any, Any, Any], Any]:
+    """``_attend`` with the scores scaled by 1/sqrt(size(q, keys)) instead of 1/sqrt(d)."""
+    return lambda q, keys, values: _attend(q, keys, values, scale=1 / math.sqrt(size(q, keys)))
+
+
+_KV_BUGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "you scaled by the square root of H·d, the width of all heads together; the "
+        "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
+        "vectors",
+        {"out": _attend_scaled(lambda q, keys: q.shape[1] * q.shape[-1])},
+    ),
+    (
+        "your query saw only the first key: that is a causal mask aligned to the top "
+        "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
+        "last position, so it may see every key in the cache: no mask is needed here",
+        {"out": lambda q, keys, values: values[..., :1, :].expand_as(q).clone()},
+    ),
+    (
+        "your query attended to the cache only: append the new key and value first, "
+        "then attend (a token may attend to itself)",
+        {"out": lambda q, keys, values: _attend(q, keys[..., :-1, :], values[..., :-1, :])},
+    ),
+    (
+        "your query attended to the new token only: out must average the values of "
+        "every cached token plus the new one",
+        {"out": lambda q, keys, values: values[..., -1:, :].clone()},
+    ),
+    (
+        "you put the new key and value first; append them at the end of the cache "
+        "(dim=-2), so that cache position i is token i",
+        {"grow": lambda kc, vc, k, v: _appended(k, v, kc, vc)},
+    ),
+    (
+        "your scores are not divided by √d: no scale at all, or one that is always "
+        "1, such as sqrt(q.shape[-2]) (the one query of this step); d is the size "
+        "of a query or key vector, q.shape[-1]",
+        {"out": lambda q, keys, values: _attend(q, keys, values, scale=1.0)},
+    ),
+    (
+        "keys and values are swapped in the attention: the scores compare the query "
+        "with the keys (q Kᵀ), and the weights average the values (weights @ V)",
+        {"out": lambda q, keys, values: _attend(q, values, keys)},
+    ),
+    (
+        "the new key went into the value cache and the new value into the key cache: "
+        "each cache grows by its own kind of vector, the key cache by k and the value "
+        "cache by v",
+        {"grow": lambda kc, vc, k, v: _appended(kc, vc, v, k)},
+    ),
+    (
+        "every weight of yours is 1, so out is the sum of the values: your softmax "
+        "normalises one number at a time, either because it runs along the query "
+        "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
+        "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
+        "normalised along the keys, the last axis",
+        {"out": lambda q, keys, values: values.sum(-2, keepdim=True)},
+    ),
+    (
+        "you returned the old caches: return the caches with the new key and value "
+        "appended, for the next step",
+        {"old_caches": True},
+    ),
+    (
+        "you scaled the scores by the square root of the number of keys (t + 1): the "
+        "scale is 1/√d, d the size of one query or key vector, whatever the length "
+        "of the cache",
+        {"out": _attend_scaled(lambda q, keys: keys.shape[-2])},
+    ),
+)
+
+
 KV_STEP = GRADERS.add(
     Grader(
         name="kv_step",
@@ -1102,121 +1257,7 @@ KV_STEP = GRADERS.add(
         reference=_kv_step_reference,
         cases=_kv_cases(),
         outputs=("out", "k_cache", "v_cache"),
-        mistakes=(
-            Mistake(
-                "you scaled by the square root of H·d, the width of all heads together; the "
-                "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
-                "vectors",
-                lambda q, k, v, kc, vc: (
-                    _attend(
-                        q,
-                        torch.cat([kc, k], -2),
-                        torch.cat([vc, v], -2),
-                        scale=1 / math.sqrt(q.shape[1] * q.shape[-1]),
-                    ),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query saw only the first key: that is a causal mask aligned to the top "
-                "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
-                "last position, so it may see every key in the cache: no mask is needed here",
-                lambda q, k, v, kc, vc: (
-                    torch.cat([vc, v], -2)[..., :1, :].expand_as(q).clone(),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query attended to the cache only: append the new key and value first, "
-                "then attend (a token may attend to itself)",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, kc, vc),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query attended to the new token only: out must average the values of "
-                "every cached token plus the new one",
-                lambda q, k, v, kc, vc: (v.clone(), torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
-            ),
-            Mistake(
-                "you put the new key and value first; append them at the end of the cache "
-                "(dim=-2), so that cache position i is token i",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([k, kc], -2), torch.cat([v, vc], -2)),
-                    torch.cat([k, kc], -2),
-                    torch.cat([v, vc], -2),
-                ),
-            ),
-            Mistake(
-                "your scores are not divided by √d: no scale at all, or one that is always "
-                "1, such as sqrt(q.shape[-2]) (the one query of this step); d is the size "
-                "of a query or key vector, q.shape[-1]",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2), scale=1.0),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "keys and values are swapped in the attention: the scores compare the query "
-                "with the keys (q Kᵀ), and the weights average the values (weights @ V)",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([vc, v], -2), torch.cat([kc, k], -2)),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "the new key went into the value cache and the new value into the key cache: "
-                "each cache grows by its own kind of vector, the key cache by k and the value "
-                "cache by v",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, v], -2), torch.cat([vc, k], -2)),
-                    torch.cat([kc, v], -2),
-                    torch.cat([vc, k], -2),
-                ),
-            ),
-            Mistake(
-                "every weight of yours is 1, so out is the sum of the values: your softmax "
-                "normalises one number at a time, either because it runs along the query "
-                "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
-                "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
-                "normalised along the keys, the last axis",
-                lambda q, k, v, kc, vc: (
-                    torch.cat([vc, v], -2).sum(-2, keepdim=True),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "you returned the old caches: return the caches with the new key and value "
-                "appended, for the next step",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
-                    kc.clone(),
-                    vc.clone(),
-                ),
-            ),
-            Mistake(
-                "you scaled the scores by the square root of the number of keys (t + 1): the "
-                "scale is 1/√d, d the size of one query or key vector, whatever the length "
-                "of the cache",
-                lambda q, k, v, kc, vc: (
-                    _attend(
-                        q,
-                        torch.cat([kc, k], -2),
-                        torch.cat([vc, v], -2),
-                        scale=1 / math.sqrt(kc.shape[-2] + 1),
-                    ),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-        ),
+        mistakes=tuple(Mistake(diagnosis, _planted_kv_step(**bug)) for diagnosis, bug in _KV_BUGS),
         hint="grow each cache by one token along the token axis, then let the one query "
         "attend to every key it now holds, as in chapter 3; the step returns the grown "
         'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
@@ -1486,7 +1527,7 @@ _GQA_NAMES = ("W_q", "W_k", "W_v", "W_o")
 
 def _seeded_gqa(d_model: int, n_heads: int, n_kv_heads: int, seed: int) -> GroupedQueryAttention:
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
         with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
             for name in _GQA_NAMES:
@@ -1662,6 +1703,28 @@ def _kv_head_size_hint(message: str) -> str | None:
     )
 
 
+def _view_head_size_hint(message: str) -> str | None:
+    """A 4-D view of a projection whose heads are larger than what the projection holds."""
+    found = re.search(
+        r"shape '\[(\d+), (\d+), (\d+), (\d+)\]' is invalid for input of size (\d+)", message
+    )
+    if found is None:
+        return None
+    b, t, heads, size, total = (int(found[i]) for i in range(1, 6))
+    if total % (b * t) or (total // (b * t)) % heads:
+        return None
+    features = total // (b * t)
+    if size <= features // heads:
+        return None
+    return (
+        f"your view cuts {features} features per token into {heads} heads of {size}: "
+        f"{heads} heads of that projection hold {features // heads} features each; every "
+        "head, a query head or a key-value head, has the size d = d_model / n_heads "
+        "(d_model / n_kv_heads is larger), and a key-value projection holds n_kv_heads "
+        "such heads"
+    )
+
+
 def _module_heads_hint(message: str) -> str | None:
     """q @ kᵀ whose dim 1 does not line up: heads not moved to dim 1, or not repeated there."""
     found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
@@ -1781,6 +1844,7 @@ GQA_MODULE = GRADERS.add(
         ),
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
+            ("is invalid for input of size", _view_head_size_hint),
             ("non-singleton dimension 1", _module_heads_hint),
             ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
             ("size mismatch for W_k", _KV_SIZE),
