@@ -77,6 +77,7 @@ from .forensics import (
     call_quietly,
     error_hints,
     learner_frames,
+    line_diagnosis,
     raised_directly,
     signature_mismatch,
     unfinished_callee,
@@ -105,6 +106,38 @@ class _Raised:
 
     kind: str
     message: str
+
+
+def _before_softmax(got: np.ndarray, want: np.ndarray, name: str) -> str | None:
+    """When ``got`` holds -inf and its softmax along the last axis is ``want``: the scores
+    were returned in place of the weights."""
+    if got.shape != want.shape or got.ndim == 0 or not np.any(np.isneginf(got)):
+        return None
+    with np.errstate(all="ignore"):
+        shifted = got - np.max(got, axis=-1, keepdims=True)
+        e = np.exp(shifted)
+        soft = e / e.sum(axis=-1, keepdims=True)
+    if np.allclose(soft, want, rtol=1e-5, atol=1e-7):
+        return (
+            f"your `{name}` are the scores before the softmax (-inf where masked): return the "
+            "softmax's output, the weights each row of which sums to 1"
+        )
+    return None
+
+
+def _joined_along(pieces: Any, want: np.ndarray) -> int | None:
+    """The axis along which concatenating (or stacking) ``pieces`` gives ``want``, if any."""
+    arrays = [np.asarray(p.detach().cpu() if hasattr(p, "detach") else p) for p in pieces]
+    for axis in range(-1, -want.ndim - 1, -1):
+        for join in (np.concatenate, np.stack):
+            try:
+                with np.errstate(all="ignore"):
+                    joined = join(arrays, axis=axis)
+            except (ValueError, TypeError):
+                continue
+            if joined.shape == want.shape and np.allclose(joined, want, rtol=1e-5, atol=1e-7):
+                return want.ndim + axis
+    return None
 
 
 def _raised(err: BaseException) -> _Raised:
@@ -361,6 +394,7 @@ class Grader:
                         "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = NaN), "
                         "from 0/0, or from inf - inf (a row whose entries are all -inf minus "
                         "its max)",
+                        recognised=_before_softmax(got, run.expected[k], name),
                     )
         errors = [self._errors(run) for run in runs]
         max_error = max((e for per_run in errors for e in per_run), default=0.0)
@@ -680,6 +714,16 @@ class Grader:
                         "is not an array: make one array of them (stack them, or compute all "
                         "rows at once)",
                     )
+                joined = _joined_along(value, want)
+                if joined is not None:
+                    return (
+                        (),
+                        f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
+                        + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                        f"your {len(value)} pieces are right once joined along axis {joined}: "
+                        f"a Python {type(value).__name__} is not one array; join them into one "
+                        "(concatenate them along that axis)",
+                    )
                 return (
                     (),
                     f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
@@ -846,6 +890,10 @@ class Grader:
                     f"exercise first (or write the {callee} step inline)",
                     diagnosed=True,
                 )
+        if not ours:
+            from_line = line_diagnosis(err)
+            if from_line is not None:
+                return self._result(EXCEPTION, message, from_line, diagnosed=True)
         index = runs.index(run)
         for run_ in runs:  # the other runs' outputs, where they convert, for comparisons
             if run_.error is None and run_.outputs is None:
@@ -1181,7 +1229,7 @@ class Grader:
             if (
                 mine is None
                 or not callable(mine)
-                or getattr(mine, "__module__", "").startswith("attnlab")
+                or (getattr(mine, "__module__", None) or "").startswith("attnlab")
             ):
                 continue
             names = worked.namespace(self.chapter)
