@@ -263,46 +263,60 @@ def _attention_reference(q: Any, k: Any, v: Any, mask: Any = None) -> tuple[Any,
     return scaled_dot_product_attention(q, k, v, mask)
 
 
-def _np_attend(
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    mask: np.ndarray | None = None,
+def _planted_attend(
+    q: Any,
+    k: Any,
+    v: Any,
+    mask: Any = None,
     *,
     divide_by: float | None = None,
-    axis: int = -1,
-    fill: float = -np.inf,
+    axis: int | None = -1,
+    fill: float = -math.inf,
     invert: bool = False,
     after: bool = False,
     zero_empty: bool = True,
     stable: bool = True,
     additive: bool = False,
     empty_test: str = "any",
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention in NumPy, with one planted change at a time (``axis``
-    None: normalised over the whole array; ``empty_test="all"``: rows with any hidden key
-    zeroed)."""
+) -> tuple[Any, Any]:
+    """Scaled dot-product attention in NumPy or torch (as ``q``), with one planted change
+    at a time (``axis`` None: normalised over the whole array; ``empty_test="all"``: rows
+    with any hidden key zeroed)."""
+    xp = torch if isinstance(q, torch.Tensor) else np
     d = q.shape[-1]
-    scores = q @ np.swapaxes(k, -1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
+    scores = q @ k.swapaxes(-1, -2) / (math.sqrt(d) if divide_by is None else divide_by)
     visible = None if mask is None else (~mask if invert else mask)
     if visible is not None and additive:
         scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
     if visible is not None and not after:
-        scores = np.where(visible, scores, fill)  # (..., T, S)
-    with np.errstate(all="ignore"):
-        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True) if stable else scores)
-        weights = e / np.sum(e, axis=axis, keepdims=True)
+        scores = xp.where(visible, scores, fill)  # (..., T, S)
+    weights = (_torch_softmax if xp is torch else _np_softmax)(scores, axis, stable)
     if visible is not None and after:
         weights = weights * visible
     if (
         visible is not None
         and zero_empty
         and not after
-        and (fill == -np.inf or empty_test != "any")
+        and (fill == -math.inf or empty_test != "any")
     ):
-        seen = (np.any if empty_test == "any" else np.all)(visible, axis=-1, keepdims=True)
-        weights = np.where(seen, weights, 0.0)
+        seen = (visible.any if empty_test == "any" else visible.all)(-1, keepdims=True)
+        weights = xp.where(seen, weights, 0.0)
     return weights @ v, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+
+
+def _np_softmax(scores: np.ndarray, axis: int | None, stable: bool) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        e = np.exp(scores - np.max(scores, axis=axis, keepdims=True) if stable else scores)
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _torch_softmax(scores: torch.Tensor, axis: int | None, stable: bool) -> torch.Tensor:
+    if axis is None:  # one softmax over every entry of the array
+        return torch.softmax(scores.flatten(), 0).reshape(scores.shape)
+    if stable:
+        return torch.softmax(scores, dim=axis)
+    e = torch.exp(scores)  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
+    return torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
 
 
 def _attention_cases(kind: str) -> tuple[Case, ...]:
@@ -367,110 +381,109 @@ _MASK_HINT = (
 )
 
 
-def _attention_mistakes(attend: Callable[..., tuple[Any, Any]]) -> tuple[Mistake, ...]:
-    return (
+_ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
+    Mistake(
+        "you forgot to scale: divide the scores q kᵀ by sqrt(d), d = q.shape[-1]",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=1.0),
+    ),
+    Mistake(
+        "you divided the scores by d; divide by sqrt(d)",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=q.shape[-1]),
+    ),
+    Mistake(
+        "you divided by sqrt of the number of keys; the scale is sqrt(d), the size of "
+        "each query and key (q.shape[-1])",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=math.sqrt(k.shape[-2])),
+    ),
+    Mistake(
+        "softmax over the wrong axis: each query's row (the last axis, the keys) must sum to 1",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, axis=-2),
+    ),
+    Mistake(
+        "the mask had no effect: hidden keys must get weight 0 (" + _MASK_HINT + ")",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, None),
+    ),
+    Mistake(
+        "your mask is inverted: here True means *may attend* (as in "
+        "F.scaled_dot_product_attention); hide the keys where the mask is False",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, invert=True),
+    ),
+    Mistake(
+        "you masked after the softmax: the remaining weights no longer sum to 1. Mask "
+        "the scores (-inf) before the softmax",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, after=True),
+    ),
+    Mistake(
+        "you set hidden scores to 0; exp(0) = 1 still gives them weight. Use -inf",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=0.0),
+    ),
+    Mistake(
+        "a query with no visible key got uniform weights (from a large negative fill "
+        "such as -1e9): its weights and output must be all zeros; set such rows to 0",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=-1e9),
+    ),
+    Mistake(
+        "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. The "
+        "weights of a row whose mask hides every key must be 0: find those rows from "
+        "the mask and replace their weights, without editing the softmax's output "
+        "in place",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, zero_empty=False),
+    ),
+    Mistake(
+        "you returned (weights, out); the order is (out, weights)",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask)[::-1],
+    ),
+    Mistake(
+        "you scored the queries against `v` and mixed the keys: the scores compare "
+        "queries with keys, and the weights mix the values",
+        lambda q, k, v, mask=None: _planted_attend(q, v, k, mask),
+    ),
+    Mistake(
+        "you transposed the mask: it is already laid out like the scores, (..., T, S), "
+        "one row per query: don't transpose it",
+        lambda q, k, v, mask=None: _planted_attend(
+            q, k, v, None if mask is None else mask.swapaxes(-1, -2)
+        ),
+    ),
+    Mistake(
+        "your scale is the square root of the number of axes (len(q.shape)): d is the "
+        "size of each query and key, q.shape[-1]",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=math.sqrt(q.ndim)),
+    ),
+    Mistake(
+        "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
+        "hides nothing; fill the hidden scores with -inf instead",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, additive=True),
+    ),
+    *(
         Mistake(
-            "you forgot to scale: divide the scores q kᵀ by sqrt(d), d = q.shape[-1]",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=1.0),
+            f"you divided the scores by a fixed {c:g} (the worked example's sqrt(64) = 8 "
+            "or another number typed in): the scale is sqrt(d) of the inputs given, "
+            "d = q.shape[-1], which changes from case to case",
+            lambda q, k, v, mask=None, c=c: _planted_attend(q, k, v, mask, divide_by=c),
+        )
+        for c in (8.0, 64.0, 2.0, 4.0)
+    ),
+    Mistake(
+        "your softmax normalises the whole array at once (a max and a sum with no axis): "
+        "all the weights together sum to 1, where each query's row must; reduce along "
+        "the last axis, keeping it",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, axis=None),
+    ),
+    Mistake(
+        "your test for a row with no visible key zeroes every row that hides *any* key "
+        "(`all` of the mask): a row is empty only when no key is visible (`any`)",
+        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=-1e30, empty_test="all"),
+    ),
+    Mistake(
+        "with mask=None your code still applies a mask and hides every key (np.where(None, "
+        "...) reads None as False): apply the mask only when one is given, `if mask is "
+        "not None`",
+        lambda q, k, v, mask=None: _planted_attend(
+            q, k, v, mask if mask is not None else _hide_all(q, k)
         ),
-        Mistake(
-            "you divided the scores by d; divide by sqrt(d)",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=q.shape[-1]),
-        ),
-        Mistake(
-            "you divided by sqrt of the number of keys; the scale is sqrt(d), the size of "
-            "each query and key (q.shape[-1])",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=math.sqrt(k.shape[-2])),
-        ),
-        Mistake(
-            "softmax over the wrong axis: each query's row (the last axis, the keys) must sum to 1",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, axis=-2),
-        ),
-        Mistake(
-            "the mask had no effect: hidden keys must get weight 0 (" + _MASK_HINT + ")",
-            lambda q, k, v, mask=None: attend(q, k, v, None),
-        ),
-        Mistake(
-            "your mask is inverted: here True means *may attend* (as in "
-            "F.scaled_dot_product_attention); hide the keys where the mask is False",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, invert=True),
-        ),
-        Mistake(
-            "you masked after the softmax: the remaining weights no longer sum to 1. Mask "
-            "the scores (-inf) before the softmax",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, after=True),
-        ),
-        Mistake(
-            "you set hidden scores to 0; exp(0) = 1 still gives them weight. Use -inf",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=0.0),
-        ),
-        Mistake(
-            "a query with no visible key got uniform weights (from a large negative fill "
-            "such as -1e9): its weights and output must be all zeros; set such rows to 0",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e9),
-        ),
-        Mistake(
-            "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. The "
-            "weights of a row whose mask hides every key must be 0: find those rows from "
-            "the mask and replace their weights, without editing the softmax's output "
-            "in place",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, zero_empty=False),
-        ),
-        Mistake(
-            "you returned (weights, out); the order is (out, weights)",
-            lambda q, k, v, mask=None: attend(q, k, v, mask)[::-1],
-        ),
-        Mistake(
-            "you scored the queries against `v` and mixed the keys: the scores compare "
-            "queries with keys, and the weights mix the values",
-            lambda q, k, v, mask=None: attend(q, v, k, mask),
-        ),
-        Mistake(
-            "you transposed the mask: it is already laid out like the scores, (..., T, S), "
-            "one row per query: don't transpose it",
-            lambda q, k, v, mask=None: attend(
-                q, k, v, None if mask is None else mask.swapaxes(-1, -2)
-            ),
-        ),
-        Mistake(
-            "your scale is the square root of the number of axes (len(q.shape)): d is the "
-            "size of each query and key, q.shape[-1]",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, divide_by=math.sqrt(q.ndim)),
-        ),
-        Mistake(
-            "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
-            "hides nothing; fill the hidden scores with -inf instead",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, additive=True),
-        ),
-        *(
-            Mistake(
-                f"you divided the scores by a fixed {c:g} (the worked example's sqrt(64) = 8 "
-                "or another number typed in): the scale is sqrt(d) of the inputs given, "
-                "d = q.shape[-1], which changes from case to case",
-                lambda q, k, v, mask=None, c=c: attend(q, k, v, mask, divide_by=c),
-            )
-            for c in (8.0, 64.0, 2.0, 4.0)
-        ),
-        Mistake(
-            "your softmax normalises the whole array at once (a max and a sum with no axis): "
-            "all the weights together sum to 1, where each query's row must; reduce along "
-            "the last axis, keeping it",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, axis=None),
-        ),
-        Mistake(
-            "your test for a row with no visible key zeroes every row that hides *any* key "
-            "(`all` of the mask): a row is empty only when no key is visible (`any`)",
-            lambda q, k, v, mask=None: attend(q, k, v, mask, fill=-1e30, empty_test="all"),
-        ),
-        Mistake(
-            "with mask=None your code still applies a mask and hides every key (np.where(None, "
-            "...) reads None as False): apply the mask only when one is given, `if mask is "
-            "not None`",
-            lambda q, k, v, mask=None: attend(
-                q, k, v, mask if mask is not None else _hide_all(q, k)
-            ),
-        ),
-    )
+    ),
+)
 
 
 def _hide_all(q: Any, k: Any) -> Any:
@@ -490,12 +503,12 @@ ATTENTION = GRADERS.add(
         cases=_attention_cases("numpy"),
         outputs=("out", "weights"),
         mistakes=(
-            *_attention_mistakes(_np_attend),
+            *_ATTENTION_MISTAKES,
             Mistake(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtracting the same number from a row "
                 "leaves its softmax unchanged",
-                lambda q, k, v, mask=None: _np_attend(q, k, v, mask, stable=False),
+                lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, stable=False),
             ),
         ),
         equivalent=(
@@ -558,56 +571,10 @@ def check_attention(fn: Callable[..., Any]) -> CheckResult:
 # ---------------------------------------------------------------- 3.3 attention, torch
 
 
-def _torch_attend(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    *,
-    divide_by: float | None = None,
-    axis: int = -1,
-    fill: float = -math.inf,
-    invert: bool = False,
-    after: bool = False,
-    zero_empty: bool = True,
-    stable: bool = True,
-    additive: bool = False,
-    empty_test: str = "any",
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The torch twin of :func:`_np_attend`, with the same planted changes."""
-    d = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / (math.sqrt(d) if divide_by is None else divide_by)
-    visible = None if mask is None else (~mask if invert else mask)
-    if visible is not None and additive:
-        scores, visible = scores + visible, None  # a boolean mask added: +1 where visible
-    if visible is not None and not after:
-        scores = scores.masked_fill(~visible, fill)
-    if axis is None:  # one softmax over every entry of the array
-        weights = torch.softmax(scores.flatten(), 0).reshape(scores.shape)
-    elif stable:
-        weights = torch.softmax(scores, dim=axis)
-    else:  # e^large = inf, inf / inf = NaN, read as 0 (nan_to_num)
-        e = torch.exp(scores)
-        weights = torch.nan_to_num(e / e.sum(dim=axis, keepdim=True))
-    if visible is not None and after:
-        weights = weights * visible
-    if (
-        visible is not None
-        and zero_empty
-        and not after
-        and (fill == -math.inf or empty_test != "any")
-    ):
-        seen = (
-            visible.any(-1, keepdim=True) if empty_test == "any" else visible.all(-1, keepdim=True)
-        )
-        weights = torch.where(seen, weights, 0.0)
-    return weights @ v, weights
-
-
 def _mask_times_inf(q, k, v, mask=None):
     """A mask turned additive by a product with -inf: NaN wherever the mask is True."""
     if mask is None:
-        return _torch_attend(q, k, v)
+        return _planted_attend(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     weights = torch.softmax(scores + (~mask).to(scores.dtype) * -math.inf, dim=-1)
     weights = torch.nan_to_num(weights, nan=0.0)  # every row NaN: read as 0
@@ -616,7 +583,7 @@ def _mask_times_inf(q, k, v, mask=None):
 
 def _where_swapped(q, k, v, mask=None):
     """NaN rows "replaced" by ``torch.where(isnan(w), w, 0)``: the branches swapped."""
-    _, weights = _torch_attend(q, k, v, mask, zero_empty=False)
+    _, weights = _planted_attend(q, k, v, mask, zero_empty=False)
     weights = torch.where(torch.isnan(weights), weights, torch.zeros_like(weights))
     return weights @ v, weights
 
@@ -629,18 +596,18 @@ ATTENTION_TORCH = GRADERS.add(
         cases=_attention_cases("torch"),
         outputs=("out", "weights"),
         mistakes=(
-            *_attention_mistakes(_torch_attend),
+            *_ATTENTION_MISTAKES,
             Mistake(
                 "softmax without `dim`: torch picks one for you (dim 0 for a 3-D tensor, the "
                 "batch, with a warning); name the last dim, the keys, explicitly",
-                lambda q, k, v, mask=None: _torch_attend(
+                lambda q, k, v, mask=None: _planted_attend(
                     q, k, v, mask, axis=0 if q.ndim == 3 else -1
                 ),
             ),
             Mistake(
                 "k.transpose(0, 1) swaps the first two axes, which are the batch and the keys "
                 "when a batch comes first: transpose the last two axes, whatever is in front",
-                lambda q, k, v, mask=None: _torch_attend(
+                lambda q, k, v, mask=None: _planted_attend(
                     q, k.transpose(0, 1).transpose(-2, -1), v, mask
                 ),
             ),
@@ -660,7 +627,7 @@ ATTENTION_TORCH = GRADERS.add(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
                 "torch.softmax, which does",
-                lambda q, k, v, mask=None: _torch_attend(q, k, v, mask, stable=False),
+                lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, stable=False),
             ),
         ),
         equivalent=(
@@ -703,65 +670,21 @@ def _additive_cases() -> tuple[Case, ...]:
             "v_a": rng.standard_normal(h),
         }
 
+    def case(label: str, q_shape: tuple, k_shape: tuple, h: int, scale: float = 1.0) -> Case:
+        """Queries ``(..., T, d_q)``, keys ``(..., S, d_k)``, weights of a hidden size ``h``."""
+        q, k = (scale * rng.standard_normal(shape) for shape in (q_shape, k_shape))
+        return Case(label, {"q": q, "k": k, **weights(q.shape[-1], k.shape[-1], h)})
+
     return (
-        Case(
-            "3 queries of size 4, 5 keys of size 6",
-            {
-                "q": rng.standard_normal((3, 4)),
-                "k": rng.standard_normal((5, 6)),
-                **weights(4, 6, 7),
-            },
-        ),
-        Case(
-            "as many queries as keys, same sizes",
-            {
-                "q": rng.standard_normal((4, 5)),
-                "k": rng.standard_normal((4, 5)),
-                **weights(5, 5, 3),
-            },
-        ),
-        Case(
-            "a batch",
-            {
-                "q": rng.standard_normal((2, 3, 4)),
-                "k": rng.standard_normal((2, 2, 4)),
-                **weights(4, 4, 6),
-            },
-        ),
+        case("3 queries of size 4, 5 keys of size 6", (3, 4), (5, 6), 7),
+        case("as many queries as keys, same sizes", (4, 5), (4, 5), 3),
+        case("a batch", (2, 3, 4), (2, 2, 4), 6),
         # A single query (the decoding step) and a single key: an answer that drops axes
         # of size 1 (np.squeeze) returns (S,) or (T,) here, not (1, S) or (T, 1).
-        Case(
-            "one query, 5 keys",
-            {
-                "q": rng.standard_normal((1, 4)),
-                "k": rng.standard_normal((5, 3)),
-                **weights(4, 3, 5),
-            },
-        ),
-        Case(
-            "3 queries, one key",
-            {
-                "q": rng.standard_normal((3, 4)),
-                "k": rng.standard_normal((1, 4)),
-                **weights(4, 4, 3),
-            },
-        ),
-        Case(
-            "a batch of one query and one key",
-            {
-                "q": rng.standard_normal((2, 1, 3)),
-                "k": rng.standard_normal((2, 1, 5)),
-                **weights(3, 5, 4),
-            },
-        ),
-        Case(
-            "large inputs (tanh saturates)",
-            {
-                "q": 10.0 * rng.standard_normal((2, 3)),
-                "k": 10.0 * rng.standard_normal((3, 3)),
-                **weights(3, 3, 4),
-            },
-        ),
+        case("one query, 5 keys", (1, 4), (5, 3), 5),
+        case("3 queries, one key", (3, 4), (1, 4), 3),
+        case("a batch of one query and one key", (2, 1, 3), (2, 1, 5), 4),
+        case("large inputs (tanh saturates)", (2, 3), (3, 3), 4, scale=10.0),
     )
 
 

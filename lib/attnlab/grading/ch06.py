@@ -772,14 +772,36 @@ _LIST_HINT = (
     "(PyTorch's attention takes tensors); work on the tensor instead of converting it",
 )
 
+
+def _mask_conversion(*, error_hints: tuple, through_numpy: str, **declared: Any) -> Grader:
+    """A grader of a mask conversion, judged by what PyTorch's attention does with the mask.
+
+    What every such grader shares: the outputs compared (the weights PyTorch applied and
+    its output) and their float32 tolerances; after the grader's own ``error_hints``, those
+    for a mask of the wrong kind (dtype, NumPy, list, None); and one equivalent mutant, the
+    answer routed through NumPy (``through_numpy``: the mutant as :mod:`.mutants` names it).
+    """
+    return Grader(
+        outputs=_TORCH_OUTPUTS,
+        error_hints=(*error_hints, _DTYPE_HINT, _NUMPY_HINT, _LIST_HINT, _NONE_HINT),
+        equivalent=(
+            (
+                f"library: {through_numpy}",
+                "a boolean mask carries no gradient: the same tensor, through NumPy or not",
+            ),
+        ),
+        **declared,
+        **_TORCH_TOLERANCES,
+    )
+
+
 TO_KEY_PADDING_MASK = GRADERS.add(
-    Grader(
+    _mask_conversion(
         name="to_key_padding_mask",
         signature="to_key_padding_mask(mask) with mask: (B, 1, S) boolean tensor, True = real "
         "token -> nn.MultiheadAttention's key_padding_mask, (B, S), True = padding (ignore)",
         reference=_reference_key_padding,
         cases=_kpm_cases(),
-        outputs=_TORCH_OUTPUTS,
         mistakes=(
             Mistake(
                 "you kept our convention: nn.MultiheadAttention IGNORES the keys marked True "
@@ -810,23 +832,13 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 "float one that it adds to the scores; integers are refused: return bool "
                 "values",
             ),
-            _DTYPE_HINT,
-            _NUMPY_HINT,
-            _LIST_HINT,
-            _NONE_HINT,
         ),
         hint="print our mask and the one you return for a padded batch side by side: which "
         "shape does nn.MultiheadAttention want, and what does True mean to it? The "
         'chapter\'s section "One mask, four spellings" compares the conventions',
+        through_numpy="return real == 0 -> return torch.from_numpy((real == 0).detach()"
+        ".numpy().copy())",
         wrap=_key_padding,
-        equivalent=(
-            (
-                "library: return real == 0 -> return torch.from_numpy((real == 0).detach()"
-                ".numpy().copy())",
-                "a boolean mask carries no gradient: the same tensor, through NumPy or not",
-            ),
-        ),
-        **_TORCH_TOLERANCES,
     )
 )
 
@@ -943,13 +955,12 @@ def _hf_shape_hint(message: str) -> str | None:
 
 
 FROM_HF_ATTENTION_MASK = GRADERS.add(
-    Grader(
+    _mask_conversion(
         name="from_hf_attention_mask",
         signature="from_hf_attention_mask(attention_mask) with attention_mask: (B, S) integer "
         "tensor, 1 = real token -> (B, 1, S) boolean tensor, True = may attend",
         reference=_reference_hf,
         cases=_hf_cases(),
-        outputs=_TORCH_OUTPUTS,
         mistakes=(
             Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
@@ -997,23 +1008,13 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
             ("must match the size of tensor", _hf_shape_hint),
             ("doesn't match the broadcast shape", _hf_shape_hint),
             ("Expected attn_mask dtype", _integer_mask_hint),
-            _DTYPE_HINT,
-            _NUMPY_HINT,
-            _LIST_HINT,
-            _NONE_HINT,
         ),
         hint="what does 1 mean in Hugging Face's mask and True in ours, and which axis does "
         "a key mask need so that it broadcasts over the queries? The chapter's section "
         '"One mask, four spellings" compares the conventions',
+        through_numpy="return (attention_mask == 1)[:, None, :] -> return torch.from_numpy("
+        "(attention_mask == 1)[:, None, :].de",
         wrap=_hf,
-        equivalent=(
-            (
-                "library: return (attention_mask == 1)[:, None, :] -> return torch.from_numpy("
-                "(attention_mask == 1)[:, None, :].de",
-                "a boolean mask carries no gradient: the same tensor, through NumPy or not",
-            ),
-        ),
-        **_TORCH_TOLERANCES,
     )
 )
 

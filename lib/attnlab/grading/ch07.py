@@ -928,6 +928,29 @@ def _in_placements(planted: Callable[[str, str], Any], diagnosis: str, bug: str)
     return tuple(Mistake(diagnosis, planted(bug, only)) for only in ("", "post", "pre"))
 
 
+def _block_grader(run: Callable[..., Any], *, error_hints: tuple = (), **declared: Any) -> Grader:
+    """A grader of a block class, run by ``run`` against PyTorch's layer with its weights.
+
+    What the encoder and decoder blocks share: the hints for building the block and for a
+    sub-layer's (out, weights) pair, a mask passed positionally and the weights added to
+    the stream (then the block's own ``error_hints``), the class wrapped by ``run``, and
+    float64 tolerances.
+    """
+    return Grader(
+        error_hints=(
+            *_BUILD_HINTS,
+            *_PAIR_HINTS,
+            ("key must have shape", _positional_mask_hint),
+            ("must match the size of tensor", _weights_hint),
+            *error_hints,
+        ),
+        wrap=lambda cls: adapt(run, cls),
+        rtol=1e-7,
+        atol=1e-9,
+        **declared,
+    )
+
+
 def _planted_encoder(bug: str, only: str = "") -> Callable[..., Any]:
     return _planted_block(_PlantedEncoder, _run_encoder, bug, only)
 
@@ -937,7 +960,8 @@ def _encoder_mistakes(diagnosis: str, bug: str) -> tuple[Mistake, ...]:
 
 
 ENCODER_BLOCK = GRADERS.add(
-    Grader(
+    _block_grader(
+        _run_encoder,
         name="encoder_block",
         signature="MyEncoderBlock(d_model, n_heads, d_ff, norm_first=False); "
         "forward(x, mask=None) -> (B, T, D)",
@@ -1041,16 +1065,7 @@ ENCODER_BLOCK = GRADERS.add(
         hint="two sub-layers in a row, each with a residual connection and a LayerNorm; "
         "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
         "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
-        error_hints=(
-            *_BUILD_HINTS,
-            *_PAIR_HINTS,
-            ("key must have shape", _positional_mask_hint),
-            ("must match the size of tensor", _weights_hint),
-        ),
         solution="MyEncoderBlock",
-        wrap=lambda cls: adapt(_run_encoder, cls),
-        rtol=1e-7,
-        atol=1e-9,
     )
 )
 
@@ -1298,7 +1313,8 @@ def _decoder_mistakes(diagnosis: str, *bugs: str) -> tuple[Mistake, ...]:
 
 
 DECODER_BLOCK = GRADERS.add(
-    Grader(
+    _block_grader(
+        _run_decoder,
         name="decoder_block",
         signature="MyDecoderBlock(d_model, n_heads, d_ff, norm_first=False); "
         "forward(x, memory, self_mask=None, memory_mask=None) -> (B, T, D)",
@@ -1444,17 +1460,10 @@ DECODER_BLOCK = GRADERS.add(
         "it gets (the chapter's section \"The decoder block: masked self-attention and "
         'cross-attention")',
         error_hints=(
-            *_BUILD_HINTS,
-            *_PAIR_HINTS,
-            ("key must have shape", _positional_mask_hint),
-            ("must match the size of tensor", _weights_hint),
             ("must match the size of tensor", _QUERIES_FROM_MEMORY),
             ("does not broadcast to the scores", _masks_hint),
         ),
         solution="MyDecoderBlock",
-        wrap=lambda cls: adapt(_run_decoder, cls),
-        rtol=1e-7,
-        atol=1e-9,
     )
 )
 

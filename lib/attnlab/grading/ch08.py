@@ -521,18 +521,26 @@ class _Watched(np.ndarray):
         return result
 
 
-def _walks_blocks(fn: Any) -> tuple[str, str] | None:
-    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
-    x = _rng().standard_normal((3, 10))
-    watched = x.copy().view(_Watched)
+def _reduced_widths(fn: Any, rows: int, block_size: int) -> list[int] | None:
+    """The widths of the maxima and sums ``fn`` takes along rows of 10 watched scores, or
+    ``None`` where it raises (its values were right on plain arrays: nothing to conclude)."""
+    watched = _rng().standard_normal((rows, 10)).view(_Watched)
     watched.seen = []
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the learner's warnings were shown on the cases
-            fn(watched, 4)
-    except Exception:  # the values were right on plain arrays: nothing to conclude
+            fn(watched, block_size)
+    except Exception:
         return None
-    widest = max(watched.seen, default=0)
+    return watched.seen
+
+
+def _walks_blocks(fn: Any) -> tuple[str, str] | None:
+    """Refuses an online softmax that takes a max or sum over more than one block of a row."""
+    seen = _reduced_widths(fn, 3, 4)
+    if seen is None:
+        return None
+    widest = max(seen, default=0)
     if widest <= 4:
         return _uses_block_size(fn)
     return (
@@ -547,16 +555,7 @@ def _walks_blocks(fn: Any) -> tuple[str, str] | None:
 
 def _uses_block_size(fn: Any) -> tuple[str, str] | None:
     """Refuses an online softmax whose blocks are as wide as it likes, whatever `block_size`."""
-    x = _rng().standard_normal((2, 10))
-    watched = x.copy().view(_Watched)
-    watched.seen = []
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fn(watched, 3)
-    except Exception:
-        return None
-    widths = sorted(set(watched.seen))
+    widths = sorted(set(_reduced_widths(fn, 2, 3) or ()))
     if not widths or 3 in widths:
         return None
     return (
@@ -1094,6 +1093,98 @@ def _attend(q: Any, k: Any, v: Any, scale: float | None = None) -> Any:
     return torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1) @ v
 
 
+def _appended(k_cache: Any, v_cache: Any, k: Any, v: Any) -> tuple[Any, Any]:
+    return torch.cat([k_cache, k], -2), torch.cat([v_cache, v], -2)  # (B, H, t + 1, d)
+
+
+def _planted_kv_step(
+    out: Callable[[Any, Any, Any], Any] = _attend,
+    grow: Callable[[Any, Any, Any, Any], tuple[Any, Any]] = _appended,
+    old_caches: bool = False,
+) -> Callable[..., Any]:
+    """Planted: the caches grown by ``grow(k_cache, v_cache, k, v)``, ``out(q, keys, values)``
+    over what they hold, and those caches returned (the old ones where ``old_caches``)."""
+
+    def kv_step(q: Any, k: Any, v: Any, kc: Any, vc: Any) -> tuple[Any, Any, Any]:
+        keys, values = grow(kc, vc, k, v)
+        returned = (kc.clone(), vc.clone()) if old_caches else (keys, values)
+        return out(q, keys, values), *returned
+
+    return kv_step
+
+
+def _attend_scaled(size: Callable[[Any, Any], float]) -> Callable[[Any, Any, Any], Any]:
+    """``_attend`` with the scores scaled by 1/sqrt(size(q, keys)) instead of 1/sqrt(d)."""
+    return lambda q, keys, values: _attend(q, keys, values, scale=1 / math.sqrt(size(q, keys)))
+
+
+_KV_BUGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "you scaled by the square root of H·d, the width of all heads together; the "
+        "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
+        "vectors",
+        {"out": _attend_scaled(lambda q, keys: q.shape[1] * q.shape[-1])},
+    ),
+    (
+        "your query saw only the first key: that is a causal mask aligned to the top "
+        "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
+        "last position, so it may see every key in the cache: no mask is needed here",
+        {"out": lambda q, keys, values: values[..., :1, :].expand_as(q).clone()},
+    ),
+    (
+        "your query attended to the cache only: append the new key and value first, "
+        "then attend (a token may attend to itself)",
+        {"out": lambda q, keys, values: _attend(q, keys[..., :-1, :], values[..., :-1, :])},
+    ),
+    (
+        "your query attended to the new token only: out must average the values of "
+        "every cached token plus the new one",
+        {"out": lambda q, keys, values: values[..., -1:, :].clone()},
+    ),
+    (
+        "you put the new key and value first; append them at the end of the cache "
+        "(dim=-2), so that cache position i is token i",
+        {"grow": lambda kc, vc, k, v: _appended(k, v, kc, vc)},
+    ),
+    (
+        "your scores are not divided by √d: no scale at all, or one that is always "
+        "1, such as sqrt(q.shape[-2]) (the one query of this step); d is the size "
+        "of a query or key vector, q.shape[-1]",
+        {"out": lambda q, keys, values: _attend(q, keys, values, scale=1.0)},
+    ),
+    (
+        "keys and values are swapped in the attention: the scores compare the query "
+        "with the keys (q Kᵀ), and the weights average the values (weights @ V)",
+        {"out": lambda q, keys, values: _attend(q, values, keys)},
+    ),
+    (
+        "the new key went into the value cache and the new value into the key cache: "
+        "each cache grows by its own kind of vector, the key cache by k and the value "
+        "cache by v",
+        {"grow": lambda kc, vc, k, v: _appended(kc, vc, v, k)},
+    ),
+    (
+        "every weight of yours is 1, so out is the sum of the values: your softmax "
+        "normalises one number at a time, either because it runs along the query "
+        "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
+        "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
+        "normalised along the keys, the last axis",
+        {"out": lambda q, keys, values: values.sum(-2, keepdim=True)},
+    ),
+    (
+        "you returned the old caches: return the caches with the new key and value "
+        "appended, for the next step",
+        {"old_caches": True},
+    ),
+    (
+        "you scaled the scores by the square root of the number of keys (t + 1): the "
+        "scale is 1/√d, d the size of one query or key vector, whatever the length "
+        "of the cache",
+        {"out": _attend_scaled(lambda q, keys: keys.shape[-2])},
+    ),
+)
+
+
 KV_STEP = GRADERS.add(
     Grader(
         name="kv_step",
@@ -1102,121 +1193,7 @@ KV_STEP = GRADERS.add(
         reference=_kv_step_reference,
         cases=_kv_cases(),
         outputs=("out", "k_cache", "v_cache"),
-        mistakes=(
-            Mistake(
-                "you scaled by the square root of H·d, the width of all heads together; the "
-                "scale is 1/sqrt(d), d = q.shape[-1]: the size of one head's query and key "
-                "vectors",
-                lambda q, k, v, kc, vc: (
-                    _attend(
-                        q,
-                        torch.cat([kc, k], -2),
-                        torch.cat([vc, v], -2),
-                        scale=1 / math.sqrt(q.shape[1] * q.shape[-1]),
-                    ),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query saw only the first key: that is a causal mask aligned to the top "
-                "left (`is_causal=True` with one query and t + 1 keys); the new token is the "
-                "last position, so it may see every key in the cache: no mask is needed here",
-                lambda q, k, v, kc, vc: (
-                    torch.cat([vc, v], -2)[..., :1, :].expand_as(q).clone(),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query attended to the cache only: append the new key and value first, "
-                "then attend (a token may attend to itself)",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, kc, vc),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "your query attended to the new token only: out must average the values of "
-                "every cached token plus the new one",
-                lambda q, k, v, kc, vc: (v.clone(), torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
-            ),
-            Mistake(
-                "you put the new key and value first; append them at the end of the cache "
-                "(dim=-2), so that cache position i is token i",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([k, kc], -2), torch.cat([v, vc], -2)),
-                    torch.cat([k, kc], -2),
-                    torch.cat([v, vc], -2),
-                ),
-            ),
-            Mistake(
-                "your scores are not divided by √d: no scale at all, or one that is always "
-                "1, such as sqrt(q.shape[-2]) (the one query of this step); d is the size "
-                "of a query or key vector, q.shape[-1]",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2), scale=1.0),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "keys and values are swapped in the attention: the scores compare the query "
-                "with the keys (q Kᵀ), and the weights average the values (weights @ V)",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([vc, v], -2), torch.cat([kc, k], -2)),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "the new key went into the value cache and the new value into the key cache: "
-                "each cache grows by its own kind of vector, the key cache by k and the value "
-                "cache by v",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, v], -2), torch.cat([vc, k], -2)),
-                    torch.cat([kc, v], -2),
-                    torch.cat([vc, k], -2),
-                ),
-            ),
-            Mistake(
-                "every weight of yours is 1, so out is the sum of the values: your softmax "
-                "normalises one number at a time, either because it runs along the query "
-                "axis (dim=-2, of size 1 here) or because your scores are keys times query, "
-                "(t + 1, 1) per head; the one query's scores form a row, (1, t + 1), "
-                "normalised along the keys, the last axis",
-                lambda q, k, v, kc, vc: (
-                    torch.cat([vc, v], -2).sum(-2, keepdim=True),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-            Mistake(
-                "you returned the old caches: return the caches with the new key and value "
-                "appended, for the next step",
-                lambda q, k, v, kc, vc: (
-                    _attend(q, torch.cat([kc, k], -2), torch.cat([vc, v], -2)),
-                    kc.clone(),
-                    vc.clone(),
-                ),
-            ),
-            Mistake(
-                "you scaled the scores by the square root of the number of keys (t + 1): the "
-                "scale is 1/√d, d the size of one query or key vector, whatever the length "
-                "of the cache",
-                lambda q, k, v, kc, vc: (
-                    _attend(
-                        q,
-                        torch.cat([kc, k], -2),
-                        torch.cat([vc, v], -2),
-                        scale=1 / math.sqrt(kc.shape[-2] + 1),
-                    ),
-                    torch.cat([kc, k], -2),
-                    torch.cat([vc, v], -2),
-                ),
-            ),
-        ),
+        mistakes=tuple(Mistake(diagnosis, _planted_kv_step(**bug)) for diagnosis, bug in _KV_BUGS),
         hint="grow each cache by one token along the token axis, then let the one query "
         "attend to every key it now holds, as in chapter 3; the step returns the grown "
         'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
