@@ -1296,13 +1296,19 @@ FILL_LEAK = GRADERS.add(
             ),
             (
                 1 / (1 + math.e),
-                "that is the weight of a score 0 against a score 1, 1 / (1 + e): but after "
+                "1 / (1 + e) = 0.269 is the weight of a score 0 against a score 1: but after "
                 "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
             ),
             (
                 math.e / (1 + math.e),
-                "that is the weight of a score 1 against a score 0, e / (1 + e): but after "
+                "e / (1 + e) = 0.731 is the weight of a score 1 against a score 0: but after "
                 "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
+            ),
+            (
+                0.25,
+                "0.25 is one key's share among four equal scores (the next question's row); "
+                "this row has two keys, one visible with score 0 and one masked: compute "
+                "the masked key's score after the fill, then the softmax of the two scores",
             ),
             (
                 1.0,
@@ -1331,6 +1337,7 @@ BLIND_ROW = GRADERS.add(
         name="blind_row",
         answer=0.25,
         atol=0.01,
+        each=(4, "key"),
         explanation="every score of the row becomes -1e9, so all four are equal and the "
         "softmax spreads the weight evenly: 1/4 each. The output is the plain average of the "
         "(padding) values: silently wrong, which is why the course returns zeros there",
