@@ -762,6 +762,12 @@ def _integer_mask_hint(message: str) -> str | None:
 
 
 _NONE_HINT = ("returned None", "did you forget `return`?")
+_BOOL_SUBTRACTION_HINT = (
+    "with a bool tensor is not supported",
+    "PyTorch refuses arithmetic such as `1 - mask` on a bool tensor, so subtraction cannot "
+    "flip True and False: a bool tensor is negated with a logical not (the `~` operator, "
+    "or the tensor's `logical_not` method)",
+)
 _NUMPY_HINT = (
     "NumPy array",
     "return a torch tensor, as the mask you were given: PyTorch's attention takes tensors",
@@ -783,7 +789,18 @@ def _mask_conversion(*, error_hints: tuple, through_numpy: str, **declared: Any)
     """
     return Grader(
         outputs=_TORCH_OUTPUTS,
-        error_hints=(*error_hints, _DTYPE_HINT, _NUMPY_HINT, _LIST_HINT, _NONE_HINT),
+        error_hints=(
+            *error_hints,
+            _BOOL_SUBTRACTION_HINT,
+            _DTYPE_HINT,
+            _NUMPY_HINT,
+            _LIST_HINT,
+            _NONE_HINT,
+        ),
+        not_finite_hint="your function computes no exponential: the NaN comes from PyTorch's "
+        "attention, which gives NaN for a row with every key hidden (no key left to share "
+        "the weight). On this case your mask hides all the keys of some row: print it next "
+        "to ours and check which entries mean 'hide' to PyTorch and which positions they mark",
         equivalent=(
             (
                 f"library: {through_numpy}",
@@ -809,6 +826,14 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 "With yours it attended to the padding only, and a sequence without padding "
                 "had no key left (NaN)",
                 _key_padding(lambda mask: mask[:, 0, :]),
+            ),
+            Mistake(
+                "`.flip(-1)` reverses the order of the positions (the last key becomes the "
+                "first); it does not turn True into False. nn.MultiheadAttention wants True "
+                "where the padding is: negate the mask instead of reversing it. With a "
+                "reversed mask a sequence without padding keeps every key marked True, so "
+                "it had no key left (NaN)",
+                _key_padding(lambda mask: mask[:, 0, :].flip(-1)),
             ),
             Mistake(
                 "a float key_padding_mask is ADDED to the scores: your 1.0 raises the "

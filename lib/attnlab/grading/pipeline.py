@@ -75,6 +75,7 @@ from . import relations, worked
 from .forensics import (
     TooSlow,
     call_quietly,
+    dropped_axis_clue,
     error_hints,
     learner_frames,
     raised_directly,
@@ -197,6 +198,9 @@ class Grader:
             seed gives other numbers (the seed is not used), or when it gives exactly the
             numbers of a planted mistake on every case and not the reference's (the same
             draws, measured the wrong way).
+        not_finite_hint: the fallback for NaN or inf in an output, when the learner's code
+            computes no exponential (a mask handed to PyTorch's attention): what gives NaN
+            there. By default, the exp-overflow explanation.
     """
 
     name: str
@@ -220,6 +224,7 @@ class Grader:
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
+    not_finite_hint: str = ""
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -341,9 +346,10 @@ class Grader:
                         f"{what} in the output{self._of(name)} on case {run.case.describe()}",
                         runs,
                         (run, k),
-                        "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = NaN), "
-                        "from 0/0, or from inf - inf (a row whose entries are all -inf minus "
-                        "its max)",
+                        self.not_finite_hint
+                        or "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = "
+                        "NaN), from 0/0, or from inf - inf (a row whose entries are all -inf "
+                        "minus its max)",
                     )
         errors = [self._errors(run) for run in runs]
         max_error = max((e for per_run in errors for e in per_run), default=0.0)
@@ -845,6 +851,8 @@ class Grader:
             )
         if found is None:
             found = self._failing_callee(fn)
+        if found is None:
+            found = dropped_axis_clue(said, run.case.inputs)
         if found is None:
             general = error_hints(said)
             found = general[0] if general else None
