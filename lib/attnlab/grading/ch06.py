@@ -1154,6 +1154,18 @@ FUTURE_CHANGE = GRADERS.add(
                 "0 .. t and every feature, as a float",
                 lambda attend, x, t: _future_moved(attend, x, t).max(axis=1),
             ),
+            *(
+                Mistake(
+                    "you took the largest *signed* difference: an output that moved down "
+                    "changed too, and a max of signed differences misses it (it can even be "
+                    "negative). Measure the size of each change (its absolute value) before "
+                    "taking the largest",
+                    lambda attend, x, t, sign=sign: float(
+                        np.max(sign * (attend(x) - attend(_zeroed(x, start=t + 1)))[: t + 1])
+                    ),
+                )
+                for sign in (1.0, -1.0)
+            ),
             Mistake(
                 "you summed the changes: the answer is the largest change of one entry "
                 "(np.max), so that it is 0 exactly when nothing moved and says by how much "

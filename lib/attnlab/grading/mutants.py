@@ -464,7 +464,8 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     elts[i], elts[j] = elts[j], elts[i]
                     yield _Variant(
                         "axis",
-                        f"`{_code(new_parent, 40)}` indexes along the wrong axis",
+                        f"`{_code(new_parent, 40)}` indexes along the wrong axis: entries "
+                        f"{i + 1} and {j + 1} of the index are in each other's place",
                         new_parent.slice,
                     )
             return

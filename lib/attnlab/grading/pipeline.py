@@ -1235,6 +1235,9 @@ _NAMED_PLACE = re.compile(
 )
 
 
+_INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
+
+
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:
     """A generated mutant's diagnosis without the worked solution's variable names that the
     learner's code does not use ("(in the line that computes `shift`)", "the max (`top`)")."""
@@ -1248,7 +1251,11 @@ def _in_learner_terms(diagnosis: str, fn: Any) -> str:
         used = all(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
         return found[0] if used else ""
 
-    return _NAMED_PLACE.sub(keep, diagnosis)
+    def index_only(found: re.Match[str]) -> str:  # `real[:, :, None]` -> `[:, :, None]`
+        used = re.search(rf"\b{re.escape(found[1])}\b", source)
+        return found[0] if used else "`["
+
+    return _INDEXED_NAME.sub(index_only, _NAMED_PLACE.sub(keep, diagnosis))
 
 
 def _python_loop(fn: Any) -> str | None:
