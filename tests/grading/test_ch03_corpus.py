@@ -658,7 +658,6 @@ class R4MaskAdded(nn.Module):
         return w @ v, w
 
 
-
 # ------------------------------------------------------------------ the learner's round 4 (2)
 
 
@@ -1069,7 +1068,7 @@ CORPUS += [
     ("cross_columns", "round 4: 8 (decoder length plus one)", 8, "the rows, the queries"),
     ("slide_keys", "round 4 (2): loop without / q·q", r4b_slide_loop_unit_q, "division by q·q"),
     ("additive_scores", "round 4 (2): dot product in the hidden space", r4b_add_dot_in_hidden, "dot product"),
-    ("additive_scores", "round 4 (2): dot product, no tanh", r4b_add_dot_no_tanh, "dot product"),
+    ("additive_scores", "round 4 (2): dot product, no tanh", r4b_add_dot_no_tanh, "additive attention adds them"),
     ("cross_columns", "round 4: 6144", 6144, "none of the lengths"),
 ]  # fmt: skip
 

@@ -718,27 +718,13 @@ ADDITIVE = GRADERS.add(
             ),
         ),
         mistakes=(
-            *(
-                Mistake(
-                    "you compared the two projections with a dot product, "
-                    f"{shown}: that is a multiplicative score taken in the hidden space. "
-                    "The additive score *adds* the projections: pair every query with every "
-                    "key (a new axis on each side), take tanh of the sum, and read each pair "
-                    "out with v_a",
-                    score,
-                )
-                for shown, score in (
-                    (
-                        "tanh((q W_a)·(k U_a))",
-                        lambda q, k, W_a, U_a, v_a: np.tanh(
-                            (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)
-                        ),
-                    ),
-                    (
-                        "(q W_a)·(k U_a)",
-                        lambda q, k, W_a, U_a, v_a: (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2),
-                    ),
-                )
+            Mistake(
+                "you compared the two projections with a dot product inside the tanh, "
+                "tanh((q W_a)·(k U_a)): a multiplicative score taken in the hidden space, "
+                "and v_a never used. Additive attention adds them: pair every query with "
+                "every key (a new axis on each side), take tanh of the sum, and read each "
+                "pair out with v_a",
+                lambda q, k, W_a, U_a, v_a: np.tanh((q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)),
             ),
             Mistake(
                 "you left out the tanh: score = v_a · tanh(q W_a + k U_a)",
