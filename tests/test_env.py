@@ -7,7 +7,6 @@ pyproject.toml, never a local version (such as ``+cpu``) that PyPI does not have
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -96,7 +95,12 @@ def test_the_promised_pythons_are_the_ones_tested() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "Python 3.10, 3.11, 3.12 or 3.13" in readme
     assert _pyproject()["project"]["requires-python"] == ">=3.10"
-    matrix = (ROOT / "tools" / "test_matrix.py").read_text()
-    assert re.search(r'Env\("py3\.10", "3\.10"\)', matrix)
-    assert re.search(r'Env\("py3\.13", "3\.13"\)', matrix)
-    assert re.search(r'Env\("lowest", "3\.10", lowest=True\)', matrix)
+    from tools.test_matrix import ENVS, MUTANTS, TESTS
+
+    envs = {env.name: env for env in ENVS}
+    assert (envs["py3.10"].python, envs["py3.10"].lowest) == ("3.10", False)
+    assert (envs["py3.13"].python, envs["py3.13"].lowest) == ("3.13", False)
+    assert (envs["lowest"].python, envs["lowest"].lowest) == ("3.10", True)
+    # the generated mistakes run on the oldest and the newest Python the matrix has
+    assert {env.python for env in ENVS if env.mutants} == {"3.10", "3.13"}
+    assert Path(ROOT, MUTANTS).is_file() and MUTANTS.startswith(TESTS[0])

@@ -113,3 +113,120 @@ def test_each_slip_of_the_answer_is_refused_or_recorded(question, answer):
 @pytest.mark.parametrize(("question", "answer"), QUESTIONS)
 def test_the_worked_answer_itself_passes(question, answer):
     assert question.check(_value(ast.parse(answer))).passed
+
+
+# ------------------------------------------------------------------ plausible wrong answers
+#
+# The one-number slips above are mechanical. A learner's wrong prediction is more often a
+# wrong idea: the scale applied where the question removes it, a variance for a standard
+# deviation, d_model for the pairs, the keys counted from 1. Each numerical prediction of
+# chapters 3 to 5 lists those here, each with the slip it stands for; the tolerance must be
+# smaller than the gap to every one of them, and the question must refuse it.
+
+_E16 = 1 / (1 + math.exp(-16))
+
+PLAUSIBLE: dict[str, tuple[tuple[str, float], ...]] = {
+    # 3.7: softmax(112, 96), key 1's weight, no division by sqrt(d_k) = 8
+    "unscaled_weight": (
+        ("divided by sqrt(d_k) after all: a difference of 2", 1 / (1 + math.exp(-2))),
+        ("divided by d_k = 64, the variance: a difference of 0.25", 1 / (1 + math.exp(-0.25))),
+        ("half the difference (8)", 1 / (1 + math.exp(-8))),
+        ("divided by sqrt(d_k) twice: a difference of 0.25", 1 / (1 + math.exp(-0.25))),
+        ("key 2's weight (sign of the difference flipped)", 1 / (1 + math.exp(16))),
+        ("the ratio of the weights, e^16", math.exp(16)),
+        ("the scores' share of their sum, 112 / 208", 112 / 208),
+        ("equal weights", 0.5),
+        ("the weight truncated to four decimals, 0.9999", 0.9999),
+    ),
+    # 3.8: the standard deviation of q·k for d_k = 64 unit-variance products
+    "raw_spread": (
+        ("the variance, 64", 64.0),
+        ("after the division by sqrt(d_k)", 1.0),
+        ("the scale factor 1/8", 0.125),
+        ("a root taken twice, sqrt(8)", math.sqrt(8)),
+        ("one product too few, sqrt(63)", math.sqrt(63)),
+        ("one product too many, sqrt(65)", math.sqrt(65)),
+        ("variances multiplied, 64²", 4096.0),
+        ("d_k / 2", 32.0),
+        ("2 sqrt(d_k): the spread of q plus that of k", 16.0),
+    ),
+    # 3.9: columns of a cross-attention weight matrix, 7 decoder and 12 encoder positions
+    "cross_columns": (
+        ("the queries", 7),
+        ("queries + keys", 19),
+        ("the entries, 7 x 12", 84),
+        ("one key too few", 11),
+        ("one key too many (a start token)", 13),
+        ("d_k", 64),
+        ("d_model", 512),
+    ),
+    # 4.4: BERT-base attention layer, D = 768, 12 heads, with biases
+    "bert_parameters": (
+        ("no biases", 4 * 768**2),
+        ("the output projection's bias forgotten", 4 * 768**2 + 3 * 768),
+        ("one bias vector", 4 * 768**2 + 768),
+        ("biases of a head's size, 64", 4 * 768**2 + 4 * 64),
+        ("no output projection", 3 * 768**2 + 3 * 768),
+        ("matrices of every head, 12 x", 12 * (4 * 768**2 + 4 * 768)),
+        ("one head's W_q, W_k, W_v", 3 * 768 * 64 + 768**2 + 4 * 768),
+        ("in millions", 2.362368),
+        ("rounded to thousands", 2_362_000),
+        ("one off", 4 * 768**2 + 4 * 768 + 1),
+    ),
+    # 4.7: one head for two relations; 'dog' and 'cat' score the same, five others 0
+    "blend_weight": (
+        ("all the weight on 'dog'", 1.0),
+        ("none on 'dog'", 0.0),
+        ("the row shared by four keys", 0.25),
+        ("shared by three keys", 1 / 3),
+        ("uniform over the seven words", 1 / 7),
+        ("'dog' scores twice as high as 'cat' (e^1 : 1)", 1 / (1 + math.exp(-1))),
+    ),
+    # 4.8: which key head 1 reads at query 5 (positions from 0)
+    "which_key": (
+        ("counted from 1", 1),
+        ("the previous token, head 0's pattern", 4),
+        ("the query's own position", 5),
+        ("the next position", 6),
+    ),
+    # 5.3: PE(5)·PE(5) for D = 64 (sin² + cos² = 1 per pair, whatever the angle: degrees or
+    # radians make no difference here)
+    "self_dot": (
+        ("D, one per feature", 64.0),
+        ("one pair too few", 31.0),
+        ("one pair too many", 33.0),
+        ("the length, sqrt(32)", math.sqrt(32)),
+        ("a unit vector", 1.0),
+        ("orthogonal to itself", 0.0),
+        ("half the pairs", 16.0),
+        ("the position", 5.0),
+        ("the position squared", 25.0),
+    ),
+}
+
+
+def _chapter_questions(numbers: tuple[int, ...]):
+    for param in QUESTIONS:
+        if int(param.id[2:4]) in numbers:
+            yield param.values[0]
+
+
+def test_every_numerical_prediction_of_chapters_3_to_5_lists_its_plausible_wrong_answers():
+    names = {q.name for q in _chapter_questions((3, 4, 5))}
+    assert names == set(PLAUSIBLE)
+
+
+@pytest.mark.parametrize(
+    "question", [pytest.param(q, id=q.name) for q in _chapter_questions((3, 4, 5))]
+)
+def test_the_tolerance_is_smaller_than_the_gap_to_each_plausible_wrong_answer(question):
+    right = float(question.answer)
+    tolerance = question.atol + question.rtol * abs(right)
+    problems = []
+    for slip, value in PLAUSIBLE[question.name]:
+        gap = abs(float(value) - right)
+        if not tolerance < gap:
+            problems.append(f"{slip}: {value!r} is {gap:.3g} away, tolerance {tolerance:.3g}")
+        elif question.check(value).passed:
+            problems.append(f"{slip}: {value!r} is accepted")
+    assert not problems, "\n".join(problems)

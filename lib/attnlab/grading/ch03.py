@@ -549,8 +549,8 @@ ATTENTION = GRADERS.add(
         error_hints=(
             (
                 "mismatch in its core dimension",
-                "q @ k needs k transposed on its LAST two axes: np.swapaxes(k, -1, -2) "
-                "(k.T reverses every axis of a batch)",
+                "q @ k needs k transposed on its LAST two axes only (k.T reverses every "
+                "axis of a batch): which NumPy function swaps two given axes?",
             ),
         ),
     )
@@ -1361,7 +1361,7 @@ CROSS_COLUMNS = GRADERS.add(
             (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
-            (84, "84 = 7 x 12 is the number of entries, rows times columns"),
+            (84, "84 is the number of entries, rows times columns: how many are in one row?"),
             (1, "one column per key, and every encoder position is a key"),
             (
                 5,

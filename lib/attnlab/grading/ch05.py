@@ -203,8 +203,9 @@ SINUSOIDAL = GRADERS.add(
         error_hints=(
             (
                 "could not broadcast",
-                "with an odd D there is one more sine than cosine: fill pe[:, 0::2] with "
-                "all ceil(D/2) sines and pe[:, 1::2] with the first floor(D/2) cosines",
+                "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
+                "take sines and floor(D/2) odd columns cosines; how many of the angles do "
+                "the cosines use?",
             ),
         ),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
@@ -394,8 +395,8 @@ SELF_DOT = GRADERS.add(
         wrong=(
             (
                 64.0,
-                "there are D = 64 features but only 32 (sin, cos) pairs, and it is each pair "
-                "that has length 1",
+                "there are D = 64 features but only half as many (sin, cos) pairs, and it is "
+                "each pair that has length 1",
             ),
             (1.0, "a position vector is not of length 1: each of its pairs is"),
             (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
@@ -407,11 +408,12 @@ SELF_DOT = GRADERS.add(
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
             (
                 math.sqrt(32),
-                "that is the vector's length |PE(5)| = √32; its dot product with itself is "
-                "the squared length",
+                "that is the vector's length |PE(5)|, a square root; its dot product with "
+                "itself is the squared length",
             ),
         ),
-        hint="split the sum into the 32 pairs: what is sin²(a) + cos²(a)?",
+        hint="split the sum into its (sin, cos) pairs: what is sin²(a) + cos²(a), and how "
+        "many pairs do D = 64 features make?",
     )
 )
 
@@ -563,8 +565,9 @@ PERMUTATION = GRADERS.add(
         error_hints=(
             (
                 "out of bounds",
-                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): "
-                "index with x[..., perm, :], not x[perm]",
+                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)); x[perm] "
+                "indexes axis 0: which indexing reaches the second-to-last axis, whatever "
+                "comes before it?",
             ),
         ),
         hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
@@ -714,7 +717,8 @@ ROPE = GRADERS.add(
             (
                 "could not broadcast",
                 "the angles θ must hold one column per pair, (T, d/2), to broadcast against "
-                "x[..., 0::2]: a column of positions (T, 1) times the d/2 frequencies",
+                "one member of every pair: a column of positions (T, 1) times the d/2 "
+                "frequencies",
             ),
         ),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "

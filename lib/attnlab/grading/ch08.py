@@ -843,6 +843,7 @@ def _tile_with(
     one_max: bool = False,
     rescaled_scores: bool = False,
     alpha_twice: bool = False,
+    alpha_outside: bool = False,
     alpha_on_p: bool = False,
     inverted: bool = False,
     forget_max: bool = False,
@@ -878,6 +879,8 @@ def _tile_with(
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
         if alpha_twice:
             acc_new = alpha[..., None] * acc_new
+        if alpha_outside:  # alpha·(acc + p v)
+            acc_new = alpha[..., None] * (acc + mixed)
         if normalised:
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
@@ -935,26 +938,7 @@ TILE_UPDATE = GRADERS.add(
                 "you multiply the new tile's term by alpha too, alpha·(acc + p v): only what "
                 "acc held before is relative to the old max; the new tile's weights p are "
                 "computed against the new max already, so only the old acc is rescaled",
-                lambda m, l, acc, scores, v: (  # noqa: E741
-                    (m_new := np.maximum(m, np.max(scores, axis=-1))),
-                    (
-                        a := np.exp(
-                            np.where(
-                                np.isfinite(m), m - np.where(np.isfinite(m_new), m_new, 0.0), -INF
-                            )
-                        )
-                    )
-                    * l
-                    + np.sum(
-                        np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]),
-                        axis=-1,
-                    ),
-                    a[..., None]
-                    * (
-                        acc
-                        + np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None]) @ v
-                    ),
-                ),
+                _tile_with(alpha_outside=True),
             ),
             Mistake(
                 "you rescaled `total` but not acc: the accumulator is a sum of exp(s - m) v, so "
