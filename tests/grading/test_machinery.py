@@ -374,3 +374,17 @@ def test_adapt_turns_a_natural_answer_into_an_array():
     assert ids.check(lambda n: list(range(n))).passed
     result = ids.check(lambda n: ["a", "b", "c"])
     assert result.status == "wrong type"
+
+
+def test_seed_cpu_gives_the_weights_torch_manual_seed_gives():
+    from torch import nn
+
+    from attnlab.grading.modules import seed_cpu
+
+    torch.manual_seed(3)
+    theirs = nn.Linear(5, 4)
+    seed_cpu(3)
+    ours = nn.Linear(5, 4)
+    assert torch.equal(ours.weight, theirs.weight) and torch.equal(ours.bias, theirs.bias)
+    seed_cpu(4)
+    assert not torch.equal(nn.Linear(5, 4).weight, theirs.weight)

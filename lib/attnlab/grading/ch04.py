@@ -29,7 +29,7 @@ from torch import nn
 
 from ..mechanism.multihead import MultiHeadAttention, merge_heads, mha_parameter_count, split_heads
 from .gradients import Recorder, cut_by, require_gradient
-from .modules import adapt, check_class, check_function
+from .modules import adapt, check_class, check_function, seed_cpu
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -433,7 +433,7 @@ _NAMES = ("W_q", "W_k", "W_v", "W_o")
 
 
 def _seeded_layer(d_model: int, n_heads: int, seed: int) -> MultiHeadAttention:
-    torch.manual_seed(seed)
+    seed_cpu(seed)
     layer = MultiHeadAttention(d_model, n_heads).double()
     with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
         for name in _NAMES:
@@ -797,7 +797,7 @@ def _torch_cases() -> tuple[Case, ...]:
 def _run_load(load: Callable[..., Any], x, n_heads, seed) -> tuple[torch.Tensor, ...]:
     """One case for a loader (see :func:`.modules.adapt`): copy into nn.MultiheadAttention, run."""
     ours = _seeded_layer(x.shape[-1], n_heads, seed)
-    torch.manual_seed(1000 + seed)
+    seed_cpu(1000 + seed)
     theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
     load(ours, theirs)
     with torch.no_grad():

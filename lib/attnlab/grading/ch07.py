@@ -41,7 +41,7 @@ from ..tasks.data import BOS_ID, EOS_ID, PAD_ID
 from ..tasks.training import sequence_loss
 from .forensics import call_quietly
 from .gradients import Recorder, cut_by, require_gradient
-from .modules import adapt, check_class, check_function, memoised
+from .modules import adapt, check_class, check_function, memoised, seed_cpu
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -1522,7 +1522,7 @@ def _small_model(index: int, dropout: float = 0.0) -> EncoderDecoder:
     """
     seed, eos_bias = _MODELS[index][:2]
     pad, bos, eos = _ids(index)
-    torch.manual_seed(seed)
+    seed_cpu(seed)
     config = TransformerConfig(
         d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=12, dropout=dropout
     )

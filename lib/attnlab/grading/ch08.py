@@ -33,7 +33,7 @@ from ..mechanism.scale import (
 )
 from .ch04 import planted_heads
 from .gradients import Recorder, cut_by, require_gradient
-from .modules import adapt, check_class, memoised
+from .modules import adapt, check_class, memoised, seed_cpu
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
@@ -1447,7 +1447,7 @@ _GQA_NAMES = ("W_q", "W_k", "W_v", "W_o")
 
 def _seeded_gqa(d_model: int, n_heads: int, n_kv_heads: int, seed: int) -> GroupedQueryAttention:
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         layer = GroupedQueryAttention(d_model, n_heads, n_kv_heads).double()
         with torch.no_grad():  # non-zero biases, so a missing or misplaced bias shows
             for name in _GQA_NAMES:
