@@ -1939,4 +1939,40 @@ answer = 524800  # your prediction
         "answer = 28\n",
         "tiles on the diagonal",  # round 3: was not specific
     ),
+    (
+        "8.2_r4_max_of_first_block_only",
+        "online_softmax",
+        "def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:\n    m = x[..., :block_size].max(-1)\n    m = np.where(np.isneginf(m), 0.0, m)\n    total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        total = total + np.exp(x[..., s:s + block_size] - m[..., None]).sum(-1)\n    out = np.exp(x - m[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "fixed by the first block and never updated",  # round 4: was accepted
+    ),
+    (
+        "8.2_r4_no_blocks_at_all",
+        "online_softmax",
+        "def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:\n    m = x.max(-1, keepdims=True)\n    m = np.where(np.isneginf(m), 0.0, m)\n    e = np.exp(x - m)\n    t = e.sum(-1, keepdims=True)\n    return np.divide(e, t, out=np.zeros_like(e), where=t > 0)\n",
+        "not block by block",  # round 4: was accepted
+    ),
+    (
+        "8.2_r4_block_index_as_start",
+        "online_softmax",
+        "def online_softmax(x: np.ndarray, block_size: int) -> np.ndarray:\n    m = np.full(x.shape[:-1], -np.inf)\n    total = np.zeros(x.shape[:-1])\n    nb = -(-x.shape[-1] // block_size)\n    for s in range(nb):\n        b = x[..., s:s + block_size]\n        m_new = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(m_new), 0.0, m_new)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = m_new\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "each block's number used as its start",  # round 4: was generic
+    ),
+    (
+        "8.3_r4_normalised_inside",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(-1))\n    alpha = np.exp(m - m_new)\n    p = np.exp(scores - m_new[..., None])\n    total_new = alpha * total + p.sum(-1)\n    acc_new = (alpha[..., None] * acc * total[..., None] + p @ v) / total_new[..., None]\n    return m_new, total_new, acc_new\n",
+        "a running average",  # round 4: was generic
+    ),
+    (
+        "8.3_r4_alpha_flipped_guarded",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(-1))\n    alpha = np.exp(np.where(np.isinf(m), -np.inf, m_new - m))\n    p = np.exp(scores - m_new[..., None])\n    total_new = alpha * total + p.sum(-1)\n    acc_new = alpha[..., None] * acc + p @ v\n    return m_new, total_new, acc_new\n",
+        "exp(m' - m), the wrong way round",  # round 4: was generic
+    ),
+    (
+        "8.6_r4_kv_head_size_D_over_G",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    """Self-attention: n_heads query heads share n_kv_heads key-value heads."""\n\n    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:\n        super().__init__()\n        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads\n        self.d = d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.n_heads, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.n_kv_heads, D // self.n_kv_heads).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.n_kv_heads, D // self.n_kv_heads).transpose(1, 2)\n        k = k.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)\n        v = v.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)\n        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            scores = scores.masked_fill(~mask, float(\'-inf\'))\n        w = torch.softmax(scores, dim=-1)\n        o = w @ v\n        merged = o.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(merged), w\n',
+        "d = d_model / n_heads",  # round 4: was generic
+    ),
 ]

@@ -549,6 +549,20 @@ def r5_norms_list_of_floats(x, W_ih, W_hh, b):
     return [float(v) for v in _r3_jacobian(x, W_ih, W_hh, b).norm(dim=(0, 2)).flip(0)]
 
 
+# ------------------------------------------------------------------ learner round 4 (chapters 1-2)
+
+
+def r6_norms_first_state(x, W_ih, W_hh, b):
+    x = x.detach().clone().requires_grad_(True)
+    out, _ = forward(x[None], W_ih, W_hh, b)
+    h = out[0, 0]  # meant out[0, -1]
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[0]):
+        (g,) = torch.autograd.grad(h[j], x, retain_graph=True)
+        sq += (g**2).sum(1)
+    return sq.sqrt().flip(0)
+
+
 CORPUS = [
     ("rnn_step", "F.linear, no tanh", step_linear_forgot_tanh, "tanh"),
     ("rnn_step", "einsum with W_ih as (I, H)", step_einsum_wrong_index, "einsum"),
@@ -669,6 +683,9 @@ CORPUS = [
     ("bytenet_path", "round 5: 2.9", 2.9, "whole number"),
     ("bytenet_path", "round 5: log10(1000) by hand, 2.99", 2.99, "whole number"),
     ("path_length", "round 2: dilated int(log) + 1", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else int(math.log(n) / math.log(k)) + 1, "int(log) + 1"),
+    ("gradient_norms", "learner r4: the first state differentiated", r6_norms_first_state, "first state h_1"),
+    ("path_length", "learner r4: round(log(n, k))", lambda n, kind, k: path(n, kind, k) if kind != "dilated_convolution" else round(math.log(n, k)), "nearest whole number"),
+    ("survives_20", "learner r4: 1 - 0.1 * 20", 1 - 0.1 * 20, "cannot be negative"),
 ]  # fmt: skip
 
 

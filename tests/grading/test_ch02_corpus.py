@@ -675,6 +675,70 @@ def l_sa_scaled_inputs(x):
 
 # ------------------------------------------------------------------ the corpus
 
+# ------------------------------------------------------------------ learner round 4 (chapters 1-2)
+
+
+def r6_wp_hash_first(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = "##" + word[start:end]
+            if piece in vocab or (start == 0 and word[start:end] in vocab):
+                ids.append(vocab.get(piece, vocab.get(word[start:end])))
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r6_embed_width_tokens(ids, E):
+    ids = np.asarray(ids)
+    oh = (ids[..., None] == np.arange(ids.size)).astype(float)
+    return oh @ E[: ids.size]
+
+
+def r6_embed_width_d(ids, E):
+    oh = (np.asarray(ids)[..., None] == np.arange(E.shape[1])).astype(float)
+    return oh @ E[: E.shape[1]]
+
+
+def _r6_scores(d, n, seed, how):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    return how(q * k)
+
+
+def r6_spread_variance(d, n, seed):
+    s = _r6_scores(d, n, seed, lambda p: p.sum(-1))
+    return float(s.var()), float(s.var() / np.sqrt(d))
+
+
+def r6_spread_mean_of_products(d, n, seed):
+    s = _r6_scores(d, n, seed, lambda p: p.mean(-1))
+    return float(s.std()), float(s.std() / np.sqrt(d))
+
+
+def r6_spread_scaled_twice(d, n, seed):
+    s = _r6_scores(d, n, seed, lambda p: p.sum(-1)) / np.sqrt(d)
+    return float(s.std()), float(s.std() / np.sqrt(d))
+
+
+def r6_spread_two_generators(d, n, seed):
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    k = np.random.default_rng(seed + 1).standard_normal((n, d))
+    s = (q * k).sum(-1)
+    return float(s.std()), float((s / np.sqrt(d)).std())
+
+
+def r6_sa_mean_of_weighted_rows(x):
+    s = x @ x.T / np.sqrt(x.shape[-1])
+    e = np.exp(s - s.max(-1, keepdims=True))
+    w = e / e.sum(-1, keepdims=True)
+    return (w[:, :, None] * x[None]).mean(1), w
+
+
 CORPUS: list[tuple[str, str, Any, str]] = [
     # (exercise, what the learner did, their answer, words the diagnosis must contain)
     ("wordpiece", "shortest piece first", wp_shortest_first, "shortest known piece"),
@@ -1010,11 +1074,11 @@ CORPUS += [
     ("shifted_softmax", "round 3: 0.9", 0.9, "too sharp"),
     ("shifted_softmax", "round 3: e^103 / (e^101 + e^102)", np.exp(103) / (np.exp(101) + np.exp(102)), "more than 1"),
     ("shifted_softmax", "round 4: 0.7 (one significant digit)", 0.7, "two significant digits"),
-    ("shifted_softmax", "round 4: 0.6", 0.6, "softmax([1, 2, 3])"),
-    ("shifted_softmax", "round 4: 0.72", 0.72, "softmax([1, 2, 3])"),
-    ("shifted_softmax", "round 4: 0.75", 0.75, "softmax([1, 2, 3])"),
+    ("shifted_softmax", "round 4: 0.6", 0.6, "only the differences"),
+    ("shifted_softmax", "round 4: 0.72", 0.72, "only the differences"),
+    ("shifted_softmax", "round 4: 0.75", 0.75, "only the differences"),
     ("dot", "round 4: float() of the batched sum", lambda a, b: float(np.sum(a * b, axis=-1)), "batches"),
-    ("score_spread", "round 3: q and k divided by sqrt(d)", r3_spread_prenormalised, "variance 1"),
+    ("score_spread", "round 3: q and k divided by sqrt(d)", r3_spread_prenormalised, "divided q and k by sqrt(d)"),
     ("score_spread", "round 3: rng.normal(0, d)", r3_spread_normal_0_d, "standard deviation as its second"),
     ("score_spread", "round 3: rng.normal(0, sqrt(d))", r3_spread_normal_0_sqrt_d, "standard deviation as its second"),
     ("self_attention", "round 3: x.T @ x mixed as x @ w", r3_sa_dimension_scores, "D dimensions"),
@@ -1045,6 +1109,14 @@ CORPUS += [
     ("equal_rows", "round 5: 0.53", 0.53, "four scores of row 0 are equal"),
     ("equal_rows", "round 5: 0.1", 0.1, "four scores of row 0 are equal"),
     ("equal_rows", "round 5: 0.33", 0.33, "itself"),
+    ("wordpiece", "learner r4: ## looked up first at the word's start", r6_wp_hash_first, "`##` piece first"),
+    ("embed", "learner r4: one-hot as wide as the tokens (a comparison)", r6_embed_width_tokens, "one entry per token"),
+    ("embed", "learner r4: one-hot of E.shape[1] entries", r6_embed_width_d, "embedding size D"),
+    ("score_spread", "learner r4: variance of the raw scores", r6_spread_variance, "square of the right answer"),
+    ("score_spread", "learner r4: mean of the products", r6_spread_mean_of_products, "averaged the d products"),
+    ("score_spread", "learner r4: scores scaled before measuring, then again", r6_spread_scaled_twice, "divided again"),
+    ("score_spread", "learner r4: two generators", r6_spread_two_generators, "second generator"),
+    ("self_attention", "learner r4: mean of the weighted rows", r6_sa_mean_of_weighted_rows, "1 / (4 = T)"),
 ]  # fmt: skip
 
 

@@ -75,6 +75,17 @@ def _operations(node: ast.AST) -> int:
     )
 
 
+def _full_call(node: ast.AST, least: int = 4) -> bool:
+    """One call given ``least`` arguments or more, a keyword among them (``torch.full((B,
+    1), bos_id, dtype=torch.long, device=src.device)``): a line of its own, though a single
+    operation; with one keyword left out (:func:`shortened`), three still hand it over."""
+    return (
+        isinstance(node, ast.Call)
+        and bool(node.keywords)
+        and len(node.args) + len(node.keywords) >= least
+    )
+
+
 def prediction_line(answer: str) -> list[str]:
     """The expression a prediction's worked answer assigns, unless it is a plain literal."""
     lines = []
@@ -96,7 +107,7 @@ def answer_lines(source: str) -> list[str]:
         if not any(a <= node.lineno and node.end_lineno <= b for a, b in ranges):
             continue
         value = node.value
-        if value is None or _operations(value) < 2:
+        if value is None or (_operations(value) < 2 and not _full_call(value)):
             continue
         found.append(ast.unparse(value))
     return found
@@ -156,14 +167,33 @@ def _cases():
         yield pytest.param(chapter, code, module, id=f"ch{chapter.number:02d}")
 
 
+def shortened(line: str) -> list[str]:
+    """``line`` and the line with one keyword argument of one call left out, where that
+    still has two operations: ``full((B, 1), bos, dtype=long)`` hands over ``full((B, 1),
+    bos, dtype=long, device=src.device)`` all the same."""
+    variants = [line]
+    tree = ast.parse(line, mode="eval")
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for c, call in enumerate(calls):
+        for k in range(len(call.keywords)):
+            copy = ast.parse(line, mode="eval")
+            target = [n for n in ast.walk(copy) if isinstance(n, ast.Call)][c]
+            del target.keywords[k]
+            if _operations(copy.body) >= 2 or _full_call(copy.body, least=3):
+                variants.append(ast.unparse(copy))
+    return variants
+
+
 def _leaks(lines: list[str], text: str) -> list[str]:
     plain, anon = normal(text), anonymous(text)
     found = []
     for line in lines:
-        if normal(line) in plain:
-            found.append(line)
-        elif _operations(ast.parse(line, mode="eval")) >= 3 and anonymous(line) in anon:
-            found.append(line)
+        for variant in shortened(line):
+            if normal(variant) in plain or (
+                _operations(ast.parse(variant, mode="eval")) >= 3 and anonymous(variant) in anon
+            ):
+                found.append(line)
+                break
     return found
 
 
@@ -254,10 +284,63 @@ def _handed_over(source: str, text: str, *, pieces: bool) -> list[str]:
     return found
 
 
+_INVERSE = {ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+_SHAPE_PRODUCT = re.compile(r"\([^()]*\)\s*@\s*\([^()]*\)")
+
+
+def answer_control(source: str) -> tuple[list[str], bool, list[str]]:
+    """What else of an answer a hint must not hand over: the conditions of its loops and the
+    loops' ranges (``k**layers < n`` and its inverse ``k**layers >= n``, the stop test
+    stated; ``range(len(word), start, -1)``), whether it uses a loop's ``else`` (a hint
+    that names ``for ... else`` names the answer's control flow), and the operand shapes of
+    its products, from its shape comments (``(T, D) @ (D, T)``: the product written in
+    shapes)."""
+    source = textwrap.dedent(source)
+    ranges = worked.answer_lines(source)
+    heads, loop_else = [], False
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.While, ast.For)):
+            continue
+        if not any(a <= node.lineno <= b for a, b in ranges):
+            continue
+        loop_else = loop_else or bool(node.orelse)
+        head = node.test if isinstance(node, ast.While) else node.iter
+        if _operations(head) >= 2:
+            heads.append(ast.unparse(head))
+        if isinstance(head, ast.Compare) and len(head.ops) == 1 and type(head.ops[0]) in _INVERSE:
+            inverse = ast.Compare(head.left, [_INVERSE[type(head.ops[0])]()], head.comparators)
+            heads.append(ast.unparse(inverse))
+    lines = source.split("\n")
+    shapes = [
+        m[0]
+        for a, b in ranges
+        for line in lines[a - 1 : b]
+        if "#" in line
+        for m in _SHAPE_PRODUCT.finditer(line.split("#", 1)[1])
+    ]
+    return heads, loop_else, shapes
+
+
+def _control_handed_over(source: str, text: str) -> list[str]:
+    heads, loop_else, shapes = answer_control(source)
+    plain, anon = normal(text), anonymous(text)
+    found = [h for h in heads if normal(h) in plain or anonymous(h) in anon]
+    if loop_else and re.search(r"for\W*(\.\.\.|…)\W*else", text):
+        found.append("for ... else")
+    found += [shape for shape in shapes if normal(shape) in plain]
+    return found
+
+
 PIECES_REVIEWED = {1, 2, 3, 4, 5}
 """The chapters whose hints are checked for the pieces of an answer line too (``x_t @
 W_ih.T``), not only for whole lines; the others join as their hints are rewritten to lead
 (known today: 8.5 ``H // G``)."""
+
+
+CONTROL_REVIEWED = {1, 2}
+"""The chapters whose hints are checked for an answer's loop conditions, ``for ... else``
+and products written in shapes (:func:`answer_control`); the others join as they are
+reviewed."""
 
 
 @pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
@@ -275,7 +358,49 @@ def test_no_hint_writes_out_a_step_of_the_answer(chapter, code, module):
         for source in sources
         for step in _handed_over(source, text or "", pieces=chapter.number in PIECES_REVIEWED)
     ]
+    if chapter.number in CONTROL_REVIEWED:
+        problems += [
+            f"{where}: writes out `{step}`"
+            for where, text in texts
+            for source in sources
+            for step in _control_handed_over(source, text or "")
+        ]
     assert not problems, "\n".join(problems)
+
+
+_PATH_LENGTH = (
+    "def path_length(n, kind, k):\n    ### BEGIN SOLUTION\n    layers = 0\n"
+    "    while k**layers < n:\n        layers += 1\n    return layers\n    ### END SOLUTION"
+)
+_WORDPIECE = (
+    "def wordpiece(word, vocab):\n    ### BEGIN SOLUTION\n    ids, start = [], 0\n"
+    "    while start < len(word):\n        for end in range(len(word), start, -1):\n"
+    "            if word[start:end] in vocab:\n                break\n        else:\n"
+    "            return [0]\n    return ids\n    ### END SOLUTION"
+)
+_SELF_ATTENTION = (
+    "def self_attention(x):\n    ### BEGIN SOLUTION\n"
+    "    scores = x @ x.T / np.sqrt(x.shape[-1])  # (T, D) @ (D, T) -> (T, T)\n"
+    "    return scores\n    ### END SOLUTION"
+)
+
+
+def test_the_control_flow_and_shapes_of_an_answer_are_found_in_a_hint():
+    # learner round 4 (chapters 1-2): each of these hints handed the step over
+    old_1_4 = "For dilated layers, count: the smallest `L` with `k ** L >= n`."
+    old_2_1 = "Python's `for ... else` runs the `else` block when the loop ends without `break`."
+    old_2_9 = "Which matrix product of `x` with itself gives that shape, `(T, D) @ (D, T)`?"
+    assert _control_handed_over(_PATH_LENGTH, old_1_4) == ["k ** layers >= n"]
+    assert _control_handed_over(_WORDPIECE, old_2_1) == ["for ... else"]
+    assert _control_handed_over(_SELF_ATTENTION, old_2_9) == ["(T, D) @ (D, T)"]
+    assert _control_handed_over(_WORDPIECE, "try `range(len(word), start, -1)`")
+    # ... and the rewritten ones lead without handing over
+    new_1_4 = "the view grows by a factor of `k` per layer: work out `n = 9` and `n = 10`"
+    new_2_1 = "after trying every candidate, whether one of them matched (a flag, or a loop's "
+    new_2_9 = "Which product of `x` with itself has that shape?"
+    assert not _control_handed_over(_PATH_LENGTH, new_1_4)
+    assert not _control_handed_over(_WORDPIECE, new_2_1)
+    assert not _control_handed_over(_SELF_ATTENTION, new_2_9)
 
 
 def test_a_step_written_out_is_found_in_the_forms_learners_met():
@@ -325,6 +450,13 @@ def _plain(title: str) -> str:
     (and ``$-\\infty$``: ``-∞``)."""
     title = re.sub(r"\$\\sqrt\{(\w+)\}\$", r"√\1", title).replace("$", "")
     return title.replace("\\infty", "∞")
+
+
+def test_a_line_with_a_keyword_argument_left_out_is_still_the_line():
+    line = "torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)"
+    assert _leaks([line], "build it with torch.full((B, 1), bos_id, dtype=torch.long)")
+    assert _leaks([line], "torch.full((B, 1), bos_id, device=src.device)")
+    assert not _leaks([line], "give it an integer dtype, torch.long")
 
 
 @pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
@@ -703,7 +835,7 @@ def _chapter_answers(code) -> list[_Answer]:
 
 _TO_REWRITE = {
     1: {"1.3, hint 2: `torch.autograd.grad(output, inputs)`"},
-    2: {"2.1, hint 1: `word[start:end]`", "2.8, hint 1: `rng.standard_normal((n, d))`"},
+    2: {"2.8, hint 1: `rng.standard_normal((n, d))`"},
     6: {"6.2, hint 3: `[:, None, :]`"},
     8: {"8.3, hint 2: `alpha[..., None]`"},
 }

@@ -474,6 +474,14 @@ def _accumulated_grad(x, W_ih, W_hh, b):
     return running.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
 
 
+def _first_state_gradient(x, W_ih, W_hh, b, *, flip=True):
+    """‖∂h_1/∂x_t‖_F: the first state differentiated, not the last (only x_0 reaches it)."""
+    states = _rnn_forward(x[None], W_ih, W_hh, b)[0][0]  # (T, H)
+    norms = torch.zeros(x.shape[0], dtype=x.dtype)
+    norms[0] = (torch.diag(1 - states[0] ** 2) @ W_ih).norm()  # (H, H) @ (H, I)
+    return (norms.flip(0) if flip else norms).detach()
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -489,6 +497,18 @@ GRADIENT_NORMS = GRADERS.add(
                 "your norms are in order of position t, not of distance: entry 0 must be the "
                 "last input (distance 0): reverse their order",
                 _by_position,
+            ),
+            *(
+                Mistake(
+                    "only the norm for the first input x_0 is nonzero: you differentiated the "
+                    "first state h_1 (`outputs[:, 0]`), which no later input reaches (and, "
+                    "with h_0 = 0, which W_hh does not reach either); the exercise asks for the "
+                    "last state h_T",
+                    lambda x, W_ih, W_hh, b, flip=flip: _first_state_gradient(
+                        x, W_ih, W_hh, b, flip=flip
+                    ),
+                )
+                for flip in (True, False)
             ),
             Mistake(
                 "you took the gradient of h_T.sum(), a single number: that adds the rows of "
@@ -696,6 +716,8 @@ def _path_cases() -> tuple[Case, ...]:
         ("dilated, one past a power", 101, "dilated_convolution", 10),
         # Between two powers: rounding down (1) and counting n - 1 positions (2) part here.
         ("dilated, between two powers", 50, "dilated_convolution", 10),
+        # A little past a power (log 2.3): rounding to the nearest (2) and n - 1 (3) part here.
+        ("dilated, a little past a power", 200, "dilated_convolution", 10),
         ("dilated", 1000, "dilated_convolution", 10),
         ("attention", 1000, "self_attention", 3),
     ]
@@ -748,8 +770,8 @@ PATH_LENGTH = GRADERS.add(
             ),
             Mistake(
                 "int(log) + 1 rounds up only when n is not a power of k: for n = k ** L it "
-                "gives L + 1 layers even with an exact log (n = 100, k = 10 gives 3, not 2); "
-                "find the smallest L with k ** L >= n",
+                "gives L + 1 layers even with an exact log (n = 100, k = 10 gives 3, not 2): "
+                "an exact power of k needs no extra layer",
                 _per_kind(
                     lambda n: n - 1,
                     lambda n, k: _ceil_div(n - 1, k - 1),
@@ -776,11 +798,22 @@ PATH_LENGTH = GRADERS.add(
                     lambda n, k: int(math.log(n, k)),
                 ),
             ),
+            Mistake(
+                "you rounded the logarithm to the nearest whole number: log_5(126) ≈ 3.004 "
+                "rounds down to 3, but 5 ** 3 = 125 positions fall one short of 126, so a "
+                "fourth layer is needed; a partial layer still counts (and count in integers: "
+                "a float log can land just above a whole number)",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: round(math.log(n, k)),
+                ),
+            ),
             *(
                 Mistake(
                     "you counted the layers for n - 1 positions: L layers of width k see "
-                    "k ** L positions, and the first and the n-th need a view of n, so the "
-                    "smallest L with k ** L >= n (n = 101, k = 10 needs 3 layers, not 2)",
+                    "k ** L positions, and the first and the n-th position must both be in "
+                    "one view (n = 101, k = 10 needs 3 layers, not 2)",
                     _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1), layers),
                 )
                 for layers in (
@@ -869,6 +902,12 @@ SURVIVES_20 = GRADERS.add(
             (
                 0.9**10,
                 "that is 10 factors of 0.9, half the distance: one factor per step, 20 steps back",
+            ),
+            (
+                -1.0,
+                "a fraction of a gradient cannot be negative: you took away 10 % of the "
+                "original per step (a linear loss), but each step multiplies what is left by "
+                "0.9, so the losses compound",
             ),
             (
                 2.0,

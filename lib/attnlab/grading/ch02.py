@@ -97,10 +97,12 @@ def _wordpiece_with(
             if not whole_rest:
                 ends = range(len(word) - 1, start, -1)
             for end in ends:
-                marked = {"rest": start > 0, "none": False, "all": True, "either": start > 0}[mark]
-                piece = ("##" if marked else "") + word[start:end]
-                if mark == "either" and piece not in vocab and word[start:end] in vocab:
-                    piece = word[start:end]
+                marked = {"rest": start > 0, "none": False, "all": True, "either": start > 0}
+                marked["first_too"] = True
+                piece = ("##" if marked[mark] else "") + word[start:end]
+                if mark in ("either", "first_too") and piece not in vocab:
+                    if (mark == "either" or start == 0) and word[start:end] in vocab:
+                        piece = word[start:end]
                 if piece in vocab:
                     pieces.append(vocab[piece])
                     start = start + 1 if step_one else end
@@ -247,6 +249,12 @@ WORDPIECE = GRADERS.add(
                 "you marked the first piece with `##` too: only the pieces that continue a "
                 "word carry the mark, the first one is stored bare (`walk`, not `##walk`)",
                 _wordpiece_with(mark="all"),
+            ),
+            Mistake(
+                "at the start of the word you looked up the `##` piece first (for the word 'a' "
+                "that gives the id of `##a`, a continuation piece): the first piece of a word is "
+                "looked up bare; the `##` form is only for the pieces inside a word",
+                _wordpiece_with(mark="first_too"),
             ),
             Mistake(
                 "you dropped the letter that no piece matches and went on: a word that cannot "
@@ -458,6 +466,22 @@ EMBED = GRADERS.add(
                 "your one-hot vectors have one entry per token (np.eye(len(ids))): each needs "
                 "one entry per vocabulary row, E.shape[0] of them",
                 lambda ids, E: np.eye(len(ids))[ids] @ E,
+            ),
+            *(
+                Mistake(
+                    f"your one-hot vectors have {what}: each needs one entry per "
+                    "vocabulary row, E.shape[0] of them; an id at or past your width gets an "
+                    "all-zero one-hot vector, which is why some of your rows are 0",
+                    lambda ids, E, width=width: _one_hot(ids, width(ids, E)) @ E[: width(ids, E)],
+                )
+                for what, width in (
+                    ("one entry per token (ids.size)", lambda ids, E: ids.size),
+                    ("one entry per token (len(ids))", lambda ids, E: len(ids)),
+                    (
+                        "E.shape[1] entries, the embedding size D, not the vocabulary size",
+                        lambda ids, E: E.shape[1],
+                    ),
+                )
             ),
             Mistake(
                 "your one-hot vectors have max(ids) + 1 entries, sized by the ids that happen "
@@ -1113,8 +1137,9 @@ SHIFTED_SOFTMAX = GRADERS.add(
             ),
             (
                 0.5,
-                "the differences between the scores are unchanged by the shift, and so "
-                "are the weights of softmax([1, 2, 3])",
+                "equal halves would need two equal top scores: the shift moves every score "
+                "by the same 100, so it leaves their differences as they were, and a softmax "
+                "weight depends on nothing else (write e^(100 + x) as e^100 · e^x)",
             ),
             (
                 0.0,
@@ -1140,8 +1165,8 @@ SHIFTED_SOFTMAX = GRADERS.add(
         "unshifted scores",
         near=0.15,
         near_hint="close, but not it: the common factor e^100 cancels between numerator and "
-        "denominator, so the shift changes no weight and the answer is exactly the largest "
-        "weight of softmax([1, 2, 3]); work that out to two significant digits",
+        "denominator, so the shift changes no weight and only the differences of the scores "
+        "count; work the largest weight out from them to two significant digits",
     )
 )
 
@@ -1195,6 +1220,13 @@ def _spread_transposed_draws(d: int, n: int, seed: int) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal((d, n)), rng.standard_normal((d, n))
     s = np.sum(q * k, axis=-1)  # d sums of n products
+    return float(np.std(s)), float(np.std(s / math.sqrt(d)))
+
+
+def _spread_two_generators(d: int, n: int, seed: int) -> tuple[float, float]:
+    q = np.random.default_rng(seed).standard_normal((n, d))
+    k = np.random.default_rng(seed + 1).standard_normal((n, d))  # a second generator
+    s = np.sum(q * k, axis=-1)
     return float(np.std(s)), float(np.std(s / math.sqrt(d)))
 
 
@@ -1285,9 +1317,10 @@ SCORE_SPREAD = GRADERS.add(
                 _spread_with(lambda q, k: q @ k.T),
             ),
             Mistake(
-                "your q and k entries do not have variance 1: you divided them by sqrt(d) "
-                "before scoring, which shrinks every score by d. Draw standard normal entries "
-                "and leave them as they are; only the scores get divided by sqrt(d)",
+                "your scores are d times too small (exactly the right ones divided by d): "
+                "either you averaged the d products (`.mean(-1)`) where a score is their sum, "
+                "a dot product, or you divided q and k by sqrt(d) before scoring; only the "
+                "scores get divided by sqrt(d), for the second number",
                 _spread_with(_pairs, entry_std=lambda d: 1 / math.sqrt(d)),
             ),
             *(
@@ -1304,6 +1337,18 @@ SCORE_SPREAD = GRADERS.add(
                 "you measured the spread of the products q_i k_i, not of their sums: one "
                 "product has std 1 whatever d is; a score adds d of them",
                 _spread_with(lambda q, k: q * k),
+            ),
+            Mistake(
+                "you drew the keys from a second generator (seeded seed + 1): the statement "
+                "asks for one generator made from the seed, the queries first, then the keys "
+                "from the same one",
+                _spread_two_generators,
+            ),
+            Mistake(
+                "your first number is already the spread of the scaled scores (about 1): you "
+                "divided the scores by sqrt(d) before measuring `raw`, then divided again for "
+                "the second number; measure the raw scores first",
+                _spread_with(lambda q, k: _pairs(q, k) / math.sqrt(q.shape[-1])),
             ),
         ),
         hint="check the pieces one at a time: the shapes of q and k, one score per pair "
@@ -1337,7 +1382,8 @@ def check_score_spread(fn: Callable[..., Any]) -> CheckResult:
     """Check ``fn(d, n, seed)``: the measured std of ``q·k`` and of ``q·k / sqrt(d)``.
 
     Any correct sampling passes (the comparison allows 10 %: a measured spread varies from
-    draw to draw).
+    draw to draw); numbers that are exactly those of a planted mistake's draws (keys from a
+    second generator seeded ``seed + 1``) are refused.
 
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """

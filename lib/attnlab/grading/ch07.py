@@ -25,6 +25,7 @@ Taught in: exercises/07_transformer.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -426,6 +427,22 @@ FEED_FORWARD = GRADERS.add(
                 )
                 for slope in (0.01, 0.1, 0.2)
             ),
+            *(
+                Mistake(
+                    f"you used {name} where the formula has ReLU, max(0, ·): this block's "
+                    "non-linearity keeps every positive input as it is and sets every "
+                    "negative one to exactly 0",
+                    _ffn(act=act),
+                )
+                for name, act in (
+                    ("a sigmoid", torch.sigmoid),
+                    ("softplus (a smooth ReLU)", F.softplus),
+                    ("SiLU (x·sigmoid(x), also called swish)", F.silu),
+                    ("ELU", F.elu),
+                    ("softsign", F.softsign),
+                    ("hardtanh (a clamp to [-1, 1])", F.hardtanh),
+                )
+            ),
         ),
         hint="two linear maps with a non-linearity between them, the same for every token; "
         "which one is it, and where do the biases go? (the chapter's section "
@@ -792,6 +809,9 @@ class _PlantedEncoder(_EncoderParts):
             mask = ~mask
 
         def attn(h, raw=None):
+            if bug.startswith("weights mix"):  # the returned weights, averaged, times a stream
+                mixed = raw if raw is not None and bug.endswith("raw") else h
+                return self.self_attn(h, mask=mask)[1].mean(1) @ mixed
             if bug == "self queries not normalised" and raw is not None:
                 return self.self_attn(raw, h, h, mask=mask)[0]
             if bug == "self keys values raw" and raw is not None:
@@ -1010,6 +1030,16 @@ ENCODER_BLOCK = GRADERS.add(
                 "attend' (PyTorch's key_padding_mask means the opposite); MultiHeadAttention "
                 "takes our convention as it is",
                 "mask inverted",
+            ),
+            *(
+                Mistake(
+                    "the residual adds a mixture you built from the attention's weights (the "
+                    "second element of the pair it returns) and the stream: it must add the "
+                    "attention's output, the first element, the heads' weighted values "
+                    "passed through W_o",
+                    _planted_encoder(bug),
+                )
+                for bug in ("weights mix raw", "weights mix normed")
             ),
             *_encoder_mistakes(_PARALLEL, "parallel"),
             Mistake(_SWAPPED_PLACEMENTS, _planted_encoder("placements swapped")),
@@ -1256,11 +1286,15 @@ class _PlantedDecoder(_DecoderParts):
                 return x + self.ffn(n_ffn(x))
             x = n1(x + self_sub(x))
             return n_ffn(x + self.ffn(x))
-        stale = x
+        stale = block_input = x
         for which in order:
             sub, norm = subs[which]
             keep = not (which == "cross" and bug == "no cross residual") and bug != "no residuals"
             stale = norm(x) if bug == "ffn reads stale normed" else x
+            if which == "cross" and bug == "cross reads block input":
+                out = sub(norm(block_input) if pre else block_input)
+                x = x + out if pre else norm(x + out)
+                continue
             if pre:
                 if which == "cross" and bug == "memory normalised":
                     out = cross_sub(norm(x), norm(memory))
@@ -1332,6 +1366,12 @@ DECODER_BLOCK = GRADERS.add(
                 "memory mask ignored",
             ),
             *_decoder_mistakes(_QUERIES_FROM_MEMORY, "queries from memory"),
+            *_decoder_mistakes(
+                "your cross-attention reads the block's input, not the stream after the "
+                "self-attention sub-layer: its queries must come from the stream as the "
+                "previous sub-layer left it (the sub-layers run one after the other)",
+                "cross reads block input",
+            ),
             *(
                 Mistake(_CROSS_ON_ITSELF, m)
                 for bug in ("cross on itself", "cross on itself, memory mask")
@@ -1689,6 +1729,23 @@ def _decoded_length(outputs: Any, case: Case) -> str | None:
     )
 
 
+def _float_ids_hint(message: str) -> str:
+    """A float prefix given to model.decode: the BOS column itself, or a token appended."""
+    found = re.search(r"shape \((\d+), (\d+)\), (\w+)", message)
+    if found is not None and int(found[2]) > 1:
+        return (
+            f"the prefix was integer ids at the first step, but after a step it is "
+            f"{found[3]}, shape ({found[1]}, {found[2]}): the token you appended is a float, "
+            "a logit's value; the next token id is the position of the largest logit, an "
+            "index: `max` along a dim returns the values first and the indices second, "
+            "`argmax` the index alone"
+        )
+    return (
+        "token ids are integers: your BOS column is a float tensor (torch.ones and "
+        "torch.zeros make float32); give it an integer dtype, dtype=torch.long"
+    )
+
+
 def _planted_greedy(**bug: Any) -> Callable[..., Any]:
     return memoised(adapt(_run_greedy, _greedy(**bug)))
 
@@ -1833,11 +1890,7 @@ GREEDY_DECODE = GRADERS.add(
                 "expected scalar type",
                 "token ids are integers (torch.long); build the BOS column with dtype=torch.long",
             ),
-            (
-                "must hold integer token ids",
-                "token ids are integers: torch.ones and torch.zeros make float32; build the "
-                "BOS column with torch.full((B, 1), bos_id, dtype=torch.long)",
-            ),
+            ("must hold integer token ids", _float_ids_hint),
             (
                 "memory must have shape",
                 "model.decode wants the encoder's output, memory (B, S, D), from "

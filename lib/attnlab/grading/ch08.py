@@ -354,6 +354,19 @@ def _softmax_cases() -> tuple[Case, ...]:
             },
         ),
         Case("the max in the first block (800 above the rest)", {"x": peak, "block_size": 3}),
+        Case(
+            "scores that rise by 800 after the first block",  # the first block's max overflows
+            {
+                "x": np.array(
+                    [
+                        [0.0, 0.0, 0.0, 800.0, 801.0, 0.0],
+                        [-INF, -INF, -INF, 900.0, 901.0, 0.0],
+                        [0.5, -1.0, 0.0, 1.0, 2.0, -0.5],
+                    ]
+                ),
+                "block_size": 3,
+            },
+        ),
     )
 
 
@@ -484,6 +497,27 @@ def _softmax_stale(x: Any, block_size: int) -> Any:
         return np.concatenate(parts, axis=-1) / np.where(total == 0, 1.0, total)[..., None]
 
 
+def _softmax_first_max(x: Any, block_size: int) -> Any:
+    """Planted: the first block's max as the reference of every exponential, never updated."""
+    m = np.max(x[..., :block_size], axis=-1)
+    m = np.where(np.isneginf(m), 0.0, m)[..., None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.exp(x - m)
+        total = np.sum(e, axis=-1, keepdims=True)
+        return np.where(total > 0, e / np.where(total > 0, total, 1.0), 0.0)
+
+
+def _softmax_index_starts(x: Any, block_size: int) -> Any:
+    """Planted: the block's number used as its start (blocks at 0, 1, 2, ...: they overlap)."""
+    m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+    for start in range(-(-x.shape[-1] // block_size)):
+        m, total = online_softmax_update(m, total, x[..., start : start + block_size])
+    safe = np.where(np.isneginf(m), 0.0, m)[..., None]
+    seen = total[..., None] > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), 0.0)
+
+
 def _softmax_nan_hidden(x: Any, block_size: int) -> Any:
     """Planted: no guard inside the loop, the NaN turned into 0 at the end."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -503,12 +537,15 @@ class _Watched(np.ndarray):
         self.seen = getattr(obj, "seen", [])
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        seen = next(x.seen for x in (*inputs, *kwargs.get("out", ())) if isinstance(x, _Watched))
+        keywords = [*kwargs.get("out", ()), kwargs.get("where")]
+        seen = next(x.seen for x in (*inputs, *keywords) if isinstance(x, _Watched))
         plain = [x.view(np.ndarray) if isinstance(x, _Watched) else x for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(
                 x.view(np.ndarray) if isinstance(x, _Watched) else x for x in kwargs["out"]
             )
+        if isinstance(kwargs.get("where"), _Watched):  # np.divide(..., where=total > 0)
+            kwargs["where"] = kwargs["where"].view(np.ndarray)
         if method == "reduce" and ufunc in (np.maximum, np.fmax, np.add) and plain[0].ndim:
             axis = kwargs.get("axis", 0)
             axes = range(plain[0].ndim) if axis is None else np.atleast_1d(axis)
@@ -680,6 +717,21 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "to the final running max: compute every weight e^(x - m) with the m the "
                 "loop ends with",
                 _softmax_variant(weights_max="first"),
+            ),
+            Mistake(
+                "your reference max is fixed by the first block and never updated: a later "
+                "block with much larger scores (here 800 after a first block near 0) "
+                "overflows exp, e^800 = inf and inf/inf = NaN; keep a running max, raise it "
+                "with each block, and rescale the running sum when it rises (your update "
+                "of 8.1)",
+                _softmax_first_max,
+            ),
+            Mistake(
+                "your blocks start at 0, 1, 2, ... (each block's number used as its start): "
+                "they overlap, so most scores are counted several times, and the scores "
+                "after the last of those blocks are never seen; block i starts at "
+                "i · block_size, so the starts step by block_size",
+                _softmax_index_starts,
             ),
             Mistake(
                 "you wrote each block's weights with the running max and sum as they stood "
@@ -896,6 +948,21 @@ def _tile_alpha_flat(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any
     return m_new, alpha * l + np.sum(p, axis=-1), alpha * acc + p @ v
 
 
+def _tile_running_average(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+    """Planted: acc kept as a running average (times the old total, over the new one)."""
+    m_new, l_new, acc_new = _tile_with()(m, l, acc * l[..., None], scores, v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return m_new, l_new, acc_new / l_new[..., None]
+
+
+def _tile_inverted_guarded(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+    """Planted: alpha = exp(m' - m), guarded where m = -inf (so the first tile is right)."""
+    m_new = np.maximum(m, np.max(scores, axis=-1))
+    alpha = np.exp(np.where(np.isfinite(m), m_new - m, -INF))
+    p = np.exp(scores - np.where(np.isfinite(m_new), m_new, 0.0)[..., None])
+    return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
+
+
 def _tile_broadcast_hint(message: str) -> str | None:
     """A per-row vector against the keys: a reduction over the wrong axis or a missing axis."""
     two = re.search(r"shapes \((\d+),\) \((\d+),\)", message)
@@ -977,6 +1044,13 @@ TILE_UPDATE = GRADERS.add(
                 _tile_with(normalised=True),
             ),
             Mistake(
+                "you keep acc normalised, a running average (the old acc times the old "
+                "`total`, divided by the new one): the state acc is the *unnormalised* sum "
+                "of p·v, rescaled like `total`, and the division by `total` happens once, "
+                "after the last tile",
+                _tile_running_average,
+            ),
+            Mistake(
                 "your new maximum is one number for the whole tile (a max without axis=-1): "
                 "each query row needs its own, or a row far below the tile's largest score "
                 "gets p = 0 everywhere",
@@ -992,6 +1066,12 @@ TILE_UPDATE = GRADERS.add(
                 "you rescaled the old state by exp(m' - m), the wrong way round: the old "
                 "terms shrink when the max rises, so alpha = exp(m - m') <= 1 (as in 8.1)",
                 _tile_with(inverted=True),
+            ),
+            Mistake(
+                "you rescaled the old state by exp(m' - m), the wrong way round (guarded "
+                "for m = -inf, so the first tile comes out right): the old terms shrink when "
+                "the max rises, so alpha = exp(m - m') <= 1 (as in 8.1)",
+                _tile_inverted_guarded,
             ),
             Mistake(
                 "your m' is this tile's max alone; the running max is max(m, max(scores)): "
@@ -1623,6 +1703,28 @@ def _kv_head_size_hint(message: str) -> str | None:
     )
 
 
+def _view_head_size_hint(message: str) -> str | None:
+    """A 4-D view of a projection whose heads are larger than what the projection holds."""
+    found = re.search(
+        r"shape '\[(\d+), (\d+), (\d+), (\d+)\]' is invalid for input of size (\d+)", message
+    )
+    if found is None:
+        return None
+    b, t, heads, size, total = (int(found[i]) for i in range(1, 6))
+    if total % (b * t) or (total // (b * t)) % heads:
+        return None
+    features = total // (b * t)
+    if size <= features // heads:
+        return None
+    return (
+        f"your view cuts {features} features per token into {heads} heads of {size}: "
+        f"{heads} heads of that projection hold {features // heads} features each; every "
+        "head, a query head or a key-value head, has the size d = d_model / n_heads "
+        "(d_model / n_kv_heads is larger), and a key-value projection holds n_kv_heads "
+        "such heads"
+    )
+
+
 def _module_heads_hint(message: str) -> str | None:
     """q @ kᵀ whose dim 1 does not line up: heads not moved to dim 1, or not repeated there."""
     found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
@@ -1742,6 +1844,7 @@ GQA_MODULE = GRADERS.add(
         ),
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
+            ("is invalid for input of size", _view_head_size_hint),
             ("non-singleton dimension 1", _module_heads_hint),
             ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
             ("size mismatch for W_k", _KV_SIZE),

@@ -140,6 +140,23 @@ _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
 """The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
+def _exactly(learner: Any, candidate: Any) -> bool:
+    """The same outputs to the last digits (not only within the grader's tolerance)."""
+    if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
+        return learner == candidate
+    if learner is None or candidate is None or len(learner) != len(candidate):
+        return False
+    for got, made in zip(learner, candidate, strict=True):
+        if got.shape != made.shape:
+            return False
+        if got.dtype.kind not in "biuf" or made.dtype.kind not in "biuf":
+            if not np.array_equal(got, made):
+                return False
+        elif not np.allclose(got, made, rtol=1e-9, atol=1e-12, equal_nan=True):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Grader:
     """Checks a learner's function against a reference on seeded cases.
@@ -1023,7 +1040,7 @@ class Grader:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
-        best: tuple[tuple[int, int], _Candidate] | None = None
+        best: tuple[tuple[int, ...], _Candidate] | None = None
         if groups is None:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
@@ -1046,10 +1063,12 @@ class Grader:
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
-    ) -> tuple[int, int] | None:
+    ) -> tuple[int, ...] | None:
         strict = [self._agree(a, b, False) for a, b in zip(learner, outcomes, strict=True)]
         if all(strict):
-            return (4, len(strict))
+            # among full matches, the one with the learner's exact numbers wins (within a
+            # measurement's tolerance two mistakes can both match)
+            return (4, len(strict), sum(map(_exactly, learner, outcomes)))
         lenient = [self._agree(a, b, True) for a, b in zip(learner, outcomes, strict=True)]
         if all(lenient):
             return (3, sum(strict))

@@ -172,10 +172,73 @@ def value_clue(seen: Sequence[Seen], *, name: str) -> str | None:
         clues = told
     first = clues[0]
     if first is None:
-        return _factor_across(seen, name)
-    if any(c is None or c[0] != first[0] for c in clues):
+        return _square_across(seen, name) or _factor_across(seen, name)
+    if any(c is None for c in clues):
         return None
+    if any(c[0] != first[0] for c in clues):
+        return _common_factor(clues, seen, name)
     return first[1]
+
+
+def _common_factor(clues: Sequence[tuple[str, str]], seen: Sequence[Seen], name: str) -> str | None:
+    """A factor named by different sizes on different cases only because two sizes are
+    equal on some case (T = D = 5): the one size that names it on every case."""
+    if not all(c[0].startswith("factor ") for c in clues):
+        return None
+    common = None
+    for s in seen:
+        g, w = _float(s.got), _float(s.want)
+        if g is None or w is None:
+            return None
+        finite = np.isfinite(g) & np.isfinite(w)
+        wf = w[finite]
+        c = float(np.dot(g[finite], wf)) / float(np.dot(wf, wf))
+        kinds = set()
+        for size, value in s.named.items():
+            if _named_factor(c, {size: value}, {}) is not None:
+                kinds.add(size)
+        common = kinds if common is None else common & kinds
+    if not common or len(common) != 1:
+        return None
+    size = common.pop()
+    s = seen[0]
+    g, w = _float(s.got), _float(s.want)
+    finite = np.isfinite(g) & np.isfinite(w)  # type: ignore[operator]
+    c = float(np.dot(g[finite], w[finite])) / float(np.dot(w[finite], w[finite]))  # type: ignore[index]
+    words = _named_factor(c, {size: s.named[size]}, {})
+    return f"your `{name}` is the right answer multiplied by {c:.4g} ({words}) on every case"
+
+
+def _square_across(seen: Sequence[Seen], name: str) -> str | None:
+    """The square (or the square root) of the right answer on every case where it is wrong,
+    on at least two cases, with numbers far enough from 0 and 1 that a square shows."""
+    found = set()
+    for s in seen:
+        g, w = _float(s.got), _float(s.want)
+        if g is None or w is None or g.shape != w.shape or not np.all(np.isfinite(g)):
+            return None
+        if not np.all(np.isfinite(w)) or np.any(np.abs(np.abs(w) - 1) < 0.05) or np.any(w == 0):
+            return None
+        if np.allclose(g, w**2, rtol=1e-6, atol=0):
+            found.add("square")
+        elif np.all(w > 0) and np.allclose(g, np.sqrt(w), rtol=1e-6, atol=0):
+            found.add("root")
+        else:
+            return None
+    if len(seen) < 2 or len(found) != 1:
+        return None
+    g0, w0 = (float(np.asarray(x).reshape(-1)[0]) for x in (seen[0].got, seen[0].want))
+    if found == {"square"}:
+        return (
+            f"your `{name}` is the square of the right answer on every case ({g0:.4g} = "
+            f"{w0:.4g}²): a variance where a standard deviation is asked, or a squared norm "
+            "where the norm is?"
+        )
+    return (
+        f"your `{name}` is the square root of the right answer on every case ({g0:.4g} = "
+        f"√{w0:.4g}): a standard deviation where a variance is asked, or a norm where its "
+        "square is?"
+    )
 
 
 def _factor_across(seen: Sequence[Seen], name: str) -> str | None:
