@@ -445,6 +445,42 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
 ``hint(message)``, after the grader's own hints."""
 
 
+def dropped_axis_clue(message: str, inputs: dict[str, Any]) -> str | None:
+    """A broadcasting error whose operand is an input with one axis reduced away.
+
+    ``(2, 1)`` meeting ``(2, 3, 4)``, where the input ``mask`` is ``(2, 1, 4)``: a
+    reduction of ``mask`` over its last axis without ``keepdims=True``. Only when exactly
+    one input and one of its axes (of size > 1) explain a shape no input has.
+    """
+    if "broadcast" not in message and "must match the size" not in message:
+        return None
+    shapes = [
+        tuple(int(n) for n in t.strip("()").replace(",", " ").split()) for t in _shapes(message)
+    ]
+    arrays = {
+        name: tuple(value.shape)
+        for name, value in inputs.items()
+        if hasattr(value, "shape") and len(getattr(value, "shape", ())) >= 2
+    }
+    found = []
+    for shape in shapes:
+        if shape in arrays.values():
+            continue
+        for name, full in arrays.items():
+            for axis in range(len(full)):
+                if full[axis] > 1 and full[:axis] + full[axis + 1 :] == shape:
+                    found.append((shape, name, full, axis - len(full)))
+    if len(found) != 1:
+        return None
+    shape, name, full, axis = found[0]
+    return (
+        f"the operand of shape {shape} is `{name}`'s shape {full} without its axis {axis}: "
+        "a reduction over that axis (sum, any, max, ...) dropped it, so the result no longer "
+        f"lines up with the arrays that still have it. Keep the reduced axis "
+        "(keepdims=True) and it broadcasts against them"
+    )
+
+
 def error_hints(message: str) -> list[str]:
     """The general hints for an exception message (broadcasting, matrix products)."""
     return [hint(message) for s, hint in _ERROR_HINTS if s in message]

@@ -75,6 +75,7 @@ from . import relations, worked
 from .forensics import (
     TooSlow,
     call_quietly,
+    dropped_axis_clue,
     error_hints,
     learner_frames,
     line_diagnosis,
@@ -247,6 +248,9 @@ class Grader:
             seed gives other numbers (the seed is not used), or when it gives exactly the
             numbers of a planted mistake on every case and not the reference's (the same
             draws, measured the wrong way).
+        not_finite_hint: the fallback for NaN or inf in an output, when the learner's code
+            computes no exponential (a mask handed to PyTorch's attention): what gives NaN
+            there. By default, the exp-overflow explanation.
     """
 
     name: str
@@ -270,6 +274,7 @@ class Grader:
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
+    not_finite_hint: str = ""
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -391,9 +396,10 @@ class Grader:
                         f"{what} in the output{self._of(name)} on case {run.case.describe()}",
                         runs,
                         (run, k),
-                        "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = NaN), "
-                        "from 0/0, or from inf - inf (a row whose entries are all -inf minus "
-                        "its max)",
+                        self.not_finite_hint
+                        or "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = "
+                        "NaN), from 0/0, or from inf - inf (a row whose entries are all -inf "
+                        "minus its max)",
                         recognised=_before_softmax(got, run.expected[k], name),
                     )
         errors = [self._errors(run) for run in runs]
@@ -911,6 +917,8 @@ class Grader:
         if found is None:
             found = self._failing_callee(fn)
         if found is None:
+            found = dropped_axis_clue(said, run.case.inputs)
+        if found is None:
             general = error_hints(said)
             found = general[0] if general else None
         if found is not None:
@@ -1294,6 +1302,9 @@ _NAMED_PLACE = re.compile(
 )
 
 
+_INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
+
+
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:
     """A generated mutant's diagnosis without the worked solution's variable names that the
     learner's code does not use ("(in the line that computes `shift`)", "the max (`top`)")."""
@@ -1307,7 +1318,11 @@ def _in_learner_terms(diagnosis: str, fn: Any) -> str:
         used = all(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
         return found[0] if used else ""
 
-    return _NAMED_PLACE.sub(keep, diagnosis)
+    def index_only(found: re.Match[str]) -> str:  # `real[:, :, None]` -> `[:, :, None]`
+        used = re.search(rf"\b{re.escape(found[1])}\b", source)
+        return found[0] if used else "`["
+
+    return _INDEXED_NAME.sub(index_only, _NAMED_PLACE.sub(keep, diagnosis))
 
 
 def _python_loop(fn: Any) -> str | None:
