@@ -658,6 +658,25 @@ class R4MaskAdded(nn.Module):
         return w @ v, w
 
 
+# ------------------------------------------------------------------ the learner's round 4 (2)
+
+
+def r4b_slide_loop_unit_q(q, k, targets):
+    out = k.copy()
+    for j in range(len(k)):
+        out[j] = k[j] + (targets[j] - q @ k[j]) * q
+    return out
+
+
+def r4b_add_dot_in_hidden(q, k, W_a, U_a, v_a):
+    # project both into the hidden space and compare
+    return np.tanh((q @ W_a) @ np.swapaxes(k @ U_a, -1, -2))
+
+
+def r4b_add_dot_no_tanh(q, k, W_a, U_a, v_a):
+    return (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)
+
+
 CORPUS = [
     ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
     ("slide_keys", "k += ...", slide_in_place, "in place"),
@@ -1044,7 +1063,12 @@ CORPUS += [
     ("unscaled_weight", "round 4: 1.5 (no share)", 1.5, "not a weight"),
     ("raw_spread", "round 4: sqrt(2 * 64)", math.sqrt(128), "variance of 128"),
     ("raw_spread", "round 4: 6.9 (a simulation)", 6.9, "variance of 47.61"),
-    ("cross_columns", "round 4: 13 (an end token)", 13, "none of the lengths"),
+    ("cross_columns", "round 4: 13 (an end token)", 13, "one more than the length of the encoder's sentence"),
+    ("cross_columns", "round 4: 11 (a token dropped)", 11, "one less than the length of the encoder's sentence"),
+    ("cross_columns", "round 4: 8 (decoder length plus one)", 8, "the rows, the queries"),
+    ("slide_keys", "round 4 (2): loop without / q·q", r4b_slide_loop_unit_q, "division by q·q"),
+    ("additive_scores", "round 4 (2): dot product in the hidden space", r4b_add_dot_in_hidden, "dot product"),
+    ("additive_scores", "round 4 (2): dot product, no tanh", r4b_add_dot_no_tanh, "additive attention adds them"),
     ("cross_columns", "round 4: 6144", 6144, "none of the lengths"),
 ]  # fmt: skip
 

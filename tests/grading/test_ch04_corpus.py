@@ -591,6 +591,167 @@ def load_through_float32(ours, theirs):
         theirs.out_proj.bias.copy_(ours.W_o.bias)
 
 
+# ------------------------------------------------------------------ round 4 (a learner's)
+
+
+def split_torch_transpose(x, n_heads):
+    B, T, D = x.shape
+    return x.reshape(B, T, n_heads, D // n_heads).transpose(1, 2)
+
+
+def split_batch_of_one(x, n_heads):
+    _B, T, D = x.shape
+    return x.reshape(1, T, n_heads, D // n_heads).transpose(0, 2, 1, 3)
+
+
+def split_overlapping_slices(x, n_heads):
+    d = x.shape[-1] // n_heads
+    return np.stack([x[:, :, h : h + d] for h in range(n_heads)], axis=1)
+
+
+def merge_no_reshape(x):
+    return x.transpose(0, 2, 1, 3)
+
+
+def merge_torch_transpose(x):
+    B, H, T, d = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d)
+
+
+def merge_swapaxes_one_three(x):
+    B, H, T, d = x.shape
+    return x.swapaxes(1, 3).reshape(B, T, H * d)
+
+
+def merge_list_of_heads(x):
+    return [x[:, h] for h in range(x.shape[1])]
+
+
+def count_one_head_everywhere(d_model, n_heads, bias=True):
+    return 4 * d_model * (d_model // n_heads) + (4 * d_model if bias else 0)
+
+
+def count_bias_as_one(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model + (4 if bias else 0)
+
+
+def count_d_plus_one_squared(d_model, n_heads, bias=True):
+    return 4 * (d_model + int(bias)) ** 2
+
+
+class WeightsAveraged(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        out, w = self.attend(q, k, v, mask)
+        return self.W_o(self.merge(out)), w.mean(dim=1)
+
+
+class BoolMaskAdded(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s + mask
+        w = s.softmax(-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+class ScoresAsWeights(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        return self.W_o(self.merge(s.softmax(-1) @ v)), s
+
+
+def load_in_biases_missing(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def load_out_weight_transposed(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([lin.weight for lin in lins]))
+        theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight.T)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def load_into_ours(ours, theirs):
+    D = ours.W_q.weight.shape[0]
+    with torch.no_grad():
+        for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
+            lin.weight.copy_(theirs.in_proj_weight[i * D : (i + 1) * D])
+            lin.bias.copy_(theirs.in_proj_bias[i * D : (i + 1) * D])
+        ours.W_o.weight.copy_(theirs.out_proj.weight)
+        ours.W_o.bias.copy_(theirs.out_proj.bias)
+
+
+def load_out_bias_from_w_q(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([lin.weight for lin in lins]))
+        theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_q.bias)
+
+
+def load_into_new_layer(ours, theirs):
+    new = nn.MultiheadAttention(
+        theirs.embed_dim, theirs.num_heads, batch_first=True, dtype=ours.W_q.weight.dtype
+    )
+    new.load_state_dict(ours.to_torch().state_dict())
+    return new
+
+
+def load_into_a_clone(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    with torch.no_grad():
+        w = theirs.in_proj_weight.clone()
+        w.copy_(torch.cat([lin.weight for lin in lins]))
+        theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+ROUND_FOUR = [
+    ("split_heads", "torch's .transpose(1, 2)", split_torch_transpose, "torch's spelling"),
+    ("split_heads", "a batch of 1 written in", split_batch_of_one, "a size in it is fixed"),
+    ("split_heads", "slices h:h+d", split_overlapping_slices, "overlap"),
+    ("merge_heads", "no reshape", merge_no_reshape, "did not join the last two"),
+    ("merge_heads", "torch's .transpose(1, 2)", merge_torch_transpose, "torch's spelling"),
+    ("merge_heads", "swapaxes(1, 3)", merge_swapaxes_one_three, "swapped axes 1 and 3"),
+    ("merge_heads", "a list of heads", merge_list_of_heads, "joined along axis 2"),
+    ("mha_parameter_count", "D x d each", count_one_head_everywhere, "one head's D x d"),
+    ("mha_parameter_count", "a bias of 1", count_bias_as_one, "each bias as one number"),
+    ("mha_parameter_count", "(D + 1)^2", count_d_plus_one_squared, "(D + 1)²"),
+    ("multihead_attention", "weights averaged over heads", WeightsAveraged, "over the heads"),
+    ("multihead_attention", "bool mask added", BoolMaskAdded, "added the boolean mask"),
+    ("multihead_attention", "scores as weights", ScoresAsWeights, "before the softmax"),
+    ("load_into_torch", "in_proj_bias missing", load_in_biases_missing, "not in_proj_bias"),
+    ("load_into_torch", "W_o.weight.T", load_out_weight_transposed, "transposed W_o's weight"),
+    ("load_into_torch", "theirs into ours", load_into_ours, "theirs is unchanged"),
+    ("load_into_torch", "out_proj bias from W_q", load_out_bias_from_w_q, "bias is W_q's"),
+    ("load_into_torch", "a new layer returned", load_into_new_layer, "theirs is unchanged"),
+    ("load_into_torch", "into a clone", load_into_a_clone, "never reached it"),
+]  # fmt: skip
+
 SECOND_ROUND = [
     ("merge_heads", "NumPy's .view with a shape", merge_numpy_view, ".reshape"),
     ("mha_parameter_count", "W_o's bias forgotten", count_three_biases, "three bias vectors"),
@@ -670,6 +831,7 @@ CORPUS = [
     ("mha_parameter_count", "np.sum gives np.int64", count_numpy_integer, "Python int"),
     ("multihead_attention", "scores[~mask] = -inf", BooleanIndexMask, "masked_fill"),
     *SECOND_ROUND,
+    *ROUND_FOUR,
 ]  # fmt: skip
 
 CORRECT = [

@@ -489,3 +489,17 @@ def test_summary_lists_every_exercise_in_order():
     table = summary()
     assert table.title == "Chapter 5 exercises"
     assert [name for name, _ in table.rows] == list(GRADERS.names)
+
+
+def test_a_module_the_course_lacks_is_named_not_blamed_on_the_learner():
+    """A right answer through a library the course does not install (scipy's block_diag):
+    the diagnosis says the module is missing from the environment, not what to fix."""
+
+    def offset_through_a_missing_module(k, d_model):
+        import attnlab_no_such_module  # noqa: F401  (stands for scipy, not installed)
+
+        return np.eye(d_model)
+
+    result = check_offset_matrix(offset_through_a_missing_module)
+    assert not result.passed and result.diagnosed
+    assert "`attnlab_no_such_module` is not part of the course's environment" in result.diagnosis

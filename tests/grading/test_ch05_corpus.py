@@ -608,6 +608,143 @@ class AddsTwice(SliceByBatch):
         return x + 2 * self.pe[: x.shape[1]].to(x.dtype)
 
 
+# ------------------------------------------------------------------ round 4 (a learner's)
+
+
+def my_rope(x, positions):
+    """A learner's right rope, which 5.7's answers call."""
+    d = x.shape[-1]
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    theta = np.asarray(positions)[:, None] * omega
+    out = np.empty_like(x, dtype=float)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
+def table_integer_power(length, d_model):
+    omega = 10000 ** (-np.arange(0, d_model, 2))
+    ang = np.arange(length)[:, None] * omega
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def table_d_model_by_length(length, d_model):
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    ang = np.arange(length)[:, None] * omega
+    pe = np.zeros((d_model, length))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def _offset_with(k, d_model, omega, block):
+    m = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * omega(i)
+        c, s = np.cos(b), np.sin(b)
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block(c, s)
+    return m
+
+
+def offset_positive_exponent(k, d_model):
+    return _offset_with(
+        k, d_model, lambda i: 10000.0 ** (2 * i / d_model), lambda c, s: [[c, s], [-s, c]]
+    )
+
+
+def offset_columns_swapped(k, d_model):
+    return _offset_with(
+        k, d_model, lambda i: 10000.0 ** (-2 * i / d_model), lambda c, s: [[s, c], [c, -s]]
+    )
+
+
+def offset_d_of_eight(k, d_model):
+    return _offset_with(
+        k, d_model, lambda i: 10000.0 ** (-2 * i / 8), lambda c, s: [[c, s], [-s, c]]
+    )
+
+
+def offset_divided_by_omega(k, d_model):
+    return _offset_with(
+        k, d_model, lambda i: 1 / 10000.0 ** (-2 * i / d_model), lambda c, s: [[c, s], [-s, c]]
+    )
+
+
+def gap_summed(fn, x, perm):
+    return float(np.sum(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])))
+
+
+def gap_same_route_twice(fn, x, perm):
+    xp = x[..., perm, :]
+    return float(np.max(np.abs(fn(xp) - fn(xp))))
+
+
+def _rope_with(x, positions, denominator, swap=False):
+    d = x.shape[-1]
+    theta = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / denominator)
+    cos, sin = (np.sin(theta), np.cos(theta)) if swap else (np.cos(theta), np.sin(theta))
+    out = np.empty_like(x, dtype=float)
+    out[..., 0::2] = x[..., 0::2] * cos - x[..., 1::2] * sin
+    out[..., 1::2] = x[..., 0::2] * sin + x[..., 1::2] * cos
+    return out
+
+
+def rope_rows_for_d(x, positions):
+    return _rope_with(x, positions, x.shape[0])
+
+
+def rope_half_d(x, positions):
+    return _rope_with(x, positions, x.shape[-1] // 2)
+
+
+def rope_sin_cos_swapped(x, positions):
+    return _rope_with(x, positions, x.shape[-1], swap=True)
+
+
+def scores_rope_of_T(q, k):
+    T, d = q.shape
+    return my_rope(q, T) @ my_rope(k, T).T / np.sqrt(d)
+
+
+class TableArgumentsSwappedThenT(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(d_model, max_len)))
+
+    def forward(self, x):
+        return x + self.pe.T[: x.shape[1]].to(x.dtype)
+
+
+class TableAlone(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        return self.pe[: x.shape[1]].to(x.dtype).expand_as(x)
+
+
+ROUND_FOUR = [
+    ("sinusoidal_encoding", "10000 ** -ints", table_integer_power, "10000.0"),
+    ("sinusoidal_encoding", "(d_model, length)", table_d_model_by_length, "(d_model, length)"),
+    ("offset_matrix", "positive exponent", offset_positive_exponent, "grow with the pair"),
+    ("offset_matrix", "[[s, c], [c, -s]]", offset_columns_swapped, "columns of each block"),
+    ("offset_matrix", "D = 8 written in", offset_d_of_eight, "divide by 8"),
+    ("offset_matrix", "k / omega", offset_divided_by_omega, "dividing by it"),
+    ("permutation_gap", "a sum", gap_summed, "summed"),
+    ("permutation_gap", "the same route twice", gap_same_route_twice, "same computation"),
+    ("rope", "d from x.shape[0]", rope_rows_for_d, "x.shape[0]"),
+    ("rope", "d // 2 in the exponent", rope_half_d, "divided by d/2"),
+    ("rope", "sin and cos swapped", rope_sin_cos_swapped, "cos and sin are swapped"),
+    ("rope_scores", "rope(q, T)", scores_rope_of_T, "single number"),
+    ("positional_encoding", "table args swapped, then .T", TableArgumentsSwappedThenT,
+     "arguments swapped"),
+    ("positional_encoding", "the table alone, expanded", TableAlone, "table alone"),
+]  # fmt: skip
+
 SECOND_ROUND = [
     ("sinusoidal_encoding", "odd D from an even table of D + 1", table_odd_from_even, "D + 1"),
     ("offset_matrix", "the angle without k", offset_without_k, "does not depend on k"),
@@ -683,6 +820,7 @@ CORPUS = [
     ("positional_encoding", "float32 table, never converted", Float32Always, "float16"),
     ("positional_encoding", "self.pe = self.register_buffer(...)", BufferAssigned, "returns None"),
     *SECOND_ROUND,
+    *ROUND_FOUR,
 ]  # fmt: skip
 
 CORRECT = [

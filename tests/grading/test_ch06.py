@@ -24,6 +24,7 @@ from attnlab.grading.ch06 import (
     FILL_LEAK,
     GRADERS,
     Attend,
+    check_blind_row,
     check_causal_mask,
     check_from_hf_attention_mask,
     check_future_change,
@@ -436,3 +437,32 @@ def test_the_converter_checks_leave_the_global_seed_alone():
     check_to_key_padding_mask(kpm_invert)
     check_from_hf_attention_mask(hf_compare)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_a_nan_from_pytorchs_attention_is_not_blamed_on_an_exponential():
+    # The mask conversions compute no exp: a NaN there is PyTorch's row with every key
+    # hidden, and the fallback says so instead of the exp-overflow explanation.
+    # (first key always hidden too: a sequence of length 1 has none left)
+    every_key_hidden = [
+        check_to_key_padding_mask(lambda mask: ~mask[:, 0] | (torch.arange(mask.shape[-1]) == 0)),
+    ]
+    for result in every_key_hidden:
+        assert result.status == "NaN or inf", result.text
+        assert "exp overflowing" not in result.text
+        assert "computes no exponential" in result.diagnosis, result.text
+
+
+def test_a_shape_label_never_names_a_size_of_one():
+    result = check_padding_mask(
+        lambda lengths, max_len: (np.arange(lengths.max()) < lengths[:, None])[:, None, :]
+    )
+    assert "expected (1, 1, 5)" in result.message and "(B, B" not in result.message
+
+
+def test_blind_row_reads_four_equal_weights_as_one_number():
+    assert check_blind_row([0.25] * 4).passed
+    assert check_blind_row((0.25, 0.25, 0.25, 0.25)).passed
+    assert "four keys, not five" in check_blind_row([0.2] * 4).diagnosis  # graded as 0.2
+    different = check_blind_row([0.25, 0.25, 0.25, 0.3])
+    assert not different.passed and "same value" in different.diagnosis
+    assert "one number, not a list" in check_blind_row([0.25] * 3).diagnosis

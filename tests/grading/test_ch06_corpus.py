@@ -573,9 +573,62 @@ SECOND_ROUND = [
     ("fill_leak", "NaN", float("nan"), "finite"),
     ("fill_leak", "a list of both weights", [0.5, 0.5], "one number"),
     ("blind_row", "NaN, as with -inf", float("nan"), "NaN comes from -inf"),
-    ("blind_row", "a list of four weights", [0.25] * 4, "one number"),
     ("blind_row", "about 0 (1e-9)", 1e-9, "plain -1e9 fill"),
 ]  # fmt: skip
+
+
+# ------------------------------------------------------------------ the learner's round 4
+
+
+def r4_pad_axis_at_end(lengths, max_len):
+    return (np.arange(max_len)[None, :] < lengths[:, None])[:, :, None]
+
+
+def r4_pad_uses_max_length(lengths, max_len):
+    return (np.arange(lengths.max())[None, :] < lengths[:, None])[:, None, :]
+
+
+def r4_soft_any_no_keepdims(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    empty = ~np.any(mask, axis=-1)
+    s = np.where(empty, 0.0, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def r4_kpm_one_minus(mask):
+    return 1 - mask.squeeze(1)
+
+
+def r4_kpm_flip(mask):
+    return mask.squeeze(1).flip(-1)
+
+
+def r4_future_signed_max(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.max(attend(x)[: t + 1] - attend(x2)[: t + 1]))
+
+
+def r4_future_signed_max_other_way(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.max(attend(x2)[: t + 1] - attend(x)[: t + 1]))
+
+
+ROUND_4 = [
+    ("padding_mask", "round 4: None at the end", r4_pad_axis_at_end, "`[:, :, None]` indexes along the wrong axis"),
+    ("padding_mask", "round 4: lengths.max() for max_len", r4_pad_uses_max_length, "(1, 1, 5)"),
+    ("masked_softmax", "round 4: np.any without keepdims", r4_soft_any_no_keepdims, "keepdims=True"),
+    ("to_key_padding_mask", "round 4: 1 - mask", r4_kpm_one_minus, "logical not"),
+    ("to_key_padding_mask", "round 4: .flip(-1)", r4_kpm_flip, "reverses the order"),
+    ("future_change", "round 4: no abs", r4_future_signed_max, "*signed* difference"),
+    ("future_change", "round 4: no abs, the other way round", r4_future_signed_max_other_way, "*signed* difference"),
+    ("fill_leak", "round 4: 0.25", 0.25, "four equal scores"),
+    ("blind_row", "round 4: four different weights", [0.25, 0.25, 0.25, 0.3], "same value"),
+]  # fmt: skip
+
 
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
@@ -634,6 +687,7 @@ CORPUS = [
     ("future_change", "zeroes every token", future_zeroes_all, "every token"),
     ("future_change", "built-in max on a 2-D array", future_builtin_max, "np.max"),
     *SECOND_ROUND,
+    *ROUND_4,
 ]  # fmt: skip
 
 CORRECT = [
@@ -660,6 +714,12 @@ CORRECT = [
     ("to_key_padding_mask", "flatten", lambda mask: ~mask.flatten(1)),
     ("from_hf_attention_mask", "view", lambda am: am.bool().view(am.shape[0], 1, am.shape[1])),
     ("future_change", "np.max without float()", future_right_numpy_max),
+    ("blind_row", "round 4: the weight of each of the four keys", [0.25, 0.25, 0.25, 0.25]),
+    (
+        "to_key_padding_mask",
+        "round 4: logical_not of [:, 0]",
+        lambda mask: mask[:, 0].logical_not(),
+    ),
 ]
 
 

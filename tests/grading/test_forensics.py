@@ -301,3 +301,21 @@ def test_generated_diagnoses_drop_names_the_learners_code_lacks():
     text = "the max (`top`) is not subtracted"
     assert _in_learner_terms(text, _uses_q) == "the max is not subtracted"
     assert _in_learner_terms(text, _uses_shift) == text
+
+
+def test_a_broadcast_of_an_input_reduced_without_keepdims_is_named():
+    from attnlab.grading.forensics import dropped_axis_clue
+
+    message = "operands could not be broadcast together with shapes (2,1) () (2,3,4)"
+    inputs = {"scores": np.zeros((2, 3, 4)), "mask": np.ones((2, 1, 4), bool)}
+    clue = dropped_axis_clue(message, inputs)
+    assert "`mask`'s shape (2, 1, 4) without its axis -1" in clue and "keepdims=True" in clue
+    # a shape that is an input's own, or that no single reduction explains: nothing claimed
+    assert (
+        dropped_axis_clue("could not be broadcast together with shapes (2,1,4) (3,)", inputs)
+        is None
+    )
+    assert (
+        dropped_axis_clue("could not be broadcast together with shapes (7,) (2,3,4)", inputs)
+        is None
+    )

@@ -159,3 +159,17 @@ def test_generated_mistakes_are_computed_once_per_grader():
     first = ATTENTION.generated_candidates()
     assert first is ATTENTION.generated_candidates()
     assert len(first) == len(ATTENTION.mutants())
+
+
+def test_a_missing_division_names_its_factor_or_says_a_division():
+    slide = """def slide(q, k, targets):
+    ### BEGIN SOLUTION
+    shift = (targets - k @ q) / (q @ q)
+    other = shift / (np.linalg.norm(q) * np.sum(k, axis=-1) + 1.0)
+    return k + other[:, None] * q
+    ### END SOLUTION"""
+    texts = {m.description for m in mutants.generate(slide)}
+    missing = [t for t in texts if "is missing" in t and "division" in t]
+    assert any(t.startswith("the division by q·q (q's squared length) is missing") for t in missing)
+    assert any(t.startswith("a division is missing") for t in missing)  # a long factor
+    assert not any("division by is" in t or "division by  " in t for t in texts)

@@ -719,6 +719,14 @@ ADDITIVE = GRADERS.add(
         ),
         mistakes=(
             Mistake(
+                "you compared the two projections with a dot product inside the tanh, "
+                "tanh((q W_a)·(k U_a)): a multiplicative score taken in the hidden space, "
+                "and v_a never used. Additive attention adds them: pair every query with "
+                "every key (a new axis on each side), take tanh of the sum, and read each "
+                "pair out with v_a",
+                lambda q, k, W_a, U_a, v_a: np.tanh((q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)),
+            ),
+            Mistake(
                 "you left out the tanh: score = v_a · tanh(q W_a + k U_a)",
                 lambda q, k, W_a, U_a, v_a: _pairwise(q, k, W_a, U_a) @ v_a,
             ),
@@ -1179,6 +1187,16 @@ def _columns_reason(n: float) -> str | None:
     """What an unlisted answer to 3.9 implies."""
     if n != int(n) or n < 1:
         return "the columns of the weight matrix are counted: a whole number, one column per key"
+    lengths = {12: "the encoder's sentence", 7: "the decoder's sentence"}
+    for length, sentence in lengths.items():
+        if abs(n - length) == 1:
+            more = "more" if n > length else "less"
+            rows = " (and its positions are the rows, the queries)" if length == 7 else ""
+            return (
+                f"{n:g} is one {more} than the length of {sentence}, {length}{rows}: the "
+                "question adds no start or end token and drops none, so count the keys "
+                "exactly as the sentence they come from gives them, one column each"
+            )
     return (
         f"{n:g} is none of the lengths in the question: the weight matrix has one column "
         "per key, and each key is one position of the sentence the keys come from"

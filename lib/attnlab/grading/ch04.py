@@ -131,6 +131,13 @@ SPLIT_HEADS = GRADERS.add(
                 _split_wrong_transpose,
             ),
             Mistake(
+                "your heads overlap: head h starts at feature h (a slice h:h+d), but each "
+                "head owns its own block of d features, h*d .. (h+1)*d - 1",
+                lambda x, n_heads: np.stack(
+                    [x[..., h : h + x.shape[-1] // n_heads] for h in range(n_heads)], axis=1
+                ),
+            ),
+            Mistake(
                 "you split into 2 heads whatever `n_heads` is (the first case has 2): use "
                 "the argument `n_heads`, and d = D // n_heads",
                 _split_two_heads,
@@ -241,6 +248,16 @@ MERGE_HEADS = GRADERS.add(
                 lambda x: merge_heads(x[:, ::-1]),
             ),
             Mistake(
+                "you swapped the axes back to (B, T, H, d) but did not join the last two: "
+                "reshape to (B, T, H·d), the heads' features side by side",
+                lambda x: x.transpose(0, 2, 1, 3),
+            ),
+            Mistake(
+                "you swapped axes 1 and 3, which gives (B, d, T, H): the head axis (1) and "
+                "the time axis (2) change places, then the reshape joins H and d",
+                lambda x: x.swapaxes(1, 3).reshape(x.shape[0], x.shape[2], -1),
+            ),
+            Mistake(
                 "you reshape to (B, T, d): the merged axis holds every head's features, H·d "
                 "numbers, not one head's d",
                 _merge_to_d,
@@ -330,6 +347,23 @@ PARAMETER_COUNT = GRADERS.add(
                 lambda d_model, n_heads, bias=True: (
                     3 * d_model * (d_model // n_heads) + d_model**2 + 4 * d_model * bias
                 ),
+            ),
+            Mistake(
+                "you counted all four projections as one head's D x d matrices: the H heads "
+                "together make one D x D matrix per projection, 4·D² weights whatever H is",
+                lambda d_model, n_heads, bias=True: (
+                    4 * d_model * (d_model // n_heads) + 4 * d_model * bias
+                ),
+            ),
+            Mistake(
+                "you counted each bias as one number: a bias is a vector with one number "
+                "per output feature, D numbers for each of the four projections",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * bias,
+            ),
+            Mistake(
+                "you counted (D + 1)² per projection: a bias adds one vector of D numbers "
+                "to the D x D weight, D·(D + 1) in all, not a row and a column",
+                lambda d_model, n_heads, bias=True: 4 * (d_model + int(bias)) ** 2,
             ),
             Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
@@ -446,7 +480,7 @@ def _module_cases() -> tuple[Case, ...]:
     g = torch.Generator().manual_seed(4)
     # label: B, T, S, D, H, mask ("causal", "middle": key 2 hidden from every query)
     specs = {
-        "self-attention, B=2, T=5, D=8, H=2": (2, 5, 5, 8, 2, None),
+        "self-attention, B=3, T=5, D=8, H=2": (3, 5, 5, 8, 2, None),
         "cross-attention, T=3 queries, S=6 keys (keys != values), D=12, H=3": (
             2,
             3,
@@ -550,13 +584,15 @@ def planted_heads(
 
     Mask (``True`` = may attend), softmax over the keys, weighted values, heads merged and
     projected by ``W_o``, each step with the ``bug`` it can carry ("mask ignored", "mask
-    inverted", "mask after", "softmax axis", "softmax heads", "direct merge", "cat time",
-    "no W_o").
+    inverted", "mask after", "mask added", "softmax axis", "softmax heads", "direct merge",
+    "cat time", "no W_o", "weights averaged").
     Chapter 8's grouped-query layer ends the same way.
     """
-    if mask is not None and bug not in ("mask ignored", "mask after"):
+    if mask is not None and bug not in ("mask ignored", "mask after", "mask added"):
         hidden = mask if bug == "mask inverted" else ~mask
         scores = scores.masked_fill(hidden, -math.inf)
+    if mask is not None and bug == "mask added":
+        scores = scores + mask
     dim = {"softmax axis": -2, "softmax heads": 1}.get(bug, -1)
     weights = torch.softmax(scores, dim=dim)
     if mask is not None and bug == "mask after":
@@ -570,6 +606,8 @@ def planted_heads(
     else:
         concat = heads.transpose(1, 2).reshape(B, T, H * d)
     out = concat if bug == "no W_o" else W_o(concat)
+    if bug == "weights averaged":  # as nn.MultiheadAttention does by default
+        weights = weights.mean(dim=1)
     return out, weights
 
 
@@ -666,6 +704,17 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 "you ignored the mask: set the scores where mask is False to -inf before "
                 "the softmax",
                 _planted("mask ignored"),
+            ),
+            Mistake(
+                "you averaged `weights` over the heads (axis 1), as nn.MultiheadAttention "
+                "does by default: return every head's weights, (B, H, T, S)",
+                _planted("weights averaged"),
+            ),
+            Mistake(
+                "you added the boolean mask to the scores: that adds 1 where a query may "
+                "look and 0 where it may not, so it hides nothing; set the hidden scores to "
+                "-inf (masked_fill where the mask is False)",
+                _planted("mask added"),
             ),
             Mistake(
                 "you masked the weights after the softmax: the masked keys still took their "
@@ -810,8 +859,19 @@ def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> 
 
 
 def _loader(
-    order=(0, 1, 2), transpose=False, biases=True, out_proj=True, cast=False, out_from="W_o"
+    order=(0, 1, 2),
+    transpose=False,
+    biases=True,
+    out_proj=True,
+    cast=False,
+    out_from="W_o",
+    in_weight=True,
+    in_bias=True,
+    out_transpose=None,
+    out_bias_from=None,
 ) -> Callable:
+    out_transpose = transpose if out_transpose is None else out_transpose
+
     def load(ours, theirs):
         lins = [(ours.W_q, ours.W_k, ours.W_v)[i] for i in order]
 
@@ -820,17 +880,27 @@ def _loader(
 
         with torch.no_grad():
             w = [lin.weight.T if transpose else lin.weight for lin in lins]
-            theirs.in_proj_weight.copy_(numbers(torch.cat(w)))
-            if biases:
+            if in_weight:
+                theirs.in_proj_weight.copy_(numbers(torch.cat(w)))
+            if biases and in_bias:
                 theirs.in_proj_bias.copy_(numbers(torch.cat([lin.bias for lin in lins])))
             if out_proj:
                 source = getattr(ours, out_from)
                 o = source.weight
-                theirs.out_proj.weight.copy_(o.T if transpose else o)
+                theirs.out_proj.weight.copy_(o.T if out_transpose else o)
                 if biases:
-                    theirs.out_proj.bias.copy_(source.bias)
+                    theirs.out_proj.bias.copy_(getattr(ours, out_bias_from or out_from).bias)
 
     return load
+
+
+def _load_mistake(message: str, **loader: Any) -> Mistake:
+    """A planted copy, made by ``_loader(**loader)``, run as the cases run the learner's."""
+    return Mistake(message, adapt(_run_load, _loader(**loader)))
+
+
+def _load_nothing(ours, theirs) -> None:
+    """A loader that leaves ``theirs`` as it was (copies the other way, into a new layer)."""
 
 
 LOAD_INTO_TORCH = GRADERS.add(
@@ -841,44 +911,75 @@ LOAD_INTO_TORCH = GRADERS.add(
         cases=_torch_cases(),
         outputs=("out", "weights"),
         mistakes=(
-            Mistake(
+            _load_mistake(
                 "W_q and W_k are swapped: in_proj_weight stacks W_q (rows 0..D-1), then "
                 "W_k, then W_v",
-                adapt(_run_load, _loader(order=(1, 0, 2))),
+                order=(1, 0, 2),
             ),
-            Mistake(
+            _load_mistake(
                 "the order of the stacked blocks is wrong: in_proj_weight is "
                 "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
-                adapt(_run_load, _loader(order=(2, 1, 0))),
+                order=(2, 1, 0),
             ),
-            Mistake(
+            _load_mistake(
                 "you transposed the weights: both nn.Linear and in_proj_weight store a "
                 "matrix as (out_features, in_features), so copy .weight as it is",
-                adapt(_run_load, _loader(transpose=True)),
+                transpose=True,
             ),
-            Mistake(
+            _load_mistake(
                 "you left the biases out: copy the three input biases into in_proj_bias "
                 "and W_o's bias into out_proj.bias",
-                adapt(_run_load, _loader(biases=False)),
+                biases=False,
             ),
-            Mistake(
+            _load_mistake(
                 "you did not copy W_o: it goes into theirs.out_proj (weight and bias)",
-                adapt(_run_load, _loader(out_proj=False)),
+                out_proj=False,
             ),
             *(
-                Mistake(
+                _load_mistake(
                     f"in_proj is right, but out_proj holds {name}'s numbers, not W_o's: the "
                     "output projection of ours is W_o; copy it into theirs.out_proj",
-                    adapt(_run_load, _loader(out_from=name)),
+                    out_from=name,
                 )
                 for name in ("W_q", "W_k", "W_v")
             ),
             Mistake(
+                "theirs is unchanged after your function: it still holds its own random "
+                "initial numbers. The copies must go from ours into theirs' own parameters "
+                "(theirs.in_proj_weight.copy_(...)): copying theirs into ours, building a "
+                "new layer and returning it, or copying into a clone leaves theirs as it was",
+                adapt(_run_load, _load_nothing),
+            ),
+            _load_mistake(
+                "theirs.in_proj_weight kept its own random numbers: the stacked weights "
+                "never reached it (copied into a clone or a local copy of it?). copy_ into "
+                "theirs.in_proj_weight itself",
+                in_weight=False,
+            ),
+            _load_mistake(
+                "you copied the weights but not in_proj_bias: the three input biases, "
+                "stacked in the same order as the weights, go into theirs.in_proj_bias",
+                in_bias=False,
+            ),
+            _load_mistake(
+                "in_proj is right, but you transposed W_o's weight: out_proj.weight is "
+                "stored (out_features, in_features) like W_o.weight, so copy it as it is",
+                out_transpose=True,
+            ),
+            *(
+                _load_mistake(
+                    f"out_proj's weight is right, but its bias is {name}'s: copy W_o's bias "
+                    "into theirs.out_proj.bias",
+                    out_bias_from=name,
+                )
+                for name in ("W_q", "W_k", "W_v")
+            ),
+            _load_mistake(
                 "your weights went through float32 before the copy (a .float(), or a "
                 "float32 tensor): copy_ keeps theirs' float64, but the digits beyond "
                 "float32 are already lost, and the two layers no longer agree to 1e-12 as "
                 "in the chapter. Copy the tensors in their own dtype",
-                adapt(_run_load, _loader(cast=True)),
+                cast=True,
             ),
         ),
         wrap=lambda fn: adapt(_run_load, fn),

@@ -12,6 +12,7 @@ Taught in: exercises/05_positional.ipynb
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,25 @@ def _table(length: int, d_model: int, omega: Callable[[np.ndarray], np.ndarray],
     j = np.arange(d_model)  # (D,)
     angles = pos * omega(j)[None, :]  # (T, 1) * (1, D) -> (T, D)
     return np.where(j % 2 == 0, even(angles), odd(angles))
+
+
+def _table_broadcast_hint(message: str) -> str:
+    """Rows that do not meet (a table of shape (d_model, length)) or, with the rows right,
+    one sine more than cosines (an odd D)."""
+    shapes = re.findall(r"shape \(([\d,]+)\)", message)
+    if len(shapes) == 2:
+        source, target = ([int(n) for n in s.split(",") if n] for s in shapes)
+        if source and target and source[0] != target[0]:
+            return (
+                f"your angles have {source[0]} rows (one per position) and the columns you "
+                f"write them into have {target[0]}: is your table (d_model, length)? Its "
+                "shape is (length, d_model), one row per position"
+            )
+    return (
+        "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
+        "take sines and floor(D/2) odd columns cosines; how many of the angles do "
+        "the cosines use?"
+    )
 
 
 def _paired(d_model: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -200,14 +220,7 @@ SINUSOIDAL = GRADERS.add(
                 lambda length, d_model: _table(length, d_model, lambda j: np.ones(len(j))),
             ),
         ),
-        error_hints=(
-            (
-                "could not broadcast",
-                "with an odd D there is one more sine than cosine: ceil(D/2) even columns "
-                "take sines and floor(D/2) odd columns cosines; how many of the angles do "
-                "the cosines use?",
-            ),
-        ),
+        error_hints=(("could not broadcast", _table_broadcast_hint),),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
         "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
         'them holds the sine? The chapter\'s section "Sinusoidal encoding" builds the table',
@@ -348,6 +361,27 @@ OFFSET = GRADERS.add(
                 "your loop runs over all D features, but there is one block per pair: D/2 "
                 "pairs, pair i at rows and columns 2i, 2i + 1",
                 _blocks_per_feature,
+            ),
+            Mistake(
+                "your angles grow with the pair number: b = k·ω_i with ω_i = 10000^(-2i/D), "
+                "a negative exponent (multiply k by ω_i; dividing by it flips the exponent "
+                "too)",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (2 * i / d_model)
+                ),
+            ),
+            Mistake(
+                "only D = 8 is right: your frequencies divide by 8 whatever D is; the "
+                "exponent 2i/D uses d_model",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-2 * i / 8)
+                ),
+            ),
+            Mistake(
+                "the two columns of each block are swapped: the pair is (sin a, cos a) in "
+                "that order, and sin(a + b) = cos b·sin a + sin b·cos a gives the first row "
+                "(cos b, sin b)",
+                lambda k, d_model: _blocks(k, d_model, lambda b: _rotation(b)[:, ::-1]),
             ),
             Mistake(
                 "the angle k·ω_i is already in radians, which np.sin and np.cos take: do "
@@ -555,6 +589,18 @@ PERMUTATION = GRADERS.add(
                 lambda fn, x, perm: np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]).max(axis=-1),
             ),
             Mistake(
+                "you summed the differences; the gap is the largest one (np.max), one "
+                "number whatever the number of tokens",
+                lambda fn, x, perm: float(
+                    np.sum(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+            Mistake(
+                "your two routes are the same computation, so the gap is always 0: one route "
+                "shuffles the tokens before fn, the other shuffles fn's output",
+                lambda fn, x, perm: 0.0,
+            ),
+            Mistake(
                 "you averaged the differences; the gap is the largest one (np.max), so that "
                 "one token out of place is enough to fail the test",
                 lambda fn, x, perm: float(
@@ -612,6 +658,16 @@ def _rope_pairs(x: np.ndarray, positions: np.ndarray, sign: float = 1.0,
     out = np.empty_like(x)
     out[..., 0::2] = x0 * np.cos(angle) - x1 * np.sin(angle)
     out[..., 1::2] = x0 * np.sin(angle) + x1 * np.cos(angle)
+    return out
+
+
+def _rope_sin_cos_swapped(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: cos and sin exchanged in both lines of the rotation."""
+    d = x.shape[-1]
+    theta = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.sin(theta) - x[..., 1::2] * np.cos(theta)
+    out[..., 1::2] = x[..., 0::2] * np.cos(theta) + x[..., 1::2] * np.sin(theta)
     return out
 
 
@@ -686,6 +742,28 @@ ROPE = GRADERS.add(
                 lambda x, positions: _rope_pairs(
                     x, positions, omega=lambda d, h: 10000.0 ** (-np.arange(h) / d)
                 ),
+            ),
+            Mistake(
+                "the exponent is 2i/d with the whole d; you divided by d/2, doubling every "
+                "exponent, so the frequencies fall off twice as fast",
+                lambda x, positions: _rope_pairs(
+                    x, positions, omega=lambda d, h: 10000.0 ** (-np.arange(0, d, 2) / h)
+                ),
+            ),
+            Mistake(
+                "your frequencies divide by x.shape[0], the first axis (the rows, or the "
+                "batch): d is the size of the feature axis, x.shape[-1]",
+                lambda x, positions: _rope_pairs(
+                    x,
+                    positions,
+                    omega=lambda d, h: 10000.0 ** (-np.arange(0, d, 2) / x.shape[0]),
+                ),
+            ),
+            Mistake(
+                "cos and sin are swapped in your rotation: x'_{2i} = x_{2i} cos θ - "
+                "x_{2i+1} sin θ and x'_{2i+1} = x_{2i} sin θ + x_{2i+1} cos θ (at θ = 0 a "
+                "row must come out unchanged)",
+                _rope_sin_cos_swapped,
             ),
             Mistake(
                 "every pair turned by its position alone (angle p); pair i turns by p·ω_i",
@@ -812,6 +890,14 @@ ROPE_SCORES = GRADERS.add(
                 ),
             ),
         ),
+        error_hints=(
+            (
+                "0-dimensional",
+                "`rope` got a single number where it indexes an array of positions: its "
+                "second argument is the positions of the rows, one per row of q (not T, "
+                "their count)",
+            ),
+        ),
         hint="which rows are rotated, by which positions, and which scale do scaled scores "
         "use? Compare with exercise 5.6 and the chapter's section \"Rotary position "
         'embedding (RoPE)"',
@@ -870,6 +956,21 @@ _LAYER_MISTAKES = (
     Mistake(
         "you returned the table alone: the layer adds it to the token vectors, x + PE[:T]",
         lambda x: _pe_like(x),
+    ),
+    Mistake(
+        "you returned the table alone (broadcast to x's shape): the layer adds it to the "
+        "token vectors, x + PE[:T]",
+        lambda x: _pe_like(x).expand_as(x),
+    ),
+    Mistake(
+        "your table is sinusoidal_encoding(d_model, max_len), its arguments swapped: they "
+        "are (length, d_model), so the table's rows are positions and its columns features",
+        lambda x: (
+            x
+            + torch.from_numpy(sinusoidal_encoding(x.shape[-1], MAX_LEN))
+            .T[: x.shape[-2]]
+            .to(x.dtype)
+        ),
     ),
     Mistake(
         "you multiplied the token vectors by the table; add it: x + PE[:T]",

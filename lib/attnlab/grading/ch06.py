@@ -762,6 +762,12 @@ def _integer_mask_hint(message: str) -> str | None:
 
 
 _NONE_HINT = ("returned None", "did you forget `return`?")
+_BOOL_SUBTRACTION_HINT = (
+    "with a bool tensor is not supported",
+    "PyTorch refuses arithmetic such as `1 - mask` on a bool tensor, so subtraction cannot "
+    "flip True and False: a bool tensor is negated with a logical not (the `~` operator, "
+    "or the tensor's `logical_not` method)",
+)
 _NUMPY_HINT = (
     "NumPy array",
     "return a torch tensor, as the mask you were given: PyTorch's attention takes tensors",
@@ -783,7 +789,18 @@ def _mask_conversion(*, error_hints: tuple, through_numpy: str, **declared: Any)
     """
     return Grader(
         outputs=_TORCH_OUTPUTS,
-        error_hints=(*error_hints, _DTYPE_HINT, _NUMPY_HINT, _LIST_HINT, _NONE_HINT),
+        error_hints=(
+            *error_hints,
+            _BOOL_SUBTRACTION_HINT,
+            _DTYPE_HINT,
+            _NUMPY_HINT,
+            _LIST_HINT,
+            _NONE_HINT,
+        ),
+        not_finite_hint="your function computes no exponential: the NaN comes from PyTorch's "
+        "attention, which gives NaN for a row with every key hidden (no key left to share "
+        "the weight). On this case your mask hides all the keys of some row: print it next "
+        "to ours and check which entries mean 'hide' to PyTorch and which positions they mark",
         equivalent=(
             (
                 f"library: {through_numpy}",
@@ -809,6 +826,14 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 "With yours it attended to the padding only, and a sequence without padding "
                 "had no key left (NaN)",
                 _key_padding(lambda mask: mask[:, 0, :]),
+            ),
+            Mistake(
+                "`.flip(-1)` reverses the order of the positions (the last key becomes the "
+                "first); it does not turn True into False. nn.MultiheadAttention wants True "
+                "where the padding is: negate the mask instead of reversing it. With a "
+                "reversed mask a sequence without padding keeps every key marked True, so "
+                "it had no key left (NaN)",
+                _key_padding(lambda mask: mask[:, 0, :].flip(-1)),
             ),
             Mistake(
                 "a float key_padding_mask is ADDED to the scores: your 1.0 raises the "
@@ -1129,6 +1154,18 @@ FUTURE_CHANGE = GRADERS.add(
                 "0 .. t and every feature, as a float",
                 lambda attend, x, t: _future_moved(attend, x, t).max(axis=1),
             ),
+            *(
+                Mistake(
+                    "you took the largest *signed* difference: an output that moved down "
+                    "changed too, and a max of signed differences misses it (it can even be "
+                    "negative). Measure the size of each change (its absolute value) before "
+                    "taking the largest",
+                    lambda attend, x, t, sign=sign: float(
+                        np.max(sign * (attend(x) - attend(_zeroed(x, start=t + 1)))[: t + 1])
+                    ),
+                )
+                for sign in (1.0, -1.0)
+            ),
             Mistake(
                 "you summed the changes: the answer is the largest change of one entry "
                 "(np.max), so that it is 0 exactly when nothing moved and says by how much "
@@ -1296,13 +1333,19 @@ FILL_LEAK = GRADERS.add(
             ),
             (
                 1 / (1 + math.e),
-                "that is the weight of a score 0 against a score 1, 1 / (1 + e): but after "
+                "1 / (1 + e) = 0.269 is the weight of a score 0 against a score 1: but after "
                 "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
             ),
             (
                 math.e / (1 + math.e),
-                "that is the weight of a score 1 against a score 0, e / (1 + e): but after "
+                "e / (1 + e) = 0.731 is the weight of a score 1 against a score 0: but after "
                 "the fill the masked key's score is not 1. Compute 10000 + (-10000) again",
+            ),
+            (
+                0.25,
+                "0.25 is one key's share among four equal scores (the next question's row); "
+                "this row has two keys, one visible with score 0 and one masked: compute "
+                "the masked key's score after the fill, then the softmax of the two scores",
             ),
             (
                 1.0,
@@ -1331,6 +1374,7 @@ BLIND_ROW = GRADERS.add(
         name="blind_row",
         answer=0.25,
         atol=0.01,
+        each=(4, "key"),
         explanation="every score of the row becomes -1e9, so all four are equal and the "
         "softmax spreads the weight evenly: 1/4 each. The output is the plain average of the "
         "(padding) values: silently wrong, which is why the course returns zeros there",

@@ -34,6 +34,7 @@ __all__ = [
     "call_quietly",
     "error_hints",
     "learner_frames",
+    "line_diagnosis",
     "quiet",
     "raised_directly",
     "signature_mismatch",
@@ -381,6 +382,14 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
             "torch.max for the largest entry, and .any() / .all() in a condition"
         ),
     ),
+    (
+        "Integers to negative integer powers are not allowed",
+        _fixed(
+            "NumPy refuses an integer raised to a negative integer power (10000 ** -2 with "
+            "integer arrays): make the base a float, 10000.0, and check the exponent is the "
+            "fraction you meant (a division by D gives floats too)"
+        ),
+    ),
     ("too many indices for array", _fixed(_INDEX_HINT)),
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
@@ -434,6 +443,42 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
 )
 """``(substring, hint)``: an exception whose message contains the substring gets
 ``hint(message)``, after the grader's own hints."""
+
+
+def dropped_axis_clue(message: str, inputs: dict[str, Any]) -> str | None:
+    """A broadcasting error whose operand is an input with one axis reduced away.
+
+    ``(2, 1)`` meeting ``(2, 3, 4)``, where the input ``mask`` is ``(2, 1, 4)``: a
+    reduction of ``mask`` over its last axis without ``keepdims=True``. Only when exactly
+    one input and one of its axes (of size > 1) explain a shape no input has.
+    """
+    if "broadcast" not in message and "must match the size" not in message:
+        return None
+    shapes = [
+        tuple(int(n) for n in t.strip("()").replace(",", " ").split()) for t in _shapes(message)
+    ]
+    arrays = {
+        name: tuple(value.shape)
+        for name, value in inputs.items()
+        if hasattr(value, "shape") and len(getattr(value, "shape", ())) >= 2
+    }
+    found = []
+    for shape in shapes:
+        if shape in arrays.values():
+            continue
+        for name, full in arrays.items():
+            for axis in range(len(full)):
+                if full[axis] > 1 and full[:axis] + full[axis + 1 :] == shape:
+                    found.append((shape, name, full, axis - len(full)))
+    if len(found) != 1:
+        return None
+    shape, name, full, axis = found[0]
+    return (
+        f"the operand of shape {shape} is `{name}`'s shape {full} without its axis {axis}: "
+        "a reduction over that axis (sum, any, max, ...) dropped it, so the result no longer "
+        f"lines up with the arrays that still have it. Keep the reduced axis "
+        "(keepdims=True) and it broadcasts against them"
+    )
 
 
 def error_hints(message: str) -> list[str]:
@@ -504,6 +549,43 @@ _SIGNATURE = re.compile(
     r"|got multiple values for argument"
     r"|takes no arguments"
 )
+
+
+_TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
+_RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
+
+
+def line_diagnosis(err: BaseException) -> str | None:
+    """A diagnosis from the exception and the learner's line that raised it, for slips whose
+    message alone misleads: a module the course's environment lacks, torch's two-axis
+    ``transpose`` on a NumPy array, a size from the example written into a reshape."""
+    if isinstance(err, ModuleNotFoundError):
+        name = (err.name or "that module").split(".")[0]
+        return (
+            f"`{name}` is not part of the course's environment (it is not installed here), so "
+            "this is not a mistake in your reasoning: write the step with NumPy (or torch) "
+            "instead"
+        )
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if not _is_library(f.filename)]
+    line = (frames[-1].line or "") if frames else ""
+    if "axes don't match array" in str(err) and _TWO_AXES_TRANSPOSE.search(line):
+        return (
+            "NumPy's `transpose` takes the new order of all the axes, one number per axis; "
+            "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
+            "axes with np.swapaxes (or give transpose the full order)"
+        )
+    match = _RESHAPE.search(str(err))
+    if match:
+        size = int(match.group(1))
+        shape = [int(s) for s in match.group(2).replace(" ", "").split(",") if s]
+        product = int(np.prod(shape)) if shape else 1
+        if product and size % product == 0 and size // product > 1 and 1 in shape:
+            return (
+                f"your reshape asks for {tuple(shape)}, {size // product} times fewer numbers "
+                "than the array holds: a size in it is fixed (a 1 from the example?); read "
+                "every size from the input's shape so that any batch fits"
+            )
+    return None
 
 
 def learner_frames(err: BaseException) -> list[FrameType]:

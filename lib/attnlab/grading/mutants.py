@@ -464,7 +464,8 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     elts[i], elts[j] = elts[j], elts[i]
                     yield _Variant(
                         "axis",
-                        f"`{_code(new_parent, 40)}` indexes along the wrong axis",
+                        f"`{_code(new_parent, 40)}` indexes along the wrong axis: entries "
+                        f"{i + 1} and {j + 1} of the index are in each other's place",
                         new_parent.slice,
                     )
             return
@@ -513,6 +514,24 @@ def _sqrt_inner(node: ast.AST) -> ast.expr:
     return node.args[0] if isinstance(node, ast.Call) else node.left  # type: ignore[attr-defined]
 
 
+def _factor_words(factor: ast.AST) -> str:
+    """A scale factor named for a message: quoted when short, ``q·q`` for a vector's dot
+    product with itself, else ``""`` (never a blank where the factor's name belongs)."""
+    while isinstance(factor, ast.Expr):
+        factor = factor.value
+    if _short(factor):
+        return f"`{_code(factor)}`"
+    if (
+        isinstance(factor, ast.BinOp)
+        and isinstance(factor.op, ast.MatMult)
+        and _short(factor.left)
+        and ast.unparse(factor.left) == ast.unparse(factor.right)
+    ):
+        x = _code(factor.left)
+        return f"{x}·{x} ({x}'s squared length)"
+    return ""
+
+
 def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult))):
         return
@@ -528,11 +547,12 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         if not scale_like:
             continue
         rest = node.left if side == "right" else node.right
-        verb = "division by" if divides else "multiplication by"
-        shown = f" `{_code(factor)}`" if _short(factor) else ""
-        yield _Variant(
-            "scale", f"the {verb}{shown} is missing{_where(node, ctx)}", copy.deepcopy(rest)
-        )
+        named = _factor_words(factor)
+        if named:
+            missing = f"the {'division' if divides else 'multiplication'} by {named} is missing"
+        else:
+            missing = f"a {'division' if divides else 'multiplication'} is missing"
+        yield _Variant("scale", f"{missing}{_where(node, ctx)}", copy.deepcopy(rest))
         other_op = ast.Mult() if divides else ast.Div()
         new = copy.deepcopy(node)
         new.op = other_op

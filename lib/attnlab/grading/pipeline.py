@@ -75,8 +75,10 @@ from . import relations, worked
 from .forensics import (
     TooSlow,
     call_quietly,
+    dropped_axis_clue,
     error_hints,
     learner_frames,
+    line_diagnosis,
     raised_directly,
     signature_mismatch,
     unfinished_callee,
@@ -105,6 +107,38 @@ class _Raised:
 
     kind: str
     message: str
+
+
+def _before_softmax(got: np.ndarray, want: np.ndarray, name: str) -> str | None:
+    """When ``got`` holds -inf and its softmax along the last axis is ``want``: the scores
+    were returned in place of the weights."""
+    if got.shape != want.shape or got.ndim == 0 or not np.any(np.isneginf(got)):
+        return None
+    with np.errstate(all="ignore"):
+        shifted = got - np.max(got, axis=-1, keepdims=True)
+        e = np.exp(shifted)
+        soft = e / e.sum(axis=-1, keepdims=True)
+    if np.allclose(soft, want, rtol=1e-5, atol=1e-7):
+        return (
+            f"your `{name}` are the scores before the softmax (-inf where masked): return the "
+            "softmax's output, the weights each row of which sums to 1"
+        )
+    return None
+
+
+def _joined_along(pieces: Any, want: np.ndarray) -> int | None:
+    """The axis along which concatenating (or stacking) ``pieces`` gives ``want``, if any."""
+    arrays = [np.asarray(p.detach().cpu() if hasattr(p, "detach") else p) for p in pieces]
+    for axis in range(-1, -want.ndim - 1, -1):
+        for join in (np.concatenate, np.stack):
+            try:
+                with np.errstate(all="ignore"):
+                    joined = join(arrays, axis=axis)
+            except (ValueError, TypeError):
+                continue
+            if joined.shape == want.shape and np.allclose(joined, want, rtol=1e-5, atol=1e-7):
+                return want.ndim + axis
+    return None
 
 
 def _raised(err: BaseException) -> _Raised:
@@ -139,15 +173,26 @@ _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
 """The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
-def _exactly(learner: Any, candidate: Any) -> bool:
-    """The same outputs to the last digits (not only within the grader's tolerance)."""
+def _paired(learner: Any, candidate: Any) -> bool | list[tuple[np.ndarray, np.ndarray]]:
+    """Two outcomes' outputs side by side, or the verdict where there is nothing to compare.
+
+    An exception matches only the same exception; outputs of another count or another shape
+    never match. Otherwise the (learner's, candidate's) pairs, for a comparison of values.
+    """
     if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
         return learner == candidate
     if learner is None or candidate is None or len(learner) != len(candidate):
         return False
-    for got, made in zip(learner, candidate, strict=True):
-        if got.shape != made.shape:
-            return False
+    pairs = list(zip(learner, candidate, strict=True))
+    return pairs if all(got.shape == made.shape for got, made in pairs) else False
+
+
+def _exactly(learner: Any, candidate: Any) -> bool:
+    """The same outputs to the last digits (not only within the grader's tolerance)."""
+    pairs = _paired(learner, candidate)
+    if isinstance(pairs, bool):
+        return pairs
+    for got, made in pairs:
         if got.dtype.kind not in "biuf" or made.dtype.kind not in "biuf":
             if not np.array_equal(got, made):
                 return False
@@ -214,6 +259,9 @@ class Grader:
             seed gives other numbers (the seed is not used), or when it gives exactly the
             numbers of a planted mistake on every case and not the reference's (the same
             draws, measured the wrong way).
+        not_finite_hint: the fallback for NaN or inf in an output, when the learner's code
+            computes no exponential (a mask handed to PyTorch's attention): what gives NaN
+            there. By default, the exp-overflow explanation.
     """
 
     name: str
@@ -237,6 +285,7 @@ class Grader:
     no_loops: bool | str = False
     structure: Callable[[Any], tuple[str, str] | None] | None = None
     dtype_probe: bool = True
+    not_finite_hint: str = ""
 
     def check(self, fn: Any) -> CheckResult:
         """Grade ``fn``, record the result for :func:`summary`, and return it. Never raises.
@@ -358,9 +407,11 @@ class Grader:
                         f"{what} in the output{self._of(name)} on case {run.case.describe()}",
                         runs,
                         (run, k),
-                        "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = NaN), "
-                        "from 0/0, or from inf - inf (a row whose entries are all -inf minus "
-                        "its max)",
+                        self.not_finite_hint
+                        or "NaN and inf come from exp overflowing (e^1000 = inf, inf/inf = "
+                        "NaN), from 0/0, or from inf - inf (a row whose entries are all -inf "
+                        "minus its max)",
+                        recognised=_before_softmax(got, run.expected[k], name),
                     )
         errors = [self._errors(run) for run in runs]
         max_error = max((e for per_run in errors for e in per_run), default=0.0)
@@ -680,6 +731,16 @@ class Grader:
                         "is not an array: make one array of them (stack them, or compute all "
                         "rows at once)",
                     )
+                joined = _joined_along(value, want)
+                if joined is not None:
+                    return (
+                        (),
+                        f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
+                        + ("torch.Tensor" if run.torch_out[0] else "NumPy array"),
+                        f"your {len(value)} pieces are right once joined along axis {joined}: "
+                        f"a Python {type(value).__name__} is not one array; join them into one "
+                        "(concatenate them along that axis)",
+                    )
                 return (
                     (),
                     f"returned a {type(value).__name__} of {len(value)} arrays; expected one "
@@ -846,6 +907,10 @@ class Grader:
                     f"exercise first (or write the {callee} step inline)",
                     diagnosed=True,
                 )
+        if not ours:
+            from_line = line_diagnosis(err)
+            if from_line is not None:
+                return self._result(EXCEPTION, message, from_line, diagnosed=True)
         index = runs.index(run)
         for run_ in runs:  # the other runs' outputs, where they convert, for comparisons
             if run_.error is None and run_.outputs is None:
@@ -862,6 +927,8 @@ class Grader:
             )
         if found is None:
             found = self._failing_callee(fn)
+        if found is None:
+            found = dropped_axis_clue(said, run.case.inputs)
         if found is None:
             general = error_hints(said)
             found = general[0] if general else None
@@ -1086,13 +1153,10 @@ class Grader:
         return None
 
     def _agree(self, learner: Any, candidate: Any, lenient: bool) -> bool:
-        if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
-            return learner == candidate
-        if learner is None or candidate is None or len(learner) != len(candidate):
-            return False
-        for got, made in zip(learner, candidate, strict=True):
-            if got.shape != made.shape:
-                return False
+        pairs = _paired(learner, candidate)
+        if isinstance(pairs, bool):
+            return pairs
+        for got, made in pairs:
             if lenient and got.dtype.kind in "fc":
                 finite = np.isfinite(got)
                 if not finite.all() and not self._close(got[finite], made[finite]):
@@ -1187,7 +1251,7 @@ class Grader:
             if (
                 mine is None
                 or not callable(mine)
-                or getattr(mine, "__module__", "").startswith("attnlab")
+                or (getattr(mine, "__module__", None) or "").startswith("attnlab")
             ):
                 continue
             names = worked.namespace(self.chapter)
@@ -1252,6 +1316,9 @@ _NAMED_PLACE = re.compile(
 )
 
 
+_INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
+
+
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:
     """A generated mutant's diagnosis without the worked solution's variable names that the
     learner's code does not use ("(in the line that computes `shift`)", "the max (`top`)")."""
@@ -1265,7 +1332,11 @@ def _in_learner_terms(diagnosis: str, fn: Any) -> str:
         used = all(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
         return found[0] if used else ""
 
-    return _NAMED_PLACE.sub(keep, diagnosis)
+    def index_only(found: re.Match[str]) -> str:  # `real[:, :, None]` -> `[:, :, None]`
+        used = re.search(rf"\b{re.escape(found[1])}\b", source)
+        return found[0] if used else "`["
+
+    return _INDEXED_NAME.sub(index_only, _NAMED_PLACE.sub(keep, diagnosis))
 
 
 def _python_loop(fn: Any) -> str | None:

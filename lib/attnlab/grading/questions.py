@@ -128,6 +128,10 @@ class Question:
             expression (one number changed, see tests/grading/test_questions.py) that the
             tolerance accepts, with the reason that is right (it differs from the answer
             below the precision the question asks for); every other variant is refused.
+        each: ``(count, item)`` for a number that each of ``count`` items shares (the
+            weight each of a row's four keys gets): a list of ``count`` equal numbers is
+            read as that one number; a list of different ones is told that every item gets
+            the same value.
         not_finite_hint: the diagnosis of a NaN or infinite answer to a numerical question,
             when the belief behind it is known (where that value would come from, and why
             it does not here); by default, the answer is said to be finite.
@@ -153,6 +157,7 @@ class Question:
     aliases: tuple[tuple[Any, str], ...] = ()
     digits: int = 2
     reason: Callable[[float], str | None] | None = None
+    each: tuple[int, str] | None = None
 
     def __post_init__(self) -> None:
         kind = _kind(self.answer)
@@ -315,6 +320,17 @@ class Question:
             hint = "write the number without quotes" if isinstance(given, str) else None
             if isinstance(given, (list, tuple)):
                 hint = "answer one number, not a list: the question asks for a single value"
+                if self.each is not None and len(given) == self.each[0]:
+                    values = [g.item() if isinstance(g, np.generic) else g for g in given]
+                    if all(_is_number(v) and math.isfinite(float(v)) for v in values):
+                        if max(values) - min(values) <= self.atol:
+                            return values[0], None, None
+                    count, item = self.each
+                    hint = (
+                        f"all {count} {item}s get the same value here, so the question asks "
+                        f"for one number: your list gives the {item}s different values; "
+                        "work out what makes them equal, then answer that one value"
+                    )
             return None, f"expected a number, got {given!r}", hint
         if kind == "bool":
             if isinstance(given, bool):

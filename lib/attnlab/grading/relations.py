@@ -80,7 +80,9 @@ def _shape_text(shape: Sequence[int], named: Mapping[str, int]) -> str:
     inverse: dict[int, list[str]] = {}
     for n, v in named.items():
         inverse.setdefault(v, []).append(n)
-    parts = [inverse[s][0] if len(inverse.get(s, [])) == 1 else str(s) for s in shape]
+    # A size of 1 is left as a number: it is also the kept axis of many shapes ((B, 1, S)),
+    # so with B = 1 a name would mislabel it.
+    parts = [inverse[s][0] if len(inverse.get(s, [])) == 1 and s != 1 else str(s) for s in shape]
     plain = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
     named_text = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     return plain if named_text == plain else f"{plain} = {named_text}"
@@ -678,7 +680,8 @@ def cases_clue(
         if len(set(values)) == 1 and values[0] not in others and (categorical or len(values) > 1):
             return (
                 f"right on every case except those with {arg} = {values[0]!r}: look at what "
-                f"your code does for that {arg}"
+                f"your code does for that {arg}, and at what else those cases have in common "
+                "(a sign, a value that only they reach)"
             )
     for arg in sorted({k for _, _, inputs, _ in passed for k in inputs}):
         right_list, wrong_values = column(passed, arg), column(failed, arg)
