@@ -1800,6 +1800,24 @@ _KV_SIZE = (
 )
 
 
+def _kv_size_hint(message: str) -> str:
+    """W_k or W_v built with another output size: say which size the learner gave."""
+    found = re.search(
+        r"size mismatch for (W_[kv])\.weight: copying a param with shape torch\.Size\(\[(\d+), "
+        r"\d+\]\) from checkpoint, the shape in current model is torch\.Size\(\[(\d+), \d+\]\)",
+        message,
+    )
+    if found is None:
+        return _KV_SIZE
+    return (
+        f"your {found[1]} has {found[3]} output features where the layer needs {found[2]}: "
+        "W_k and W_v project to the G key-value heads only, and each head keeps the size "
+        "d = d_model / n_heads of a query head, so their out_features is n_kv_heads · d "
+        "(not d_model, which is every query head's worth, nor n_kv_heads, one number a "
+        "head); that is where the layer saves parameters and cache"
+    )
+
+
 def _bias_hint(message: str) -> str | None:
     """A layer whose projections have no bias: the only keys that do not match are biases."""
     keys = re.findall(r'"([\w.]+)"', message)
@@ -1995,8 +2013,8 @@ GQA_MODULE = GRADERS.add(
             ("is invalid for input of size", _view_head_size_hint),
             ("non-singleton dimension 1", _module_heads_hint),
             ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
-            ("size mismatch for W_k", _KV_SIZE),
-            ("size mismatch for W_v", _KV_SIZE),
+            ("size mismatch for W_k", _kv_size_hint),
+            ("size mismatch for W_v", _kv_size_hint),
             (
                 "size mismatch for W_q",
                 "W_q keeps all H query heads: nn.Linear(d_model, d_model); only W_k and W_v "
