@@ -1220,9 +1220,9 @@ def test_an_endless_loop_is_stopped_and_named(monkeypatch):
     from attnlab.grading import forensics
 
     monkeypatch.setattr(forensics, "TIME_LIMIT", 0.5)
-    began = time.perf_counter()
+    began = time.process_time()  # the limit counts processor time, as the check does
     result = check_wordpiece(l_wp_endless)
-    assert time.perf_counter() - began < 10
+    assert time.process_time() - began < 10
     assert not result.passed and result.diagnosed
     assert "TooSlow" in result.message and "did not finish" in result.diagnosis
     assert "move on when nothing matches" in result.diagnosis

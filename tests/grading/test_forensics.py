@@ -272,16 +272,42 @@ def test_time_limit_stops_an_endless_call_and_restores_the_handler():
 
     from attnlab.grading.forensics import TooSlow, time_limit
 
-    before = signal.getsignal(signal.SIGALRM)
+    before = signal.getsignal(signal.SIGPROF)
     began = time.perf_counter()
-    with pytest.raises(TooSlow, match=r"no answer after 0\.2 s"), time_limit(0.2):
-        while True:
-            pass
-    assert time.perf_counter() - began < 5
-    assert signal.getsignal(signal.SIGALRM) == before
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with pytest.raises(TooSlow, match=r"no answer after 0\.2 s of processor time"):
+        with time_limit(0.2):
+            while True:
+                pass
+    assert time.perf_counter() - began < 30
+    assert signal.getsignal(signal.SIGPROF) == before
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
     with time_limit(5.0):  # a call that finishes in time is not stopped
         assert sum(range(1000)) == 499500
+    with time_limit(0.2):  # waiting uses no processor time: a busy machine stops nothing
+        time.sleep(0.5)
+
+
+def test_time_limit_never_stops_an_import_half_way(tmp_path, monkeypatch):
+    import sys
+    import time
+
+    from attnlab.grading.forensics import TooSlow, time_limit
+
+    # an import that computes for longer than the limit (as a first `import sympy` does
+    # on a slow machine), then the learner's code that goes on for too long
+    (tmp_path / "attnlab_slow_import.py").write_text(
+        "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end:\n"
+        "    pass\nDONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "attnlab_slow_import", raising=False)
+    with pytest.raises(TooSlow), time_limit(0.1):
+        import attnlab_slow_import  # noqa: F401
+
+        end = time.process_time() + 5
+        while time.process_time() < end:
+            pass
+    assert sys.modules["attnlab_slow_import"].DONE  # the import ran to its end
 
 
 def _uses_q(q, k):

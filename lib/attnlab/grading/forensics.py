@@ -52,18 +52,35 @@ def quiet() -> Iterator[None]:
 
 
 TIME_LIMIT = 10.0
-"""Seconds one call of the learner's function may run before it is stopped (a right answer
-to any exercise takes well under a second)."""
+"""Processor seconds one call of the learner's function may use before it is stopped (a
+right answer to any exercise takes well under a second)."""
 
 
 class TooSlow(Exception):
     """Raised inside the learner's function when it runs past :data:`TIME_LIMIT`."""
 
 
+def _importing(frame: Any) -> bool:
+    """Whether ``frame`` or a caller of it is inside Python's import machinery."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Stop the code inside after ``seconds`` with :class:`TooSlow` (in the main thread, on
-    systems with ``setitimer``; elsewhere no limit). An outer limit keeps running."""
+    """Stop the code inside after ``seconds`` of processor time with :class:`TooSlow` (in the
+    main thread, on systems with ``setitimer``; elsewhere no limit). An outer limit keeps
+    running.
+
+    Processor time, not wall time: an endless loop uses it up, while a machine busy with
+    other programs does not stop a right answer. Never inside an import: a module stopped
+    half-way stays half-initialised for the rest of the session (PyTorch imports ``sympy``
+    lazily, the first time some layers run; cut off there, every later check that needs it
+    would fail), so the limit waits for the import to finish and stops the code after it.
+    """
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "setitimer"
     ):
@@ -71,17 +88,20 @@ def time_limit(seconds: float) -> Iterator[None]:
         return
 
     def stop(signum: int, frame: Any) -> None:
-        raise TooSlow(f"no answer after {seconds:g} s: the call was stopped")
+        if _importing(frame):
+            signal.setitimer(signal.ITIMER_PROF, 0.05)  # again once the import is done
+            return
+        raise TooSlow(f"no answer after {seconds:g} s of processor time: the call was stopped")
 
-    previous = signal.signal(signal.SIGALRM, stop)
-    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, stop)
+    outer, _ = signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        left, _ = signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, signal.SIG_DFL if previous is None else previous)
         if outer:
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (seconds - left), 1e-3))
+            signal.setitimer(signal.ITIMER_PROF, max(outer - (seconds - left), 1e-3))
 
 
 def call_quietly(fn: Callable[..., Any], case: Case) -> tuple[Any, tuple[Any, ...]]:
