@@ -36,7 +36,7 @@ from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake
 from .specs import returned as returned_items
-from .status import EXCEPTION, NO_GRADIENT
+from .status import EXCEPTION, NO_GRADIENT, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -651,6 +651,8 @@ class _PlantedMHA(nn.Module):
             out, weights = planted_heads("", q @ kT, v / root, mask, self.W_o)
             return out, weights / root
         scores = q @ kT * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
+        if self.bug == "keys first":  # k qᵀ: (B, H, S, T), one row per key
+            scores = k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])
         return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
@@ -761,6 +763,14 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 _planted("k transpose 1 2"),
             ),
             Mistake(
+                "your score matrix is transposed: with the keys first in the product, it "
+                "is (B, H, S, T), one row per key, so the softmax shares each key among "
+                "the queries and the weights no longer multiply v's (S, d). The scores need "
+                "one row per query, (B, H, T, S): which operand of the product gives the "
+                "rows?",
+                _planted("keys first"),
+            ),
+            Mistake(
                 "the mask is (T, S), one row per query, and broadcasts over the scores "
                 "(B, H, T, S) as it is: you transposed it (mask.T is (S, T)); with T = S it "
                 "would hide the past instead of the future",
@@ -848,10 +858,55 @@ def _run_load(load: Callable[..., Any], x, n_heads, seed) -> tuple[torch.Tensor,
     ours = _seeded_layer(x.shape[-1], n_heads, seed)
     seed_cpu(1000 + seed)
     theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
+    before = dict(theirs.named_parameters(remove_duplicate=False))
     load(ours, theirs)
+    _kept_in_place(ours, theirs, before)
     with torch.no_grad():
         out, weights = theirs(x, x, x, average_attn_weights=False)
     return out, weights
+
+
+def _kept_in_place(ours: nn.Module, theirs: nn.Module, before: dict[str, nn.Parameter]) -> None:
+    """Raise :class:`AnswerProblem` unless theirs still holds its own parameter objects.
+
+    The exercise copies *into* theirs' parameters: a new ``nn.Parameter`` in their place (an
+    optimizer built on theirs keeps the old ones), or ours' own parameter or storage (the
+    two layers are tied from then on), gives the right outputs once but is not a copy.
+    """
+    own = {id(p): name for name, p in ours.named_parameters()}
+    memory = {p.untyped_storage().data_ptr(): name for name, p in ours.named_parameters()}
+    for name, old in before.items():
+        module, _, attribute = name.rpartition(".")
+        new = getattr(theirs.get_submodule(module), attribute, None)
+        if id(new) in own:
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} is ours.{own[id(new)]} itself: the two layers now share "
+                "one parameter",
+                f"theirs.{name} = ours.{own[id(new)]} does not copy the numbers, it ties the "
+                "two layers together: training or editing one changes the other. Copy the "
+                f"numbers into theirs' own tensor with theirs.{name}.copy_(...) under "
+                "torch.no_grad()",
+            )
+        if new is not old:
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} is a new object: your function replaced theirs' parameter "
+                "instead of filling it",
+                "the statement asks for a copy in place: an optimizer or hook built on theirs "
+                f"before the load still holds the old theirs.{name}, which never got the "
+                "numbers. Write into the existing parameter (.copy_() under torch.no_grad()) "
+                "instead of assigning a new one to its name",
+            )
+        if isinstance(new, torch.Tensor) and new.untyped_storage().data_ptr() in memory:
+            source = memory[new.untyped_storage().data_ptr()]
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} shares its memory with ours.{source}: the two layers are tied",
+                f"theirs.{name} is still theirs' own parameter, but its .data is ours.{source}'s "
+                "memory, not a copy of it: editing one layer changes the other. Copy the "
+                f"numbers with theirs.{name}.copy_(...) under torch.no_grad()",
+            )
 
 
 def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
@@ -992,7 +1047,8 @@ LOAD_INTO_TORCH = GRADERS.add(
             (
                 "cannot assign",
                 "a layer's parameter must stay an nn.Parameter: copy the numbers into it "
-                "with .copy_() under torch.no_grad() (or assign a new nn.Parameter)",
+                "with .copy_() under torch.no_grad(), in place: the layer keeps its own "
+                "parameter objects",
             ),
             (
                 "Error(s) in loading state_dict",

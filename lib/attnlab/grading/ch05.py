@@ -465,6 +465,9 @@ SIGN_OF_OFFSET = GRADERS.add(
         name="sign_of_offset",
         answer="equal",
         choices=("first", "second", "equal"),
+        synonyms=tuple(
+            (word, "equal") for word in ("same", "equally", "identical", "neither", "tie")
+        ),
         explanation="PE(p)·PE(q) = Σ_i cos((p - q) ω_i) and cos is even: offsets +3 and -3 "
         "give the same dot product, so the raw dot product cannot tell after from before",
         wrong=(
@@ -857,12 +860,15 @@ ROPE_SCORES = GRADERS.add(
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]),
             ),
             Mistake(
-                "you rotated after the dot product (or not at all): rotate q and k first, "
-                "then compute q_rot @ k_rot.T / sqrt(d)",
+                "your scores are the plain q kᵀ / √d: the rotation never reached them "
+                "(rotated after the dot product, or not at all). Which inputs must your "
+                "rope turn before they meet in the product?",
                 lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
             ),
             Mistake(
-                "you returned the transposed scores: row t is query t, so q_rot @ k_rot.T",
+                "you returned the transposed scores (keys × queries): row t must be query "
+                "t, its scores against every key along the row. Which operand of the product "
+                "gives the rows?",
                 lambda q, k: _rope_scores(q, k).T,
             ),
             Mistake(
