@@ -258,6 +258,12 @@ MERGE_HEADS = GRADERS.add(
                 lambda x: x.swapaxes(1, 3).reshape(x.shape[0], x.shape[2], -1),
             ),
             Mistake(
+                "your transpose is right, but the reshape also joined the time axis into "
+                "the features: (B, T·H·d). Keep T as its own axis; only the heads and their "
+                "d features join",
+                lambda x: x.transpose(0, 2, 1, 3).reshape(x.shape[0], -1),
+            ),
+            Mistake(
                 "you reshape to (B, T, d): the merged axis holds every head's features, H·d "
                 "numbers, not one head's d",
                 _merge_to_d,
@@ -366,6 +372,14 @@ PARAMETER_COUNT = GRADERS.add(
                 lambda d_model, n_heads, bias=True: 4 * (d_model + int(bias)) ** 2,
             ),
             Mistake(
+                "you multiplied the weights by the number of heads, H·4·D²: each head's "
+                "W_q is D x d, and the H of them side by side make one D x D matrix, so "
+                "the weights do not grow with H",
+                lambda d_model, n_heads, bias=True: (
+                    n_heads * 4 * d_model**2 + 4 * d_model * bias
+                ),
+            ),
+            Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
                 "the count does not depend on H",
                 lambda d_model, n_heads, bias=True: (
@@ -410,6 +424,18 @@ BERT_PARAMETERS = GRADERS.add(
                 3 * 768 * 64 + 768 * 768 + 4 * 768,
                 "that counts one head's W_q, W_k and W_v (768 x 64 each): the twelve heads "
                 "together have 768 x 768 each",
+            ),
+            (
+                12 * 4 * 768 * 768 + 4 * 768,
+                "that gives every head its own four 768 x 768 matrices (the biases you "
+                "counted once): the twelve heads share the matrices (each uses 64 of their "
+                "rows), so the count does not grow with the heads",
+            ),
+            (
+                12 * 2_362_368 + 4 * 768,
+                "that counts twelve whole layers (and the biases once more): it gives every "
+                "head its own 768 x 768 matrices, but the twelve heads share them (each uses "
+                "64 of their rows), so the count does not grow with the heads",
             ),
             (
                 2_359_296,
@@ -1102,6 +1128,12 @@ BLEND_WEIGHT = GRADERS.add(
                 "almost nothing",
             ),
             (
+                math.e / (1 + math.e),
+                "that is the weight of one key scoring 1 against one key scoring 0 (a "
+                "sigmoid): here two keys, 'dog' and 'cat', score equally high, and the "
+                "softmax shares the row between them",
+            ),
+            (
                 1 / 7,
                 "a uniform row would need equal scores; here two keys score high and the others 0",
             ),
@@ -1144,6 +1176,12 @@ WHICH_KEY = GRADERS.add(
                 "query 5 sees keys 0 .. 5 only (the model is causal): key 7 is in its future. "
                 "Head 0 already fetches the previous token: which token does the task still "
                 "need?",
+            ),
+            (
+                3,
+                "key 3 is two tokens back from query 5, and no relation of the task looks "
+                "two back. Head 0 already fetches the previous token: which other token does "
+                "the task need at every position?",
             ),
             (
                 2,
