@@ -375,9 +375,7 @@ PARAMETER_COUNT = GRADERS.add(
                 "you multiplied the weights by the number of heads, H·4·D²: each head's "
                 "W_q is D x d, and the H of them side by side make one D x D matrix, so "
                 "the weights do not grow with H",
-                lambda d_model, n_heads, bias=True: (
-                    n_heads * 4 * d_model**2 + 4 * d_model * bias
-                ),
+                lambda d_model, n_heads, bias=True: n_heads * 4 * d_model**2 + 4 * d_model * bias,
             ),
             Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
