@@ -122,12 +122,13 @@ SPLIT_HEADS = GRADERS.add(
             ),
             Mistake(
                 "you reshaped to (B, T, H, d) but did not move the head axis in front of T: "
-                "swap axes 1 and 2 (x.transpose(0, 2, 1, 3))",
+                "the heads must come before the time axis, (B, H, T, d). Which two axes "
+                "change places?",
                 _split_no_transpose,
             ),
             Mistake(
-                "you moved the wrong axes: after the reshape to (B, T, H, d), swap only T "
-                "and H, x.transpose(0, 2, 1, 3)",
+                "you moved the wrong axes: after the reshape to (B, T, H, d), only T and H "
+                "change places; B stays first and each head's d features stay last",
                 _split_wrong_transpose,
             ),
             Mistake(
