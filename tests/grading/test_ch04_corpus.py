@@ -752,6 +752,10 @@ def merge_flattened(x):
     return x.transpose(0, 2, 1, 3).reshape(B, -1)
 
 
+def count_one_bias_vector(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model + (d_model if bias else 0)
+
+
 def count_heads_times_weights(d_model, n_heads, bias=True):
     return n_heads * 4 * d_model * d_model + (4 * d_model if bias else 0)
 
@@ -801,6 +805,7 @@ def load_data_shared(ours, theirs):
 ROUND_FIVE = [
     ("merge_heads", "reshape(B, -1)", merge_flattened, "joined the time axis"),
     ("mha_parameter_count", "weights x H", count_heads_times_weights, "multiplied the weights"),
+    ("mha_parameter_count", "one bias vector", count_one_bias_vector, "one bias vector"),
     ("bert_parameters", "x12 layers, biases again", 28_348_416 + 3072, "twelve whole layers"),
     ("bert_parameters", "x12 weights, biases once", 12 * 4 * 768**2 + 4 * 768, "own four"),
     ("multihead_attention", "k @ q^T", KeysFirst, "score matrix is transposed"),

@@ -786,6 +786,10 @@ def scores_keys_first(q, k):
     return my_rope(k, np.arange(T)) @ my_rope(q, np.arange(T)).T / np.sqrt(d)
 
 
+def gap_features_permuted(fn, x, perm):
+    return float(np.max(np.abs(fn(x[..., perm]) - fn(x)[..., perm])))
+
+
 class RowsOneToT(nn.Module):
     def __init__(self, d_model, max_len):
         super().__init__()
@@ -807,6 +811,7 @@ ROUND_FIVE = [
     ("rope_scores", "no rotation", scores_rotation_never_applied, "never reached"),
     ("rope_scores", "k' q'^T", scores_keys_first, "keys × queries"),
     ("positional_encoding", "rows 1..T", RowsOneToT, "rows 1 to T"),
+    ("permutation_gap", "x[..., perm], the features", gap_features_permuted, "the features"),
 ]  # fmt: skip
 
 ROUND_FOUR = [

@@ -363,6 +363,11 @@ PARAMETER_COUNT = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your weights are right, but you counted one bias vector: each of the four "
+                "projections has its own bias of D numbers",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + d_model * bias,
+            ),
+            Mistake(
                 "you counted each bias as one number: a bias is a vector with one number "
                 "per output feature, D numbers for each of the four projections",
                 lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * bias,
@@ -992,8 +997,8 @@ LOAD_INTO_TORCH = GRADERS.add(
                 adapt(_run_load, _loader(order=(1, 0, 2))),
             ),
             Mistake(
-                "the order of the stacked blocks is wrong: in_proj_weight is "
-                "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
+                "the order of the stacked blocks is wrong: in_proj_weight holds the "
+                "queries' block in rows 0..D-1, then the keys', then the values'",
                 adapt(_run_load, _loader(order=(2, 1, 0))),
             ),
             Mistake(

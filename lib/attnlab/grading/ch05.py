@@ -634,9 +634,10 @@ PERMUTATION = GRADERS.add(
         error_hints=(
             (
                 "out of bounds",
-                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)); x[perm] "
-                "indexes axis 0: which indexing reaches the second-to-last axis, whatever "
-                "comes before it?",
+                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): used "
+                "on another axis (x[perm] reaches axis 0, x[..., perm] the features), its "
+                "indices run out of that axis. Which indexing reaches the second-to-last "
+                "axis, whatever comes before it?",
             ),
         ),
         hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
