@@ -296,7 +296,7 @@ def _blocks_per_feature(k: int, d_model: int) -> np.ndarray:
 OFFSET = GRADERS.add(
     Grader(
         name="offset_matrix",
-        signature="offset_matrix(k, d_model) -> (d_model, d_model) with M @ PE[p] = PE[p + k]",
+        signature="offset_matrix(k, d_model) -> (d_model, d_model) with PE[p] @ M.T = PE[p + k]",
         reference=offset_matrix,
         cases=(
             Case("k = 1, D = 2", {"k": 1, "d_model": 2}),
@@ -408,7 +408,7 @@ OFFSET = GRADERS.add(
                 ),
             ),
         ),
-        hint="check your matrix on the table: does offset_matrix(k, D) @ PE[p] give "
+        hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
         'chapter\'s section "Relative offsets are linear maps" derives the block',
         equivalent=(
