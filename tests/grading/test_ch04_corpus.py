@@ -454,12 +454,29 @@ def load_kqv(ours, theirs):
         theirs.out_proj.load_state_dict(ours.W_o.state_dict())
 
 
-def load_right_parameters(ours, theirs):
+def load_new_parameters(ours, theirs):
     w = torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]).detach().clone()
     b = torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]).detach().clone()
     theirs.in_proj_weight = nn.Parameter(w)
     theirs.in_proj_bias = nn.Parameter(b)
     theirs.out_proj.load_state_dict(ours.W_o.state_dict())
+
+
+def load_right_data(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    theirs.in_proj_weight.data = torch.cat([lin.weight.data for lin in lins]).clone()
+    theirs.in_proj_bias.data = torch.cat([lin.bias.data for lin in lins]).clone()
+    theirs.out_proj.weight.data = ours.W_o.weight.data.clone()
+    theirs.out_proj.bias.data = ours.W_o.bias.data.clone()
+
+
+def load_right_slices(ours, theirs):
+    D = ours.W_q.weight.shape[0]
+    with torch.no_grad():
+        for i, lin in enumerate((ours.W_q, ours.W_k, ours.W_v)):
+            theirs.in_proj_weight[i * D : (i + 1) * D] = lin.weight
+            theirs.in_proj_bias[i * D : (i + 1) * D] = lin.bias
+        theirs.out_proj.load_state_dict(ours.W_o.state_dict())
 
 
 def load_right_state_dict(ours, theirs):
@@ -730,6 +747,76 @@ def load_into_a_clone(ours, theirs):
         theirs.out_proj.bias.copy_(ours.W_o.bias)
 
 
+def merge_flattened(x):
+    B = x.shape[0]
+    return x.transpose(0, 2, 1, 3).reshape(B, -1)
+
+
+def count_one_bias_vector(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model + (d_model if bias else 0)
+
+
+def count_heads_times_weights(d_model, n_heads, bias=True):
+    return n_heads * 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+class KeysFirst(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = k @ q.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+def load_new_parameter_objects(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    theirs.in_proj_weight = nn.Parameter(torch.cat([lin.weight for lin in lins]).detach().clone())
+    theirs.in_proj_bias = nn.Parameter(torch.cat([lin.bias for lin in lins]).detach().clone())
+    theirs.out_proj.weight = nn.Parameter(ours.W_o.weight.detach().clone())
+    theirs.out_proj.bias = nn.Parameter(ours.W_o.bias.detach().clone())
+
+
+def load_out_proj_aliased(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([lin.weight for lin in lins]))
+        theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+    theirs.out_proj.weight = ours.W_o.weight
+    theirs.out_proj.bias = ours.W_o.bias
+
+
+def load_data_shared(ours, theirs):
+    lins = (ours.W_q, ours.W_k, ours.W_v)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([lin.weight for lin in lins]))
+        theirs.in_proj_bias.copy_(torch.cat([lin.bias for lin in lins]))
+    theirs.out_proj.weight.data = ours.W_o.weight.data
+    theirs.out_proj.bias.data = ours.W_o.bias.data
+
+
+# The fifth learner round (issue 28): what its learner tried that got a fallback hint, a
+# misleading diagnosis or a pass.
+ROUND_FIVE = [
+    ("merge_heads", "reshape(B, -1)", merge_flattened, "joined the time axis"),
+    ("mha_parameter_count", "weights x H", count_heads_times_weights, "multiplied the weights"),
+    ("mha_parameter_count", "one bias vector", count_one_bias_vector, "one bias vector"),
+    ("bert_parameters", "x12 layers, biases again", 28_348_416 + 3072, "twelve whole layers"),
+    ("bert_parameters", "x12 weights, biases once", 12 * 4 * 768**2 + 4 * 768, "own four"),
+    ("multihead_attention", "k @ q^T", KeysFirst, "score matrix is transposed"),
+    ("load_into_torch", "new nn.Parameters", load_new_parameter_objects, "replaced theirs"),
+    ("load_into_torch", "new Parameters, out_proj by state dict", load_new_parameters, "new object"),
+    ("load_into_torch", "out_proj is ours' W_o", load_out_proj_aliased, "share one parameter"),
+    ("load_into_torch", ".data = ours' .data", load_data_shared, "shares its memory"),
+    ("blend_weight", "sigmoid(1)", 0.73, "two keys"),
+    ("which_key", "two back", 3, "two tokens back"),
+]  # fmt: skip
+
 ROUND_FOUR = [
     ("split_heads", "torch's .transpose(1, 2)", split_torch_transpose, "torch's spelling"),
     ("split_heads", "a batch of 1 written in", split_batch_of_one, "a size in it is fixed"),
@@ -832,6 +919,7 @@ CORPUS = [
     ("multihead_attention", "scores[~mask] = -inf", BooleanIndexMask, "masked_fill"),
     *SECOND_ROUND,
     *ROUND_FOUR,
+    *ROUND_FIVE,
 ]  # fmt: skip
 
 CORRECT = [
@@ -847,7 +935,8 @@ CORRECT = [
     ("multihead_attention", "chunk and stack", RightWithChunks),
     ("multihead_attention", "einsum", RightWithEinsum),
     ("multihead_attention", "the course's layer", MultiHeadAttention),
-    ("load_into_torch", "new Parameters", load_right_parameters),
+    ("load_into_torch", ".data = a copy", load_right_data),
+    ("load_into_torch", "slices assigned under no_grad", load_right_slices),
     ("load_into_torch", "a translated state dict", load_right_state_dict),
     ("blend_weight", "one half", 0.5),
     ("blend_weight", "the printed weight", 0.496),

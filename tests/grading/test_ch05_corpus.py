@@ -727,6 +727,93 @@ class TableAlone(nn.Module):
         return self.pe[: x.shape[1]].to(x.dtype).expand_as(x)
 
 
+def table_log10(length, d_model):
+    pos = np.arange(length)[:, None]
+    omega = np.exp(-np.arange(0, d_model, 2) * np.log10(10000.0) / d_model)
+    ang = pos * omega
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def offset_identity_plus_blocks(k, d_model):
+    M = np.eye(d_model)
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] += np.array([[c, s], [-s, c]])
+    return M
+
+
+def _rope_angles(x, positions):
+    d = x.shape[-1]
+    return np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+
+
+def rope_halves_into_pairs(x, positions):
+    d = x.shape[-1]
+    th = _rope_angles(x, positions)
+    c, s = np.cos(th), np.sin(th)
+    x0, x1 = x[..., : d // 2], x[..., d // 2 :]
+    out = np.empty(x.shape, dtype=np.result_type(x, float))
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * s + x1 * c
+    return out
+
+
+def rope_complex_halves_concatenated(x, positions):
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * _rope_angles(x, positions))
+    return np.concatenate([z.real, z.imag], axis=-1)
+
+
+def rope_right_empty_like(x, positions):
+    th = _rope_angles(x, positions)
+    c, s = np.cos(th), np.sin(th)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)  # x is a float array (the statement says so)
+    out[..., 0::2] = x0 * c - x1 * s
+    out[..., 1::2] = x0 * s + x1 * c
+    return out
+
+
+def scores_rotation_never_applied(q, k):
+    return q @ k.T / np.sqrt(q.shape[-1])
+
+
+def scores_keys_first(q, k):
+    T, d = q.shape
+    return my_rope(k, np.arange(T)) @ my_rope(q, np.arange(T)).T / np.sqrt(d)
+
+
+def gap_features_permuted(fn, x, perm):
+    return float(np.max(np.abs(fn(x[..., perm]) - fn(x)[..., perm])))
+
+
+class RowsOneToT(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        T = x.shape[1]
+        return x + self.pe[1 : T + 1].to(x.dtype)
+
+
+# The fifth learner round (issue 28): what its learner tried that got a fallback hint, a
+# pass or a refusal of a right prediction, and the two 5.7 diagnoses rewritten to lead.
+ROUND_FIVE = [
+    ("sinusoidal_encoding", "log10", table_log10, "log10(10000) is 4"),
+    ("offset_matrix", "np.eye plus the blocks", offset_identity_plus_blocks, "1 too large"),
+    ("self_dot", "D/4", 16, "D/4"),
+    ("rope", "halves read, pairs written", rope_halves_into_pairs, "two halves of the features"),
+    ("rope", "complex, halves concatenated", rope_complex_halves_concatenated, "interleaved"),
+    ("rope_scores", "no rotation", scores_rotation_never_applied, "never reached"),
+    ("rope_scores", "k' q'^T", scores_keys_first, "keys × queries"),
+    ("positional_encoding", "rows 1..T", RowsOneToT, "rows 1 to T"),
+    ("permutation_gap", "x[..., perm], the features", gap_features_permuted, "the features"),
+]  # fmt: skip
+
 ROUND_FOUR = [
     ("sinusoidal_encoding", "10000 ** -ints", table_integer_power, "10000.0"),
     ("sinusoidal_encoding", "(d_model, length)", table_d_model_by_length, "(d_model, length)"),
@@ -784,7 +871,7 @@ CORPUS = [
     ("self_dot", "orthogonal", 0, "orthogonal"),
     ("sign_of_offset", "first", "first", "cos(-x)"),
     ("sign_of_offset", "second", "second", "cos(-x)"),
-    ("sign_of_offset", "a word that is not a choice", "same", "first"),
+    ("sign_of_offset", "a word that is not a choice", "bigger", "first"),
     ("sign_of_offset", "a bool", True, "first"),
     ("sign_of_offset", "a number", 1, "first"),
     ("permutation_gap", "a norm", gap_norm, "norm"),
@@ -821,6 +908,7 @@ CORPUS = [
     ("positional_encoding", "self.pe = self.register_buffer(...)", BufferAssigned, "returns None"),
     *SECOND_ROUND,
     *ROUND_FOUR,
+    *ROUND_FIVE,
 ]  # fmt: skip
 
 CORRECT = [
@@ -832,6 +920,10 @@ CORRECT = [
     ("self_dot", "a float", 32.0),
     ("sign_of_offset", "lower case", "equal"),
     ("sign_of_offset", "capitalised", "Equal"),
+    ("sign_of_offset", "a synonym", "same"),
+    ("sign_of_offset", "a synonym in a phrase", "they are the same"),
+    ("sign_of_offset", "neither", "neither"),
+    ("rope", "np.empty_like on a float x", rope_right_empty_like),
     ("permutation_gap", "the shuffle undone", gap_right_inverse),
     ("permutation_gap", "np.take", gap_right_take),
     ("rope", "complex numbers", rope_right_complex),

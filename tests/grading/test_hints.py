@@ -226,6 +226,43 @@ def test_no_grader_text_holds_an_answer_line(chapter, code, module):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize(("chapter", "code", "module"), list(_cases()))
+def test_no_grader_text_writes_an_answer_line_under_its_own_names(chapter, code, module):
+    """The comparison above, through the text's own names: ``q_rot @ k_rot.T / sqrt(d)``
+    writes the answer line ``q_rot @ k_rot.T / np.sqrt(q.shape[-1])`` with its size
+    named ``d``. Every text counts, a planted mistake's diagnosis too: it may quote the
+    learner's wrong code, never the whole right line."""
+    problems = []
+    for exercise in module.GRADERS:
+        if isinstance(exercise, Question):
+            continue  # a prediction's line is a number's expression: see the tests below
+        grader = getattr(exercise, "values", exercise)
+        source = code.definitions.get(grader._solution_name() or grader.name)
+        if not source:
+            continue
+        answer = _Answer(source)
+        for where, text in _grader_texts(exercise):
+            if where.startswith("generated mistake"):
+                continue  # "X in <the line> -> Y" names the changed line by its code
+            for span in line_given(answer, text or ""):
+                problems.append(f"{exercise.name}, {where}: `{span}`")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_line_written_under_other_names_is_found():
+    answer = _Answer(
+        "def f(q, k):\n    ### BEGIN SOLUTION\n    q_rot, k_rot = rope(q), rope(k)\n"
+        "    return q_rot @ k_rot.T / np.sqrt(q.shape[-1])\n    ### END SOLUTION"
+    )
+    assert line_given(answer, "rotate first, then compute q_rot @ k_rot.T / sqrt(d)")
+    assert line_given(answer, "the scores are `q_rot @ k_rot.T / math.sqrt(d)`.")
+    assert line_given(answer, "then q_rot @ k_rot.T / sqrt(size), scaled")
+    # a piece of the line, or the learner's wrong line read back, is no hand-over
+    assert line_given(answer, "you returned q @ k.T / sqrt(d): rotate both first") == []
+    assert line_given(answer, "the scores are k_rot @ q_rot.T / sqrt(d), transposed") == []
+    assert line_given(answer, "divide by sqrt(d), with d = q.shape[-1]") == []
+
+
 def _term(node: ast.AST) -> bool:
     """A name, or an attribute or index of one (``x_t``, ``W_ih.T``, ``x[:, t]``)."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -773,6 +810,14 @@ class _Answer:
                         self.bound[t.id] = v
         self.names = {_leaf(n) for n in inside if _leaf(n) is not None}
         self.names |= {n.attr for n in inside if isinstance(n, ast.Attribute)}
+        self.lines = [
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr))
+            and node.value is not None
+            and any(a <= node.lineno and node.end_lineno <= b for a, b in ranges)
+            and (_operations(node.value) >= 2 or _full_call(node.value))
+        ]
         self.expressions = [n for n in inside if not isinstance(n, ast.Name)]
         self.expressions += [self._inlined(n) for n in self.expressions]
 
@@ -892,6 +937,26 @@ def code_given(answers: list[_Answer], text: str) -> list[str]:
             ):
                 found.append(span)
                 break
+    return found
+
+
+_TERM = r"(?:[A-Za-z_][\w.]*(?:\[[^\]\n]*\]|\([^()\n]*\))*|\d+(?:\.\d+)?)"
+_CHAIN = re.compile(rf"{_TERM}(?:[ \t]*[@/*+-][ \t]*{_TERM})+")
+"""Arithmetic written without backticks: terms joined by operators (``q_rot @ k_rot.T /
+sqrt(d)``)."""
+
+
+def line_given(answer: _Answer, text: str) -> list[str]:
+    """The code of ``text`` (spans, calls, arithmetic) that writes a whole line of
+    ``answer``: the right-hand side of one of its statements with two operations or more,
+    each of the text's names standing for a part of it (see :func:`_writes`)."""
+    spans = _code_spans(text) + _CHAIN.findall(_SPAN.sub(" ", text))
+    found = []
+    for span in spans:
+        patterns = _span_expressions(span)
+        patterns = [p for p in patterns if _steps(p) >= 2]  # `copy_(...)` names a call
+        if any(_writes(p, line, answer) for p in patterns for line in answer.lines):
+            found.append(span)
     return found
 
 

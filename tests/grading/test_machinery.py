@@ -212,6 +212,12 @@ WORD = grading.Question(
     choices=("rows", "columns", "all"),
     wrong=(("columns", "each query is a row: its weights sum to 1"),),
 )
+SAME = grading.Question(
+    name="larger",
+    answer="equal",
+    choices=("first", "second", "equal"),
+    synonyms=(("same", "equal"), ("neither", "equal")),
+)
 
 
 @pytest.mark.parametrize(
@@ -226,6 +232,9 @@ WORD = grading.Question(
         (FLAG, np.bool_(False)),
         (WORD, "rows"),
         (WORD, "  Rows "),
+        (SAME, "same"),
+        (SAME, "the Same."),
+        (SAME, "neither"),
     ],
 )
 def test_right_answers_pass_in_any_spelling(question, answer):
@@ -256,6 +265,7 @@ def test_right_answers_pass_in_any_spelling(question, answer):
         (WORD, "columns", "wrong answer", "each query is a row"),
         (WORD, "diagonal", "wrong type", "'rows', 'columns', 'all'"),
         (WORD, 3, "wrong type", "answer one of"),
+        (SAME, "not the same", "wrong type", "answer one of"),
     ],
 )
 def test_wrong_answers_get_their_diagnosis(question, answer, status, words):
@@ -278,6 +288,10 @@ def test_questions_are_recorded_for_the_score():
         ({"answer": "rows"}, "needs `choices`"),
         ({"answer": "rows", "choices": ("columns",)}, "not among the choices"),
         ({"answer": 1.0, "wrong": (("1", "x"),)}, "is not a number"),
+        (
+            {"answer": "rows", "choices": ("rows",), "synonyms": (("lines", "row"),)},
+            "stands for 'row'",
+        ),
         ({"answer": 1.0, "atol": 0.1, "wrong": ((1.05, "x"),)}, "counts as right"),
     ],
 )

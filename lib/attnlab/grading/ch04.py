@@ -36,7 +36,7 @@ from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake
 from .specs import returned as returned_items
-from .status import EXCEPTION, NO_GRADIENT
+from .status import EXCEPTION, NO_GRADIENT, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -122,12 +122,13 @@ SPLIT_HEADS = GRADERS.add(
             ),
             Mistake(
                 "you reshaped to (B, T, H, d) but did not move the head axis in front of T: "
-                "swap axes 1 and 2 (x.transpose(0, 2, 1, 3))",
+                "the heads must come before the time axis, (B, H, T, d). Which two axes "
+                "change places?",
                 _split_no_transpose,
             ),
             Mistake(
-                "you moved the wrong axes: after the reshape to (B, T, H, d), swap only T "
-                "and H, x.transpose(0, 2, 1, 3)",
+                "you moved the wrong axes: after the reshape to (B, T, H, d), only T and H "
+                "change places; B stays first and each head's d features stay last",
                 _split_wrong_transpose,
             ),
             Mistake(
@@ -258,6 +259,12 @@ MERGE_HEADS = GRADERS.add(
                 lambda x: x.swapaxes(1, 3).reshape(x.shape[0], x.shape[2], -1),
             ),
             Mistake(
+                "your transpose is right, but the reshape also joined the time axis into "
+                "the features: (B, T·H·d). Keep T as its own axis; only the heads and their "
+                "d features join",
+                lambda x: x.transpose(0, 2, 1, 3).reshape(x.shape[0], -1),
+            ),
+            Mistake(
                 "you reshape to (B, T, d): the merged axis holds every head's features, H·d "
                 "numbers, not one head's d",
                 _merge_to_d,
@@ -356,6 +363,11 @@ PARAMETER_COUNT = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your weights are right, but you counted one bias vector: each of the four "
+                "projections has its own bias of D numbers",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + d_model * bias,
+            ),
+            Mistake(
                 "you counted each bias as one number: a bias is a vector with one number "
                 "per output feature, D numbers for each of the four projections",
                 lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * bias,
@@ -364,6 +376,12 @@ PARAMETER_COUNT = GRADERS.add(
                 "you counted (D + 1)² per projection: a bias adds one vector of D numbers "
                 "to the D x D weight, D·(D + 1) in all, not a row and a column",
                 lambda d_model, n_heads, bias=True: 4 * (d_model + int(bias)) ** 2,
+            ),
+            Mistake(
+                "you multiplied the weights by the number of heads, H·4·D²: each head's "
+                "W_q is D x d, and the H of them side by side make one D x D matrix, so "
+                "the weights do not grow with H",
+                lambda d_model, n_heads, bias=True: n_heads * 4 * d_model**2 + 4 * d_model * bias,
             ),
             Mistake(
                 "you divided by the number of heads: H heads of D x d make D x D together; "
@@ -410,6 +428,18 @@ BERT_PARAMETERS = GRADERS.add(
                 3 * 768 * 64 + 768 * 768 + 4 * 768,
                 "that counts one head's W_q, W_k and W_v (768 x 64 each): the twelve heads "
                 "together have 768 x 768 each",
+            ),
+            (
+                12 * 4 * 768 * 768 + 4 * 768,
+                "that gives every head its own four 768 x 768 matrices (the biases you "
+                "counted once): the twelve heads share the matrices (each uses 64 of their "
+                "rows), so the count does not grow with the heads",
+            ),
+            (
+                12 * 2_362_368 + 4 * 768,
+                "that counts twelve whole layers (and the biases once more): it gives every "
+                "head its own 768 x 768 matrices, but the twelve heads share them (each uses "
+                "64 of their rows), so the count does not grow with the heads",
             ),
             (
                 2_359_296,
@@ -651,6 +681,8 @@ class _PlantedMHA(nn.Module):
             out, weights = planted_heads("", q @ kT, v / root, mask, self.W_o)
             return out, weights / root
         scores = q @ kT * scale.get(self.bug, 1 / math.sqrt(q.shape[-1]))
+        if self.bug == "keys first":  # k qᵀ: (B, H, S, T), one row per key
+            scores = k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])
         return planted_heads(self.bug, scores, v, mask, self.W_o)
 
 
@@ -761,6 +793,14 @@ MULTIHEAD_ATTENTION = GRADERS.add(
                 _planted("k transpose 1 2"),
             ),
             Mistake(
+                "your score matrix is transposed: with the keys first in the product, it "
+                "is (B, H, S, T), one row per key, so the softmax shares each key among "
+                "the queries and the weights no longer multiply v's (S, d). The scores need "
+                "one row per query, (B, H, T, S): which operand of the product gives the "
+                "rows?",
+                _planted("keys first"),
+            ),
+            Mistake(
                 "the mask is (T, S), one row per query, and broadcasts over the scores "
                 "(B, H, T, S) as it is: you transposed it (mask.T is (S, T)); with T = S it "
                 "would hide the past instead of the future",
@@ -848,10 +888,55 @@ def _run_load(load: Callable[..., Any], x, n_heads, seed) -> tuple[torch.Tensor,
     ours = _seeded_layer(x.shape[-1], n_heads, seed)
     seed_cpu(1000 + seed)
     theirs = nn.MultiheadAttention(x.shape[-1], n_heads, batch_first=True, dtype=torch.float64)
+    before = dict(theirs.named_parameters(remove_duplicate=False))
     load(ours, theirs)
+    _kept_in_place(ours, theirs, before)
     with torch.no_grad():
         out, weights = theirs(x, x, x, average_attn_weights=False)
     return out, weights
+
+
+def _kept_in_place(ours: nn.Module, theirs: nn.Module, before: dict[str, nn.Parameter]) -> None:
+    """Raise :class:`AnswerProblem` unless theirs still holds its own parameter objects.
+
+    The exercise copies *into* theirs' parameters: a new ``nn.Parameter`` in their place (an
+    optimizer built on theirs keeps the old ones), or ours' own parameter or storage (the
+    two layers are tied from then on), gives the right outputs once but is not a copy.
+    """
+    own = {id(p): name for name, p in ours.named_parameters()}
+    memory = {p.untyped_storage().data_ptr(): name for name, p in ours.named_parameters()}
+    for name, old in before.items():
+        module, _, attribute = name.rpartition(".")
+        new = getattr(theirs.get_submodule(module), attribute, None)
+        if id(new) in own:
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} is ours.{own[id(new)]} itself: the two layers now share "
+                "one parameter",
+                f"theirs.{name} = ours.{own[id(new)]} does not copy the numbers, it ties the "
+                "two layers together: training or editing one changes the other. Copy the "
+                f"numbers into theirs' own tensor with theirs.{name}.copy_(...) under "
+                "torch.no_grad()",
+            )
+        if new is not old:
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} is a new object: your function replaced theirs' parameter "
+                "instead of filling it",
+                "the statement asks for a copy in place: an optimizer or hook built on theirs "
+                f"before the load still holds the old theirs.{name}, which never got the "
+                "numbers. Write into the existing parameter (.copy_() under torch.no_grad()) "
+                "instead of assigning a new one to its name",
+            )
+        if isinstance(new, torch.Tensor) and new.untyped_storage().data_ptr() in memory:
+            source = memory[new.untyped_storage().data_ptr()]
+            raise AnswerProblem(
+                WRONG_TYPE,
+                f"theirs.{name} shares its memory with ours.{source}: the two layers are tied",
+                f"theirs.{name} is still theirs' own parameter, but its .data is ours.{source}'s "
+                "memory, not a copy of it: editing one layer changes the other. Copy the "
+                f"numbers with theirs.{name}.copy_(...) under torch.no_grad()",
+            )
 
 
 def _reference_load(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
@@ -917,8 +1002,8 @@ LOAD_INTO_TORCH = GRADERS.add(
                 order=(1, 0, 2),
             ),
             _load_mistake(
-                "the order of the stacked blocks is wrong: in_proj_weight is "
-                "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
+                "the order of the stacked blocks is wrong: in_proj_weight holds the "
+                "queries' block in rows 0..D-1, then the keys', then the values'",
                 order=(2, 1, 0),
             ),
             _load_mistake(
@@ -997,7 +1082,8 @@ LOAD_INTO_TORCH = GRADERS.add(
             (
                 "cannot assign",
                 "a layer's parameter must stay an nn.Parameter: copy the numbers into it "
-                "with .copy_() under torch.no_grad() (or assign a new nn.Parameter)",
+                "with .copy_() under torch.no_grad(), in place: the layer keeps its own "
+                "parameter objects",
             ),
             (
                 "Error(s) in loading state_dict",
@@ -1051,6 +1137,12 @@ BLEND_WEIGHT = GRADERS.add(
                 "almost nothing",
             ),
             (
+                math.e / (1 + math.e),
+                "that is the weight of one key scoring 1 against one key scoring 0 (a "
+                "sigmoid): here two keys, 'dog' and 'cat', score equally high, and the "
+                "softmax shares the row between them",
+            ),
+            (
                 1 / 7,
                 "a uniform row would need equal scores; here two keys score high and the others 0",
             ),
@@ -1093,6 +1185,12 @@ WHICH_KEY = GRADERS.add(
                 "query 5 sees keys 0 .. 5 only (the model is causal): key 7 is in its future. "
                 "Head 0 already fetches the previous token: which token does the task still "
                 "need?",
+            ),
+            (
+                3,
+                "key 3 is two tokens back from query 5, and no relation of the task looks "
+                "two back. Head 0 already fetches the previous token: which other token does "
+                "the task need at every position?",
             ),
             (
                 2,

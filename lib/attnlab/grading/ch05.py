@@ -191,6 +191,14 @@ SINUSOIDAL = GRADERS.add(
                 lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
             ),
             Mistake(
+                "your higher pairs turn too fast: 10000^(-2i/D) written as an exponential "
+                "is exp(-2i·ln(10000)/D), with the natural log; log10(10000) is 4, not "
+                "ln(10000) ≈ 9.21, so your base is e⁴ ≈ 55 instead of 10000",
+                lambda length, d_model: _table(
+                    length, d_model, lambda j: np.exp(-(j - j % 2) * np.log10(1e4) / d_model)
+                ),
+            ),
+            Mistake(
                 "the base of the frequencies is 10000: ω_i = 10000^(-2i/D)",
                 lambda length, d_model: _table(
                     length, d_model, lambda j: 1000.0 ** (-(j - j % 2) / d_model)
@@ -288,7 +296,7 @@ def _blocks_per_feature(k: int, d_model: int) -> np.ndarray:
 OFFSET = GRADERS.add(
     Grader(
         name="offset_matrix",
-        signature="offset_matrix(k, d_model) -> (d_model, d_model) with M @ PE[p] = PE[p + k]",
+        signature="offset_matrix(k, d_model) -> (d_model, d_model) with PE[p] @ M.T = PE[p + k]",
         reference=offset_matrix,
         cases=(
             Case("k = 1, D = 2", {"k": 1, "d_model": 2}),
@@ -344,6 +352,12 @@ OFFSET = GRADERS.add(
                 ),
             ),
             Mistake(
+                "every diagonal entry is 1 too large (1 + cos b): you started from the "
+                "identity and added the blocks to it. Each block replaces its corner of the "
+                "diagonal: start from a matrix of zeros, or write the blocks with =, not +=",
+                lambda k, d_model: np.eye(d_model) + offset_matrix(k, d_model),
+            ),
+            Mistake(
                 "you returned the identity: M_k must turn pair i by the angle k·ω_i",
                 lambda k, d_model: np.eye(d_model),
             ),
@@ -394,7 +408,7 @@ OFFSET = GRADERS.add(
                 ),
             ),
         ),
-        hint="check your matrix on the table: does offset_matrix(k, D) @ PE[p] give "
+        hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
         'chapter\'s section "Relative offsets are linear maps" derives the block',
         equivalent=(
@@ -441,6 +455,12 @@ SELF_DOT = GRADERS.add(
             ),
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
             (
+                16.0,
+                "that is D/4, as if each pair added ½ (the average of sin² alone, or of "
+                "cos² alone): a pair adds sin²(a) + cos²(a), which is exactly 1 at every "
+                "position. How many pairs do 64 features make?",
+            ),
+            (
                 math.sqrt(32),
                 "that is the vector's length |PE(5)|, a square root; its dot product with "
                 "itself is the squared length",
@@ -465,6 +485,9 @@ SIGN_OF_OFFSET = GRADERS.add(
         name="sign_of_offset",
         answer="equal",
         choices=("first", "second", "equal"),
+        synonyms=tuple(
+            (word, "equal") for word in ("same", "equally", "identical", "neither", "tie")
+        ),
         explanation="PE(p)·PE(q) = Σ_i cos((p - q) ω_i) and cos is even: offsets +3 and -3 "
         "give the same dot product, so the raw dot product cannot tell after from before",
         wrong=(
@@ -611,9 +634,10 @@ PERMUTATION = GRADERS.add(
         error_hints=(
             (
                 "out of bounds",
-                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)); x[perm] "
-                "indexes axis 0: which indexing reaches the second-to-last axis, whatever "
-                "comes before it?",
+                "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): used "
+                "on another axis (x[perm] reaches axis 0, x[..., perm] the features), its "
+                "indices run out of that axis. Which indexing reaches the second-to-last "
+                "axis, whatever comes before it?",
             ),
         ),
         hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
@@ -681,6 +705,22 @@ def _rope_halves(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     )
 
 
+def _rope_layouts(x: np.ndarray, positions: np.ndarray, read: str, write: str) -> np.ndarray:
+    """Planted: the pairs read from (``read``) and written to (``write``) either neighbouring
+    columns ("pairs", 2i and 2i + 1) or the two halves ("halves", i and i + d/2)."""
+    d = x.shape[-1]
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    halves = (slice(None, d // 2), slice(d // 2, None))
+    first, second = halves if read == "halves" else (slice(0, None, 2), slice(1, None, 2))
+    x0, x1 = x[..., first], x[..., second]
+    new0 = x0 * np.cos(angle) - x1 * np.sin(angle)
+    new1 = x0 * np.sin(angle) + x1 * np.cos(angle)
+    out = np.empty(x.shape)
+    to0, to1 = halves if write == "halves" else (slice(0, None, 2), slice(1, None, 2))
+    out[..., to0], out[..., to1] = new0, new1
+    return out
+
+
 def _rope_reuses_rotated(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Planted: the odd line reads the even features already rotated."""
     d = x.shape[-1]
@@ -736,6 +776,19 @@ ROPE = GRADERS.add(
                 "you paired feature i with feature i + d/2 (the 'rotate half' layout of some "
                 "libraries); here pairs are neighbours, (2i, 2i+1), as in the sinusoids",
                 _rope_halves,
+            ),
+            Mistake(
+                "you took the pairs from the two halves of the features, (x_i, x_{i+d/2}) "
+                "(the 'rotate half' layout of some libraries), and wrote them into "
+                "neighbouring columns: here a pair is two neighbours, (x_{2i}, x_{2i+1}), "
+                "read from the same two columns it is written to",
+                lambda x, positions: _rope_layouts(x, positions, "halves", "pairs"),
+            ),
+            Mistake(
+                "your rotation of each pair is right, but you wrote the results back in two "
+                "halves (all new first members, then all new second members): each pair "
+                "goes back into its own columns 2i and 2i+1, interleaved as it came",
+                lambda x, positions: _rope_layouts(x, positions, "pairs", "halves"),
             ),
             Mistake(
                 "the frequency of pair i is 10000^(-2i/d); you used 10000^(-i/d)",
@@ -857,12 +910,15 @@ ROPE_SCORES = GRADERS.add(
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]),
             ),
             Mistake(
-                "you rotated after the dot product (or not at all): rotate q and k first, "
-                "then compute q_rot @ k_rot.T / sqrt(d)",
+                "your scores are the plain q kᵀ / √d: the rotation never reached them "
+                "(rotated after the dot product, or not at all). Which inputs must your "
+                "rope turn before they meet in the product?",
                 lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
             ),
             Mistake(
-                "you returned the transposed scores: row t is query t, so q_rot @ k_rot.T",
+                "you returned the transposed scores (keys × queries): row t must be query "
+                "t, its scores against every key along the row. Which operand of the product "
+                "gives the rows?",
                 lambda q, k: _rope_scores(q, k).T,
             ),
             Mistake(
@@ -979,6 +1035,17 @@ _LAYER_MISTAKES = (
     Mistake(
         "your table starts at position 1; the first token is at position 0 (PE[0] = 0, 1, 0, 1, ...)",
         lambda x: x + _pe_like(x, start=1),
+    ),
+    Mistake(
+        "you added rows 1 to T of the table: the first token is at position 0, so it takes "
+        "row 0, and T tokens take rows 0 .. T-1 (with T = max_len, rows 1 .. T run past "
+        "the table's end)",
+        lambda x: (
+            x
+            + torch.from_numpy(sinusoidal_encoding(MAX_LEN, x.shape[-1]))[1 : x.shape[-2] + 1].to(
+                x.dtype
+            )
+        ),
     ),
     Mistake(
         "you scaled x by √D first (as the paper's embedding layer does): this layer adds "

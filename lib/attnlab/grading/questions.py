@@ -118,6 +118,9 @@ class Question:
             off the menu that still say something (``"grows quadratically"``, ``4``,
             ``"linear"``), each with what it reveals; matched as a whole answer or as a
             word of a short phrase, before the answer is refused as not a choice.
+        synonyms: ``(word, choice)`` pairs: other words for a choice that mean it exactly
+            (``("same", "equal")``), accepted as that choice, alone or in a short phrase
+            (a right prediction is never refused for its wording).
         digits: the significant digits an answer rounded from the right one needs to
             count as right (0.67 for 0.665, not 0.7: one digit cannot tell the answer from
             its neighbours 0.6 and 0.8); a shorter rounding is refused with that reason.
@@ -155,6 +158,7 @@ class Question:
     near_hint: str = ""
     not_finite_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
+    synonyms: tuple[tuple[str, str], ...] = ()
     digits: int = 2
     reason: Callable[[float], str | None] | None = None
     each: tuple[int, str] | None = None
@@ -168,6 +172,12 @@ class Question:
                 raise ValueError(
                     f"question {self.name!r}: the answer {self.answer!r} is not among the "
                     f"choices {self.choices}"
+                )
+        for word, choice in self.synonyms:
+            if self._normal(choice) not in {self._normal(c) for c in self.choices or ()}:
+                raise ValueError(
+                    f"question {self.name!r}: synonym {word!r} stands for {choice!r}, which "
+                    f"is not among the choices {self.choices}"
                 )
         for value, _ in self.wrong:
             if _kind(value) != kind:
@@ -362,6 +372,10 @@ class Question:
             for c in self.choices or ()
             if f" {self._normal(c)} " in text
             or (self._normal(c).endswith("s") and f" {self._normal(c)[:-1]} " in text)
+            or any(
+                self._normal(choice) == self._normal(c) and f" {self._normal(word)} " in text
+                for word, choice in self.synonyms
+            )
         ]
         return named[0] if len(named) == 1 else None
 
