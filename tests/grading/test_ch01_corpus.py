@@ -689,6 +689,67 @@ CORPUS = [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ learner round 5 (chapters 1-2)
+
+
+def r5l_step_bias_column(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b[:, None])
+
+
+def r5l_forward_h0_kept(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = [h]
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r5l_forward_last_of_batch(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    outputs = torch.stack(outs, dim=1)
+    return outputs, outputs[-1]
+
+
+def r5l_forward_time_major_unpack(x, W_ih, W_hh, b):
+    T, B, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r5l_path_floor_plus_one(n, kind, k):
+    if kind == "recurrent":
+        return n - 1
+    if kind == "convolution":
+        return (n - 1) // (k - 1) + 1
+    if kind == "dilated_convolution":
+        L = 0
+        while k**L < n:
+            L += 1
+        return L
+    return 1
+
+
+CORPUS += [
+    ("rnn_step", "learner r5: the bias as a column b[:, None]", r5l_step_bias_column, "b[:, None]"),
+    ("rnn_forward", "learner r5: h0 kept among the outputs", r5l_forward_h0_kept, "initial state"),
+    ("rnn_forward", "learner r5: h_last = outputs[-1]", r5l_forward_last_of_batch, "a[-1]"),
+    ("rnn_forward", "learner r5: T, B, _ = x.shape", r5l_forward_time_major_unpack, "T, B, _ = x.shape"),
+    ("path_length", "learner r5: (n - 1) // (k - 1) + 1", r5l_path_floor_plus_one, "ceiling"),
+    ("loop_time", "learner r5: O(T^2)", "O(T^2)", "T"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
 def test_the_right_choice_in_a_short_phrase_passes(answer):
     assert check_loop_time(answer).passed, check_loop_time(answer).text

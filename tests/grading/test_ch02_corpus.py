@@ -1120,6 +1120,58 @@ CORPUS += [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ learner round 5 (chapters 1-2)
+
+
+def r5l_wp_bare_unk(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start = end
+                break
+        else:
+            return vocab["<unk>"]
+    return ids
+
+
+def r5l_embed_sized_by_d(ids, E):
+    oh = np.zeros(ids.shape + (E.shape[1],))
+    oh[..., :] = ids[..., None] == np.arange(E.shape[1])
+    return oh @ E.T
+
+
+def r5l_embed_loop_1d(ids, E):
+    oh = np.zeros((len(ids), E.shape[0]))
+    for t, i in enumerate(ids):
+        oh[t, i] = 1
+    return oh @ E
+
+
+def r5l_embed_fancy_columns(ids, E):
+    oh = np.zeros((len(ids), E.shape[0]))
+    oh[:, ids] = 1
+    return oh @ E
+
+
+def r5l_attention_no_keepdims(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    A = e / e.sum(axis=1)
+    return A @ x, A
+
+
+CORPUS += [
+    ("wordpiece", "learner r5: the bare <unk> id, not a list", r5l_wp_bare_unk, "single number"),
+    ("embed", "learner r5: one-hot sized by E.shape[1]", r5l_embed_sized_by_d, "wrong axis of `E`"),
+    ("embed", "learner r5: a loop that assumes 1-D ids", r5l_embed_loop_1d, "len(ids)"),
+    ("embed", "learner r5: oh[:, ids] = 1", r5l_embed_fancy_columns, "len(ids)"),
+    ("self_attention", "learner r5: softmax sum without keepdims", r5l_attention_no_keepdims, "keepdims"),
+]  # fmt: skip
+
+
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
     """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
     result = CHECKS[exercise](answer)

@@ -361,8 +361,16 @@ class Grader:
             ):
                 if got.shape != want.shape:
                     named = relations.sizes(self.signature, run.case.inputs)
+                    raw = run.returned
+                    if len(self.outputs) > 1 and isinstance(raw, (tuple, list)):
+                        raw = raw[k] if k < len(raw) else None
                     text, reason = relations.shape_clue(
-                        tuple(got.shape), tuple(want.shape), name=name, named=named
+                        tuple(got.shape),
+                        tuple(want.shape),
+                        name=name,
+                        named=named,
+                        inputs=run.case.inputs,
+                        returned=raw,
                     )
                     fixed = relations.fixed_shape_clue(
                         [
