@@ -741,12 +741,11 @@ def r5l_path_floor_plus_one(n, kind, k):
 
 
 CORPUS += [
-    ("rnn_step", "learner r5: the bias as a column b[:, None]", r5l_step_bias_column, "b[:, None]"),
+    ("rnn_step", "learner r5: the bias as a column b[:, None]", r5l_step_bias_column, "made into a column"),
     ("rnn_forward", "learner r5: h0 kept among the outputs", r5l_forward_h0_kept, "initial state"),
     ("rnn_forward", "learner r5: h_last = outputs[-1]", r5l_forward_last_of_batch, "a[-1]"),
     ("rnn_forward", "learner r5: T, B, _ = x.shape", r5l_forward_time_major_unpack, "T, B, _ = x.shape"),
     ("path_length", "learner r5: (n - 1) // (k - 1) + 1", r5l_path_floor_plus_one, "ceiling"),
-    ("loop_time", "learner r5: O(T^2)", "O(T^2)", "T"),
 ]  # fmt: skip
 
 

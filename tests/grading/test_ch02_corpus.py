@@ -1138,7 +1138,7 @@ def r5l_wp_bare_unk(word, vocab):
 
 
 def r5l_embed_sized_by_d(ids, E):
-    oh = np.zeros(ids.shape + (E.shape[1],))
+    oh = np.zeros((*ids.shape, E.shape[1]))
     oh[..., :] = ids[..., None] == np.arange(E.shape[1])
     return oh @ E.T
 

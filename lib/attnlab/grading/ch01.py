@@ -101,6 +101,14 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh + b),
             ),
             Mistake(
+                "the bias b is a vector of size H that is added to every row of the (B, H) "
+                "sum as it is: made into a column (H, 1) (`b[:, None]`, a reshape) it lines "
+                "up with the batch axis instead, which breaks as soon as B differs from H",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    x_t @ W_ih.T + h_prev @ W_hh.T + b[:, None]
+                ),
+            ),
+            Mistake(
                 "you left out the bias b",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T),
             ),
@@ -763,6 +771,12 @@ PATH_LENGTH = GRADERS.add(
                 "you rounded the number of convolution layers down; a partial layer is still "
                 "a layer: round up",
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1), _dilated),
+            ),
+            Mistake(
+                "rounding down and adding 1 is not rounding up: it is one layer too many "
+                "whenever k - 1 divides n - 1 exactly (n = 9, k = 3: 4 layers, not 5); round "
+                "the quotient up instead (a ceiling division)",
+                _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1) + 1, _dilated),
             ),
             Mistake(
                 "each convolution layer widens the view by k - 1 positions, not k",

@@ -1516,6 +1516,15 @@ SELF_ATTENTION = GRADERS.add(
         outputs=("out", "weights"),
         mistakes=(
             Mistake(
+                "your softmax divides by a sum taken without `keepdims=True`: a sum along "
+                "axis 1 of the (T, T) exponentials has shape (T,), which broadcasts as a row, "
+                "so column j is divided by row j's sum instead of every row by its own (the "
+                "weights are square, so no shape error warned you); keep the summed axis",
+                lambda x: (lambda e: (e / e.sum(-1) @ x, e / e.sum(-1)))(
+                    np.exp(_scaled_scores(x) - _scaled_scores(x).max(-1, keepdims=True))
+                ),
+            ),
+            Mistake(
                 "your weights are the scores divided by their row's sum, with no exponential: "
                 "softmax takes e to the power of each score first, so that every weight is "
                 "positive and larger scores win more than proportionally",
