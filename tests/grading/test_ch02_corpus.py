@@ -833,7 +833,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("self_attention", "rounded", sa_rounded, "precision"),
     ("self_attention", "normalised the whole matrix", sa_whole_matrix, "whole matrix"),
     ("self_attention", "einsum over the wrong index", sa_einsum_slip, "transposed weights"),
-    ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "rows of your weights do not sum to 1"),
+    ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "without `keepdims=True`"),
     ("self_attention", "value, not function", sa_only_out(np.eye(3)), "passed a value"),
     # Written after the graders, without tuning them: how the diagnoses generalise.
     ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "whole array"),
