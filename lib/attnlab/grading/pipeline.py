@@ -173,15 +173,26 @@ _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
 """The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
-def _exactly(learner: Any, candidate: Any) -> bool:
-    """The same outputs to the last digits (not only within the grader's tolerance)."""
+def _paired(learner: Any, candidate: Any) -> bool | list[tuple[np.ndarray, np.ndarray]]:
+    """Two outcomes' outputs side by side, or the verdict where there is nothing to compare.
+
+    An exception matches only the same exception; outputs of another count or another shape
+    never match. Otherwise the (learner's, candidate's) pairs, for a comparison of values.
+    """
     if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
         return learner == candidate
     if learner is None or candidate is None or len(learner) != len(candidate):
         return False
-    for got, made in zip(learner, candidate, strict=True):
-        if got.shape != made.shape:
-            return False
+    pairs = list(zip(learner, candidate, strict=True))
+    return pairs if all(got.shape == made.shape for got, made in pairs) else False
+
+
+def _exactly(learner: Any, candidate: Any) -> bool:
+    """The same outputs to the last digits (not only within the grader's tolerance)."""
+    pairs = _paired(learner, candidate)
+    if isinstance(pairs, bool):
+        return pairs
+    for got, made in pairs:
         if got.dtype.kind not in "biuf" or made.dtype.kind not in "biuf":
             if not np.array_equal(got, made):
                 return False
@@ -1148,13 +1159,10 @@ class Grader:
         return None
 
     def _agree(self, learner: Any, candidate: Any, lenient: bool) -> bool:
-        if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
-            return learner == candidate
-        if learner is None or candidate is None or len(learner) != len(candidate):
-            return False
-        for got, made in zip(learner, candidate, strict=True):
-            if got.shape != made.shape:
-                return False
+        pairs = _paired(learner, candidate)
+        if isinstance(pairs, bool):
+            return pairs
+        for got, made in pairs:
             if lenient and got.dtype.kind in "fc":
                 finite = np.isfinite(got)
                 if not finite.all() and not self._close(got[finite], made[finite]):
