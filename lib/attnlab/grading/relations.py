@@ -544,7 +544,12 @@ def _input_clue(
 ) -> str | None:
     """A wrong shape read against the inputs' shapes: what the learner's code did."""
     label = lambda n: _label(n, named)  # noqa: E731
-    if not got and len(want) == 1 and isinstance(returned, (int, float, np.generic)):
+    if (
+        not got
+        and len(want) == 1
+        and isinstance(returned, (int, float))
+        and not isinstance(returned, bool)
+    ):
         return (
             f"{yours} is a single number ({returned!r}) where a list of {want[0]} "
             f"item{'s' * (want[0] != 1)} is expected: even one item is returned in a list, "
