@@ -547,8 +547,7 @@ def _input_clue(
     if (
         not got
         and len(want) == 1
-        and isinstance(returned, (int, float))
-        and not isinstance(returned, bool)
+        and type(returned) in (int, float)  # not np.float64 (a float too): a reduction's result
     ):
         return (
             f"{yours} is a single number ({returned!r}) where a list of {want[0]} "
