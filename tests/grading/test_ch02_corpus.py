@@ -1156,6 +1156,14 @@ def r5l_embed_fancy_columns(ids, E):
     return oh @ E
 
 
+def r5l_spread_global_generator(d, n, seed):
+    np.random.seed(seed)  # noqa: NPY002
+    q = np.random.randn(n, d)  # noqa: NPY002
+    k = np.random.randn(n, d)  # noqa: NPY002
+    s = (q * k).sum(-1)
+    return float(s.std()), float(s.std() / np.sqrt(d))
+
+
 def r5l_attention_no_keepdims(x):
     s = x @ x.T / np.sqrt(x.shape[1])
     e = np.exp(s - s.max(axis=1, keepdims=True))
@@ -1168,6 +1176,7 @@ CORPUS += [
     ("embed", "learner r5: one-hot sized by E.shape[1]", r5l_embed_sized_by_d, "wrong axis of `E`"),
     ("embed", "learner r5: a loop that assumes 1-D ids", r5l_embed_loop_1d, "len(ids)"),
     ("embed", "learner r5: oh[:, ids] = 1", r5l_embed_fancy_columns, "len(ids)"),
+    ("score_spread", "learner r5: the legacy global np.random", r5l_spread_global_generator, "default_rng(seed)"),
     ("self_attention", "learner r5: softmax sum without keepdims", r5l_attention_no_keepdims, "keepdims"),
 ]  # fmt: skip
 
@@ -1225,6 +1234,13 @@ def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
     ("shifted_softmax", "round 4: 0.67, two significant digits", 0.67),
+    (
+        "score_spread",
+        "learner r5: one default_rng, both draws in one call",
+        lambda d, n, seed: (lambda s: (float(s.std()), float(s.std() / np.sqrt(d))))(
+            np.prod(np.random.default_rng(seed).standard_normal((2, n, d)), axis=0).sum(-1)
+        ),
+    ),
     (
         "wordpiece",
         "learner: returned tuple(ids)",
