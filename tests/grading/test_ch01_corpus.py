@@ -26,6 +26,7 @@ from attnlab.grading.ch01 import (
     check_rnn_step,
     check_survives_20,
 )
+from attnlab.grading.status import WRONG_ANSWER, WRONG_TYPE
 
 CHECKS = {
     "rnn_step": check_rnn_step,
@@ -745,6 +746,7 @@ CORPUS += [
     ("rnn_forward", "learner r5: h0 kept among the outputs", r5l_forward_h0_kept, "initial state"),
     ("rnn_forward", "learner r5: h_last = outputs[-1]", r5l_forward_last_of_batch, "a[-1]"),
     ("rnn_forward", "learner r5: T, B, _ = x.shape", r5l_forward_time_major_unpack, "T, B, _ = x.shape"),
+    ("loop_time", "learner r5: O(T^2)", "O(T^2)", "attention's score matrix"),
     ("path_length", "learner r5: (n - 1) // (k - 1) + 1", r5l_path_floor_plus_one, "ceiling"),
 ]  # fmt: skip
 
@@ -752,6 +754,18 @@ CORPUS += [
 @pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
 def test_the_right_choice_in_a_short_phrase_passes(answer):
     assert check_loop_time(answer).passed, check_loop_time(answer).text
+
+
+@pytest.mark.parametrize("answer", [2, "linear", "O(T)"])
+def test_the_right_idea_in_another_form_is_a_form_problem_not_a_wrong_idea(answer):
+    result = check_loop_time(answer)
+    assert not result.passed and result.status == WRONG_TYPE, result.text
+    assert "answer with one of the words" in result.message and "'doubles'" in result.diagnosis
+
+
+@pytest.mark.parametrize("answer", [4, "O(T^2)", "triples"])
+def test_a_wrong_idea_off_the_menu_stays_a_wrong_answer(answer):
+    assert check_loop_time(answer).status == WRONG_ANSWER
 
 
 @pytest.mark.parametrize("answer", ["it does not double", "doubles or quadruples"])

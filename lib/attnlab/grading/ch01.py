@@ -1010,6 +1010,7 @@ LOOP_TIME = GRADERS.add(
             ),
         ),
         hint="how many steps does the loop run, and does one step get dearer when T grows?",
+        right_idea=("linear", "linearly", 2, "2x", "twice", "O(T)", "proportional"),
         aliases=(
             *(
                 (
@@ -1017,7 +1018,19 @@ LOOP_TIME = GRADERS.add(
                     "a quadratic cost (T × T) is attention's score matrix; each RNN step "
                     "costs the same whatever T is, and the loop runs one step per token",
                 )
-                for word in ("quadruple", "quadratic", "quadratically", "squared", 4, "4x")
+                for word in (
+                    "quadruple",
+                    "quadratic",
+                    "quadratically",
+                    "squared",
+                    4,
+                    "4x",
+                    "O(T^2)",
+                    "O(T²)",
+                    "O(T**2)",
+                    "T^2",
+                    "T²",
+                )
             ),
             *(
                 (
@@ -1033,7 +1046,7 @@ LOOP_TIME = GRADERS.add(
                     "the right idea (a time proportional to T), said otherwise: the answer "
                     "is the choice that names what a linear cost does when T doubles",
                 )
-                for word in ("linear", "linearly", 2, "2x", "twice")
+                for word in ("linear", "linearly", 2, "2x", "twice", "O(T)", "proportional")
             ),
             *(
                 (
