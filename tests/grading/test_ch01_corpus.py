@@ -697,6 +697,10 @@ def r5l_step_bias_column(x_t, h_prev, W_ih, W_hh, b):
     return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b[:, None])
 
 
+def r5l_step_tanh_each_term(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T + b)
+
+
 def r5l_forward_h0_kept(x, W_ih, W_hh, b):
     B, T, _ = x.shape
     h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
@@ -747,6 +751,8 @@ CORPUS += [
     ("rnn_forward", "learner r5: h_last = outputs[-1]", r5l_forward_last_of_batch, "a[-1]"),
     ("rnn_forward", "learner r5: T, B, _ = x.shape", r5l_forward_time_major_unpack, "T, B, _ = x.shape"),
     ("loop_time", "learner r5: O(T^2)", "O(T^2)", "attention's score matrix"),
+    ("rnn_step", "learner r5: tanh of each term, bias with the state", r5l_step_tanh_each_term, "each term separately"),
+    ("survives_20", "learner r5: 1.0 (a linear RNN keeps everything)", 1.0, "linear does not mean"),
     ("path_length", "learner r5: (n - 1) // (k - 1) + 1", r5l_path_floor_plus_one, "ceiling"),
 ]  # fmt: skip
 

@@ -142,6 +142,20 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "you applied tanh to each term separately and added the results: the tanh "
+                "squashes the whole sum, once, so that the state stays in (-1, 1)",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T + b)
+                ),
+            ),
+            Mistake(
+                "you applied tanh to each term separately and added the results: the tanh "
+                "squashes the whole sum, once, so that the state stays in (-1, 1)",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T + b) + torch.tanh(h_prev @ W_hh.T)
+                ),
+            ),
+            Mistake(
                 "your tanh squashes only the recurrent term h_prev W_hhᵀ: the input term and the "
                 "bias are added outside it, so the state can leave (-1, 1); the tanh goes "
                 "around the whole sum",
@@ -872,6 +886,11 @@ SURVIVES_20 = GRADERS.add(
         "0.9 ** 20 ≈ 0.12: about an eighth survives (and 0.9 ** 60 ≈ 0.002)",
         wrong=(
             (0.9, "0.9 is what survives one step; over 20 steps the factor is applied 20 times"),
+            (
+                1.0,
+                "a linear RNN has no tanh to shrink the gradient, but it still multiplies it "
+                "by W_hhᵀ = 0.9 I at every step: linear does not mean nothing is lost",
+            ),
             (18.0, "the factors multiply, they do not add up: one factor of 0.9 per step"),
             (0.0, "it shrinks geometrically, but 20 factors of 0.9 do not reach zero"),
             (0.5, "halving would take about 6.6 steps at 0.9 per step; 20 steps is three halvings"),
