@@ -1054,6 +1054,10 @@ class Grader:
                 )
         if self.wrap is not None:  # a module's inputs are weights the adapter copies in
             return None
+        # An input is unused only if the learner's result stays put on every case where
+        # moving it moves the reference's: on one case alone a factor that happens to be 0
+        # there (the first tile's rescale) hides an input the code does use.
+        still: dict[str, bool] = {}
         for run in done[:2]:
             if all(np.ptp(o) == 0 for o in run.outputs if o.size and o.dtype.kind in "fc"):
                 continue  # a constant output (all zeros) has a cause of its own
@@ -1072,12 +1076,14 @@ class Grader:
                 got = self._again(run.learner, moved)
                 if want is None or got is None or self._agree(want, run.expected, False):
                     continue
-                if self._agree(got, run.outputs, False):
-                    return (
-                        f"your result does not change when `{name}` changes: your code never "
-                        f"uses the `{name}` it is given (a value typed in instead, a layer or "
-                        "weights of its own, or a variable of the notebook with another name)"
-                    )
+                still[name] = still.get(name, True) and self._agree(got, run.outputs, False)
+        for name, unused in still.items():
+            if unused:
+                return (
+                    f"your result does not change when `{name}` changes: your code never "
+                    f"uses the `{name}` it is given (a value typed in instead, a layer or "
+                    "weights of its own, or a variable of the notebook with another name)"
+                )
         return None
 
     def _cases_clue(self, runs: list[_Run]) -> str | None:
