@@ -26,6 +26,7 @@ from attnlab.grading.ch01 import (
     check_rnn_step,
     check_survives_20,
 )
+from attnlab.grading.status import WRONG_ANSWER, WRONG_TYPE
 
 CHECKS = {
     "rnn_step": check_rnn_step,
@@ -689,9 +690,88 @@ CORPUS = [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ learner round 5 (chapters 1-2)
+
+
+def r5l_step_bias_column(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b[:, None])
+
+
+def r5l_step_tanh_each_term(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T + b)
+
+
+def r5l_forward_h0_kept(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = [h]
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r5l_forward_last_of_batch(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    outputs = torch.stack(outs, dim=1)
+    return outputs, outputs[-1]
+
+
+def r5l_forward_time_major_unpack(x, W_ih, W_hh, b):
+    T, B, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r5l_path_floor_plus_one(n, kind, k):
+    if kind == "recurrent":
+        return n - 1
+    if kind == "convolution":
+        return (n - 1) // (k - 1) + 1
+    if kind == "dilated_convolution":
+        L = 0
+        while k**L < n:
+            L += 1
+        return L
+    return 1
+
+
+CORPUS += [
+    ("rnn_step", "learner r5: the bias as a column b[:, None]", r5l_step_bias_column, "made into a column"),
+    ("rnn_forward", "learner r5: h0 kept among the outputs", r5l_forward_h0_kept, "initial state"),
+    ("rnn_forward", "learner r5: h_last = outputs[-1]", r5l_forward_last_of_batch, "a[-1]"),
+    ("rnn_forward", "learner r5: T, B, _ = x.shape", r5l_forward_time_major_unpack, "T, B, _ = x.shape"),
+    ("loop_time", "learner r5: O(T^2)", "O(T^2)", "attention's score matrix"),
+    ("rnn_step", "learner r5: tanh of each term, bias with the state", r5l_step_tanh_each_term, "each term separately"),
+    ("survives_20", "learner r5: 1.0 (a linear RNN keeps everything)", 1.0, "linear does not mean"),
+    ("path_length", "learner r5: (n - 1) // (k - 1) + 1", r5l_path_floor_plus_one, "ceiling"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
 def test_the_right_choice_in_a_short_phrase_passes(answer):
     assert check_loop_time(answer).passed, check_loop_time(answer).text
+
+
+@pytest.mark.parametrize("answer", [2, "linear", "O(T)"])
+def test_the_right_idea_in_another_form_is_a_form_problem_not_a_wrong_idea(answer):
+    result = check_loop_time(answer)
+    assert not result.passed and result.status == WRONG_TYPE, result.text
+    assert "answer with one of the words" in result.message and "'doubles'" in result.diagnosis
+
+
+@pytest.mark.parametrize("answer", [4, "O(T^2)", "triples"])
+def test_a_wrong_idea_off_the_menu_stays_a_wrong_answer(answer):
+    assert check_loop_time(answer).status == WRONG_ANSWER
 
 
 @pytest.mark.parametrize("answer", ["it does not double", "doubles or quadruples"])

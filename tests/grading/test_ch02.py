@@ -757,3 +757,23 @@ def test_prediction_answers_match_the_library():
     x = np.tile(np.array([[1.0, 2.0, -0.5]]), (4, 1))
     _, weights = attnlab.scaled_dot_product_attention(x, x, x)
     assert check_equal_rows(float(weights[0, 0])).passed
+
+
+def test_the_global_generator_is_refused_and_left_as_it_was():
+    def legacy(d, n, seed):
+        np.random.seed(seed)  # noqa: NPY002
+        s = (np.random.randn(n, d) * np.random.randn(n, d)).sum(-1)  # noqa: NPY002
+        return float(s.std()), float(s.std() / np.sqrt(d))
+
+    def own(d, n, seed):
+        rng = np.random.default_rng(seed)
+        s = (rng.standard_normal((n, d)) * rng.standard_normal((n, d))).sum(-1)
+        return float(s.std()), float(s.std() / np.sqrt(d))
+
+    np.random.seed(7)  # noqa: NPY002
+    first = np.random.rand()  # noqa: NPY002
+    np.random.seed(7)  # noqa: NPY002
+    result = check_score_spread(legacy)
+    assert not result.passed and "default_rng(seed)" in result.diagnosis
+    assert np.random.rand() == first  # noqa: NPY002  (the grader put the state back)
+    assert check_score_spread(own).passed

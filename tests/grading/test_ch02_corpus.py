@@ -833,7 +833,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("self_attention", "rounded", sa_rounded, "precision"),
     ("self_attention", "normalised the whole matrix", sa_whole_matrix, "whole matrix"),
     ("self_attention", "einsum over the wrong index", sa_einsum_slip, "transposed weights"),
-    ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "rows of your weights do not sum to 1"),
+    ("self_attention", "no keepdims, [:, None] on the max only", sa_no_keepdims, "without `keepdims=True`"),
     ("self_attention", "value, not function", sa_only_out(np.eye(3)), "passed a value"),
     # Written after the graders, without tuning them: how the diagnoses generalise.
     ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "whole array"),
@@ -1120,6 +1120,67 @@ CORPUS += [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ learner round 5 (chapters 1-2)
+
+
+def r5l_wp_bare_unk(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start = end
+                break
+        else:
+            return vocab["<unk>"]
+    return ids
+
+
+def r5l_embed_sized_by_d(ids, E):
+    oh = np.zeros((*ids.shape, E.shape[1]))
+    oh[..., :] = ids[..., None] == np.arange(E.shape[1])
+    return oh @ E.T
+
+
+def r5l_embed_loop_1d(ids, E):
+    oh = np.zeros((len(ids), E.shape[0]))
+    for t, i in enumerate(ids):
+        oh[t, i] = 1
+    return oh @ E
+
+
+def r5l_embed_fancy_columns(ids, E):
+    oh = np.zeros((len(ids), E.shape[0]))
+    oh[:, ids] = 1
+    return oh @ E
+
+
+def r5l_spread_global_generator(d, n, seed):
+    np.random.seed(seed)  # noqa: NPY002
+    q = np.random.randn(n, d)  # noqa: NPY002
+    k = np.random.randn(n, d)  # noqa: NPY002
+    s = (q * k).sum(-1)
+    return float(s.std()), float(s.std() / np.sqrt(d))
+
+
+def r5l_attention_no_keepdims(x):
+    s = x @ x.T / np.sqrt(x.shape[1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    A = e / e.sum(axis=1)
+    return A @ x, A
+
+
+CORPUS += [
+    ("wordpiece", "learner r5: the bare <unk> id, not a list", r5l_wp_bare_unk, "single number"),
+    ("embed", "learner r5: one-hot sized by E.shape[1]", r5l_embed_sized_by_d, "wrong axis of `E`"),
+    ("embed", "learner r5: a loop that assumes 1-D ids", r5l_embed_loop_1d, "len(ids)"),
+    ("embed", "learner r5: oh[:, ids] = 1", r5l_embed_fancy_columns, "len(ids)"),
+    ("score_spread", "learner r5: the legacy global np.random", r5l_spread_global_generator, "default_rng(seed)"),
+    ("self_attention", "learner r5: softmax sum without keepdims", r5l_attention_no_keepdims, "keepdims"),
+]  # fmt: skip
+
+
 def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
     """``("specific" | "generic" | "misleading" | "accepted", the result)``."""
     result = CHECKS[exercise](answer)
@@ -1173,6 +1234,13 @@ def test_diagnoses_say_what_is_wrong_not_the_fix(exercise, what, answer, words):
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
     ("shifted_softmax", "round 4: 0.67, two significant digits", 0.67),
+    (
+        "score_spread",
+        "learner r5: one default_rng, both draws in one call",
+        lambda d, n, seed: (lambda s: (float(s.std()), float(s.std() / np.sqrt(d))))(
+            np.prod(np.random.default_rng(seed).standard_normal((2, n, d)), axis=0).sum(-1)
+        ),
+    ),
     (
         "wordpiece",
         "learner: returned tuple(ids)",

@@ -124,6 +124,41 @@ def test_a_wrong_shape_said_by_what_it_is():
     assert reason is None or "one shorter" not in reason  # (d, d) for (T, T): not n - 1
 
 
+def test_a_wrong_shape_read_against_the_inputs_shapes():
+    x = np.zeros((1, 6, 3))
+    named = {"B": 1, "T": 6, "I": 3, "H": 4}
+    # axes of the input read in the other order (time-first for batch-first)
+    _, reason = shape_clue((6, 1, 4), (1, 6, 4), name="outputs", named=named, inputs={"x": x})
+    assert "axes 0 and 1 in the other order" in reason and "`T, B, _ = x.shape`" in reason
+    assert "`x[:, t]`" in reason
+    # the last along the batch axis where the last time step was meant
+    _, reason = shape_clue((6, 4), (1, 4), name="h_last", named=named, inputs={"x": x})
+    assert "the size of `x`'s axis 1" in reason and "`a[:, -1]` along axis 1" in reason
+    # a size from the wrong axis of a table
+    E = np.zeros((12, 4))
+    named = {"n_vocab": 12, "D": 4}
+    _, reason = shape_clue((5, 12), (5, 4), name="output", named=named, inputs={"E": E})
+    assert "the wrong axis of `E`" in reason and "`E.shape[0]` where `E.shape[1]`" in reason
+    # one step too many or too few along one axis
+    _, reason = shape_clue((1, 7, 4), (1, 6, 4), name="o", named={"B": 1, "T": 6, "H": 4})
+    assert "one step too many" in reason and "initial state" in reason
+    _, reason = shape_clue((1, 5, 4), (1, 6, 4), name="o", named={"B": 1, "T": 6, "H": 4})
+    assert "one step missing" in reason
+    # a many-axis input handled as if it had one axis
+    ids = np.zeros((2, 3), dtype=int)
+    _, reason = shape_clue((2, 4), (2, 3, 4), name="output", named={"D": 4}, inputs={"ids": ids})
+    assert "lost an axis" in reason and "`len(ids)`" in reason
+    # a bare number where a list is expected; a 0-d array is still "summed into one"
+    _, reason = shape_clue((), (1,), name="output", named={}, returned=0)
+    assert "a single number (0) where a list of 1 item is expected" in reason
+    for summed in (np.zeros(()), np.float64(0.0)):  # a reduction's result, not a bare item
+        _, reason = shape_clue((), (1,), name="output", named={}, returned=summed)
+        assert "list" not in reason
+    # no input explains it: the shape-only reading stays
+    _, reason = shape_clue((4, 3), (3, 4), name="w", named={"T": 3, "S": 4}, inputs={})
+    assert "another order" in reason
+
+
 def test_a_shape_that_never_changes_is_a_hard_coded_example():
     seen = [((3, 3), (T, T), {"T": T}) for T in (1, 2, 4)]
     reason = fixed_shape_clue(seen, name="output")

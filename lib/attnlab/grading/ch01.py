@@ -101,6 +101,14 @@ RNN_STEP = GRADERS.add(
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh + b),
             ),
             Mistake(
+                "the bias b is a vector of size H that is added to every row of the (B, H) "
+                "sum as it is: made into a column (H, 1) (`b[:, None]`, a reshape) it lines "
+                "up with the batch axis instead, which breaks as soon as B differs from H",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    x_t @ W_ih.T + h_prev @ W_hh.T + b[:, None]
+                ),
+            ),
+            Mistake(
                 "you left out the bias b",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T),
             ),
@@ -131,6 +139,20 @@ RNN_STEP = GRADERS.add(
                 "squashes the whole sum, once (bias included)",
                 lambda x_t, h_prev, W_ih, W_hh, b: (
                     torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T) + b
+                ),
+            ),
+            Mistake(
+                "you applied tanh to each term separately and added the results: the tanh "
+                "squashes the whole sum, once, so that the state stays in (-1, 1)",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T) + torch.tanh(h_prev @ W_hh.T + b)
+                ),
+            ),
+            Mistake(
+                "you applied tanh to each term separately and added the results: the tanh "
+                "squashes the whole sum, once, so that the state stays in (-1, 1)",
+                lambda x_t, h_prev, W_ih, W_hh, b: (
+                    torch.tanh(x_t @ W_ih.T + b) + torch.tanh(h_prev @ W_hh.T)
                 ),
             ),
             Mistake(
@@ -771,6 +793,12 @@ PATH_LENGTH = GRADERS.add(
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1), _dilated),
             ),
             Mistake(
+                "rounding down and adding 1 is not rounding up: it is one layer too many "
+                "whenever k - 1 divides n - 1 exactly (n = 9, k = 3: 4 layers, not 5); round "
+                "the quotient up instead (a ceiling division)",
+                _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1) + 1, _dilated),
+            ),
+            Mistake(
                 "each convolution layer widens the view by k - 1 positions, not k",
                 _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k), _dilated),
             ),
@@ -858,6 +886,11 @@ SURVIVES_20 = GRADERS.add(
         "0.9 ** 20 ≈ 0.12: about an eighth survives (and 0.9 ** 60 ≈ 0.002)",
         wrong=(
             (0.9, "0.9 is what survives one step; over 20 steps the factor is applied 20 times"),
+            (
+                1.0,
+                "a linear RNN has no tanh to shrink the gradient, but it still multiplies it "
+                "by W_hhᵀ = 0.9 I at every step: linear does not mean nothing is lost",
+            ),
             (18.0, "the factors multiply, they do not add up: one factor of 0.9 per step"),
             (0.0, "it shrinks geometrically, but 20 factors of 0.9 do not reach zero"),
             (0.5, "halving would take about 6.6 steps at 0.9 per step; 20 steps is three halvings"),
@@ -996,6 +1029,7 @@ LOOP_TIME = GRADERS.add(
             ),
         ),
         hint="how many steps does the loop run, and does one step get dearer when T grows?",
+        right_idea=("linear", "linearly", 2, "2x", "twice", "O(T)", "proportional"),
         aliases=(
             *(
                 (
@@ -1003,7 +1037,19 @@ LOOP_TIME = GRADERS.add(
                     "a quadratic cost (T × T) is attention's score matrix; each RNN step "
                     "costs the same whatever T is, and the loop runs one step per token",
                 )
-                for word in ("quadruple", "quadratic", "quadratically", "squared", 4, "4x")
+                for word in (
+                    "quadruple",
+                    "quadratic",
+                    "quadratically",
+                    "squared",
+                    4,
+                    "4x",
+                    "O(T^2)",
+                    "O(T²)",
+                    "O(T**2)",
+                    "T^2",
+                    "T²",
+                )
             ),
             *(
                 (
@@ -1019,7 +1065,7 @@ LOOP_TIME = GRADERS.add(
                     "the right idea (a time proportional to T), said otherwise: the answer "
                     "is the choice that names what a linear cost does when T doubles",
                 )
-                for word in ("linear", "linearly", 2, "2x", "twice")
+                for word in ("linear", "linearly", 2, "2x", "twice", "O(T)", "proportional")
             ),
             *(
                 (

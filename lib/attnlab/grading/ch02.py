@@ -26,8 +26,9 @@ from ..mechanism.similarity import cosine_similarity, dot, softmax
 from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
-from .results import CheckResult
+from .results import CheckResult, make_result, record
 from .specs import Case, Mistake, Property
+from .status import WRONG_VALUES
 
 __all__ = [
     "GRADERS",
@@ -1385,9 +1386,42 @@ def check_score_spread(fn: Callable[..., Any]) -> CheckResult:
     draw to draw); numbers that are exactly those of a planted mistake's draws (keys from a
     second generator seeded ``seed + 1``) are refused.
 
+    A sampling that passes but draws from NumPy's legacy global generator
+    (``np.random.seed``, ``np.random.randn``) instead of the ``default_rng(seed)`` the
+    statement asks for is refused: the global generator's state changes during the call,
+    which a ``default_rng`` answer never does.
+
     Taught in: chapters/02_similarity.ipynb (exercise in exercises/02_similarity.ipynb)
     """
-    return SCORE_SPREAD.check(fn)
+    # The legacy generator is read (and put back as it was) only to see whether the answer
+    # used it.
+    before = np.random.get_state()  # noqa: NPY002
+    try:
+        result = SCORE_SPREAD.check(fn)
+        if not result.passed or not callable(fn):
+            return result
+        np.random.set_state(before)  # noqa: NPY002
+        try:
+            fn(4, 50, 0)
+        except Exception:
+            return result
+        after = np.random.get_state()  # noqa: NPY002
+    finally:
+        np.random.set_state(before)  # noqa: NPY002
+    if before[1].tobytes() == after[1].tobytes() and before[2:] == after[2:]:
+        return result
+    return record(
+        make_result(
+            SCORE_SPREAD.name,
+            WRONG_VALUES,
+            "your spreads are right, but they were drawn from NumPy's global generator",
+            "`np.random.seed`, `np.random.randn` and the other `np.random.*` functions use "
+            "one generator shared by the whole program (seeding it changes every later "
+            "random draw elsewhere): the statement asks for your own generator, "
+            "`rng = np.random.default_rng(seed)`, and draws from it (`rng.standard_normal`)",
+            diagnosed=True,
+        )
+    )
 
 
 # ------------------------------------------------------------------ 2.7 self-attention
@@ -1515,6 +1549,15 @@ SELF_ATTENTION = GRADERS.add(
         cases=_self_attention_cases(),
         outputs=("out", "weights"),
         mistakes=(
+            Mistake(
+                "your softmax divides by a sum taken without `keepdims=True`: a sum along "
+                "axis 1 of the (T, T) exponentials has shape (T,), which broadcasts as a row, "
+                "so column j is divided by row j's sum instead of every row by its own (the "
+                "weights are square, so no shape error warned you); keep the summed axis",
+                lambda x: (lambda e: (e / e.sum(-1) @ x, e / e.sum(-1)))(
+                    np.exp(_scaled_scores(x) - _scaled_scores(x).max(-1, keepdims=True))
+                ),
+            ),
             Mistake(
                 "your weights are the scores divided by their row's sum, with no exponential: "
                 "softmax takes e to the power of each score first, so that every weight is "

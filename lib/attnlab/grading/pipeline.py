@@ -372,8 +372,16 @@ class Grader:
             ):
                 if got.shape != want.shape:
                     named = relations.sizes(self.signature, run.case.inputs)
+                    raw = run.returned
+                    if len(self.outputs) > 1 and isinstance(raw, (tuple, list)):
+                        raw = raw[k] if k < len(raw) else None
                     text, reason = relations.shape_clue(
-                        tuple(got.shape), tuple(want.shape), name=name, named=named
+                        tuple(got.shape),
+                        tuple(want.shape),
+                        name=name,
+                        named=named,
+                        inputs=run.case.inputs,
+                        returned=raw,
                     )
                     fixed = relations.fixed_shape_clue(
                         [
@@ -1110,6 +1118,10 @@ class Grader:
             groups = (self._planted, self._dependencies, self._generated)
         for group in groups:
             for candidate in group(runs, fn):
+                if candidate.source == "generated" and _refuted_by_source(
+                    candidate.diagnosis, fn, self._reference_source()
+                ):
+                    continue  # it names code the learner's function does not have
                 if all(
                     self._agree(o, r.expected, False)
                     for o, r in zip(candidate.outcomes, runs, strict=True)
@@ -1295,6 +1307,11 @@ class Grader:
         weakref.finalize(self, _GENERATED.pop, key, None)
         return _GENERATED[key]
 
+    def _reference_source(self) -> str | None:
+        name = self._solution_name()
+        code = worked.chapter_code(self.chapter) if self.chapter is not None else None
+        return code.definitions.get(name) if code is not None and name is not None else None
+
     def mutants(self) -> list[_mutants.Mutant]:
         """Every generated mutant of the worked solution (:mod:`.mutants`), in order."""
         name = self._solution_name()
@@ -1317,6 +1334,35 @@ _NAMED_PLACE = re.compile(
 
 
 _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
+
+
+def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
+    """A generated diagnosis that quotes code the learner's function does not have:
+    "`*` ... where `@` is needed" with no `*` in it, or "`n` instead of `n - 1`" when the
+    learner's code keeps as many `n - 1` as the worked solution (``reference``) has: the
+    same numbers from another mistake."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(fn, "__learner__", fn))))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    ops = {type(n.op) for n in ast.walk(tree) if isinstance(n, ast.BinOp)}
+    if diagnosis.startswith("`*` multiplies entry by entry") and ast.Mult not in ops:
+        return True
+    if diagnosis.startswith("`@` is a matrix product") and ast.MatMult not in ops:
+        return True
+    found = re.match(r"off by one: `([^`]+)` instead of `([^`]+)`", diagnosis)
+    if found and reference is not None:
+        try:
+            right = ast.unparse(ast.parse(found[2], mode="eval"))
+            model = ast.parse(textwrap.dedent(reference))
+        except SyntaxError:
+            return False
+
+        def count(t: ast.AST) -> int:
+            return sum(isinstance(n, ast.expr) and ast.unparse(n) == right for n in ast.walk(t))
+
+        return count(tree) >= count(model) > 0
+    return False
 
 
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:

@@ -121,6 +121,9 @@ class Question:
         synonyms: ``(word, choice)`` pairs: other words for a choice that mean it exactly
             (``("same", "equal")``), accepted as that choice, alone or in a short phrase
             (a right prediction is never refused for its wording).
+        right_idea: those of ``aliases`` that say the right answer in other terms (the
+            ratio ``2`` or ``"linear"`` for ``"doubles"``): refused as the wrong form, not
+            as a wrong idea ("answer with one of the words").
         digits: the significant digits an answer rounded from the right one needs to
             count as right (0.67 for 0.665, not 0.7: one digit cannot tell the answer from
             its neighbours 0.6 and 0.8); a shorter rounding is refused with that reason.
@@ -159,6 +162,7 @@ class Question:
     not_finite_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
     synonyms: tuple[tuple[str, str], ...] = ()
+    right_idea: tuple[Any, ...] = ()
     digits: int = 2
     reason: Callable[[float], str | None] | None = None
     each: tuple[int, str] | None = None
@@ -379,11 +383,12 @@ class Question:
         ]
         return named[0] if len(named) == 1 else None
 
-    def _alias(self, given: Any) -> str | None:
+    def _alias(self, given: Any, among: tuple[Any, ...] | None = None) -> str | None:
         """The diagnosis of an off-menu answer listed in ``aliases`` (a word of a phrase of
-        up to five words counts), followed by the choices."""
+        up to five words counts), followed by the choices; ``among``: only those words."""
+        aliases = self.aliases if among is None else [(a, "") for a in among]
         if _is_number(given) and not isinstance(given, bool):
-            found = [d for a, d in self.aliases if _is_number(a) and float(a) == float(given)]
+            found = [d for a, d in aliases if _is_number(a) and float(a) == float(given)]
         elif isinstance(given, str):
             words = re.findall(r"[a-z0-9']+", given.lower())
             text = " " + " ".join(words) + " "
@@ -391,7 +396,7 @@ class Question:
                 return None
             found = [
                 d
-                for a, d in self.aliases
+                for a, d in aliases
                 if isinstance(a, str)
                 and len(words) <= 5
                 and (self._normal(given) == self._normal(a) or f" {self._normal(a)} " in text)
@@ -415,6 +420,13 @@ class Question:
             )
         value, problem, hint = self._as_value(given)
         alias = self._alias(given) if problem is not None else None
+        if alias is not None and self._alias(given, among=self.right_idea) is not None:
+            return self._result(
+                WRONG_TYPE,
+                f"{_fmt(given)} is the right idea in another form: answer with one of the words",
+                alias,
+                diagnosed=True,
+            )
         if alias is not None:
             return self._result(
                 WRONG_ANSWER, f"{_fmt(given)} is not one of the choices", alias, diagnosed=True

@@ -76,6 +76,11 @@ def _label(size: int, named: Mapping[str, int]) -> str:
     return f"{size} ({' = '.join(names)})" if names else str(size)
 
 
+def _short(size: int, named: Mapping[str, int]) -> str:
+    names = [n for n, v in named.items() if v == size]
+    return names[0] if len(names) == 1 else str(size)
+
+
 def _shape_text(shape: Sequence[int], named: Mapping[str, int]) -> str:
     inverse: dict[int, list[str]] = {}
     for n, v in named.items():
@@ -521,17 +526,124 @@ def _region_clue(
     return None
 
 
+def _axes_of(inputs: Mapping[str, Any] | None) -> list[tuple[str, tuple[int, ...]]]:
+    return [
+        (arg, tuple(int(n) for n in value.shape))
+        for arg, value in (inputs or {}).items()
+        if hasattr(value, "shape") and len(getattr(value, "shape", ())) >= 1
+    ]
+
+
+def _input_clue(
+    got: tuple[int, ...],
+    want: tuple[int, ...],
+    yours: str,
+    named: Mapping[str, int],
+    inputs: Mapping[str, Any] | None,
+    returned: Any,
+) -> str | None:
+    """A wrong shape read against the inputs' shapes: what the learner's code did."""
+    label = lambda n: _label(n, named)  # noqa: E731
+    if (
+        not got
+        and len(want) == 1
+        and type(returned) in (int, float)  # not np.float64 (a float too): a reduction's result
+    ):
+        return (
+            f"{yours} is a single number ({returned!r}) where a list of {want[0]} "
+            f"item{'s' * (want[0] != 1)} is expected: even one item is returned in a list, "
+            "`[...]`, never bare"
+        )
+    axes = _axes_of(inputs)
+    if len(got) == len(want):
+        diffs = [i for i in range(len(got)) if got[i] != want[i]]
+        if len(diffs) == 2:
+            i, j = diffs
+            if got[i] == want[j] and got[j] == want[i]:
+                for arg, shape in axes:
+                    for p in range(len(shape) - 1):
+                        if (shape[p], shape[p + 1]) == (want[i], want[j]) and j == i + 1:
+                            parts = ["_"] * len(shape)
+                            parts[p], parts[p + 1] = _short(want[j], named), _short(want[i], named)
+                            head = ", ".join(parts)
+                            return (
+                                f"{yours} has axes {i} and {j} in the other order ({label(got[i])}"
+                                f" first, where {label(want[i])} comes first, as in `{arg}`, "
+                                f"shape {_shape_text(shape, named)}): were `{arg}`'s axes read in "
+                                f"the other order (unpacked as `{head} = {arg}.shape`, or "
+                                f"indexed `{arg}[t]` where a step along axis {p + 1} is "
+                                f"`{arg}[{':, ' * (p + 1)}t]`), or stacked or transposed the other "
+                                "way?"
+                            )
+        if len(diffs) == 1:
+            i = diffs[0]
+            # the size of another axis of the same input: the wrong one of its axes
+            for arg, shape in axes:
+                if want[i] in shape and got[i] in shape and want[i] != got[i]:
+                    p, q = shape.index(want[i]), shape.index(got[i])
+                    return (
+                        f"axis {i} of {yours} has size {label(got[i])}, the size of `{arg}`'s "
+                        f"axis {q}, where it should have {label(want[i])}, `{arg}`'s axis {p}: "
+                        f"the wrong axis of `{arg}` was used (`{arg}.shape[{q}]` where "
+                        f"`{arg}.shape[{p}]` belongs, a transpose too many or too few, or an "
+                        f"index or reduction that took away axis {p} where it should have "
+                        f"taken another: `a[-1]` takes the last entry along axis 0, "
+                        "`a[:, -1]` along axis 1)"
+                    )
+            if abs(got[i] - want[i]) == 1 and got[i] not in named.values() and want[i] > 0:
+                if got[i] > want[i]:
+                    return (
+                        f"axis {i} of {yours} has {got[i]} entries where it should have "
+                        f"{label(want[i])}: one step too many along it (a starting value kept "
+                        "among the results, such as an initial state put in the list before "
+                        "the loop, or a range one step too long)"
+                    )
+                return (
+                    f"axis {i} of {yours} has {got[i]} entries where it should have "
+                    f"{label(want[i])}: one step missing along it (a range that starts at 1 or "
+                    "stops one early, or a slice that drops an end)"
+                )
+    if len(got) + 1 == len(want):
+        for i in range(len(want)):
+            if want[:i] + want[i + 1 :] != got:
+                continue
+            for arg, shape in axes:
+                if len(shape) >= 2 and want[i] in shape[1:] and shape[0] in got:
+                    return (
+                        f"{yours} has lost an axis, the one of size {label(want[i])}: "
+                        f"`{arg}` has {len(shape)} axes here (shape {_shape_text(shape, named)}),"
+                        f" and code that reads only its first axis (`len({arg})`, "
+                        f"`{arg}.shape[0]`, a loop `for ... in {arg}`) handles one axis but "
+                        "not the others: work on every axis (`[..., None]`, "
+                        f"`{arg}.shape + (...,)`)"
+                    )
+    return None
+
+
 def shape_clue(
-    got: tuple[int, ...], want: tuple[int, ...], *, name: str, named: Mapping[str, int]
+    got: tuple[int, ...],
+    want: tuple[int, ...],
+    *,
+    name: str,
+    named: Mapping[str, int],
+    inputs: Mapping[str, Any] | None = None,
+    returned: Any = None,
 ) -> tuple[str, str | None]:
     """A wrong shape, said with the signature's names: ``(text, what it suggests)``.
 
     ``text`` is ``"expected (3, 4) = (T, S), got (4, 3) = (S, T)"``; the second item is a
     diagnosis when the difference is recognisable (an axis of size 1 too many, an axis
-    lost, the sizes in another order, one size changed), else ``None``.
+    lost, the sizes in another order, one size changed), else ``None``. With the case's
+    ``inputs`` (and the raw ``returned`` value) it is read against the inputs' shapes: two
+    axes of an input read in the other order, the size of the wrong axis of an input, one
+    step too many or too few along an axis, an axis of a many-axis input handled as if the
+    input had one, a bare number where a list is expected.
     """
     text = f"expected {_shape_text(want, named)}, got {_shape_text(got, named)}"
     yours = f"your `{name}`"
+    clue = _input_clue(got, want, yours, named, inputs, returned)
+    if clue is not None:
+        return text, clue
     if len(got) == len(want) + 1:
         for i in range(len(got)):
             if got[i] == 1 and got[:i] + got[i + 1 :] == want:
