@@ -1047,17 +1047,11 @@ def _sdpa_mask_multiplied(x, q, k, v, mask):
     return weights @ v, weights
 
 
-def _sdpa_scaled_late(on_output: bool) -> Callable:
-    """The scale applied after the softmax: to the weights, or to the output."""
-
-    def forward(x, q, k, v, mask):
-        out, weights = _sdpa(divide_by=lambda d: 1.0)(x, q, k, v, mask)
-        if on_output:
-            return out / math.sqrt(q.shape[-1]), weights
-        weights = weights / math.sqrt(q.shape[-1])
-        return weights @ v, weights
-
-    return forward
+def _sdpa_scaled_late(x, q, k, v, mask):
+    """The scale applied to the weights, after the softmax."""
+    _, weights = _sdpa(divide_by=lambda d: 1.0)(x, q, k, v, mask)
+    weights = weights / math.sqrt(q.shape[-1])
+    return weights @ v, weights
 
 
 def _sdpa(
@@ -1134,9 +1128,10 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(_sdpa_mask_added),
             ),
             Mistake(
-                "you divided the values v by sqrt(d_head), not the scores: the scale belongs "
-                "before the softmax, where it keeps the scores' spread near 1; dividing v "
-                "only shrinks the output and leaves the softmax saturated",
+                "you divided the values v (or the output, the same numbers) by sqrt(d_head), "
+                "not the scores: the scale belongs before the softmax, where it keeps the "
+                "scores' spread near 1; dividing v or `out` only shrinks the output and "
+                "leaves the softmax saturated",
                 _planted_module(_sdpa_scaled_values),
             ),
             Mistake(
@@ -1149,13 +1144,7 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 "you scaled after the softmax: dividing the weights by sqrt(d_head) leaves "
                 "rows that no longer sum to 1, and the softmax saw the unscaled scores; the "
                 "scale belongs on the scores, before the softmax",
-                _planted_module(_sdpa_scaled_late(False)),
-            ),
-            Mistake(
-                "you scaled the output instead of the scores: the softmax saw the unscaled "
-                "scores (too peaked), and dividing `out` by sqrt(d_head) cannot undo that; "
-                "divide the scores, before the softmax",
-                _planted_module(_sdpa_scaled_late(True)),
+                _planted_module(_sdpa_scaled_late),
             ),
             Mistake(
                 "you returned (weights, out); the order is (out, weights)",
@@ -1271,6 +1260,12 @@ def _spread_reason(x: float) -> str | None:
     """What an unlisted answer to 3.8 implies: the variance of q·k it stands for."""
     if x < 0:
         return "a spread (a standard deviation) is never negative"
+    if math.isclose(x, 7.0):
+        return (
+            "7 is sqrt(64) - 1: nothing here is estimated from a sample, so no -1 appears; "
+            "the variance of a sum of 64 independent products, each of variance 1, is "
+            "exactly 64"
+        )
     return (
         f"a spread of {x:.4g} means a variance of {x * x:.4g} for q·k; what is the variance "
         "of a sum of 64 independent products, each of variance 1?"
@@ -1452,7 +1447,12 @@ CROSS_COLUMNS = GRADERS.add(
         "7 x 12, and the output 7 x d_v.",
         wrong=(
             (7, "7 is the number of queries, the rows; the columns are the keys"),
-            (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
+            (
+                64,
+                "64 is a size of one vector, d_k or d_v: d_k, the size of each query and "
+                "key, disappears in q·k, and d_v counts the columns of the output (7 x d_v), "
+                "not of the weights; the weight matrix is queries x keys",
+            ),
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
             (84, "84 is the number of entries, rows times columns: how many are in one row?"),
