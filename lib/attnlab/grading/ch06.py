@@ -507,7 +507,8 @@ MASKED_SOFTMAX = GRADERS.add(
                 "every weight is lost: mask arithmetic with -inf gives 0 · (-inf) = NaN at "
                 "each visible key too (`~mask * -inf` is NaN where the mask is True), so every "
                 "row is NaN (or the zeros you put in its place). -inf cannot be selected by "
-                "multiplying; replace the hidden scores with np.where(mask, scores, -np.inf)",
+                "multiplying; replace the hidden scores by -inf, keeping the visible ones as "
+                "they are (a selection, not a product)",
                 lambda scores, mask: np.zeros(np.broadcast_shapes(scores.shape, mask.shape)),
             ),
             Mistake(
@@ -1316,7 +1317,7 @@ FUTURE_CHANGE = GRADERS.add(
                 "zero-size array",
                 "the slice of outputs you take the max of is empty on this case: there is no "
                 "output after the last position (and none before position 0). The outputs "
-                "that must not move are those at positions 0 .. t, t included: out[: t + 1]",
+                "that must not move are those at positions 0 .. t, t included",
             ),
         ),
         hint="which tokens are the future of position t, which outputs must not move when "
