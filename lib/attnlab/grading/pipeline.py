@@ -899,7 +899,7 @@ class Grader:
                     diagnosed=True,
                 )
         if not ours:
-            from_line = line_diagnosis(err) or hard_coded_size(fn, run.case, self.cases)
+            from_line = line_diagnosis(err)
             if from_line is not None:
                 return self._result(EXCEPTION, message, from_line, diagnosed=True)
         index = runs.index(run)
@@ -916,6 +916,8 @@ class Grader:
             found = self._explain(
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
+        if found is None and not ours:
+            found = hard_coded_size(fn, run.case, self.cases)
         if found is None:
             found = self._failing_callee(fn)
         if found is None:
