@@ -1975,4 +1975,730 @@ answer = 524800  # your prediction
         'class MyGroupedQueryAttention(nn.Module):\n    """Self-attention: n_heads query heads share n_kv_heads key-value heads."""\n\n    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int) -> None:\n        super().__init__()\n        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads\n        self.d = d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.n_heads, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.n_kv_heads, D // self.n_kv_heads).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.n_kv_heads, D // self.n_kv_heads).transpose(1, 2)\n        k = k.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)\n        v = v.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)\n        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            scores = scores.masked_fill(~mask, float(\'-inf\'))\n        w = torch.softmax(scores, dim=-1)\n        o = w @ v\n        merged = o.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(merged), w\n',
         "d = d_model / n_heads",  # round 4: was generic
     ),
+    (
+        "8.1_r5_no_rescale",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "you did not rescale the old sum: when th",  # learner: S
+    ),
+    (
+        "8.1_r5_inverted_rescale",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m_new - m) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "you rescaled the old sum by exp(m' - m),",  # learner: S
+    ),
+    (
+        "8.1_r5_np_max_axis0",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, np.max(block, axis=0))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=-1)\n",
+        "a reduction runs along axis 0 (down the ",  # learner: S
+    ),
+    (
+        "8.1_r5_block_max_only",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = block.max(axis=-1)\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "your m is the block's max alone; the run",  # learner: S
+    ),
+    (
+        "8.1_r5_old_m_for_block",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m[..., None]).sum(axis=-1)\n",
+        "you exponentiated the new block against ",  # learner: S
+    ),
+    (
+        "8.1_r5_no_keepdims_bcast",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new).sum(axis=-1)\n",
+        "a (rows, keys) array, shape (3,4), met a",  # learner: S
+    ),
+    (
+        "8.1_r5_swapped_return",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1), m_new\n",
+        "the outputs are returned in the wrong or",  # learner: S
+    ),
+    (
+        "8.1_r5_torch",
+        "online_update",
+        "def online_update(m, total, block):\n    m, total, block = torch.as_tensor(m), torch.as_tensor(total), torch.as_tensor(block)\n    m_new = torch.maximum(m, block.amax(dim=-1))\n    return m_new, total * torch.exp(m - m_new) + torch.exp(block - m_new[..., None]).sum(dim=-1)\n",
+        "this exercise is in NumPy: compute with ",  # learner: S
+    ),
+    (
+        "8.1_r5_mutates_in_place",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    total *= np.exp(m - m_new)\n    total += np.exp(block - m_new[..., None]).sum(axis=-1)\n    return m_new, total\n",
+        "the caller's array changed: an in-place ",  # learner: S
+    ),
+    (
+        "8.1_r5_exp_minus_sum",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block.sum(axis=-1) - m_new)\n",
+        "you exponentiated the sum of the block's",  # learner: S
+    ),
+    (
+        "8.2_r5_nan_allmasked",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        total = total * np.exp(m - mn) + np.exp(b - mn[..., None]).sum(-1)\n        m = mn\n    return np.exp(x - m[..., None]) / total[..., None]\n",
+        "NaN in a row that starts with masked blo",  # learner: S
+    ),
+    (
+        "8.2_r5_div_zero_nan_end",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    return np.exp(x - safe[..., None]) / total[..., None]\n",
+        "a row with no visible score gives 0/0 = ",  # learner: S
+    ),
+    (
+        "8.2_r5_skip_last_block",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    n = x.shape[-1]\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, n - block_size + 1, block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "your loop leaves out the last, shorter b",  # learner: S
+    ),
+    (
+        "8.2_r5_nan_to_num",
+        "online_softmax",
+        'def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    with np.errstate(all="ignore"):\n        for s in range(0, x.shape[-1], block_size):\n            b = x[..., s:s+block_size]\n            mn = np.maximum(m, b.max(-1))\n            total = total * np.exp(m - mn) + np.exp(b - mn[..., None]).sum(-1)\n            m = mn\n        out = np.exp(x - m[..., None]) / total[..., None]\n    return np.nan_to_num(out)\n',
+        "a row that starts with masked blocks com",  # learner: S
+    ),
+    (
+        "8.2_r5_final_blockmax",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        bm = b.max(-1)\n        mn = np.maximum(m, bm)\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    last = np.where(np.isneginf(bm), 0.0, bm)\n    out = np.exp(x - last[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "you used the last block's max for the we",  # learner: S
+    ),
+    (
+        "8.2_r5_total_init_one",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.ones(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(np.where(np.isneginf(m), 0.0, m) - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "your running sum starts at 1, not at 0: ",  # round 5: was generic
+    ),
+    (
+        "8.2_r5_uniform_masked_rows",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    res = np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n    dead = total == 0\n    res[dead] = 1.0 / x.shape[-1]\n    return res\n",
+        "a row with no visible score (all -inf) m",  # learner: S
+    ),
+    (
+        "8.2_r5_only_first_block_guard",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(np.where(np.isneginf(m), 0.0, m) - safe) + np.exp(b - safe[..., None]).sum(-1)\n    mf = x.max(-1)\n    safe = np.where(np.isneginf(mf), 0.0, mf)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "your loop computes the new max but never",  # round 5: was generic
+    ),
+    (
+        "8.2_r5_plain_softmax",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    mx = x.max(-1, keepdims=True)\n    mx = np.where(np.isneginf(mx), 0.0, mx)\n    e = np.exp(x - mx)\n    s = e.sum(-1, keepdims=True)\n    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)\n",
+        "the exercise is the online softmax: it r",  # learner: S
+    ),
+    (
+        "8.3_r5_acc_not_rescaled",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), acc + p @ v\n",
+        "you rescaled `total` but not acc: the ac",  # learner: S
+    ),
+    (
+        "8.3_r5_alpha_no_none",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a * acc + p @ v\n",
+        "you multiplied acc by alpha as it is: al",  # learner: S
+    ),
+    (
+        "8.3_r5_p_transposed",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + np.swapaxes(p, -1, -2) @ v\n",
+        "`p` is used transposed in a product",  # learner: S
+    ),
+    (
+        "8.3_r5_total_not_rescaled",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "you rescaled acc but not `total`: the ru",  # learner: S
+    ),
+    (
+        "8.3_r5_normalised_p",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    s = p.sum(-1)\n    return mn, a * total + s, a[..., None] * acc + (p / s[..., None]) @ v\n",
+        "you normalised p within the tile (p divi",  # round 5: was generic
+    ),
+    (
+        "8.3_r5_elementwise_pv",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + (p[..., None] * v[..., None, :, :]).sum(-3)\n",
+        "an array of 3 rows met one of 4 rows, bo",  # round 5: was generic
+    ),
+    (
+        "8.3_r5_scales_again",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    scores = scores / np.sqrt(v.shape[-1])\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "the scores you receive are already scale",  # round 5: was misleading
+    ),
+    (
+        "8.3_r5_torch_return",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m, total, acc, scores, v = map(torch.as_tensor, (m, total, acc, scores, v))\n    mn = torch.maximum(m, scores.amax(-1))\n    a = torch.exp(m - mn); p = torch.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "this exercise is in NumPy: compute with ",  # learner: S
+    ),
+    (
+        "8.3_r5_returns_output",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    t = a * total + p.sum(-1)\n    acc2 = a[..., None] * acc + p @ v\n    return mn, t, acc2 / t[..., None]\n",
+        "you divided acc by the running sum insid",  # learner: S
+    ),
+    (
+        "8.4_r5_no_scale",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1), dim=-1)\n    return w @ vc, kc, vc\n",
+        "your scores are not divided by √d: no sc",  # learner: S
+    ),
+    (
+        "8.4_r5_prepend",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k, k_cache], dim=-2); vc = torch.cat([v, v_cache], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "you put the new key and value first; app",  # learner: S
+    ),
+    (
+        "8.4_r5_attend_before_append",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    w = torch.softmax(q @ k_cache.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    out = w @ v_cache\n    return out, torch.cat([k_cache, k], dim=-2), torch.cat([v_cache, v], dim=-2)\n",
+        "your query attended to the cache only: a",  # learner: S
+    ),
+    (
+        "8.4_r5_cat_dim_minus1",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-1); vc = torch.cat([v_cache, v], dim=-1)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "`cat` along the wrong axis: yours works ",  # learner: S
+    ),
+    (
+        "8.4_r5_softmax_dim_minus2",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-2)\n    return w @ vc, kc, vc\n",
+        "every weight of yours is 1, so out is th",  # learner: S
+    ),
+    (
+        "8.4_r5_scale_by_t",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(kc.shape[-2]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "you scaled the scores by the square root",  # learner: S
+    ),
+    (
+        "8.4_r5_return_old_cache",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, k_cache, v_cache\n",
+        "you returned the old caches: return the ",  # learner: S
+    ),
+    (
+        "8.4_r5_keys_as_values",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ kc, kc, vc\n",
+        "you used `k_cache` where `v_cache` belon",  # learner: S
+    ),
+    (
+        "8.4_r5_causal_mask_wrong",
+        "kv_step",
+        'def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    s = q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1])\n    mask = torch.tril(torch.ones(1, kc.shape[-2], dtype=torch.bool))\n    s = s.masked_fill(~mask, float("-inf"))\n    return torch.softmax(s, dim=-1) @ vc, kc, vc\n',
+        "your query saw only the first key: that ",  # learner: S
+    ),
+    (
+        "8.4_r5_numpy",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    q, k, v, k_cache, v_cache = (t.numpy() for t in (q, k, v, k_cache, v_cache))\n    kc = np.concatenate([k_cache, k], axis=-2); vc = np.concatenate([v_cache, v], axis=-2)\n    s = q @ np.swapaxes(kc, -1, -2) / np.sqrt(q.shape[-1])\n    w = np.exp(s - s.max(-1, keepdims=True)); w /= w.sum(-1, keepdims=True)\n    return w @ vc, kc, vc\n",
+        "this exercise is in torch: compute with ",  # learner: S
+    ),
+    (
+        "8.5_r5_repeat_tile",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat(1, r, 1, 1); v = v.repeat(1, r, 1, 1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.5_r5_repeat_interleave_G",
+        "gqa",
+        "def gqa(q, k, v):\n    G = k.shape[1]\n    k = k.repeat_interleave(G, dim=1); v = v.repeat_interleave(G, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "the query heads and your key-value heads",  # learner: S
+    ),
+    (
+        "8.5_r5_repeat_interleave_dim0",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=0); v = v.repeat_interleave(r, dim=0)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "the query heads and your key-value heads",  # learner: S
+    ),
+    (
+        "8.5_r5_modulo_index",
+        "gqa",
+        "def gqa(q, k, v):\n    H, G = q.shape[1], k.shape[1]\n    idx = torch.arange(H) % G\n    k = k[:, idx]; v = v[:, idx]\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.5_r5_no_scale",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1); v = v.repeat_interleave(r, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1), -1) @ v\n",
+        "you forgot to scale: divide the scores b",  # learner: S
+    ),
+    (
+        "8.5_r5_scale_by_group_dim",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1); v = v.repeat_interleave(r, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1] * r), -1) @ v\n",
+        "you scaled by the square root of d·H/G, ",  # round 5: was generic
+    ),
+    (
+        "8.5_r5_softmax_dim_minus2",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1); v = v.repeat_interleave(r, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -2) @ v\n",
+        "softmax over the wrong axis: each query'",  # learner: S
+    ),
+    (
+        "8.5_r5_mean_query_heads",
+        "gqa",
+        "def gqa(q, k, v):\n    B, H, T, d = q.shape; G = k.shape[1]; r = H // G\n    qg = q.view(B, G, r, T, d).mean(2)\n    o = torch.softmax(qg @ k.transpose(-2, -1) / math.sqrt(d), -1) @ v\n    return o.repeat_interleave(r, dim=1)\n",
+        "every head of a group got the same outpu",  # learner: S
+    ),
+    (
+        "8.5_r5_expand_wrong_view",
+        "gqa",
+        "def gqa(q, k, v):\n    B, H, T, d = q.shape; G = k.shape[1]; r = H // G\n    k = k[:, None].expand(B, r, G, *k.shape[2:]).reshape(B, H, *k.shape[2:])\n    v = v[:, None].expand(B, r, G, *v.shape[2:]).reshape(B, H, *v.shape[2:])\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), -1) @ v\n",
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.6_r5_kv_full_width",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, d_model)\n        self.W_v = nn.Linear(d_model, d_model)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.H, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.H, self.d).transpose(1, 2)\n        r = 1\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "W_k and W_v project to the G key-value h",  # learner: S
+    ),
+    (
+        "8.6_r5_mask_fill_true",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "you hid the keys where the mask is True;",  # learner: S
+    ),
+    (
+        "8.6_r5_no_transpose_before_reshape",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "you merged the heads with one reshape to",  # learner: S
+    ),
+    (
+        "8.6_r5_view_no_transpose",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, self.H, T, self.d)\n        k = self.W_k(x).view(B, self.G, T, self.d)\n        v = self.W_v(x).view(B, self.G, T, self.d)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "you split the heads with one view/reshap",  # learner: S
+    ),
+    (
+        "8.6_r5_repeat_tile",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat(1, r, 1, 1); v = v.repeat(1, r, 1, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.6_r5_no_bias",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model, bias=False)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d, bias=False)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d, bias=False)\n        self.W_o = nn.Linear(d_model, d_model, bias=False)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "your projections have no bias (bias=Fals",  # learner: S
+    ),
+    (
+        "8.6_r5_no_Wo",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return out, w\n',
+        "you returned the concatenated heads with",  # learner: S
+    ),
+    (
+        "8.6_r5_scale_D",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(D)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "you scaled the scores by √d_model: the s",  # learner: S
+    ),
+    (
+        "8.6_r5_mask_zero_fill",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, 0.0)\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "the hidden entries are filled with 0, an",  # learner: S
+    ),
+    (
+        "8.6_r5_mask_ignored",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            pass\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "you ignored the mask: set the scores whe",  # learner: S
+    ),
+    (
+        "8.6_r5_mask_after_softmax",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            pass\n        w = torch.softmax(s, -1)\n        if mask is not None:\n            w = w.masked_fill(~mask, 0.0)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "you applied the mask after the softmax (",  # learner: S
+    ),
+    (
+        "8.6_r5_weights_detached",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1).detach()\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "out and weights are right but no gradien",  # round 5: was generic
+    ),
+    (
+        "8.6_r5_modulo_heads",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        idx = torch.arange(self.H) % self.G; k = k[:, idx]; v = v[:, idx]\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.8_r5_query_heads",
+        "cache_memory",
+        "answer = 192",
+        "that is the cache with 16 key-value head",  # learner: S
+    ),
+    (
+        "8.8_r5_keys_only",
+        "cache_memory",
+        "answer = 24",
+        "a factor is missing: either you cached t",  # learner: S
+    ),
+    (
+        "8.8_r5_float32",
+        "cache_memory",
+        "answer = 96",
+        "float16 is 2 bytes per number, not 4",  # learner: S
+    ),
+    (
+        "8.8_r5_bytes",
+        "cache_memory",
+        "answer = 50331648",
+        "that is the size in bytes; the question ",  # learner: S
+    ),
+    (
+        "8.8_r5_one_layer",
+        "cache_memory",
+        "answer = 2",
+        "that is the cache of one layer: the mode",  # learner: S
+    ),
+    (
+        "8.8_r5_MB_decimal",
+        "cache_memory",
+        "answer = 50.33",
+        "that is the size in MB (10**6 bytes); th",  # learner: S
+    ),
+    (
+        "8.8_r5_string",
+        "cache_memory",
+        "answer = '48 MiB'",
+        "write the number without quotes",  # learner: S
+    ),
+    (
+        "8.9_r5_strict_lower",
+        "causal_tiles",
+        "answer = 28",
+        "you counted the tiles below the diagonal",  # learner: S
+    ),
+    (
+        "8.9_r5_half",
+        "causal_tiles",
+        "answer = 32",
+        "half of 64 cuts the diagonal tiles in tw",  # learner: S
+    ),
+    (
+        "8.9_r5_all",
+        "causal_tiles",
+        "answer = 64",
+        "tiles above the diagonal see only future",  # learner: S
+    ),
+    (
+        "8.9_r5_diag_only",
+        "causal_tiles",
+        "answer = 8",
+        "the diagonal tiles are computed, but so ",  # learner: S
+    ),
+    (
+        "8.9_r5_float",
+        "causal_tiles",
+        "answer = 36.5",
+        "a tile is computed whole or skipped whol",  # learner: S
+    ),
+    (
+        "8.9_r5_upper_incl",
+        "causal_tiles",
+        "answer = 36 + 8",
+        "that counts the 8 diagonal tiles twice (",  # round 5: was generic
+    ),
+    (
+        "8.1_r5_npmax_two_args",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.max(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "np.max(a, b) reads its second argument a",  # learner: S
+    ),
+    (
+        "8.1_r5_global_blockmax",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max())\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "`max` without an axis reduces the whole ",  # learner: S
+    ),
+    (
+        "8.1_r5_axis1_hardcoded",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=1)\n",
+        "`max` along the wrong axis: yours works ",  # learner: S
+    ),
+    (
+        "8.1_r5_row_loop_2d",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.empty_like(m); t_new = np.empty_like(total)\n    for i in range(len(m)):\n        m_new[i] = max(m[i], block[i].max())\n        t_new[i] = total[i] * math.exp(m[i] - m_new[i]) + np.exp(block[i] - m_new[i]).sum()\n    return m_new, t_new\n",
+        "your loop over the rows (m[i], block[i])",  # learner: S
+    ),
+    (
+        "8.1_r5_sum_then_exp_max",
+        "online_update",
+        "def online_update(m, total, block):\n    bmax = block.max(axis=-1)\n    m_new = np.maximum(m, bmax)\n    return m_new, total * np.exp(m - bmax) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "you rescaled the old sum by exp(m - max(",  # round 5: was generic
+    ),
+    (
+        "8.2_r5_slice_off_by_one",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size-1]\n        if b.shape[-1] == 0: continue\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "your blocks leave out one score each (a ",  # learner: S
+    ),
+    (
+        "8.2_r5_first_block_ref",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    ref = x[..., :block_size].max(-1)\n    ref = np.where(np.isneginf(ref), 0.0, ref)\n    total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        total = total + np.exp(x[..., s:s+block_size] - ref[..., None]).sum(-1)\n    out = np.exp(x - ref[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "your reference max is fixed by the first",  # learner: S
+    ),
+    (
+        "8.2_r5_replace_neginf_big",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    x = np.where(np.isneginf(x), -1e30, x)\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        total = total * np.exp(m - mn) + np.exp(b - mn[..., None]).sum(-1)\n        m = mn\n    return np.exp(x - m[..., None]) / total[..., None]\n",
+        "a row with no visible score (all -inf) m",  # learner: S
+    ),
+    (
+        "8.2_r5_inplace_x",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    dead = np.isneginf(x).all(-1)\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(mn), 0.0, mn)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    x -= safe[..., None]\n    np.exp(x, out=x)\n    x[~dead] /= total[~dead][..., None]\n    return x\n",
+        "the caller's array changed: an in-place ",  # learner: S
+    ),
+    (
+        "8.2_r5_guard_minus1e9_rescale",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        mn = np.maximum(m, b.max(-1))\n        total = total * np.exp(np.where(np.isneginf(m), -1e9, m) - mn) + np.exp(b - mn[..., None]).sum(-1)\n        m = mn\n    safe = np.where(np.isneginf(m), 0.0, m)\n    out = np.exp(x - safe[..., None])\n    return np.divide(out, total[..., None], out=np.zeros_like(out), where=total[..., None] > 0)\n",
+        "a row that starts with masked blocks com",  # round 5: was generic
+    ),
+    (
+        "8.3_r5_old_m_for_p",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - np.where(np.isneginf(m), mn, m)[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "you exponentiated this tile against the ",  # learner: S
+    ),
+    (
+        "8.3_r5_alpha_on_pv",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), acc + a[..., None] * (p @ v)\n",
+        "you put alpha on this tile's p·v instead",  # round 5: was misleading
+    ),
+    (
+        "8.3_r5_inplace_acc",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    acc *= a[..., None]\n    acc += p @ v\n    return mn, a * total + p.sum(-1), acc\n",
+        "the caller's array changed: an in-place ",  # learner: S
+    ),
+    (
+        "8.3_r5_axis0_max",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(axis=0))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "two vectors of different lengths met (3 ",  # learner: S
+    ),
+    (
+        "8.3_r5_total_sum_axis0",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-2), a[..., None] * acc + p @ v\n",
+        "two vectors of different lengths met (3 ",  # learner: S
+    ),
+    (
+        "8.4_r5_cat_heads",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=1); vc = torch.cat([v_cache, v], dim=1)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "`cat` along the wrong axis: yours works ",  # learner: S
+    ),
+    (
+        "8.4_r5_stack",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.stack([k_cache, k], dim=-2); vc = torch.stack([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "torch.stack puts tensors side by side on",  # round 5: was misleading
+    ),
+    (
+        "8.4_r5_squeeze_out",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return (w @ vc).squeeze(-2), kc, vc\n",
+        "your `out` has lost an axis, the one of ",  # learner: S
+    ),
+    (
+        "8.4_r5_mul_scale",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.transpose(-2, -1) * math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "you multiplied by `math.sqrt(q.shape[-1]",  # learner: S
+    ),
+    (
+        "8.4_r5_float64",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2).double(); vc = torch.cat([v_cache, v], dim=-2).double()\n    w = torch.softmax(q.double() @ kc.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "the output must keep the input's dtype: ",  # learner: S
+    ),
+    (
+        "8.4_r5_kT_dot",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    kc = torch.cat([k_cache, k], dim=-2); vc = torch.cat([v_cache, v], dim=-2)\n    w = torch.softmax(q @ kc.T / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ vc, kc, vc\n",
+        "`k_cache.T` reverses every axis of a bat",  # learner: S
+    ),
+    (
+        "8.5_r5_only_k_repeated",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "the query heads and your key-value heads",  # round 5: was generic
+    ),
+    (
+        "8.5_r5_k_interleave_v_tile",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1); v = v.repeat(1, r, 1, 1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "keys and values were expanded in two dif",  # learner: S
+    ),
+    (
+        "8.5_r5_scale_by_S",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1); v = v.repeat_interleave(r, dim=1)\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.shape[-2]), -1) @ v\n",
+        "you scaled by the square root of S, the ",  # learner: S
+    ),
+    (
+        "8.5_r5_no_repeat",
+        "gqa",
+        "def gqa(q, k, v):\n    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v\n",
+        "the query heads and your key-value heads",  # learner: S
+    ),
+    (
+        "8.5_r5_group_view_wrong_order",
+        "gqa",
+        "def gqa(q, k, v):\n    B, H, T, d = q.shape; G = k.shape[1]\n    qg = q.reshape(B, H // G, G, T, d)\n    o = torch.softmax(qg @ k[:, None].transpose(-2, -1) / d ** 0.5, -1) @ v[:, None]\n    return o.reshape(B, H, T, d)\n",
+        "query head h used key-value head h % G (",  # learner: S
+    ),
+    (
+        "8.5_r5_numpy_softmax",
+        "gqa",
+        "def gqa(q, k, v):\n    r = q.shape[1] // k.shape[1]\n    k = k.repeat_interleave(r, dim=1).numpy(); v = v.repeat_interleave(r, dim=1).numpy(); q = q.numpy()\n    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])\n    w = np.exp(s - s.max(-1, keepdims=True)); w /= w.sum(-1, keepdims=True)\n    return w @ v\n",
+        "this exercise is in torch: compute with ",  # learner: S
+    ),
+    (
+        "8.6_r5_kv_out_G",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads)\n        self.W_v = nn.Linear(d_model, n_kv_heads)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "W_k and W_v project to the G key-value h",  # learner: S
+    ),
+    (
+        "8.6_r5_mask_unsqueeze1",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask.unsqueeze(1), float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "the mask line fails, not the heads: mask",  # round 5: was misleading
+    ),
+    (
+        "8.6_r5_return_scores",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), s\n',
+        "your `weights` are the scores before the",  # learner: S
+    ),
+    (
+        "8.6_r5_weights_head_mean",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w.mean(1)\n',
+        "your `weights` has lost an axis, the one",  # learner: S
+    ),
+    (
+        "8.6_r5_softmax_dim2",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -2)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "the softmax runs over the queries (dim=-",  # learner: S
+    ),
+    (
+        "8.6_r5_kv_from_wq",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "you used `self.W_k` where `self.W_v` bel",  # learner: S
+    ),
+    (
+        "8.6_r5_d_from_G",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, d_model // n_kv_heads)\n        self.W_v = nn.Linear(d_model, d_model // n_kv_heads)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "W_k and W_v project to the G key-value h",  # learner: S
+    ),
+    (
+        "8.8_r5_keys_only_numbers",
+        "cache_memory",
+        "answer = 12",
+        "that is a quarter of the cache, and two ",  # round 5: was misleading
+    ),
+    (
+        "8.8_r5_GiB",
+        "cache_memory",
+        "answer = 0.046875",
+        "that is the size in GiB (2**30 bytes); t",  # learner: S
+    ),
+    (
+        "8.8_r5_dmodel_kv",
+        "cache_memory",
+        "answer = 768",
+        "that stores d_model = 16 · 64 = 1024 num",  # round 5: was generic
+    ),
+    (
+        "8.9_r5_64_minus_8",
+        "causal_tiles",
+        "answer = 56",
+        "that is every tile but the diagonal; the",  # learner: S
+    ),
+    (
+        "8.9_r5_plus_one",
+        "causal_tiles",
+        "answer = 37",
+        "one too many: count the tiles row of til",  # learner: S
+    ),
+    (
+        "8.9_r5_string36",
+        "causal_tiles",
+        "answer = '36'",
+        "write the number without quotes",  # learner: S
+    ),
+    (
+        "8.1_r5_float32",
+        "online_update",
+        "def online_update(m, total, block):\n    block = block.astype(np.float32)\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block - m_new[..., None]).sum(axis=-1)\n",
+        "a precision problem: your values agree w",  # learner: S
+    ),
+    (
+        "8.3_r5_v_transposed",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), a[..., None] * acc + p @ np.swapaxes(v, -1, -2)\n",
+        "`v` is used transposed in a product",  # learner: S
+    ),
+    (
+        "8.3_r5_alpha_squared",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    mn = np.maximum(m, scores.max(-1))\n    a = np.exp(m - mn); p = np.exp(scores - mn[..., None])\n    return mn, a * total + p.sum(-1), (a ** 2)[..., None] * acc + p @ v\n",
+        "you multiplied acc by alpha twice (alpha",  # round 5: was generic
+    ),
+    (
+        "8.6_r5_view_noncontig",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).view(B, T, D)\n        return self.W_o(out), w\n',
+        "`.view` needs memory laid out in order, ",  # learner: S
+    ),
+    (
+        "8.6_r5_hardcoded_d",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, 4\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "W_k and W_v project to the G key-value h",  # learner: S
+    ),
+    (
+        "8.6_r5_all_from_Wq",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_q(x)[..., :self.G * self.d].view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "your keys come from W_q's output (its fi",  # round 5: was generic
+    ),
+    (
+        "8.6_r5_mask_float_add",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        r = self.H // self.G\n        k = k.repeat_interleave(r, 1); v = v.repeat_interleave(r, 1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s + mask\n        w = torch.softmax(s, -1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "you added the boolean mask to the scores",  # round 5: was generic
+    ),
+    (
+        "8.9_r5_lower_incl_all",
+        "causal_tiles",
+        "answer = 1024 * 1025 / 2 / 128**2",
+        "that is the number of visible (query, ke",  # round 5: was generic
+    ),
 ]

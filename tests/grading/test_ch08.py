@@ -535,3 +535,29 @@ def test_the_online_softmax_must_walk_the_row_in_blocks():
     refused = check_online_softmax(_one_pass)
     assert not refused.passed and refused.diagnosed
     assert "not block by block" in refused.message and "10 scores" in refused.message
+
+
+def test_an_input_is_called_unused_only_if_no_case_moves_with_it():
+    """On the first tile alpha = 0, so a learner's alpha·(p v) hides `v` there: the
+    forensic must see that `v` moves the result on a later tile before it says "never
+    uses" (the fifth learner round was told so about code that uses `v`)."""
+
+    def step(m, total, acc, scores, v):
+        m_new = np.maximum(m, scores.max(-1))
+        alpha = np.exp(np.where(np.isfinite(m), m - m_new, -np.inf))
+        p = np.exp(scores - m_new[..., None])
+        return m_new, alpha * total + p.sum(-1), alpha, p
+
+    def ignores_v(m, total, acc, scores, v):
+        m_new, total_new, alpha, p = step(m, total, acc, scores, v)
+        return m_new, total_new, alpha[..., None] * acc + p.sum(-1, keepdims=True)
+
+    def hides_v_on_the_first_tile(m, total, acc, scores, v):  # no planted mistake
+        m_new, total_new, alpha, p = step(m, total, acc, scores, v)
+        return m_new, total_new, alpha[..., None] * acc + 1.5 * (alpha**2)[..., None] * (p @ v)
+
+    said = "never uses the `v` it is given"
+    assert said in check_tile_update(ignores_v).diagnosis
+    result = check_tile_update(hides_v_on_the_first_tile)
+    assert not result.passed
+    assert said not in (result.diagnosis or "")

@@ -452,6 +452,79 @@ def _plain(title: str) -> str:
     return title.replace("\\infty", "∞")
 
 
+_LEADS = {8}
+"""The chapters whose fallback hints are held to :func:`not_leading` (issue 28); the others
+join as their fallbacks are rewritten."""
+
+_FORMULA = re.compile(r"=\s*[\w.]+(?:\s*[·*×]\s*[\w.]+){2,}")
+_ASKS = re.compile(r"\?|\b(?:which|what|how|compare|print|follow)\b", re.IGNORECASE)
+
+
+def not_leading(hint: str) -> list[str]:
+    """Why a fallback hint hands over instead of leading, or ``[]``.
+
+    A fallback is shown for every mistake the grader does not recognise, so it cannot
+    follow the learner's: it asks (a question, or what to compare, print or follow), writes
+    no formula (``bytes = 2 · layers · kv_heads · ...``: a prediction's whole calculation),
+    is no recipe of the whole computation (steps chained by two "then"s or more), and ends
+    by naming the chapter's section that teaches the step.
+    """
+    problems = []
+    if not _ASKS.search(hint):
+        problems.append("asks nothing: it tells")
+    if _FORMULA.search(hint):
+        problems.append(f"writes the formula {_FORMULA.search(hint)[0]!r}")
+    steps = len(re.findall(r"\bthen\b", hint))
+    if steps >= 2:
+        problems.append(f"a recipe of {steps + 1} steps")
+    if not _SECTION.search(hint):
+        problems.append("names no section of the chapter")
+    return problems
+
+
+@pytest.mark.parametrize(
+    ("chapter", "code", "module"), [c for c in _cases() if c.values[0].number in _LEADS]
+)
+def test_every_fallback_hint_leads(chapter, code, module):
+    problems = [
+        f"{exercise.name}: {', '.join(found)}"
+        for exercise in module.GRADERS
+        if (found := not_leading(getattr(exercise, "values", exercise).hint or ""))
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_fallback_that_hands_over_is_found():
+    # chapter 8's fallbacks before the fifth learner round: a formula, a layer's recipe,
+    # the repeat described to the index
+    old = {
+        "cache_memory": "bytes = 2 · layers · kv_heads · tokens · d_head · bytes per number; "
+        "1 MiB = 2**20 bytes",
+        "gqa_module": "project x with W_q to H heads and with W_k, W_v to G heads, repeat "
+        "each key-value head H/G times in place, then attention as in chapter 4 (the mask "
+        "hides keys before the softmax), heads merged back to (B, T, D), then W_o (the "
+        'chapter\'s section "Fewer key-value heads: multi-query and grouped-query attention")',
+        "gqa": "repeat each of the G key-value heads H/G times along the head axis (query "
+        "head h reads key-value head h // (H/G)), then ordinary attention per head",
+    }
+    assert not_leading(old["cache_memory"]) == [
+        "asks nothing: it tells",
+        "writes the formula '= 2 · layers · kv_heads · tokens · d_head · bytes'",
+        "names no section of the chapter",
+    ]
+    assert not_leading(old["gqa_module"]) == ["asks nothing: it tells", "a recipe of 3 steps"]
+    assert not_leading(old["gqa"]) == [
+        "asks nothing: it tells",
+        "names no section of the chapter",
+    ]
+    assert (
+        not_leading(
+            'which tiles hold a pair a query may see? (the chapter\'s section "Tiled attention")'
+        )
+        == []
+    )
+
+
 def test_a_line_with_a_keyword_argument_left_out_is_still_the_line():
     line = "torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)"
     assert _leaks([line], "build it with torch.full((B, 1), bos_id, dtype=torch.long)")

@@ -736,6 +736,12 @@ def _per_kind(recurrent, conv, dilated):
     return fn
 
 
+def _only_dilated(dilated):
+    """A planted count that is right for the recurrent net and the convolution, ``dilated``
+    for the dilated stack (the mistakes of the one count that takes a logarithm)."""
+    return _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1), dilated)
+
+
 def _ceil_div(a, b):
     return -(-a // b)
 
@@ -772,49 +778,33 @@ PATH_LENGTH = GRADERS.add(
                 "int(log) + 1 rounds up only when n is not a power of k: for n = k ** L it "
                 "gives L + 1 layers even with an exact log (n = 100, k = 10 gives 3, not 2): "
                 "an exact power of k needs no extra layer",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: int(math.log(n) / math.log(k)) + 1,
-                ),
+                _only_dilated(lambda n, k: int(math.log(n) / math.log(k)) + 1),
             ),
             Mistake(
                 "math.log(n, k) is a float and can land just above a whole number "
                 "(log(125) / log(5) = 3.0000000000000004), so ceil gives one layer too many; "
                 "count the layers in integers instead",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: math.ceil(math.log(n) / math.log(k)),
-                ),
+                _only_dilated(lambda n, k: math.ceil(math.log(n) / math.log(k))),
             ),
             Mistake(
                 "you rounded the number of dilated layers down: int() truncates, and a float "
                 "log can land just below a whole number (math.log(1000, 10) is "
                 "2.9999999999999996); k ** L must reach n, so count the layers in integers",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: int(math.log(n, k)),
-                ),
+                _only_dilated(lambda n, k: int(math.log(n, k))),
             ),
             Mistake(
                 "you rounded the logarithm to the nearest whole number: log_5(126) ≈ 3.004 "
                 "rounds down to 3, but 5 ** 3 = 125 positions fall one short of 126, so a "
                 "fourth layer is needed; a partial layer still counts (and count in integers: "
                 "a float log can land just above a whole number)",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: round(math.log(n, k)),
-                ),
+                _only_dilated(lambda n, k: round(math.log(n, k))),
             ),
             *(
                 Mistake(
                     "you counted the layers for n - 1 positions: L layers of width k see "
                     "k ** L positions, and the first and the n-th position must both be in "
                     "one view (n = 101, k = 10 needs 3 layers, not 2)",
-                    _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1), layers),
+                    _only_dilated(layers),
                 )
                 for layers in (
                     lambda n, k: _dilated(n - 1, k),
@@ -829,28 +819,16 @@ PATH_LENGTH = GRADERS.add(
             Mistake(
                 "your dilated count uses base 2: the dilation grows by a factor of k per layer, "
                 "so the base is k, not 2",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: math.ceil(math.log2(n)),
-                ),
+                _only_dilated(lambda n, k: math.ceil(math.log2(n))),
             ),
             Mistake(
                 "you returned the view size k ** L of the dilated stack: the path length is the "
                 "number of layers L itself",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: k ** _dilated(n, k),
-                ),
+                _only_dilated(lambda n, k: k ** _dilated(n, k)),
             ),
             Mistake(
                 "you rounded the number of dilated layers down; k ** L must reach n",
-                _per_kind(
-                    lambda n: n - 1,
-                    lambda n, k: _ceil_div(n - 1, k - 1),
-                    lambda n, k: math.floor(math.log(n) / math.log(k) + 1e-9),
-                ),
+                _only_dilated(lambda n, k: math.floor(math.log(n) / math.log(k) + 1e-9)),
             ),
         ),
         outputs=("length",),

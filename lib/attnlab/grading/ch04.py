@@ -894,6 +894,11 @@ def _loader(
     return load
 
 
+def _load_mistake(message: str, **loader: Any) -> Mistake:
+    """A planted copy, made by ``_loader(**loader)``, run as the cases run the learner's."""
+    return Mistake(message, adapt(_run_load, _loader(**loader)))
+
+
 def _load_nothing(ours, theirs) -> None:
     """A loader that leaves ``theirs`` as it was (copies the other way, into a new layer)."""
 
@@ -906,35 +911,35 @@ LOAD_INTO_TORCH = GRADERS.add(
         cases=_torch_cases(),
         outputs=("out", "weights"),
         mistakes=(
-            Mistake(
+            _load_mistake(
                 "W_q and W_k are swapped: in_proj_weight stacks W_q (rows 0..D-1), then "
                 "W_k, then W_v",
-                adapt(_run_load, _loader(order=(1, 0, 2))),
+                order=(1, 0, 2),
             ),
-            Mistake(
+            _load_mistake(
                 "the order of the stacked blocks is wrong: in_proj_weight is "
                 "torch.cat([W_q, W_k, W_v]), rows 0..D-1 for W_q",
-                adapt(_run_load, _loader(order=(2, 1, 0))),
+                order=(2, 1, 0),
             ),
-            Mistake(
+            _load_mistake(
                 "you transposed the weights: both nn.Linear and in_proj_weight store a "
                 "matrix as (out_features, in_features), so copy .weight as it is",
-                adapt(_run_load, _loader(transpose=True)),
+                transpose=True,
             ),
-            Mistake(
+            _load_mistake(
                 "you left the biases out: copy the three input biases into in_proj_bias "
                 "and W_o's bias into out_proj.bias",
-                adapt(_run_load, _loader(biases=False)),
+                biases=False,
             ),
-            Mistake(
+            _load_mistake(
                 "you did not copy W_o: it goes into theirs.out_proj (weight and bias)",
-                adapt(_run_load, _loader(out_proj=False)),
+                out_proj=False,
             ),
             *(
-                Mistake(
+                _load_mistake(
                     f"in_proj is right, but out_proj holds {name}'s numbers, not W_o's: the "
                     "output projection of ours is W_o; copy it into theirs.out_proj",
-                    adapt(_run_load, _loader(out_from=name)),
+                    out_from=name,
                 )
                 for name in ("W_q", "W_k", "W_v")
             ),
@@ -945,36 +950,36 @@ LOAD_INTO_TORCH = GRADERS.add(
                 "new layer and returning it, or copying into a clone leaves theirs as it was",
                 adapt(_run_load, _load_nothing),
             ),
-            Mistake(
+            _load_mistake(
                 "theirs.in_proj_weight kept its own random numbers: the stacked weights "
                 "never reached it (copied into a clone or a local copy of it?). copy_ into "
                 "theirs.in_proj_weight itself",
-                adapt(_run_load, _loader(in_weight=False)),
+                in_weight=False,
             ),
-            Mistake(
+            _load_mistake(
                 "you copied the weights but not in_proj_bias: the three input biases, "
                 "stacked in the same order as the weights, go into theirs.in_proj_bias",
-                adapt(_run_load, _loader(in_bias=False)),
+                in_bias=False,
             ),
-            Mistake(
+            _load_mistake(
                 "in_proj is right, but you transposed W_o's weight: out_proj.weight is "
                 "stored (out_features, in_features) like W_o.weight, so copy it as it is",
-                adapt(_run_load, _loader(out_transpose=True)),
+                out_transpose=True,
             ),
             *(
-                Mistake(
+                _load_mistake(
                     f"out_proj's weight is right, but its bias is {name}'s: copy W_o's bias "
                     "into theirs.out_proj.bias",
-                    adapt(_run_load, _loader(out_bias_from=name)),
+                    out_bias_from=name,
                 )
                 for name in ("W_q", "W_k", "W_v")
             ),
-            Mistake(
+            _load_mistake(
                 "your weights went through float32 before the copy (a .float(), or a "
                 "float32 tensor): copy_ keeps theirs' float64, but the digits beyond "
                 "float32 are already lost, and the two layers no longer agree to 1e-12 as "
                 "in the chapter. Copy the tensors in their own dtype",
-                adapt(_run_load, _loader(cast=True)),
+                cast=True,
             ),
         ),
         wrap=lambda fn: adapt(_run_load, fn),

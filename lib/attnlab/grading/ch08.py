@@ -151,6 +151,14 @@ def _update_block_max_only(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # no
         return m_new, l * np.exp(m - m_new) + np.sum(np.exp(block - m_new[..., None]), axis=-1)
 
 
+def _update_rescaled_by_block_max(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
+    """Planted: the old sum rescaled by exp(m - max(block)) instead of exp(m - m')."""
+    top = np.max(block, axis=-1)
+    m_new = np.maximum(m, top)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return m_new, l * np.exp(m - top) + np.sum(np.exp(block - m_new[..., None]), axis=-1)
+
+
 def _update_unshifted(m: Any, l: Any, block: Any) -> tuple[Any, Any]:  # noqa: E741
     """Planted: the new terms exp(x_j), no max subtracted."""
     m_new = np.maximum(m, np.max(block, axis=-1))
@@ -256,6 +264,13 @@ ONLINE_UPDATE = GRADERS.add(
                 "your m is the block's max alone; the running max is max(m, max(block)): "
                 "it never goes down",
                 _update_block_max_only,
+            ),
+            Mistake(
+                "you rescaled the old sum by exp(m - max(block)), the block's own max: the "
+                "old sum must be brought to the new running max, exp(m - m') with m' = "
+                "max(m, max(block)), the same max the block's terms use (a block whose "
+                "scores are all masked has max -inf, and its factor becomes e^(+inf))",
+                _update_rescaled_by_block_max,
             ),
             Mistake(
                 "your m is the block's max alone; the running max is max(m, max(block)): "
@@ -424,6 +439,7 @@ def _softmax_variant(
     two_d: bool = False,
     start_max: float = -INF,
     skip_empty: bool = True,
+    start_total: float = 0.0,
 ) -> Callable[..., Any]:
     """Planted: the worked online softmax with one difference (blocks, their width, rescale,
     empty rows, a running max that forgets, the max the weights use, 2-D only indexing, the
@@ -433,7 +449,7 @@ def _softmax_variant(
         n = x.shape[1] if two_d else x.shape[-1]
         stop = {"all": n, "full": n - n % block_size, "short": n - block_size}[blocks]
         rows = x.shape[:1] if two_d else x.shape[:-1]
-        m, total = np.full(rows, start_max), np.zeros(rows)
+        m, total = np.full(rows, start_max), np.full(rows, start_total)
         first = None
         for start in range(0, stop, block_size):
             end = start + block_size + width
@@ -443,7 +459,9 @@ def _softmax_variant(
             top = np.max(block, axis=1 if two_d else -1)
             m_new = top if forget_max else np.maximum(m, top)
             safe = np.where(np.isneginf(m_new), 0.0, m_new)
-            old = np.where(np.isneginf(m), 0.0, m) if forget_max else m
+            # a learner's guard of the old max (0 where it is -inf): with a start of 0 the
+            # same as none, with a sum started at 1 that 1 is carried along
+            old = np.where(np.isneginf(m), 0.0, m) if forget_max or start_total else m
             alpha = np.exp(old - safe) if rescale else 1.0
             total = total * alpha + np.sum(np.exp(block - safe[..., None]), axis=-1)
             m = m_new
@@ -456,6 +474,22 @@ def _softmax_variant(
         return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), fill)
 
     return softmax
+
+
+def _softmax_max_not_stored(x: Any, block_size: int) -> Any:
+    """Planted: m_new computed but never stored (m stays -inf), final weights by the row max."""
+    m, total = np.full(x.shape[:-1], -INF), np.zeros(x.shape[:-1])
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start : start + block_size]
+        m_new = np.maximum(m, np.max(block, axis=-1))
+        safe = np.where(np.isneginf(m_new), 0.0, m_new)
+        old = np.where(np.isneginf(m), 0.0, m)
+        total = total * np.exp(old - safe) + np.sum(np.exp(block - safe[..., None]), axis=-1)
+    top = np.max(x, axis=-1)
+    safe = np.where(np.isneginf(top), 0.0, top)[..., None]
+    seen = total[..., None] > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(seen, np.exp(x - safe) / np.where(seen, total[..., None], 1.0), 0.0)
 
 
 def _softmax_running_weights(x: Any, block_size: int) -> Any:
@@ -621,9 +655,12 @@ ONLINE_SOFTMAX = GRADERS.add(
             ),
             Mistake(
                 "a row that starts with masked blocks comes out all zero although it has "
-                "visible scores: the NaN is born inside the loop (while the running max is "
-                "still -inf, m - m' is -inf - (-inf)) and poisons `total`; replacing NaN at "
-                "the end cannot bring the row back, so guard the subtraction inside the loop",
+                "visible scores: the NaN is born inside the loop and poisons `total`: while "
+                "the running max m' is still -inf, every subtraction of it is -inf - (-inf) = "
+                "NaN, in the rescale exp(m - m') and in the block's own exp(x - m') alike (a "
+                "guard on one of them leaves the other); replacing NaN at the end cannot "
+                "bring the row back, so guard the subtraction inside the loop: a finite "
+                "stand-in for m' in both exponents while it is -inf",
                 _softmax_nan_hidden,
             ),
             Mistake(
@@ -691,6 +728,18 @@ ONLINE_SOFTMAX = GRADERS.add(
                 "every e^(x - m) underflows to 0 and its weights vanish; start from a max that "
                 "has seen nothing, below every score",
                 _softmax_variant(start_max=0.0),
+            ),
+            Mistake(
+                "your running sum starts at 1, not at 0: a state that has seen nothing has "
+                "m = -inf and `total` = 0; the extra 1 stays in every denominator (rescaled "
+                "along), so every weight comes out a little too small",
+                _softmax_variant(start_total=1.0),
+            ),
+            Mistake(
+                "your loop computes the new max but never stores it (no `m = m_new`): the "
+                "running max stays -inf, so every block is treated as the first and `total` "
+                "is rescaled against the wrong max; store the new max at the end of each step",
+                _softmax_max_not_stored,
             ),
             Mistake(
                 "your blocks leave out one score each (a slice that stops one short of "
@@ -897,11 +946,17 @@ def _tile_with(
     alpha_twice: bool = False,
     alpha_outside: bool = False,
     alpha_on_p: bool = False,
+    alpha_on_new: bool = False,
+    alpha_squared: bool = False,
+    scaled_first: bool = False,
+    p_normalised: bool = False,
     inverted: bool = False,
     forget_max: bool = False,
     dot: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+        if scaled_first:  # the scores divided by √d again, before anything else
+            scores = scores / math.sqrt(v.shape[-1])
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
         if forget_max:  # as a learner writes it: no guard
             m_new = np.max(scores, axis=-1)
@@ -926,6 +981,13 @@ def _tile_with(
             p = alpha[..., None] * p
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
+        if p_normalised:  # a softmax within the tile
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mixed = (p / np.sum(p, axis=-1, keepdims=True)) @ v
+        if alpha_on_new:  # acc + alpha·(p v)
+            return m_new, l_new, acc + alpha[..., None] * mixed
+        if alpha_squared:
+            return m_new, l_new, (alpha**2)[..., None] * acc + mixed
         if dot:
             mixed = np.dot(p, v)
         acc_new = (alpha[..., None] * acc if alpha_acc else acc) + mixed
@@ -980,6 +1042,15 @@ def _tile_broadcast_hint(message: str) -> str | None:
             f"{flipped[2]}) and ({flipped[3]},{flipped[4]}): the weighted values came out "
             "transposed, features first; acc keeps one row per query and the values' "
             "features last, so check the order of the product's operands and any transpose"
+        )
+    per_key = re.search(r"shapes \((\d+),(\d+)\) \((\d+),(\d+)\)", message)
+    if per_key is not None and per_key[2] == per_key[4] and per_key[1] != per_key[3]:
+        return (
+            f"an array of {per_key[1]} rows met one of {per_key[3]} rows, both with "
+            f"{per_key[2]} value features: acc has one row per query, but your weighted "
+            "values came out with one row per key; the product of p and v sums over the "
+            "keys, (..., Tb, Sb) @ (..., Sb, d_v) -> (..., Tb, d_v), and an elementwise "
+            "product summed along another axis keeps the keys"
         )
     row = re.search(r"shapes \((\d+),(\d+)\) \((\d+),\)", message)
     if row is not None and row[1] == row[3]:
@@ -1100,6 +1171,30 @@ TILE_UPDATE = GRADERS.add(
                 "applies once, to the old accumulator only; this tile's p·v is already "
                 "relative to the new max",
                 _tile_with(alpha_twice=True),
+            ),
+            Mistake(
+                "you multiplied acc by alpha twice (alpha**2): the old accumulator needs "
+                "the factor exp(m - m') once, exactly as `total` does",
+                _tile_with(alpha_squared=True),
+            ),
+            Mistake(
+                "you put alpha on this tile's p·v instead of on the old acc (acc + alpha·p v): "
+                "p is computed against the new max already; it is the old acc, summed "
+                "against the old max, that alpha = exp(m - m') rescales, as for `total`",
+                _tile_with(alpha_on_new=True),
+            ),
+            Mistake(
+                "the scores you receive are already scaled: you divided them by √d again "
+                "(the max and the weights then come from other numbers); use `scores` as "
+                "given",
+                _tile_with(scaled_first=True),
+            ),
+            Mistake(
+                "you normalised p within the tile (p divided by its own row sum): p stays "
+                "unnormalised, exp(scores - m'), so that tiles add up; the one division by "
+                "`total` comes after the last tile (and a tile row with every key masked "
+                "would give 0/0)",
+                _tile_with(p_normalised=True),
             ),
         ),
         hint="it is your update of 8.1 with a third running quantity: which of `total` and "
@@ -1258,9 +1353,17 @@ KV_STEP = GRADERS.add(
         cases=_kv_cases(),
         outputs=("out", "k_cache", "v_cache"),
         mistakes=tuple(Mistake(diagnosis, _planted_kv_step(**bug)) for diagnosis, bug in _KV_BUGS),
-        hint="grow each cache by one token along the token axis, then let the one query "
-        "attend to every key it now holds, as in chapter 3; the step returns the grown "
-        'caches too (the chapter\'s section "The KV cache: generate without recomputing")',
+        error_hints=(
+            (
+                "stack expects each tensor to be equal size",
+                "torch.stack puts tensors side by side on a new axis, so it needs them of "
+                "one shape; a cache grows along an axis it already has, its tokens (t "
+                "cached + 1 new): that is a concatenation, torch.cat, along the token axis",
+            ),
+        ),
+        hint="which axis of a cache counts its tokens, and which keys and values may the "
+        "one new query see once this step is done? The step returns the caches it leaves "
+        'behind too (the chapter\'s section "The KV cache: generate without recomputing")',
         equivalent=(
             (
                 "swap: k_cache.transpose(-2, -1) in scores = ( q @ k_cache.transpose(-2, -1) "
@@ -1343,7 +1446,8 @@ def _heads_hint(message: str) -> str | None:
     return (
         f"the query heads and your key-value heads do not line up on the head axis (dim 1: "
         f"sizes {found[1]} and {found[2]}): each of the G key-value heads must appear H/G "
-        "times along dim=1 before the product; a repeat along another axis (or without "
+        "times along dim=1 before the product, in both tensors that meet the query heads, "
+        "k (in q kᵀ) and v (in weights @ v); a repeat along another axis (or without "
         "`dim=`, which flattens), or none, leaves G heads there"
     )
 
@@ -1391,6 +1495,12 @@ _GQA_MISTAKES = (
     Mistake(
         f"you scaled by the square root of H·d, the width of all heads together; {_WRONG_SCALE}",
         _gqa_scaled(lambda q, k: q.shape[1] * q.shape[-1]),
+    ),
+    Mistake(
+        "you scaled by the square root of d·H/G, the head size times the group size; the "
+        "number of query heads sharing a key-value head does not change the length of the "
+        f"vectors each dot product multiplies: {_WRONG_SCALE}",
+        _gqa_scaled(lambda q, k: q.shape[-1] * (q.shape[1] // k.shape[1])),
     ),
     Mistake(
         f"you scaled by the square root of S, the number of keys; {_WRONG_SCALE}",
@@ -1477,8 +1587,10 @@ GQA = GRADERS.add(
                 for n in (2, 3, 4)
             ),
         ),
-        hint="repeat each of the G key-value heads H/G times along the head axis "
-        "(query head h reads key-value head h // (H/G)), then ordinary attention per head",
+        hint="print the shapes of q, k and v, and of the scores: which query heads should "
+        "read which key-value head, and how does your code line them up? is anything "
+        "besides the heads different from the attention of chapter 3? (the chapter's "
+        'section "Fewer key-value heads: multi-query and grouped-query attention")',
         error_hints=(
             ("non-singleton dimension 1", _heads_hint),
             (
@@ -1631,6 +1743,8 @@ class _PlantedGQA(nn.Module):
         if self.bug == "direct split of q":
             q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
+        if self.bug == "keys from W_q":  # copy-paste: the first G heads of W_q's output
+            k = self._split(self.W_q(x)[..., : G * self.d_head], G)
         if self.bug == "always causal":
             T = x.shape[1]
             mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -1647,6 +1761,16 @@ class _PlantedGQA(nn.Module):
             "kv width scale": 1 / math.sqrt(G * self.d_head),  # W_k's out_features
         }.get(self.bug, 1 / math.sqrt(self.d_head))
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if mask is not None and self.bug == "mask added":  # True adds 1, False adds 0
+            scores, mask = scores + mask, None
+        if mask is not None and self.bug == "mask unsqueezed":  # (T, S) -> (T, 1, S)
+            scores, mask = scores.masked_fill(~mask.unsqueeze(1), -math.inf), None
+        if self.bug == "weights detached":
+            if mask is not None:
+                scores = scores.masked_fill(~mask, -math.inf)
+            weights = torch.softmax(scores, dim=-1).detach()
+            B, T, D = x.shape
+            return self.W_o((weights @ v).transpose(1, 2).reshape(B, T, D)), weights
         if self.bug == "scores as weights":
             if mask is not None:
                 scores = scores.masked_fill(~mask, -math.inf)
@@ -1674,6 +1798,24 @@ _KV_SIZE = (
     "d_model / n_heads of a query head, so their out_features is G heads' worth of "
     "features, not d_model; that is where the layer saves parameters and cache"
 )
+
+
+def _kv_size_hint(message: str) -> str:
+    """W_k or W_v built with another output size: say which size the learner gave."""
+    found = re.search(
+        r"size mismatch for (W_[kv])\.weight: copying a param with shape torch\.Size\(\[(\d+), "
+        r"\d+\]\) from checkpoint, the shape in current model is torch\.Size\(\[(\d+), \d+\]\)",
+        message,
+    )
+    if found is None:
+        return _KV_SIZE
+    return (
+        f"your {found[1]} has {found[3]} output features where the layer needs {found[2]}: "
+        "W_k and W_v project to the G key-value heads only, and each head keeps the size "
+        "d = d_model / n_heads of a query head, so their out_features is n_kv_heads · d "
+        "(not d_model, which is every query head's worth, nor n_kv_heads, one number a "
+        "head); that is where the layer saves parameters and cache"
+    )
 
 
 def _bias_hint(message: str) -> str | None:
@@ -1841,14 +1983,38 @@ GQA_MODULE = GRADERS.add(
                 "key); True means may attend: fill the scores where it is False",
                 _planted_gqa("mask inverted, empty rows zeroed"),
             ),
+            Mistake(
+                "your keys come from W_q's output (its first G heads), not from W_k: the "
+                "keys are the projection self.W_k(x), split into the G key-value heads",
+                _planted_gqa("keys from W_q"),
+            ),
+            Mistake(
+                "you added the boolean mask to the scores: True adds 1 to the visible "
+                "scores and False adds 0, so nothing is hidden; fill the scores where the "
+                "mask is False with -inf (masked_fill) instead of adding it",
+                _planted_gqa("mask added"),
+            ),
+            Mistake(
+                "the mask line fails, not the heads: mask.unsqueeze(1) turns the (T, S) "
+                "mask into (T, 1, S), whose first axis then lines up with the heads of the "
+                "(B, H, T, S) scores; a (T, S) mask broadcasts over batch and heads as it "
+                "is, and a (B, 1, 1, S) one already has its axes",
+                _planted_gqa("mask unsqueezed"),
+            ),
+            Mistake(
+                "out and weights are right but no gradient flows back through the weights: "
+                "the .detach() on them cuts the graph, so W_q and W_k (and x through them) "
+                "get no gradient from the softmax; keep the weights in the graph",
+                _planted_gqa("weights detached"),
+            ),
         ),
         error_hints=(
             ("key(s) in state_dict", _bias_hint),
             ("is invalid for input of size", _view_head_size_hint),
             ("non-singleton dimension 1", _module_heads_hint),
             ("Expected size for first two dimensions of batch2", _kv_head_size_hint),
-            ("size mismatch for W_k", _KV_SIZE),
-            ("size mismatch for W_v", _KV_SIZE),
+            ("size mismatch for W_k", _kv_size_hint),
+            ("size mismatch for W_v", _kv_size_hint),
             (
                 "size mismatch for W_q",
                 "W_q keeps all H query heads: nn.Linear(d_model, d_model); only W_k and W_v "
@@ -1865,10 +2031,10 @@ GQA_MODULE = GRADERS.add(
                 "checker copies its weights into yours by these names",
             ),
         ),
-        hint="project x with W_q to H heads and with W_k, W_v to G heads, repeat each "
-        "key-value head H/G times in place, then attention as in chapter 4 (the mask hides "
-        "keys before the softmax), heads merged back to (B, T, D), then W_o (the chapter's "
-        'section "Fewer key-value heads: multi-query and grouped-query attention")',
+        hint="follow one case through your forward, printing each tensor's shape: which "
+        "step's output first differs from what the lib's GroupedQueryAttention computes "
+        "(the heads, their grouping, the mask, the merge)? Compare that step with the "
+        'chapter\'s section "Fewer key-value heads: multi-query and grouped-query attention"',
         solution="MyGroupedQueryAttention",
         wrap=lambda cls: adapt(_run_gqa_module, cls),
         equivalent=(
@@ -1968,8 +2134,10 @@ CACHE_MEMORY = GRADERS.add(
             (0.046875, "that is the size in GiB (2**30 bytes); the question asks for MiB"),
             (
                 12.0,
-                "that is the cache with one key-value head: the model shares its keys and "
-                "values among groups, but it has 4 key-value heads",
+                "that is a quarter of the cache, and two mistakes give it: either one "
+                "key-value head where the model has 4 (the heads are shared among groups of "
+                "queries, but there are 4 groups), or two factors of 2 left out, keys "
+                "alone without the values and numbers counted instead of bytes",
             ),
             (
                 50.331648,
@@ -1978,9 +2146,17 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (2.0, "that is the cache of one layer: the model has 24 layers, each with its own"),
             (49152.0, "that is the size in KiB (2**10 bytes): 1 MiB is 2**20 bytes"),
+            (
+                768.0,
+                "that stores d_model = 16 · 64 = 1024 numbers per key-value head and token: "
+                "each key-value head stores one key and one value of the head size, 64 "
+                "numbers each",
+            ),
         ),
-        hint="bytes = 2 · layers · kv_heads · tokens · d_head · bytes per number; "
-        "1 MiB = 2**20 bytes",
+        hint="write down what one token leaves in the cache of one layer (which heads, which "
+        "vectors, how long each is, how many bytes a number takes), then how many layers and "
+        "tokens there are (the chapter's section \"The KV cache: generate without "
+        'recomputing")',
     )
 )
 
@@ -2061,9 +2237,21 @@ CAUSAL_TILES = GRADERS.add(
                 "that counts the (query, key) pairs a query may see, 1024·1025/2; the question "
                 "asks for tiles of 128 × 128",
             ),
+            (
+                44,
+                "that counts the 8 diagonal tiles twice (on their own, and again with the "
+                "tiles below them): each computed tile counts once",
+            ),
+            (
+                1024 * 1025 / 2 / 128**2,
+                "that is the number of visible (query, key) pairs divided by a tile's area, "
+                "a count of pairs, not of tiles: a tile holding even one visible pair is "
+                "computed whole, so count whole tiles",
+            ),
         ),
-        hint="a tile is skipped only when every key in it comes after every query in it: "
-        "count the tiles that hold at least one pair a query may see",
+        hint="which tiles hold at least one (query, key) pair a query may see? A tile is "
+        "skipped only when every key in it comes after every query in it (the chapter's "
+        'section "Tiled attention: never holding the weights")',
     )
 )
 

@@ -175,15 +175,26 @@ _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
 """The generated mutants' outcomes, per grader (by id, dropped with the grader)."""
 
 
-def _exactly(learner: Any, candidate: Any) -> bool:
-    """The same outputs to the last digits (not only within the grader's tolerance)."""
+def _paired(learner: Any, candidate: Any) -> bool | list[tuple[np.ndarray, np.ndarray]]:
+    """Two outcomes' outputs side by side, or the verdict where there is nothing to compare.
+
+    An exception matches only the same exception; outputs of another count or another shape
+    never match. Otherwise the (learner's, candidate's) pairs, for a comparison of values.
+    """
     if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
         return learner == candidate
     if learner is None or candidate is None or len(learner) != len(candidate):
         return False
-    for got, made in zip(learner, candidate, strict=True):
-        if got.shape != made.shape:
-            return False
+    pairs = list(zip(learner, candidate, strict=True))
+    return pairs if all(got.shape == made.shape for got, made in pairs) else False
+
+
+def _exactly(learner: Any, candidate: Any) -> bool:
+    """The same outputs to the last digits (not only within the grader's tolerance)."""
+    pairs = _paired(learner, candidate)
+    if isinstance(pairs, bool):
+        return pairs
+    for got, made in pairs:
         if got.dtype.kind not in "biuf" or made.dtype.kind not in "biuf":
             if not np.array_equal(got, made):
                 return False
@@ -1039,6 +1050,10 @@ class Grader:
                 )
         if self.wrap is not None:  # a module's inputs are weights the adapter copies in
             return None
+        # An input is unused only if the learner's result stays put on every case where
+        # moving it moves the reference's: on one case alone a factor that happens to be 0
+        # there (the first tile's rescale) hides an input the code does use.
+        still: dict[str, bool] = {}
         for run in done[:2]:
             if all(np.ptp(o) == 0 for o in run.outputs if o.size and o.dtype.kind in "fc"):
                 continue  # a constant output (all zeros) has a cause of its own
@@ -1057,12 +1072,14 @@ class Grader:
                 got = self._again(run.learner, moved)
                 if want is None or got is None or self._agree(want, run.expected, False):
                     continue
-                if self._agree(got, run.outputs, False):
-                    return (
-                        f"your result does not change when `{name}` changes: your code never "
-                        f"uses the `{name}` it is given (a value typed in instead, a layer or "
-                        "weights of its own, or a variable of the notebook with another name)"
-                    )
+                still[name] = still.get(name, True) and self._agree(got, run.outputs, False)
+        for name, unused in still.items():
+            if unused:
+                return (
+                    f"your result does not change when `{name}` changes: your code never "
+                    f"uses the `{name}` it is given (a value typed in instead, a layer or "
+                    "weights of its own, or a variable of the notebook with another name)"
+                )
         return None
 
     def _cases_clue(self, runs: list[_Run]) -> str | None:
@@ -1142,13 +1159,10 @@ class Grader:
         return None
 
     def _agree(self, learner: Any, candidate: Any, lenient: bool) -> bool:
-        if isinstance(learner, _Raised) or isinstance(candidate, _Raised):
-            return learner == candidate
-        if learner is None or candidate is None or len(learner) != len(candidate):
-            return False
-        for got, made in zip(learner, candidate, strict=True):
-            if got.shape != made.shape:
-                return False
+        pairs = _paired(learner, candidate)
+        if isinstance(pairs, bool):
+            return pairs
+        for got, made in pairs:
             if lenient and got.dtype.kind in "fc":
                 finite = np.isfinite(got)
                 if not finite.all() and not self._close(got[finite], made[finite]):
