@@ -9,6 +9,7 @@ modules that return one value or keep a bias), each with words its diagnosis mus
 
 from __future__ import annotations
 
+import linecache
 import math
 
 import numpy as np
@@ -677,6 +678,127 @@ def r4b_add_dot_no_tanh(q, k, W_a, U_a, v_a):
     return (q @ W_a) @ np.swapaxes(k @ U_a, -1, -2)
 
 
+# ------------------------------------------------------------------ the learner's round 5
+
+
+def r5_slide_extra_len(q, k, targets):
+    c = (targets - k @ q) / np.sum(q * q, keepdims=True)
+    return k + c[:, None] * q / len(q)
+
+
+def r5_slide_elementwise_qq(q, k, targets):
+    c = (targets - k @ q) / (q * q)
+    return k + c[:, None] * q
+
+
+def r5_slide_two_keys(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    return k + c.reshape(2, 1) * q
+
+
+def r5_slide_one_shift(q, k, targets):
+    c = (targets.mean() - (k @ q).mean()) / (q @ q)
+    return k + c * q
+
+
+def _r5_weights(q, k, mask):
+    scores = q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(scores - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+
+
+def r5_att_scale_after_softmax(q, k, v, mask=None):
+    w = _r5_weights(q, k, mask)
+    w = w / np.sqrt(q.shape[-1])
+    return w @ v, w
+
+
+def r5_att_scale_on_output(q, k, v, mask=None):
+    w = _r5_weights(q, k, mask)
+    return (w @ v) / np.sqrt(q.shape[-1]), w
+
+
+def r5_tatt_scale_after_softmax(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1)
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.nan_to_num(torch.softmax(s, dim=-1)) / math.sqrt(q.size(-1))
+    return w @ v, w
+
+
+class R5MaskMultiplied(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            s = s * mask
+        w = torch.softmax(s, -1)
+        return w @ v, w
+
+
+class R5ScaleOnOutput(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1))
+        return (w @ v) / math.sqrt(q.size(-1)), w
+
+
+_R5_NOTEBOOK = """\
+def attention_torch(q, k, v, mask=None):  # an earlier, wrong attempt at 3.3
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(scores, dim=1)
+    return w @ v, w
+
+
+class SelfAttention(nn.Module):  # never calls attention_torch
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1))
+        return w @ v, w
+"""
+
+
+def _r5_notebook_class():
+    """The learner's class, defined in a notebook whose `attention_torch` is wrong."""
+    filename = "<round 5 notebook>"
+    linecache.cache[filename] = (len(_R5_NOTEBOOK), None, _R5_NOTEBOOK.splitlines(True), filename)
+    scope = {"__name__": "round5_notebook", "math": math, "torch": torch, "nn": nn}
+    exec(compile(_R5_NOTEBOOK, filename, "exec"), scope)
+    return scope["SelfAttention"]
+
+
+R5UnguardedBesideWrongFunction = _r5_notebook_class()
+
+
 CORPUS = [
     ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
     ("slide_keys", "k += ...", slide_in_place, "in place"),
@@ -1070,6 +1192,22 @@ CORPUS += [
     ("additive_scores", "round 4 (2): dot product in the hidden space", r4b_add_dot_in_hidden, "dot product"),
     ("additive_scores", "round 4 (2): dot product, no tanh", r4b_add_dot_no_tanh, "additive attention adds them"),
     ("cross_columns", "round 4: 6144", 6144, "none of the lengths"),
+]  # fmt: skip
+
+# The learner's round 5: a generic hint, a misleading diagnosis or a bare exception before.
+CORPUS += [
+    ("slide_keys", "round 5: / len(q) on top of q·q", r5_slide_extra_len, "len(q) on top of q·q"),
+    ("slide_keys", "round 5: / (q * q) unbroadcast", r5_slide_elementwise_qq, "`q * q` is the vector"),
+    ("slide_keys", "round 5: c.reshape(2, 1)", r5_slide_two_keys, "a size is written into your code: the 2"),
+    ("slide_keys", "round 5: one shift from the mean", r5_slide_one_shift, "same amount"),
+    ("attention", "round 5: scaled after the softmax", r5_att_scale_after_softmax, "after the softmax"),
+    ("attention", "round 5: scaled the output", r5_att_scale_on_output, "output instead of the scores"),
+    ("attention_torch", "round 5: scaled after the softmax", r5_tatt_scale_after_softmax, "after the softmax"),
+    ("self_attention_module", "round 5: scores * mask", R5MaskMultiplied, "multiplied the scores by the mask"),
+    ("self_attention_module", "round 5: scaled the output", R5ScaleOnOutput, "or the output, the same numbers"),
+    ("self_attention_module", "round 5: ~None, beside a wrong attention_torch", R5UnguardedBesideWrongFunction, "is None"),
+    ("raw_spread", "round 5: sqrt(64) - 1", 7, "no -1"),
+    ("cross_columns", "round 5: 64 meant as d_v", 64, "d_v counts the columns of the output"),
 ]  # fmt: skip
 
 

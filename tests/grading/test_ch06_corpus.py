@@ -630,6 +630,88 @@ ROUND_4 = [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ the learner's round 5
+
+
+def r5_pad_no_axis(lengths, max_len):
+    return (np.arange(max_len) < lengths)[:, None, :]
+
+
+def r5_pad_batch_of_three(lengths, max_len):
+    m = np.zeros((3, 1, max_len), dtype=bool)
+    for b in range(3):
+        m[b, 0, : lengths[b]] = True
+    return m
+
+
+def r5_soft_all_for_empty(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    empty = ~np.all(mask, axis=-1, keepdims=True)
+    s = np.where(empty, 0.0, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def r5_soft_mask_times_inf(scores, mask):
+    s = scores * mask + (~mask) * (-np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(s - m)
+    z = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, z, out=np.zeros_like(e), where=z > 0)
+
+
+def r5_kpm_mT(mask):
+    return ~mask.mT
+
+
+def r5_kpm_view(mask):
+    return ~mask.view(-1)
+
+
+def r5_hf_byte(attention_mask):
+    return attention_mask.byte()[:, None, :]
+
+
+def r5_hf_float_times_minus_1e9(attention_mask):
+    return (attention_mask.float() * -1e9)[:, None, :]
+
+
+def r5_future_feature_axis(attend, x, t):
+    x2 = x.copy()
+    x2[:, t + 1 :] = 0
+    return float(np.abs(attend(x)[: t + 1] - attend(x2)[: t + 1]).max())
+
+
+def r5_future_against_input(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.abs(attend(x2)[: t + 1] - x[: t + 1]).max())
+
+
+def r5_future_outputs_after_t(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.abs(attend(x)[t + 1 :] - attend(x2)[t + 1 :]).max())
+
+
+# A generic hint, a misleading diagnosis or a bare exception before.
+ROUND_5 = [
+    ("padding_mask", "round 5: arange(max_len) < lengths", r5_pad_no_axis, "lengths[:, None]"),
+    ("padding_mask", "round 5: a batch of 3 written in", r5_pad_batch_of_three, "a size is written into your code: the 3"),
+    ("masked_softmax", "round 5: np.all for the empty rows", r5_soft_all_for_empty, "needs any()"),
+    ("masked_softmax", "round 5: scores * mask + ~mask * -inf", r5_soft_mask_times_inf, "0 · (-inf) = NaN"),
+    ("to_key_padding_mask", "round 5: ~mask.mT", r5_kpm_mT, "(B, S, 1)"),
+    ("to_key_padding_mask", "round 5: ~mask.view(-1)", r5_kpm_view, "view(-1)"),
+    ("from_hf_attention_mask", "round 5: .byte()", r5_hf_byte, "integer type"),
+    ("from_hf_attention_mask", "round 5: attention_mask * -1e9", r5_hf_float_times_minus_1e9, "hides the real tokens"),
+    ("future_change", "round 5: x2[:, t + 1:] = 0", r5_future_feature_axis, "feature columns"),
+    ("future_change", "round 5: compared with the input", r5_future_against_input, "with the input x itself"),
+    ("future_change", "round 5: the outputs after t", r5_future_outputs_after_t, "outputs after t"),
+]  # fmt: skip
+
+
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
     ("causal_mask", "torch", causal_torch, "NumPy"),
@@ -688,6 +770,7 @@ CORPUS = [
     ("future_change", "built-in max on a 2-D array", future_builtin_max, "np.max"),
     *SECOND_ROUND,
     *ROUND_4,
+    *ROUND_5,
 ]  # fmt: skip
 
 CORRECT = [

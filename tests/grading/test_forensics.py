@@ -380,3 +380,39 @@ def test_a_broadcast_of_an_input_reduced_without_keepdims_is_named():
         dropped_axis_clue("could not be broadcast together with shapes (7,) (2,3,4)", inputs)
         is None
     )
+
+
+# ------------------------------------------------------------------ a size written in
+
+
+def _two_keys_written_in(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    return k + c.reshape(2, 1) * q
+
+
+def test_a_size_written_into_the_code_is_named_from_the_cases():
+    from attnlab.grading.forensics import hard_coded_size
+
+    two = Case("two keys", {"q": np.ones(4), "k": np.ones((2, 4)), "targets": np.ones(2)})
+    five = Case("five keys", {"q": np.ones(8), "k": np.ones((5, 8)), "targets": np.ones(5)})
+    found = hard_coded_size(_two_keys_written_in, five, (two, five))
+    assert found is not None
+    assert "the 2 in `c.reshape(2, 1)`" in found and '"two keys"' in found
+    # on a case that has an axis of size 2, the 2 may be right: nothing is said
+    assert hard_coded_size(_two_keys_written_in, two, (two, five)) is None
+
+
+def test_a_wrong_helper_the_learner_never_calls_is_not_blamed():
+    from attnlab.grading.pipeline import _names_used
+
+    scope = {"__name__": "notebook"}
+    exec(  # a notebook: a wrong earlier exercise, a helper, a function calling the helper
+        "def attention_torch(q, k, v):\n    return None\n"
+        "def own(x):\n    return x\n"
+        "def calls_own(x):\n    return own(x)\n"
+        "def calls_it(x):\n    return own(attention_torch(x, x, x))\n",
+        scope,
+    )
+    used = _names_used(scope["calls_own"], scope)
+    assert used is not None and "own" in used and "attention_torch" not in used
+    assert "attention_torch" in _names_used(scope["calls_it"], scope)

@@ -974,7 +974,6 @@ def _chapter_answers(code) -> list[_Answer]:
 _TO_REWRITE = {
     1: {"1.3, hint 2: `torch.autograd.grad(output, inputs)`"},
     2: {"2.8, hint 1: `rng.standard_normal((n, d))`"},
-    6: {"6.2, hint 3: `[:, None, :]`"},
     8: {"8.3, hint 2: `alpha[..., None]`"},
 }
 """The hints that still write a step of their answer, in chapters whose hints are being
@@ -1061,3 +1060,74 @@ def test_a_hints_code_is_matched_through_its_own_names():
     assert code_given([scores], "`s.masked_fill(m, value)` writes value where m")
     assert code_given([scores], "`np.sqrt(q.shape[-1])`, the size of a head")
     assert code_given([scores], "`torch.softmax(scores, dim=-1)` or `np.where(c, a, b)`") == []
+
+
+# ------------------------------------------------------------------ hints taken together
+#
+# Each hint may lead without writing code, and still the hints of one exercise, read one
+# after the other, can name every step of its answer in words ("the function that keeps
+# the lower triangle", then "apply it to a (T, T) matrix of True"): the learner then copies
+# rather than thinks. For the exercises whose answer is a step or two, the words that give
+# each step away are listed; the hints together may give away all but one, never all.
+
+_STEPS_IN_WORDS = {
+    (6, "6.1"): (
+        r"keeps the lower triangle|\btril\b|\btri\(",  # the triangle's function
+        r"every entry is `?true|\bones\(|full of `?true",  # the all-True square it keeps
+    ),
+    (6, "6.2"): (
+        r"\(1, s\)`? row .*\(b, 1\)`? column|\[:, none\]",  # the broadcast comparison
+        r"\[:, none, :\]|axis of size 1 in the middle|unsqueeze\(1\)",  # the query axis
+    ),
+    (6, "6.5"): (
+        r"conversion to booleans|== ?1\b|\.bool\(\)",  # no flip, only booleans
+        r"between the batch and the keys|at position 1|\[:, none, :\]|unsqueeze\(1\)",
+    ),
+}
+
+_OLD_HINTS = {
+    (6, "6.1"): [
+        "NumPy has a function that keeps the lower triangle of a matrix, diagonal included, "
+        "and zeros the rest. Which one, and which diagonal should it start from?",
+        "Apply it to a `(T, T)` matrix in which every entry is `True`, so that the result is "
+        "boolean.",
+    ],
+    (6, "6.2"): [
+        "Compare every position with every length at once by broadcasting: a `(1, S)` row of "
+        "positions against a `(B, 1)` column of lengths gives `(B, S)`.",
+        "Insert the axis of size 1 in the middle with `[:, None, :]`.",
+    ],
+    (6, "6.5"): [
+        "Here 1 already means 'attend', as our `True` does: no flip is needed, only a "
+        "conversion to booleans.",
+        "The result needs a query axis of size 1 between the batch and the keys: which index "
+        "with `None`, or which tensor method, inserts an axis at position 1?",
+    ],
+}
+"""The hints these exercises had before they were rewritten to lead (issue 28)."""
+
+
+def steps_given(steps: tuple[str, ...], hints: list[str]) -> list[str]:
+    """The steps (patterns of :data:`_STEPS_IN_WORDS`) that ``hints`` give away."""
+    text = " ".join(hints).lower()
+    return [step for step in steps if re.search(step, text)]
+
+
+@pytest.mark.parametrize(("key", "steps"), list(_STEPS_IN_WORDS.items()), ids=str)
+def test_the_hints_together_leave_a_step_to_the_learner(key, steps):
+    number, exercise = key
+    chapter = next(c for c in CHAPTERS if c.number == number)
+    code = worked.chapter_code(number)
+    hints = next(
+        blocks
+        for heading, blocks in _details(ROOT / code.notebook).items()
+        if _exercise(heading) == exercise
+    )
+    assert hints, chapter
+    assert len(steps_given(steps, hints)) < len(steps), hints
+
+
+@pytest.mark.parametrize(("key", "hints"), list(_OLD_HINTS.items()), ids=str)
+def test_the_old_hints_that_gave_every_step_away_are_caught(key, hints):
+    steps = _STEPS_IN_WORDS[key]
+    assert steps_given(steps, hints) == list(steps)

@@ -28,7 +28,7 @@ from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import AnswerProblem, Case, Mistake
+from .specs import AnswerProblem, Case, Mistake, Property
 from .specs import returned as returned_items
 from .status import EXCEPTION
 
@@ -116,12 +116,31 @@ def _slide_broadcast_hint(message: str) -> str | None:
     )
 
 
+def _one_shift(outputs: dict[str, np.ndarray], case: Case) -> str | None:
+    """Every key moved by the same vector, where the targets ask for different moves."""
+    (out,) = outputs.values()
+    q, k, targets = (np.asarray(case.inputs[n], dtype=np.float64) for n in ("q", "k", "targets"))
+    if out.shape != k.shape or len(k) < 2 or not np.all(np.isfinite(out)):
+        return None
+    moves = out - k
+    needed = (targets - k @ q) / (q @ q)
+    scale = np.abs(moves).max() + 1e-12
+    if np.allclose(moves, moves[0], atol=1e-9 * scale) and np.ptp(needed) > 1e-6:
+        return (
+            "you moved every key by the same amount (one shift for all keys, from the scores "
+            "taken together): each key has its own score and its own target, so each needs "
+            "its own coefficient c_j = (target_j - q·k_j) / (q·q), one per key"
+        )
+    return None
+
+
 SLIDE_KEYS = GRADERS.add(
     Grader(
         name="slide_keys",
         signature="slide_keys(q, k, targets) with q: (d,), k: (S, d), targets: (S,) -> (S, d)",
         reference=_slide_keys_reference,
         cases=_slide_cases(),
+        properties=(Property(_one_shift),),
         mistakes=(
             Mistake(
                 "you divided by the length |q|; adding c·q changes the score by c·|q|², so "
@@ -196,6 +215,20 @@ SLIDE_KEYS = GRADERS.add(
                 "divides by the vector q first, then takes a dot product; put the dot "
                 "product in parentheses",
                 lambda q, k, targets: k + ((targets - k @ q) / q @ q)[:, None] * q,
+                needs=r"/\s*[\w.]+\s*@",
+            ),
+            Mistake(
+                "`q * q` is the vector of q's squared entries, shape (d,), not one number: "
+                "dividing the (S,) differences by it cannot broadcast; adding c·q changes "
+                "the score by c (q·q), the single number `q @ q` (or np.sum(q * q))",
+                lambda q, k, targets: k + ((targets - k @ q) / (q * q))[:, None] * q,
+                needs=r"q\s*\*\s*q",
+            ),
+            Mistake(
+                "you divided by len(q) on top of q·q: adding c·q moves the score by "
+                "c (q·q) and nothing else, so the shift c_j = (target_j - q·k_j) / (q·q) "
+                "needs no other factor",
+                lambda q, k, targets: k + ((targets - k @ q) / (q @ q))[:, None] * q / len(q),
             ),
             Mistake(
                 "your code does not use the `targets` it is given: the statement's example "
@@ -381,7 +414,28 @@ _MASK_HINT = (
 )
 
 
+def _scaled_late(q, k, v, mask=None, *, on_output: bool = False):
+    """The scale applied after the softmax: to the weights, or to the output."""
+    out, weights = _planted_attend(q, k, v, mask, divide_by=1.0)
+    if on_output:
+        return out / math.sqrt(q.shape[-1]), weights
+    weights = weights / math.sqrt(q.shape[-1])
+    return weights @ v, weights
+
+
 _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
+    Mistake(
+        "you scaled after the softmax: dividing the weights by sqrt(d) leaves rows that no "
+        "longer sum to 1, and the softmax itself saw the unscaled scores; the scale belongs "
+        "inside it, on the scores: softmax(q kᵀ / sqrt(d))",
+        _scaled_late,
+    ),
+    Mistake(
+        "you scaled the output instead of the scores: the softmax saw the unscaled scores "
+        "(too peaked), and dividing `out` by sqrt(d) afterwards cannot undo that; divide the "
+        "scores, before the softmax",
+        lambda q, k, v, mask=None: _scaled_late(q, k, v, mask, on_output=True),
+    ),
     Mistake(
         "you forgot to scale: divide the scores q kᵀ by sqrt(d), d = q.shape[-1]",
         lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=1.0),
@@ -984,6 +1038,22 @@ def _sdpa_scaled_values(x, q, k, v, mask):
     return weights @ (v / math.sqrt(q.shape[-1])), weights
 
 
+def _sdpa_mask_multiplied(x, q, k, v, mask):
+    """The scores multiplied by the boolean mask: a hidden key's score becomes 0."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores * mask
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def _sdpa_scaled_late(x, q, k, v, mask):
+    """The scale applied to the weights, after the softmax."""
+    _, weights = _sdpa(divide_by=lambda d: 1.0)(x, q, k, v, mask)
+    weights = weights / math.sqrt(q.shape[-1])
+    return weights @ v, weights
+
+
 def _sdpa(
     divide_by: Callable[[int], float] = math.sqrt,
     dim: int = -1,
@@ -1058,10 +1128,23 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(_sdpa_mask_added),
             ),
             Mistake(
-                "you divided the values v by sqrt(d_head), not the scores: the scale belongs "
-                "before the softmax, where it keeps the scores' spread near 1; dividing v "
-                "only shrinks the output and leaves the softmax saturated",
+                "you divided the values v (or the output, the same numbers) by sqrt(d_head), "
+                "not the scores: the scale belongs before the softmax, where it keeps the "
+                "scores' spread near 1; dividing v or `out` only shrinks the output and "
+                "leaves the softmax saturated",
                 _planted_module(_sdpa_scaled_values),
+            ),
+            Mistake(
+                "you multiplied the scores by the mask: a hidden key's score becomes 0, and "
+                "e^0 = 1 still gives it weight in the softmax; fill the hidden scores with "
+                "-inf instead (masked_fill(~mask, float('-inf')))",
+                _planted_module(_sdpa_mask_multiplied),
+            ),
+            Mistake(
+                "you scaled after the softmax: dividing the weights by sqrt(d_head) leaves "
+                "rows that no longer sum to 1, and the softmax saw the unscaled scores; the "
+                "scale belongs on the scores, before the softmax",
+                _planted_module(_sdpa_scaled_late),
             ),
             Mistake(
                 "you returned (weights, out); the order is (out, weights)",
@@ -1177,6 +1260,12 @@ def _spread_reason(x: float) -> str | None:
     """What an unlisted answer to 3.8 implies: the variance of q·k it stands for."""
     if x < 0:
         return "a spread (a standard deviation) is never negative"
+    if math.isclose(x, 7.0):
+        return (
+            "7 is sqrt(64) - 1: nothing here is estimated from a sample, so no -1 appears; "
+            "the variance of a sum of 64 independent products, each of variance 1, is "
+            "exactly 64"
+        )
     return (
         f"a spread of {x:.4g} means a variance of {x * x:.4g} for q·k; what is the variance "
         "of a sum of 64 independent products, each of variance 1?"
@@ -1358,7 +1447,12 @@ CROSS_COLUMNS = GRADERS.add(
         "7 x 12, and the output 7 x d_v.",
         wrong=(
             (7, "7 is the number of queries, the rows; the columns are the keys"),
-            (64, "64 is d_k, the size of each query and key; it disappears in q·k"),
+            (
+                64,
+                "64 is a size of one vector, d_k or d_v: d_k, the size of each query and "
+                "key, disappears in q·k, and d_v counts the columns of the output (7 x d_v), "
+                "not of the weights; the weight matrix is queries x keys",
+            ),
             (512, "512 is d_model; the weight matrix is queries x keys"),
             (19, "the columns are the keys only, not queries + keys"),
             (84, "84 is the number of entries, rows times columns: how many are in one row?"),

@@ -183,6 +183,13 @@ PADDING_MASK = GRADERS.add(
                 lambda lengths, max_len: _positions_below(lengths, int(lengths.max()))[:, None],
             ),
             Mistake(
+                "np.arange(max_len), shape (max_len,), met lengths, shape (B,), entry by "
+                "entry: to compare every position with every length, give lengths its own "
+                "axis, lengths[:, None] of shape (B, 1), so that the comparison is "
+                "(B, max_len)",
+                lambda lengths, max_len: (np.arange(max_len) < lengths)[:, None, :],
+            ),
+            Mistake(
                 "your mask is (1, B, S): the axes are in another order than (B, 1, S); the "
                 "axis of size 1 (the queries) goes between the batch and the keys",
                 lambda lengths, max_len: _positions_below(lengths, max_len)[None],
@@ -489,6 +496,22 @@ MASKED_SOFTMAX = GRADERS.add(
                 _no_max_empty_zeroed,
             ),
             Mistake(
+                "your test for an empty row uses all() where it needs any(): ~mask.all(...) "
+                "marks every row that hides at least one key as 'empty' and zeroes it. A row "
+                "is empty when NO key is visible: ~mask.any(axis=-1, keepdims=True)",
+                lambda scores, mask: np.where(
+                    np.all(mask, axis=-1, keepdims=True), _fill(scores, mask, -np.inf), 0.0
+                ),
+            ),
+            Mistake(
+                "every weight is lost: mask arithmetic with -inf gives 0 · (-inf) = NaN at "
+                "each visible key too (`~mask * -inf` is NaN where the mask is True), so every "
+                "row is NaN (or the zeros you put in its place). -inf cannot be selected by "
+                "multiplying; replace the hidden scores by -inf, keeping the visible ones as "
+                "they are (a selection, not a product)",
+                lambda scores, mask: np.zeros(np.broadcast_shapes(scores.shape, mask.shape)),
+            ),
+            Mistake(
                 "you multiplied the scores by the mask: a masked score becomes 0, not -inf, "
                 "and e^0 = 1 still gets weight. Replace masked scores by -inf",
                 lambda scores, mask: _softmax_rows(scores * mask),
@@ -690,8 +713,18 @@ def _kpm_dims_hint(message: str) -> str | None:
     """nn.MultiheadAttention's refusal of a key_padding_mask's number of axes."""
     if "but found 1-D" in message:
         return (
-            "your mask lost the batch axis: squeeze() drops every axis of size 1, the batch "
-            "too when B = 1; drop only the query axis, axis 1 (squeeze(1))"
+            "your mask lost the batch axis: key_padding_mask is (B, S), one row per "
+            "sequence. A bare squeeze() drops every axis of size 1 (the batch too when "
+            "B = 1), and a view(-1) or flatten() merges the batch into one row; drop only "
+            "the query axis, axis 1 (squeeze(1))"
+        )
+    found = re.search(r"of shape \((\d+), (\d+), (\d+)\)\)", message)
+    if found is not None and found[2] != "1" and found[3] == "1":
+        return (
+            f"your mask is ({found[1]}, {found[2]}, 1) = (B, S, 1): a transpose (such as "
+            ".mT or .transpose(-2, -1)) moved the keys into the middle and the query axis "
+            "of size 1 to the end, and it is still 3-D. key_padding_mask is (B, S): do not "
+            "transpose; drop the query axis, axis 1 of the (B, 1, S) mask you were given"
         )
     if "but found" in message:
         return (
@@ -752,11 +785,15 @@ _DTYPE_HINT = (
 
 def _integer_mask_hint(message: str) -> str | None:
     """SDPA's refusal of a mask's dtype: integers (this hint) or another float (None)."""
-    if re.search(r"attn_mask\.dtype: \w*(int|long|short|char)", message, re.IGNORECASE):
+    found = re.search(
+        r"attn_mask\.dtype: ([\w ]*?(int|long|short|char|byte)\w*)", message, re.IGNORECASE
+    )
+    if found:
         return (
+            f"your mask's dtype is {found[1]}, an integer type: "
             "F.scaled_dot_product_attention takes a bool mask (True = attend) or a float "
-            "one that it adds to the scores, not integers: compare with 1 "
-            "(attention_mask == 1)"
+            "one that it adds to the scores, not integers (`.byte()`, `.int()` and `.long()` "
+            "give integers); compare with 1 (attention_mask == 1) to get booleans"
         )
     return None
 
@@ -988,8 +1025,15 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
         cases=_hf_cases(),
         mistakes=(
             Mistake(
+                "your float mask hides the real tokens: a float mask is ADDED to the scores, "
+                "and attention_mask * -1e9 puts -1e9 on the 1s (the real tokens) and 0 on the "
+                "padding, the wrong way round; return booleans instead, True where "
+                "attention_mask is 1 (attention_mask == 1)",
+                _hf(lambda attention_mask: (attention_mask.float() * -1e9)[:, None, :]),
+            ),
+            Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
-                "(attend) and 0 the padding; compare with 1, not 0",
+                "(attend) and 0 the padding; True must mark the 1s (attention_mask == 1)",
                 _hf(lambda attention_mask: (attention_mask == 0)[:, None, :]),
             ),
             Mistake(
@@ -1095,6 +1139,13 @@ def _zeroed(x: np.ndarray, *, start: int = 0, stop: int | None = None) -> np.nda
     """A copy of ``x`` with the tokens ``start .. stop - 1`` set to zero."""
     edited = x.copy()
     edited[start:stop] = 0.0
+    return edited
+
+
+def _zeroed_columns(x: np.ndarray, start: int) -> np.ndarray:
+    """A copy of ``x`` with the features (columns) from ``start`` on set to zero."""
+    edited = x.copy()
+    edited[:, start:] = 0.0
     return edited
 
 
@@ -1223,10 +1274,50 @@ FUTURE_CHANGE = GRADERS.add(
                 lambda attend, x, t: float(np.linalg.norm(_future_moved(attend, x, t))),
             ),
             Mistake(
+                "you zeroed feature columns, not tokens: x[:, t + 1:] = 0 sets the columns "
+                "(features) after t of EVERY token to 0, the past included. The tokens are "
+                "the rows of x (T, D): the future of position t is the rows after t, "
+                "x[t + 1:]",
+                lambda attend, x, t: _edited_change(attend, x, t, _zeroed_columns(x, t + 1)),
+            ),
+            *(
+                Mistake(
+                    "you compared an output with the input x itself: attention changes "
+                    "every token, so an output never equals its input. Compare two OUTPUTS, "
+                    "attend(x)[: t + 1] against attend(edited)[: t + 1], the same layer on "
+                    "the two inputs",
+                    lambda attend, x, t, edit=edit: float(
+                        np.max(
+                            np.abs(
+                                attend(_zeroed(x, start=t + 1) if edit else x)[: t + 1] - x[: t + 1]
+                            )
+                        )
+                    ),
+                )
+                for edit in (True, False)
+            ),
+            Mistake(
+                "you compared the outputs after t, those of the tokens you edited (they may "
+                "change); the outputs that must not move are those at positions 0 .. t, "
+                "out[: t + 1]. At the last position there is no output after t, so the "
+                "slice is empty and max has nothing to take",
+                lambda attend, x, t: float(
+                    np.abs(attend(x)[t + 1 :] - attend(_zeroed(x, start=t + 1))[t + 1 :]).max()
+                ),
+            ),
+            Mistake(
                 "you ran the layer on the tokens 0 .. t alone, dropping the future: the "
                 "statement keeps the sequence's length and sets the tokens after t to 0 "
                 "(a different input, and a different number for a layer that peeks)",
                 lambda attend, x, t: float(np.max(np.abs(attend(x[: t + 1]) - attend(x)[: t + 1]))),
+            ),
+        ),
+        error_hints=(
+            (
+                "zero-size array",
+                "the slice of outputs you take the max of is empty on this case: there is no "
+                "output after the last position (and none before position 0). The outputs "
+                "that must not move are those at positions 0 .. t, t included",
             ),
         ),
         hint="which tokens are the future of position t, which outputs must not move when "

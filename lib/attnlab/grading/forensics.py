@@ -12,14 +12,17 @@ Taught in: every chapter's exercises (first in exercises/02_similarity.ipynb)
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
 import re
 import signal
 import sysconfig
+import textwrap
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -625,3 +628,73 @@ def signature_mismatch(err: BaseException) -> bool:
         and _SIGNATURE.search(str(err)) is not None
         and not learner_frames(err)
     )
+
+
+_SIZE_CALLS = {
+    "reshape", "view", "zeros", "ones", "empty", "full", "range", "arange", "expand",
+    "repeat", "tile", "broadcast_to", "eye", "tri", "rand", "randn", "new_zeros", "new_ones",
+}  # fmt: skip
+
+
+def _case_sizes(case: Any) -> set[int]:
+    """Every axis length of a case's arrays and every int it passes (its sizes)."""
+    found: set[int] = set()
+    for value in list(case.inputs.values()) + list(case.options.values()):
+        if hasattr(value, "shape"):
+            found |= {int(n) for n in value.shape}
+        elif isinstance(value, int) and not isinstance(value, bool):
+            found.add(value)
+    return found
+
+
+def _size_literals(tree: ast.AST) -> list[tuple[int, ast.AST]]:
+    """The int literals (>= 2) a function uses as sizes: in the arguments of a call that
+    builds or reshapes an array, or loops a number of times, and in slice bounds."""
+    found: list[tuple[int, ast.AST]] = []
+
+    def literals(node: ast.AST, holder: ast.AST) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and type(sub.value) is int and sub.value >= 2:
+                found.append((sub.value, holder))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _SIZE_CALLS:
+                for arg in node.args:
+                    if isinstance(arg, (ast.Constant, ast.Tuple, ast.List)):
+                        literals(arg, node)
+        elif isinstance(node, ast.Slice):
+            for bound in (node.lower, node.upper):
+                if isinstance(bound, ast.Constant):
+                    literals(bound, node)
+    return found
+
+
+def hard_coded_size(fn: Any, case: Any, cases: Sequence[Any]) -> str | None:
+    """A size written into the code: a literal that is a size of another case's inputs but
+    of none of the failing case's (``reshape(2, 1)`` written for the example's two keys)."""
+    learner = getattr(fn, "__learner__", fn)
+    try:
+        lines, first = inspect.getsourcelines(learner)
+        source = textwrap.dedent("".join(lines))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    here = _case_sizes(case)
+    for value, node in _size_literals(tree):
+        if value in here:
+            continue
+        fits = [c for c in cases if c is not case and value in _case_sizes(c)]
+        if not fits:
+            continue
+        code = ast.get_source_segment(source, node) or ""
+        if len(code) > 40:
+            code = code[:37] + "..."
+        return (
+            f"a size is written into your code: the {value} in `{code}` (line {first + node.lineno - 1}) fits case {fits[0].describe()}, but this case has no axis of "
+            f"size {value}; read every size from the inputs (`.shape`, `len(...)`, or -1 "
+            "in a reshape) so that any size fits"
+        )
+    return None

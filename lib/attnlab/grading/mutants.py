@@ -91,6 +91,9 @@ class Mutant:
         unlikely: how unlikely a learner is to make it (0 for most; 1 for one input used
             for another, 2 for two arguments of a call swapped): when two mutants explain a
             learner's answer equally well, the likelier one names it.
+        whole: named only when it gives the learner's outcome on every case, never from
+            a partial match (a swap of `where`'s values: a partial match is a coincidence
+            of zeros, and the advice to swap them would fix nothing).
     """
 
     key: str
@@ -98,6 +101,7 @@ class Mutant:
     description: str
     source: str
     unlikely: int = 0
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ class _Variant:
     description: str
     new: Any  # an expression, a list of statements, or None (delete the statement)
     unlikely: int = 0
+    whole: bool = False
 
 
 # ------------------------------------------------------------------ names and fragments
@@ -404,7 +409,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                             f"the two values of `where` are swapped{_where(node, ctx)}: the "
                             "entries its condition keeps and the ones it replaces trade places"
                         )
-                        yield _Variant("swap", text, new, unlikely=1)
+                        yield _Variant("swap", text, new, unlikely=1, whole=True)
                         continue
                 else:
                     text = f"two arguments of `{name}` are swapped{_where(node, ctx)}"
@@ -1213,7 +1218,14 @@ def generate(source: str) -> list[Mutant]:
             if counts[key] > 1:
                 key = f"{key} ({counts[key]})"
             found.append(
-                Mutant(key, variant.kind, variant.description, _finish(changed), variant.unlikely)
+                Mutant(
+                    key,
+                    variant.kind,
+                    variant.description,
+                    _finish(changed),
+                    variant.unlikely,
+                    variant.whole,
+                )
             )
     return found
 

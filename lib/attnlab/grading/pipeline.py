@@ -77,6 +77,7 @@ from .forensics import (
     call_quietly,
     dropped_axis_clue,
     error_hints,
+    hard_coded_size,
     learner_frames,
     line_diagnosis,
     raised_directly,
@@ -167,6 +168,7 @@ class _Candidate:
     source: str  # "planted", "dependency", "generated"
     diagnosis: str
     outcomes: tuple[Any, ...]
+    whole: bool = False  # named on a full match only (see Mutant.whole)
 
 
 _GENERATED: dict[int, tuple[_Candidate, ...]] = {}
@@ -933,6 +935,8 @@ class Grader:
             found = self._explain(
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
+        if found is None and not ours:
+            found = hard_coded_size(fn, run.case, self.cases)
         if found is None:
             found = self._failing_callee(fn)
         if found is None:
@@ -1128,6 +1132,8 @@ class Grader:
                 ):
                     continue  # right values everywhere (a gradient mistake): explains no value
                 rank = self._rank(candidate.outcomes, learner, right, index)
+                if rank is not None and candidate.whole and rank[0] < 3:
+                    continue
                 if rank is not None and (best is None or rank > best[0]):
                     best = (rank, candidate)
             if best is not None and best[0][0] >= 3:
@@ -1196,7 +1202,16 @@ class Grader:
         return tuple(found)
 
     def _planted(self, runs: list[_Run], fn: Any) -> Iterator[_Candidate]:
+        source: str | None = None
         for mistake in self.mistakes:
+            if mistake.needs:
+                if source is None:
+                    try:
+                        source = inspect.getsource(getattr(fn, "__learner__", fn))
+                    except (OSError, TypeError):
+                        source = ""
+                if source and not re.search(mistake.needs, source):
+                    continue  # the learner's code lacks what the diagnosis speaks of
             yield _Candidate("planted", mistake.diagnosis, self._outcomes(mistake.fn))
 
     def _solution_name(self) -> str | None:
@@ -1258,7 +1273,10 @@ class Grader:
         code = worked.chapter_code(self.chapter)
         assert code is not None
         called = _called_names(code.definitions[name]) & set(code.definitions) - {name}
+        used = _names_used(learner, scope)
         for dep in sorted(called):
+            if used is not None and dep not in used:
+                continue  # the learner's code never calls it: it cannot be the cause
             mine = scope.get(dep)
             if (
                 mine is None
@@ -1299,7 +1317,7 @@ class Grader:
                 outcomes = self._outcomes(self._as_graded(made))
             except Exception:
                 continue
-            found.append(_Candidate("generated", mutant.description, outcomes))
+            found.append(_Candidate("generated", mutant.description, outcomes, mutant.whole))
             unlikely.append(mutant.unlikely)
         # The likelier mistakes first: on a tie, the first candidate names the answer.
         order = sorted(range(len(found)), key=lambda i: unlikely[i])
@@ -1410,6 +1428,40 @@ def _python_loop(fn: Any) -> str | None:
 def _called_names(source: str) -> set[str]:
     tree = ast.parse(textwrap.dedent(source))
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _names_used(learner: Any, scope: dict[str, Any]) -> set[str] | None:
+    """The global names the learner's function (or class) can reach, through the learner's
+    own helper functions too; ``None`` when its code cannot be read."""
+
+    def codes_of(obj: Any) -> list[Any]:
+        if isinstance(obj, type):
+            found = []
+            for value in vars(obj).values():
+                found += codes_of(getattr(value, "__func__", value))
+            return found
+        code = getattr(obj, "__code__", None)
+        return [code] if code is not None else []
+
+    pending = codes_of(learner)
+    if not pending:
+        return None
+    names: set[str] = set()
+    seen: set[int] = set()
+    while pending:
+        code = pending.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        pending += [c for c in code.co_consts if hasattr(c, "co_names")]
+        for name in code.co_names:
+            if name in names:
+                continue
+            names.add(name)
+            helper = scope.get(name)
+            if callable(helper) and getattr(helper, "__module__", None) == scope.get("__name__"):
+                pending += codes_of(helper)  # the learner's own helper
+    return names
 
 
 def _globals_of(learner: Any) -> dict[str, Any]:

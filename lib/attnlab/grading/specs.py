@@ -102,10 +102,16 @@ def returned(value: Any, names: tuple[str, ...], what: str) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A planted wrong implementation, called like the learner's, and what it means."""
+    """A planted wrong implementation, called like the learner's, and what it means.
+
+    ``needs``: a regular expression the learner's code must contain for the diagnosis to
+    be named (a diagnosis that quotes an operator, such as `/` before `@`, is named only
+    for code that has it); empty: any code.
+    """
 
     diagnosis: str
     fn: Callable[..., Any]
+    needs: str = ""
 
 
 @dataclass(frozen=True)
