@@ -427,7 +427,7 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
     Mistake(
         "you scaled after the softmax: dividing the weights by sqrt(d) leaves rows that no "
         "longer sum to 1, and the softmax itself saw the unscaled scores; the scale belongs "
-        "inside it, on the scores: softmax(q kᵀ / sqrt(d))",
+        "inside the softmax, on the scores, before they are normalised",
         _scaled_late,
     ),
     Mistake(
