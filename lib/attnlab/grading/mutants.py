@@ -153,6 +153,12 @@ def _is_method(call: ast.Call) -> bool:
     )
 
 
+def _numbered(key: str, counts: dict[str, int]) -> str:
+    """``key``, or ``key (n)`` when it is the n-th mutant so named (counted in ``counts``)."""
+    counts[key] = counts.get(key, 0) + 1
+    return key if counts[key] == 1 else f"{key} ({counts[key]})"
+
+
 def _code(node: ast.AST, limit: int = 48) -> str:
     """The node as Python, shortened to ``limit`` characters."""
     text = ast.unparse(node)
@@ -1214,9 +1220,7 @@ def generate(source: str) -> list[Mutant]:
                 else _code(variant.new, 60)
             )
             key = f"{variant.kind}: {before} -> {after}"
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] > 1:
-                key = f"{key} ({counts[key]})"
+            key = _numbered(key, counts)
             found.append(
                 Mutant(
                     key,
@@ -1337,9 +1341,7 @@ def hard_coded(
             continue
         seen.add(code)
         key = f"constant: {_code(node)} -> {value}"
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] > 1:
-            key = f"{key} ({counts[key]})"
+        key = _numbered(key, counts)
         found.append(
             Mutant(
                 key,
