@@ -31,6 +31,11 @@ _CODE = re.compile(r"`([^`\n]+)`")
 """Code in a message: ``raise NotImplementedError(...)`` between single backticks."""
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in ``...`` where it was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def symbol(status: str) -> str:
     """``✓`` passed, ``○`` not attempted or not checked, ``✗`` anything else."""
     return _SYMBOLS.get(status, "✗")

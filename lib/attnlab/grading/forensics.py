@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import display
 from .specs import Case
 
 __all__ = [
@@ -689,9 +690,7 @@ def hard_coded_size(fn: Any, case: Any, cases: Sequence[Any]) -> str | None:
         fits = [c for c in cases if c is not case and value in _case_sizes(c)]
         if not fits:
             continue
-        code = ast.get_source_segment(source, node) or ""
-        if len(code) > 40:
-            code = code[:37] + "..."
+        code = display.clipped(ast.get_source_segment(source, node) or "", 40)
         return (
             f"a size is written into your code: the {value} in `{code}` (line {first + node.lineno - 1}) fits case {fits[0].describe()}, but this case has no axis of "
             f"size {value}; read every size from the inputs (`.shape`, `len(...)`, or -1 "

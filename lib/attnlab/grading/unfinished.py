@@ -86,9 +86,7 @@ def _not_passed(after: str | None) -> bool:
 
 def _say_not_passed(after: str | None, err: BaseException) -> None:
     text = str(err).strip().splitlines()
-    first = text[0] if text else ""
-    if len(first) > 120:
-        first = first[:117] + "..."
+    first = display.clipped(text[0] if text else "", 120)
     print(
         f"{display.symbol(WRONG_VALUES)} this cell uses your {after}, whose check has not "
         f"passed yet ({type(err).__name__}{': ' + first if first else ''}): fix it with "
