@@ -296,6 +296,11 @@ def _attention_reference(q: Any, k: Any, v: Any, mask: Any = None) -> tuple[Any,
     return scaled_dot_product_attention(q, k, v, mask)
 
 
+def _attending(**planted: Any) -> Callable[..., Any]:
+    """A planted attention ``(q, k, v, mask=None)``: :func:`_planted_attend` with ``planted``."""
+    return lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, **planted)
+
+
 def _planted_attend(
     q: Any,
     k: Any,
@@ -438,7 +443,7 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
     ),
     Mistake(
         "you forgot to scale: divide the scores q kᵀ by sqrt(d), d = q.shape[-1]",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, divide_by=1.0),
+        _attending(divide_by=1.0),
     ),
     Mistake(
         "you divided the scores by d; divide by sqrt(d)",
@@ -451,7 +456,7 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
     ),
     Mistake(
         "softmax over the wrong axis: each query's row (the last axis, the keys) must sum to 1",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, axis=-2),
+        _attending(axis=-2),
     ),
     Mistake(
         "the mask had no effect: hidden keys must get weight 0 (" + _MASK_HINT + ")",
@@ -460,28 +465,28 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
     Mistake(
         "your mask is inverted: here True means *may attend* (as in "
         "F.scaled_dot_product_attention); hide the keys where the mask is False",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, invert=True),
+        _attending(invert=True),
     ),
     Mistake(
         "you masked after the softmax: the remaining weights no longer sum to 1. Mask "
         "the scores (-inf) before the softmax",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, after=True),
+        _attending(after=True),
     ),
     Mistake(
         "you set hidden scores to 0; exp(0) = 1 still gives them weight. Use -inf",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=0.0),
+        _attending(fill=0.0),
     ),
     Mistake(
         "a query with no visible key got uniform weights (from a large negative fill "
         "such as -1e9): its weights and output must be all zeros; set such rows to 0",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=-1e9),
+        _attending(fill=-1e9),
     ),
     Mistake(
         "a query with no visible key gives 0/0 = NaN: softmax over a row of -inf. The "
         "weights of a row whose mask hides every key must be 0: find those rows from "
         "the mask and replace their weights, without editing the softmax's output "
         "in place",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, zero_empty=False),
+        _attending(zero_empty=False),
     ),
     Mistake(
         "you returned (weights, out); the order is (out, weights)",
@@ -507,7 +512,7 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
     Mistake(
         "the mask is boolean: adding it to the scores adds 1 to the visible ones and "
         "hides nothing; fill the hidden scores with -inf instead",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, additive=True),
+        _attending(additive=True),
     ),
     *(
         Mistake(
@@ -522,12 +527,12 @@ _ATTENTION_MISTAKES = (  # NumPy and torch alike: _planted_attend follows q
         "your softmax normalises the whole array at once (a max and a sum with no axis): "
         "all the weights together sum to 1, where each query's row must; reduce along "
         "the last axis, keeping it",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, axis=None),
+        _attending(axis=None),
     ),
     Mistake(
         "your test for a row with no visible key zeroes every row that hides *any* key "
         "(`all` of the mask): a row is empty only when no key is visible (`any`)",
-        lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, fill=-1e30, empty_test="all"),
+        _attending(fill=-1e30, empty_test="all"),
     ),
     Mistake(
         "with mask=None your code still applies a mask and hides every key (np.where(None, "
@@ -562,7 +567,7 @@ ATTENTION = GRADERS.add(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtracting the same number from a row "
                 "leaves its softmax unchanged",
-                lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, stable=False),
+                _attending(stable=False),
             ),
         ),
         equivalent=(
@@ -681,7 +686,7 @@ ATTENTION_TORCH = GRADERS.add(
                 "overflow: without subtracting each row's max before exp, large scores give "
                 "e^(large) = inf and inf/inf = NaN; subtract the max first, or use "
                 "torch.softmax, which does",
-                lambda q, k, v, mask=None: _planted_attend(q, k, v, mask, stable=False),
+                _attending(stable=False),
             ),
         ),
         equivalent=(
