@@ -800,6 +800,252 @@ def load_data_shared(ours, theirs):
     theirs.out_proj.bias.data = ours.W_o.bias.data
 
 
+# ------------------------------------------------------------------ round six (issue 28)
+# The sixth learner round: what its learner tried that got a fallback hint, a stock
+# message, a misleading diagnosis, a pass or a bare exception.
+
+
+def r6_split_dot_t(x, n_heads):
+    B, T, D = x.shape
+    d = D // n_heads
+    return x.reshape(B, T, n_heads, d).T
+
+
+def r6_split_stack_axis_0(x, n_heads):
+    B, T, D = x.shape
+    d = D // n_heads
+    return np.stack(np.split(x, n_heads, axis=-1), axis=0)
+
+
+def r6_split_d_h_swapped(x, n_heads):
+    B, T, D = x.shape
+    d = D // n_heads
+    return x.reshape(B, T, d, n_heads).swapaxes(1, 3)
+
+
+def r6_split_array_split_batch(x, n_heads):
+    B, T, D = x.shape
+    d = D // n_heads
+    return np.stack(np.array_split(x, n_heads), axis=1)
+
+
+def r6_split_stack_last(x, n_heads):
+    B, T, D = x.shape
+    d = D // n_heads
+    return np.stack([x[:, :, h * d : (h + 1) * d] for h in range(n_heads)], axis=-1)
+
+
+def r6_merge_batch_moved(x):
+    B, H, T, d = x.shape
+    return x.transpose(1, 2, 0, 3).reshape(B, T, H * d)
+
+
+def r6_merge_to_d(x):
+    B, H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, d)
+
+
+def r6_merge_two_heads(x):
+    B, _, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, 2 * d)
+
+
+def r6_merge_concatenate_batch(x):
+    B, H, T, d = x.shape
+    return np.concatenate(x, axis=-1)
+
+
+def r6_merge_swap_2_3(x):
+    B, H, T, d = x.shape
+    return x.swapaxes(2, 3).reshape(B, T, H * d)
+
+
+def r6_merge_loop_h(x):
+    B, H, T, d = x.shape
+    out = np.zeros((B, T, H * d))
+    for h in range(H):
+        out[:, :, h : h + d] = x[:, h]
+    return out
+
+
+def r6_count_bias_square(d_model, n_heads, bias=True):
+    return 4 * d_model * d_model + (4 * d_model * d_model if bias else 0)
+
+
+def r6_count_precedence(d_model, n_heads, bias=True):
+    return 4 * d_model**2 + 4 * d_model if bias else 0
+
+
+class R6Layer(nn.Module):
+    """The learner's layer: each variant below changes one line of its forward."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        assert d_model % n_heads == 0, "n_heads must divide d_model"
+        self.n_heads, self.d_head = n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def split(self, t, B):
+        return t.view(B, t.size(1), self.n_heads, self.d_head).transpose(1, 2)
+
+
+class R6HardCodedCausal(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = (
+            self.split(self.W_q(query), B),
+            self.split(self.W_k(key), B),
+            self.split(self.W_v(value), B),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            hide = torch.triu(torch.ones(T, k.size(2), dtype=torch.bool), 1)
+            s = s.masked_fill(hide, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+class R6KeysFromQuery(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = (
+            self.split(self.W_q(query), B),
+            self.split(self.W_k(query), B),
+            self.split(self.W_v(query), B),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+class R6Dropout(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = (
+            self.split(self.W_q(query), B),
+            self.split(self.W_k(key), B),
+            self.split(self.W_v(value), B),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        w = F.dropout(w, p=0.1, training=True)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+class R6ValuesNotSplit(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = self.split(self.W_q(query), B), self.split(self.W_k(key), B), self.W_v(value)
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+class R6ScaleByHeads(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = (
+            self.split(self.W_q(query), B),
+            self.split(self.W_k(key), B),
+            self.split(self.W_v(value), B),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.n_heads)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+class R6MaskAxisOne(R6Layer):
+    def forward(self, query, key, value, mask=None):
+        B, T, D = query.shape
+        q, k, v = (
+            self.split(self.W_q(query), B),
+            self.split(self.W_k(key), B),
+            self.split(self.W_v(value), B),
+        )
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask[:, None], float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        return self.W_o((w @ v).transpose(1, 2).reshape(B, T, D)), w
+
+
+def r6_load_q_three_times(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(ours.W_q.weight.repeat(3, 1))
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def r6_load_separate_projections(ours, theirs):
+    with torch.no_grad():
+        theirs.q_proj_weight.copy_(ours.W_q.weight)
+        theirs.k_proj_weight.copy_(ours.W_k.weight)
+        theirs.v_proj_weight.copy_(ours.W_v.weight)
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+
+
+def r6_load_no_out_bias(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+
+
+def r6_load_q_v_k(ours, theirs):
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_v.weight, ours.W_k.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_v.bias, ours.W_k.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+ROUND_SIX = [
+    ("split_heads", "round 6: .T after the reshape", r6_split_dot_t, "`.T`"),
+    ("split_heads", "round 6: np.stack(..., axis=0)", r6_split_stack_axis_0, "axis=0"),
+    ("split_heads", "round 6: reshape(B, T, d, H)", r6_split_d_h_swapped, "every H-th feature"),
+    ("split_heads", "round 6: np.array_split on the batch", r6_split_array_split_batch, "axis 0"),
+    ("split_heads", "round 6: slices stacked on the last axis", r6_split_stack_last, "axis=-1"),
+    ("merge_heads", "round 6: transpose(1, 2, 0, 3)", r6_merge_batch_moved, "batch"),
+    ("merge_heads", "round 6: reshape(B, T, d)", r6_merge_to_d, "H·d"),
+    ("merge_heads", "round 6: 2 * d", r6_merge_two_heads, "the 2"),
+    ("merge_heads", "round 6: np.concatenate(x, axis=-1)", r6_merge_concatenate_batch, "batch"),
+    ("merge_heads", "round 6: swapaxes(2, 3)", r6_merge_swap_2_3, "axes 2 and 3"),
+    ("merge_heads", "round 6: head h at columns h .. h+d", r6_merge_loop_h, "overlap"),
+    ("mha_parameter_count", "round 6: a D x D bias", r6_count_bias_square, "D x D"),
+    ("mha_parameter_count", "round 6: ... + 4*D if bias else 0", r6_count_precedence, "precedence"),
+    ("bert_parameters", "round 6: one head's four matrices", 4 * 768 * 64 + 4 * 768, "one head"),
+    ("bert_parameters", "round 6: one 768 x 768 matrix", 768 * 768, "four"),
+    ("bert_parameters", "round 6: W_o's bias left out", 4 * 768 * 768 + 3 * 768, "three bias"),
+    ("bert_parameters", "round 6: the count in quotes", "2,362,368", "without quotes"),
+    ("bert_parameters", "round 6: (D + 1)^2", 4 * 769**2, "(D + 1)²"),
+    ("multihead_attention", "round 6: a causal mask of its own", R6HardCodedCausal, "`mask`"),
+    ("multihead_attention", "round 6: keys and values from query", R6KeysFromQuery, "`key`"),
+    ("multihead_attention", "round 6: dropout on the weights", R6Dropout, "dropout"),
+    ("multihead_attention", "round 6: values not split", R6ValuesNotSplit, "not split"),
+    ("multihead_attention", "round 6: scaled by sqrt(H)", R6ScaleByHeads, "√H"),
+    ("multihead_attention", "round 6: mask[:, None]", R6MaskAxisOne, "mask[:, None]"),
+    ("load_into_torch", "round 6: W_q repeated 3 times", r6_load_q_three_times, "W_q's"),
+    ("load_into_torch", "round 6: q_proj_weight", r6_load_separate_projections, "None"),
+    ("load_into_torch", "round 6: out_proj.bias left out", r6_load_no_out_bias, "out_proj.bias"),
+    ("load_into_torch", "round 6: q, v, k", r6_load_q_v_k, "W_k and W_v are swapped"),
+    ("blend_weight", "round 6: chapter 3's 0.88", 0.88, "chapter 3"),
+    ("blend_weight", "round 6: 0.4", 0.4, "0.2"),
+    ("which_key", "round 6: -1", -1, "positions"),
+]  # fmt: skip
+
+
 # The fifth learner round (issue 28): what its learner tried that got a fallback hint, a
 # misleading diagnosis or a pass.
 ROUND_FIVE = [
@@ -920,6 +1166,7 @@ CORPUS = [
     *SECOND_ROUND,
     *ROUND_FOUR,
     *ROUND_FIVE,
+    *ROUND_SIX,
 ]  # fmt: skip
 
 CORRECT = [

@@ -373,8 +373,24 @@ PARAMETER_COUNT = GRADERS.add(
                 lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * bias,
             ),
             Mistake(
+                "you counted each bias as a D x D matrix, like the weight: a bias holds one "
+                "number per output feature, D numbers for each of the four projections",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 * (1 + int(bias)),
+            ),
+            Mistake(
+                "with bias=False your count is 0: a conditional expression takes everything "
+                "to its left, so `a + b if bias else 0` means `(a + b) if bias else 0` "
+                "(Python's precedence). Which part of the sum should the `if` decide?",
+                lambda d_model, n_heads, bias=True: 4 * d_model**2 + 4 * d_model if bias else 0,
+            ),
+            Mistake(
+                "you counted one projection: the layer has four, W_q, W_k, W_v and W_o, each "
+                "with a D x D weight and (with bias=True) a bias of D numbers",
+                lambda d_model, n_heads, bias=True: d_model**2 + d_model * bias,
+            ),
+            Mistake(
                 "you counted (D + 1)² per projection: a bias adds one vector of D numbers "
-                "to the D x D weight, D·(D + 1) in all, not a row and a column",
+                "to the D x D weight, not a row and a column",
                 lambda d_model, n_heads, bias=True: 4 * (d_model + int(bias)) ** 2,
             ),
             Mistake(
@@ -404,6 +420,18 @@ def check_mha_parameter_count(fn: Callable[..., Any]) -> CheckResult:
     Taught in: chapters/04_multihead.ipynb (exercise in exercises/04_multihead.ipynb)
     """
     return PARAMETER_COUNT.check(fn)
+
+
+def _count_mistakes_at(d_model: int, n_heads: int) -> tuple[tuple[int, str], ...]:
+    """Exercise 4.3's counting mistakes as the numbers they give for one layer of this size,
+    each with 4.3's diagnosis (a prediction of the count makes the same mistakes)."""
+    right = mha_parameter_count(d_model, n_heads)
+    found: dict[int, str] = {}
+    for mistake in PARAMETER_COUNT.mistakes:
+        value = int(mistake.fn(d_model, n_heads, bias=True))
+        if value != right:
+            found.setdefault(value, mistake.diagnosis)
+    return tuple(found.items())
 
 
 BERT_PARAMETERS = GRADERS.add(
@@ -472,6 +500,12 @@ BERT_PARAMETERS = GRADERS.add(
                 4 * 768 * 768 + 768,
                 "that counts one bias vector; each of the four projections has its own bias",
             ),
+            (
+                768 * 768,
+                "that is one 768 x 768 matrix: the layer has four projections, W_q, W_k, W_v "
+                "and W_o, each with its weight and its bias",
+            ),
+            *_count_mistakes_at(768, 12),
         ),
         hint="what are the layer's weight matrices and biases, and how large is each for "
         "D = 768? Does the number of heads change them? (exercise 4.3)",

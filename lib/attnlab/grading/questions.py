@@ -76,7 +76,8 @@ def _fmt_given(x: Any, answer: Any) -> str:
 
 _NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?")
 """A number written as text with thousands separators: "7,087,872", "7 087 872", "7_087_872"
-(what a count is often written as; any other number in quotes is refused as text)."""
+(what a count is often written as). Refused like any number in quotes, with how Python
+groups digits: every question takes a number as a number, never as text."""
 
 
 def _decimals(x: float) -> int | None:
@@ -98,6 +99,22 @@ def _rounded_from(given: float, wrong: float) -> bool:
     )
 
 
+def _rounding_of(given: float, answer: float) -> bool:
+    """Is ``given`` ``answer`` rounded (or cut) to fewer significant digits (2,362,000 or
+    2.4e6 for 2,362,368)? A near miss that is no rounding (2,361,600, a bias vector short)
+    is a counting mistake, not a rounded count."""
+    if given == answer or given == 0:
+        return False
+    for digits in range(1, 16):
+        scale = 10.0 ** (math.floor(math.log10(abs(answer))) + 1 - digits)
+        if any(
+            abs(given - f(answer / scale) * scale) <= 1e-9 * abs(answer)
+            for f in (round, math.trunc)
+        ):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Question:
     """A question whose answer is a value the code will confirm.
@@ -112,8 +129,9 @@ class Question:
             ``|given - answer| <= atol + rtol * |answer|``.
         choices: the allowed words of a str answer.
         near, near_hint: a numerical answer within ``near`` (relative) of the right one
-            but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
-            (e.g. a rounded count where the question asks for the exact one).
+            but outside the tolerance, not a listed wrong answer, and the right one rounded
+            or cut to fewer digits, gets ``near_hint`` (a rounded count where the question
+            asks for the exact one).
         aliases: ``(words or number, diagnosis)`` for a question with ``choices``: answers
             off the menu that still say something (``"grows quadratically"``, ``4``,
             ``"linear"``), each with what it reveals; matched as a whole answer or as a
@@ -328,10 +346,13 @@ class Question:
                     hint = self.not_finite_hint or f"the answer is a finite number, not {not_}"
                     return None, f"got {given}", hint
                 return given, None, None
-            if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
-                text = given.strip().replace(",", "").replace("_", "").replace(" ", "")
-                return float(text) if "." in text else int(text), None, None
             hint = "write the number without quotes" if isinstance(given, str) else None
+            if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
+                digits = re.sub(r"[, ]", "_", given.strip())
+                hint = (
+                    "write the number without quotes: in quotes it is text, not a number. "
+                    f"Python groups digits with underscores, {digits}, not commas"
+                )
             if isinstance(given, (list, tuple)):
                 hint = "answer one number, not a list: the question asks for a single value"
                 if self.each is not None and len(given) == self.each[0]:
@@ -450,7 +471,8 @@ class Question:
         if found is None and self.kind == "number":
             found = self._number_clue(float(value))
         if found is None and self.near and self.kind == "number":
-            if abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer)):
+            close = abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer))
+            if close and _rounding_of(float(value), float(self.answer)):
                 found = self.near_hint
         if found is None and self.reason is not None and self.kind == "number":
             found = self.reason(float(value))
