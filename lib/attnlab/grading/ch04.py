@@ -19,6 +19,7 @@ Taught in: exercises/04_multihead.ipynb
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -121,6 +122,13 @@ SPLIT_HEADS = GRADERS.add(
                 _split_interleaved,
             ),
             Mistake(
+                "your reshape to (B, T, d, H) gives each head every H-th feature (the d and H "
+                "of the reshape are in each other's place), and the swap after it leaves "
+                "each head's features before the time axis: head h must own the block of "
+                "features h*d .. (h+1)*d - 1, and the result is (B, H, T, d)",
+                lambda x, n_heads: _split_interleaved(x, n_heads).swapaxes(2, 3),
+            ),
+            Mistake(
                 "you reshaped to (B, T, H, d) but did not move the head axis in front of T: "
                 "the heads must come before the time axis, (B, H, T, d). Which two axes "
                 "change places?",
@@ -205,6 +213,54 @@ def _merge_to_d(x: np.ndarray) -> np.ndarray:
     return x.transpose(0, 2, 1, 3).reshape(B, T, d)
 
 
+_HEAD_AXES = ("B", "H", "T", "d")
+
+
+def _merge_after(order: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """A merge that transposes x to ``order`` (any order but the right one), then reshapes."""
+
+    def merge(x: np.ndarray) -> np.ndarray:
+        B, H, T, d = x.shape
+        return x.transpose(order).reshape(B, T, H * d)
+
+    return merge
+
+
+def _merge_order_mistakes() -> tuple[Mistake, ...]:
+    """Each order of x's axes before the reshape but the right one (B, T, H, d), named
+    by what moved; the orders with a diagnosis of their own are left out."""
+    own = {(0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 2, 1), (0, 2, 1, 3)}
+    found = []
+    for order in itertools.permutations(range(4)):
+        if order in own:
+            continue
+        names = ", ".join(_HEAD_AXES[i] for i in order)
+        moved = [i for i in range(4) if order[i] != i]
+        if len(moved) == 2:
+            a, b = (_HEAD_AXES[order[i]] for i in reversed(moved))
+            what = f"it swaps x's axes {moved[0]} and {moved[1]}, {a} and {b}"
+        else:
+            what = "it moves x's batch axis" if order[0] != 0 else "it moves three axes"
+        found.append(
+            Mistake(
+                f"your transpose puts x's axes in the order ({names}) before the reshape "
+                f"({what}): the reshape to (B, T, H·d) keeps the first two axes and joins "
+                "the last two, so B must stay first, T come next, and each head's d "
+                "features last",
+                _merge_after(order),
+            )
+        )
+    return tuple(found)
+
+
+def _merge_overlapping(x: np.ndarray) -> np.ndarray:
+    B, H, T, d = x.shape
+    out = np.zeros((B, T, H * d))
+    for h in range(H):
+        out[:, :, h : h + d] = x[:, h]
+    return out
+
+
 MERGE_HEADS = GRADERS.add(
     Grader(
         name="merge_heads",
@@ -269,6 +325,23 @@ MERGE_HEADS = GRADERS.add(
                 "numbers, not one head's d",
                 _merge_to_d,
             ),
+            Mistake(
+                "you merged into 2 heads whatever x holds (the first case has 2): the number "
+                "of heads is x.shape[1]; read it from x like the other sizes",
+                lambda x: x.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[2], 2 * x.shape[3]),
+            ),
+            Mistake(
+                "np.concatenate(x, ...) goes through x's first axis, the batch: it joins the "
+                "batch entries side by side, not the heads. The heads are x[:, h], along "
+                "axis 1",
+                lambda x: np.concatenate(list(x), axis=-1),
+            ),
+            Mistake(
+                "your heads overlap: head h's block starts at column h (a slice h:h+d), but "
+                "each head owns its own block of d columns, h*d .. (h+1)*d - 1",
+                _merge_overlapping,
+            ),
+            *_merge_order_mistakes(),
         ),
         hint="merge_heads undoes split_heads: which axes did the split move, and which axis "
         'did it cut in two? The chapter\'s section "Split, attend, concatenate, project" '
@@ -615,6 +688,9 @@ def _same_parameters(layer: nn.Module, reference: nn.Module) -> None:
     )
 
 
+_FORWARD_SEEDS = itertools.count(10_000)
+
+
 def _run_module(cls: Any, query, key, value, n_heads, seed, mask=None) -> tuple[torch.Tensor, ...]:
     """One case for a class (see :func:`.modules.adapt`): build, load weights, run, backprop."""
     reference = _seeded_layer(query.shape[-1], n_heads, seed)
@@ -623,6 +699,9 @@ def _run_module(cls: Any, query, key, value, n_heads, seed, mask=None) -> tuple[
     layer.load_state_dict(reference.state_dict())
     query = query.detach().clone().requires_grad_()
     recorder = Recorder()
+    # A new seed for each forward: a layer that draws random numbers (dropout left on)
+    # gives other numbers on a second call, which the check then says.
+    seed_cpu(next(_FORWARD_SEEDS))
     with recorder:
         made = layer(query, key, value, mask=mask)
     out, weights = returned_items(made, ("out", "weights"), "your forward")
@@ -700,15 +779,25 @@ class _PlantedMHA(nn.Module):
             key, value = value, key
         # "query length": keys and values split with the queries' length T, not their S
         T = query.shape[1] if self.bug == "query length" else None
+        if self.bug == "keys from query":  # self-attention's habit in a cross-attention
+            key = value = query
         q, k, v = self._split(self.W_q(query)), self._split(self.W_k(key), T), None
-        v = self._split(self.W_v(value), T)
+        v = self.W_v(value) if self.bug == "v not split" else self._split(self.W_v(value), T)
+        if self.bug == "mask axis 1" and mask is not None:  # (T, S) -> (T, 1, S)
+            mask = mask[:, None]
+        if self.bug == "own causal" and mask is not None:  # the mask given is not used
+            mask = torch.ones(mask.shape, dtype=torch.bool).tril()
         if self.bug == "mask repeated" and mask is not None:  # (T, S) -> (1, H * T, S)
             mask = mask.unsqueeze(0).repeat_interleave(self.n_heads, dim=1)
         if self.bug == "k for v":
             v = self._split(self.W_k(value))
         if self.bug == "mask transposed" and mask is not None:
             mask = mask.T  # (S, T): raises for T != S, hides the past for a causal T = S
-        scale = {"no scale": 1.0, "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads)}
+        scale = {
+            "no scale": 1.0,
+            "scale by D": 1 / math.sqrt(q.shape[-1] * self.n_heads),
+            "scale by H": 1 / math.sqrt(self.n_heads),
+        }
         kT = k.transpose(1, 2) if self.bug == "k transpose 1 2" else k.transpose(-2, -1)
         if self.bug == "scale after":  # the weights divided by √d after the softmax
             root = math.sqrt(q.shape[-1])
@@ -752,6 +841,38 @@ MULTIHEAD_ATTENTION = GRADERS.add(
             Mistake(
                 "you scaled by √D: each head compares vectors of size d = D/H, so divide by √d",
                 _planted("scale by D"),
+            ),
+            Mistake(
+                "you scaled by √H, the number of heads: the scale belongs to the size of the "
+                "vectors each head compares, d = D/H, the length of one head's queries and "
+                "keys",
+                _planted("scale by H"),
+            ),
+            Mistake(
+                "you built a causal mask of your own instead of using the `mask` argument: "
+                "the layer must hide exactly the keys the given mask hides (here key 2 of a "
+                "cross-attention, which no causal mask describes)",
+                _planted("own causal"),
+            ),
+            Mistake(
+                "your keys and values come from `query`: in cross-attention the queries "
+                "come from `query` but the keys and values from `key` and `value`, another "
+                "sequence of length S, so your scores are (.., T, T) where (.., T, S) is "
+                "expected",
+                _planted("keys from query"),
+            ),
+            Mistake(
+                "you split q and k into heads but not v: v is still (B, S, D), so the "
+                "weights (B, H, T, S) cannot multiply it; the values are split into heads "
+                "like the queries and keys",
+                _planted("v not split"),
+            ),
+            Mistake(
+                "mask[:, None] makes the (T, S) mask (T, 1, S), which lines its T axis up "
+                "against the heads of the scores (B, H, T, S): a (T, S) mask already "
+                "broadcasts over the batch and the heads as it is (axes of size 1 go in "
+                "front, not in the middle)",
+                _planted("mask axis 1"),
             ),
             Mistake(
                 "the softmax runs over the queries (dim=-2); each query's weights must sum "

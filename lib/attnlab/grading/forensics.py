@@ -576,7 +576,18 @@ _SIGNATURE = re.compile(
 
 
 _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
+_SPLIT_NO_AXIS = re.compile(r"\b(?:np|torch)\.(?:array_split|split|chunk|tensor_split)\(")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
+
+
+def _call_arguments(line: str, start: int) -> str:
+    """The text of a call's arguments, from just after its ``(`` to its closing one."""
+    depth = 1
+    for i in range(start, len(line)):
+        depth += {"(": 1, ")": -1}.get(line[i], 0)
+        if depth == 0:
+            return line[start:i]
+    return line[start:]
 
 
 def line_diagnosis(err: BaseException) -> str | None:
@@ -598,12 +609,27 @@ def line_diagnosis(err: BaseException) -> str | None:
             "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
             "axes with np.swapaxes (or give transpose the full order)"
         )
+    split = _SPLIT_NO_AXIS.search(line)
+    if split and not re.search(r"\b(axis|dim)\s*=", _call_arguments(line, split.end())):
+        return (
+            f"`{split.group(0)}...)` cuts along axis 0 unless it is told another axis "
+            "(`axis=` in NumPy, `dim=` in torch): which axis of your array holds what you "
+            "mean to cut, the first one?"
+        )
     match = _RESHAPE.search(str(err))
     if match:
         size = int(match.group(1))
         shape = [int(s) for s in match.group(2).replace(" ", "").split(",") if s]
         product = int(np.prod(shape)) if shape else 1
-        if product and size % product == 0 and size // product > 1 and 1 in shape:
+        called = re.search(r"\.(?:reshape|view)\(", line)
+        written = _call_arguments(line, called.end()) if called else ""
+        if (
+            product
+            and size % product == 0
+            and size // product > 1
+            and 1 in shape
+            and re.search(r"(?<![\w.])1(?![\w.])", written)  # a 1 written in the call
+        ):
             return (
                 f"your reshape asks for {tuple(shape)}, {size // product} times fewer numbers "
                 "than the array holds: a size in it is fixed (a 1 from the example?); read "

@@ -1013,6 +1013,7 @@ class Grader:
                             inputs=run.case.inputs,
                             options=run.case.options,
                             named=relations.sizes(self.signature, run.case.inputs),
+                            axes=relations.output_axes(self.signature),
                         )
                         for run in [failing_run, *runs]
                         if run.outputs is not None

@@ -41,6 +41,7 @@ __all__ = [
     "cases_clue",
     "fixed_shape_clue",
     "nan_clue",
+    "output_axes",
     "shape_clue",
     "sizes",
     "value_clue",
@@ -154,6 +155,8 @@ class Seen:
         inputs: the case's inputs (to recognise one returned unchanged, or a mask).
         options: the case's keyword options.
         named: the case's named sizes (:func:`sizes`).
+        axes: the names of the output's axes, from the signature (``("B", "H", "T", "d")``),
+            or ``()`` when the signature does not name them (:func:`output_axes`).
     """
 
     got: Any
@@ -162,6 +165,7 @@ class Seen:
     inputs: Mapping[str, Any]
     options: Mapping[str, Any]
     named: Mapping[str, int]
+    axes: tuple[str, ...] = ()
 
 
 def value_clue(seen: Sequence[Seen], *, name: str) -> str | None:
@@ -313,12 +317,12 @@ def _one_clue(seen: Seen, name: str) -> tuple[str, str] | None:
                         f"is not the one `{name}` should hold",
                     )
     if g.shape != w.shape:
-        return _axes_clue(g, w, yours, named)
+        return _axes_clue(g, w, yours, named, seen.axes)
     finite = np.isfinite(g) & np.isfinite(w)
     if np.count_nonzero(finite & (w != 0)) < 3:
         return None  # too few numbers to tell a relation from a coincidence
     if w.ndim >= 2:
-        found = _axes_clue(g, w, yours, named)
+        found = _axes_clue(g, w, yours, named, seen.axes)
         if found:
             return found
     if finite.all() and np.any(w < 0):
@@ -370,8 +374,47 @@ def _numeric_input(value: Any) -> np.ndarray | None:
     return _float(np.asarray(value))
 
 
+def output_axes(signature: str) -> tuple[str, ...]:
+    """The names of a one-output signature's axes: ``"... -> (B, H, T, d)"`` gives
+    ``("B", "H", "T", "d")``; ``()`` when it names none (or several outputs)."""
+    found = re.search(r"->\s*\(([^()]*)\)\s*$", signature)
+    if not found:
+        return ()
+    names = tuple(a.strip() for a in found.group(1).split(",") if a.strip())
+    return names if all(re.fullmatch(r"[A-Za-z_]\w*", a) for a in names) else ()
+
+
+def _order_text(order: Sequence[int], axes: Sequence[str]) -> str:
+    """Which axes a permutation moved, in the output's axis names (or numbers)."""
+    n = len(order)
+    label = [f"the {a} axis" for a in axes] if len(axes) == n else [f"axis {i}" for i in range(n)]
+    shown = f"({', '.join(axes[i] for i in order)}) where ({', '.join(axes)}) is expected"
+    shown = shown if len(axes) == n else f"the order {tuple(order)} of the expected axes"
+    if n > 2 and tuple(order) == tuple(reversed(range(n))):
+        return (
+            f"every axis is reversed, {shown}: that is what `.T` does to an array of more "
+            "than two axes (it reverses all of them, not only the last two)"
+        )
+    moved = [i for i in range(n) if order[i] != i]
+    if len(moved) == 2:
+        i, j = moved
+        text = f"{label[order[j]]} and {label[order[i]]} are swapped (axes {i} and {j}), {shown}"
+        if n > 2 and (i, j) == (0, n - 1):  # (B, T, H, d).T is (d, H, T, B)
+            text += " (a `.T` reverses every axis of an array with more than two, not the last two)"
+        return text
+    for i in moved:  # one axis taken out and put back elsewhere
+        rest = [a for a in order if a != order[i]]
+        if rest == sorted(rest):
+            return f"{label[order[i]]} is at axis {i} instead of axis {order[i]}, {shown}"
+    return f"its axes are {shown}"
+
+
 def _axes_clue(
-    g: np.ndarray, w: np.ndarray, yours: str, named: Mapping[str, int]
+    g: np.ndarray,
+    w: np.ndarray,
+    yours: str,
+    named: Mapping[str, int],
+    axes: Sequence[str] = (),
 ) -> tuple[str, str] | None:
     if g.ndim != w.ndim or g.ndim < 2 or sorted(g.shape) != sorted(w.shape):
         return None
@@ -395,8 +438,8 @@ def _axes_clue(
                 continue
             if _close(np.transpose(g, np.argsort(order)), w):
                 return "axes", (
-                    f"{yours} has the right numbers with its axes in another order: expected "
-                    f"{_shape_text(w.shape, named)}, got {_shape_text(g.shape, named)}"
+                    f"{yours} has the right numbers with its axes in another order: "
+                    f"{_order_text(order, axes)}"
                 )
     return None
 
