@@ -812,8 +812,8 @@ def r6_split_dot_t(x, n_heads):
 
 
 def r6_split_stack_axis_0(x, n_heads):
-    B, T, D = x.shape
-    d = D // n_heads
+    _B, _T, D = x.shape
+    D // n_heads
     return np.stack(np.split(x, n_heads, axis=-1), axis=0)
 
 
@@ -824,13 +824,13 @@ def r6_split_d_h_swapped(x, n_heads):
 
 
 def r6_split_array_split_batch(x, n_heads):
-    B, T, D = x.shape
-    d = D // n_heads
+    _B, _T, D = x.shape
+    D // n_heads
     return np.stack(np.array_split(x, n_heads), axis=1)
 
 
 def r6_split_stack_last(x, n_heads):
-    B, T, D = x.shape
+    _B, _T, D = x.shape
     d = D // n_heads
     return np.stack([x[:, :, h * d : (h + 1) * d] for h in range(n_heads)], axis=-1)
 
@@ -841,7 +841,7 @@ def r6_merge_batch_moved(x):
 
 
 def r6_merge_to_d(x):
-    B, H, T, d = x.shape
+    B, _H, T, d = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, T, d)
 
 
@@ -851,7 +851,7 @@ def r6_merge_two_heads(x):
 
 
 def r6_merge_concatenate_batch(x):
-    B, H, T, d = x.shape
+    _B, _H, _T, _d = x.shape
     return np.concatenate(x, axis=-1)
 
 
@@ -1036,13 +1036,13 @@ ROUND_SIX = [
     ("multihead_attention", "round 6: values not split", R6ValuesNotSplit, "but not v"),
     ("multihead_attention", "round 6: scaled by sqrt(H)", R6ScaleByHeads, "√H"),
     ("multihead_attention", "round 6: mask[:, None]", R6MaskAxisOne, "in front, not in the middle"),
-    ("load_into_torch", "round 6: W_q repeated 3 times", r6_load_q_three_times, "W_q's"),
-    ("load_into_torch", "round 6: q_proj_weight", r6_load_separate_projections, "None"),
+    ("load_into_torch", "round 6: W_q repeated 3 times", r6_load_q_three_times, "W_q fills all three blocks"),
+    ("load_into_torch", "round 6: q_proj_weight", r6_load_separate_projections, "is None"),
     ("load_into_torch", "round 6: out_proj.bias left out", r6_load_no_out_bias, "out_proj.bias"),
     ("load_into_torch", "round 6: q, v, k", r6_load_q_v_k, "W_k and W_v are swapped"),
     ("blend_weight", "round 6: chapter 3's 0.88", 0.88, "chapter 3"),
-    ("blend_weight", "round 6: 0.4", 0.4, "0.2"),
-    ("which_key", "round 6: -1", -1, "positions"),
+    ("blend_weight", "round 6: 0.4", 0.4, "leaves 0.6 of the row"),
+    ("which_key", "round 6: -1", -1, "a whole number from 0 to 5"),
 ]  # fmt: skip
 
 
@@ -1059,7 +1059,7 @@ ROUND_FIVE = [
     ("load_into_torch", "new Parameters, out_proj by state dict", load_new_parameters, "new object"),
     ("load_into_torch", "out_proj is ours' W_o", load_out_proj_aliased, "share one parameter"),
     ("load_into_torch", ".data = ours' .data", load_data_shared, "shares its memory"),
-    ("blend_weight", "sigmoid(1)", 0.73, "two keys"),
+    ("blend_weight", "sigmoid(1)", 0.73, "sigmoid"),
     ("which_key", "two back", 3, "two tokens back"),
 ]  # fmt: skip
 
@@ -1146,14 +1146,14 @@ CORPUS = [
     ("load_into_torch", "k, q, v", load_kqv, "swapped"),
     ("blend_weight", "all on dog", 1.0, "subject"),
     ("blend_weight", "nothing on dog", 0.0, "subject"),
-    ("blend_weight", "a quarter", 0.25, "share"),
-    ("blend_weight", "a third", 1 / 3, "two"),
-    ("blend_weight", "uniform over seven words", 1 / 7, "two"),
+    ("blend_weight", "a quarter", 0.25, "four keys"),
+    ("blend_weight", "a third", 1 / 3, "three keys"),
+    ("blend_weight", "uniform over seven words", 1 / 7, "equal scores"),
     ("which_key", "the previous token", 4, "previous"),
     ("which_key", "itself", 5, "diagonal"),
-    ("which_key", "the next token", 6, "first"),
+    ("which_key", "the next token", 6, "no key 6"),
     ("which_key", "key 1", 1, "first"),
-    ("which_key", "head 0's map read as head 1's", 2, "first"),
+    ("which_key", "head 0's map read as head 1's", 2, "three tokens back"),
     ("split_heads", "np.split on the time axis", split_np_split_time_axis, "axis=-1"),
     ("merge_heads", "mean over the heads", merge_mean_of_heads, "reduced the heads"),
     ("merge_heads", "heads in reverse order", merge_reversed_heads, "reverse order"),

@@ -1078,9 +1078,10 @@ def _kept_in_place(ours: nn.Module, theirs: nn.Module, before: dict[str, nn.Para
                 WRONG_TYPE,
                 f"theirs.{name} is a new object: your function replaced theirs' parameter "
                 "instead of filling it",
-                "the statement asks for a copy in place: an optimizer or hook built on theirs "
-                f"before the load still holds the old theirs.{name}, which never got the "
-                "numbers. Write into the existing parameter (.copy_() under torch.no_grad()) "
+                "the statement asks for a copy in place: the outputs agree (theirs now runs "
+                "on the new parameter, so the comparison below prints True), but an optimizer "
+                f"or hook built on theirs before the load still holds the old theirs.{name}, "
+                "which never got the numbers (the comparison's second line). Write into the existing parameter (.copy_() under torch.no_grad()) "
                 "instead of assigning a new one to its name",
             )
         if isinstance(new, torch.Tensor) and new.untyped_storage().data_ptr() in memory:
@@ -1109,11 +1110,15 @@ def _loader(
     in_bias=True,
     out_transpose=None,
     out_bias_from=None,
+    bias_order=None,
+    out_bias=True,
 ) -> Callable:
     out_transpose = transpose if out_transpose is None else out_transpose
+    bias_order = order if bias_order is None else bias_order
 
     def load(ours, theirs):
         lins = [(ours.W_q, ours.W_k, ours.W_v)[i] for i in order]
+        bias_lins = [(ours.W_q, ours.W_k, ours.W_v)[i] for i in bias_order]
 
         def numbers(t):  # through float32 first (cast): the digits beyond it are lost
             return t.float() if cast else t
@@ -1123,12 +1128,12 @@ def _loader(
             if in_weight:
                 theirs.in_proj_weight.copy_(numbers(torch.cat(w)))
             if biases and in_bias:
-                theirs.in_proj_bias.copy_(numbers(torch.cat([lin.bias for lin in lins])))
+                theirs.in_proj_bias.copy_(numbers(torch.cat([lin.bias for lin in bias_lins])))
             if out_proj:
                 source = getattr(ours, out_from)
                 o = source.weight
                 theirs.out_proj.weight.copy_(o.T if out_transpose else o)
-                if biases:
+                if biases and out_bias:
                     theirs.out_proj.bias.copy_(getattr(ours, out_bias_from or out_from).bias)
 
     return load
@@ -1137,6 +1142,46 @@ def _loader(
 def _load_mistake(message: str, **loader: Any) -> Mistake:
     """A planted copy, made by ``_loader(**loader)``, run as the cases run the learner's."""
     return Mistake(message, adapt(_run_load, _loader(**loader)))
+
+
+_IN_NAMES = ("W_q", "W_k", "W_v")
+
+
+def _block_order_mistakes() -> tuple[Mistake, ...]:
+    """in_proj's three blocks filled from any projections but W_q, W_k, W_v in that order
+    (one repeated, two swapped, all moved round), the weights alone or with their biases;
+    the two orders with a diagnosis of their own are left out."""
+    found = []
+    for order in itertools.product(range(3), repeat=3):
+        if order in ((0, 1, 2), (1, 0, 2), (2, 1, 0)):
+            continue
+        held = ", ".join(_IN_NAMES[i] for i in order)
+        if sorted(order) != [0, 1, 2]:
+            twice = max(set(order), key=order.count)
+            left = ", ".join(_IN_NAMES[i] for i in range(3) if i not in order)
+            blocks = {2: "two of the three blocks", 3: "all three blocks"}[order.count(twice)]
+            get = "gets" if "," not in left else "get"
+            what = (
+                f"{_IN_NAMES[twice]} fills {blocks} and {left.replace(', ', ' and ')} never "
+                f"{get} in: each block has its own projection"
+            )
+        elif sum(order[i] != i for i in range(3)) == 2:
+            a, b = (_IN_NAMES[i] for i in range(3) if order[i] != i)
+            what = f"{a} and {b} are swapped"
+        else:
+            what = "every block holds another projection than its own"
+        for with_bias in (True, False):
+            part = "weights and biases" if with_bias else "weights (the biases are right)"
+            found.append(
+                _load_mistake(
+                    f"in_proj's {part} hold {held}, in that order: {what}. in_proj_weight "
+                    "stacks the queries' block (rows 0..D-1), then the keys', then the "
+                    "values'",
+                    order=order,
+                    bias_order=None if with_bias else (0, 1, 2),
+                )
+            )
+    return tuple(found)
 
 
 def _load_nothing(ours, theirs) -> None:
@@ -1215,6 +1260,12 @@ LOAD_INTO_TORCH = GRADERS.add(
                 for name in ("W_q", "W_k", "W_v")
             ),
             _load_mistake(
+                "you copied out_proj's weight but not its bias: W_o's bias goes into "
+                "theirs.out_proj.bias (theirs keeps its own random one otherwise)",
+                out_bias=False,
+            ),
+            *_block_order_mistakes(),
+            _load_mistake(
                 "your weights went through float32 before the copy (a .float(), or a "
                 "float32 tensor): copy_ keeps theirs' float64, but the digits beyond "
                 "float32 are already lost, and the two layers no longer agree to 1e-12 as "
@@ -1256,6 +1307,14 @@ LOAD_INTO_TORCH = GRADERS.add(
                 "in_proj_weight has shape (3D, D): stack W_q, W_k and W_v with torch.cat "
                 "along dim 0",
             ),
+            (
+                "'NoneType' object has no attribute",
+                "one of theirs' attributes is None: nn.MultiheadAttention keeps "
+                "q_proj_weight, k_proj_weight and v_proj_weight (and bias_k, bias_v) as None "
+                "unless the keys and values have other sizes than the queries (kdim, vdim); "
+                "here the three input projections live stacked in in_proj_weight (3D, D) and "
+                "in_proj_bias. Print theirs.state_dict()'s names to see what it holds",
+            ),
         ),
         hint="print theirs.state_dict()'s names and shapes next to ours: which of our "
         "weights and biases goes where, in which order? The chapter's section \"The same "
@@ -1274,6 +1333,27 @@ def check_load_into_torch(fn: Callable[..., Any]) -> CheckResult:
 
 # ---- prediction questions about the maps -------------------------------------------------
 
+
+def _blend_reason(given: float) -> str | None:
+    """What a weight no listed mistake explains implies (without the answer)."""
+    if not 0 <= given <= 1:
+        return "a weight is a share of the row: a number between 0 and 1"
+    return (
+        f"that leaves {1 - given:.2g} of the row to the other words: which of them score as "
+        "high as 'dog' from either relation, and which score 0?"
+    )
+
+
+def _position_reason(given: float) -> str | None:
+    """A key that is no position of query 5's row."""
+    if given < 0 or given > 5 or given != int(given):
+        return (
+            "the answer is a key's position, a whole number from 0 to 5 for query 5 (the "
+            f"columns of the printed map, counted from 0): {given:g} is not one of them"
+        )
+    return None
+
+
 BLEND_WEIGHT = GRADERS.add(
     Question(
         name="blend_weight",
@@ -1285,23 +1365,35 @@ BLEND_WEIGHT = GRADERS.add(
         wrong=(
             (1.0, "that is the subject head alone; the one head also wants the previous word"),
             (0.0, "'dog' is the subject, and the one head still looks for the subject"),
-            (0.25, "only two keys score high, 'dog' and 'cat': they share the row"),
+            (
+                0.25,
+                "a quarter would need four keys with the same high score: count the keys "
+                "that score high from either relation (the other words score 0)",
+            ),
             (
                 1 / 3,
-                "only two keys score high, 'dog' and 'cat': the other words score 0 and get "
-                "almost nothing",
+                "a third would need three keys with the same high score: count the keys that "
+                "score high from either relation; the words that score 0 get almost nothing",
             ),
             (
                 math.e / (1 + math.e),
                 "that is the weight of one key scoring 1 against one key scoring 0 (a "
-                "sigmoid): here two keys, 'dog' and 'cat', score equally high, and the "
-                "softmax shares the row between them",
+                "sigmoid): here the row has a key for every word; which of them score high, "
+                "and how does the softmax split a row among equal scores?",
             ),
             (
                 1 / 7,
-                "a uniform row would need equal scores; here two keys score high and the others 0",
+                "a uniform row would need equal scores for all seven words; here some keys "
+                "score high and the others 0",
+            ),
+            (
+                1 / (1 + math.exp(-2)),
+                "that is chapter 3's worked example (scores 112 and 96, one key far ahead of "
+                "the other): here the scores come from the two relations of this sentence. "
+                "Which keys score high, and are their scores equal?",
             ),
         ),
+        reason=_blend_reason,
         hint="which keys get a high score from either relation? the softmax shares the "
         "weight between them",
     )
@@ -1327,8 +1419,8 @@ WHICH_KEY = GRADERS.add(
             (5, "a head that attends to its own position would show the main diagonal"),
             (
                 6,
-                "the keys of query 5 are positions 0 (the first token) to 5: there is no "
-                "key 6, and no query sees a later key",
+                "query 5 sees the keys at positions 0 to 5 only (the model is causal): there "
+                "is no key 6, and no query sees a later key",
             ),
             (
                 1,
@@ -1349,10 +1441,12 @@ WHICH_KEY = GRADERS.add(
             ),
             (
                 2,
-                "key 2 is neither the previous token nor the first one: read head 1's map, "
-                "row 5 of head 1's map again",
+                "key 2 is three tokens back from query 5, and no relation of the task looks "
+                "three back. Head 0's printed map shows the token one head fetches: which "
+                "other token does the task need, the same way at every position?",
             ),
         ),
+        reason=_position_reason,
         hint="the printed map is head 0's: which token does it fetch for each query? The "
         "task needs two tokens at every position; which one is left for head 1, at query 5?",
     )
