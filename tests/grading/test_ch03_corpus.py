@@ -799,6 +799,103 @@ def _r5_notebook_class():
 R5UnguardedBesideWrongFunction = _r5_notebook_class()
 
 
+# ------------------------------------------------------------------ round six (issue 28)
+# The sixth learner round: what its learner tried that got a generic message or a bare
+# exception.
+
+
+def r6_slide_outer_reshaped(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    return k + np.outer(q, c).reshape(k.shape)
+
+
+def r6_slide_axis_on_q(q, k, targets):
+    c = (targets - k @ q) / (q @ q)
+    return k + c * q[:, None]
+
+
+def r6_tatt_float_scores(q, k, v, mask=None):
+    s = (q @ k.transpose(-2, -1)).float() / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    w = torch.where(torch.isnan(w), torch.zeros_like(w), w)
+    return w @ v, w
+
+
+def r6_tatt_float_mask(q, k, v, mask=None):
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        s = s.masked_fill(1 - mask.float(), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    w = torch.where(torch.isnan(w), torch.zeros_like(w), w)
+    return w @ v, w
+
+
+class R6MaskUnsqueezed(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            s = s.masked_fill(~mask.unsqueeze(1), float("-inf"))
+        w = torch.softmax(s, dim=-1)
+        w = torch.where(torch.isnan(w), torch.zeros_like(w), w)
+        return w @ v, w
+
+
+_R6_NOTEBOOK = """\
+def attention(q, k, v, mask=None):  # exercise 3.2, NumPy, passed
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(s - m)
+    t = e.sum(axis=-1, keepdims=True)
+    w = np.divide(e, t, out=np.zeros_like(e), where=t > 0)
+    return w @ v, w
+
+
+class SelfAttention(nn.Module):  # calls the NumPy attention on tensors
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_head, bias=False)
+        self.W_k = nn.Linear(d_model, d_head, bias=False)
+        self.W_v = nn.Linear(d_model, d_head, bias=False)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        return attention(q, k, v, mask)
+"""
+
+
+def _r6_notebook_class():
+    """The learner's class, defined in a notebook whose `attention` is 3.2's NumPy one."""
+    filename = "<round 6 notebook>"
+    linecache.cache[filename] = (len(_R6_NOTEBOOK), None, _R6_NOTEBOOK.splitlines(True), filename)
+    scope = {"__name__": "round6_notebook", "math": math, "np": np, "torch": torch, "nn": nn}
+    exec(compile(_R6_NOTEBOOK, filename, "exec"), scope)
+    return scope["SelfAttention"]
+
+
+R6NumpyAttentionOnTensors = _r6_notebook_class()
+
+ROUND_SIX = [
+    ("slide_keys", "round 6: np.outer(q, c).reshape(k.shape)", r6_slide_outer_reshaped, "np.outer"),
+    ("slide_keys", "round 6: c * q[:, None]", r6_slide_axis_on_q, "on q"),
+    ("attention_torch", "round 6: .float() on the scores", r6_tatt_float_scores, ".float()"),
+    ("attention_torch", "round 6: 1 - mask.float() to masked_fill", r6_tatt_float_mask, "boolean"),
+    ("self_attention_module", "round 6: mask.unsqueeze(1)", R6MaskUnsqueezed, "as it is"),
+    ("self_attention_module", "round 6: the NumPy attention on tensors", R6NumpyAttentionOnTensors, "NumPy"),
+]  # fmt: skip
+
+
 CORPUS = [
     ("slide_keys", "divided by the norm", slide_norm, "divided by the length"),
     ("slide_keys", "k += ...", slide_in_place, "in place"),
@@ -1209,6 +1306,8 @@ CORPUS += [
     ("raw_spread", "round 5: sqrt(64) - 1", 7, "no -1"),
     ("cross_columns", "round 5: 64 meant as d_v", 64, "d_v counts the columns of the output"),
 ]  # fmt: skip
+
+CORPUS += ROUND_SIX
 
 
 CORRECT = [

@@ -143,6 +143,19 @@ SLIDE_KEYS = GRADERS.add(
         properties=(Property(_one_shift),),
         mistakes=(
             Mistake(
+                "np.outer(q, c) is (d, S), one column per key: reshaped to k's (S, d) its "
+                "numbers land on the wrong keys and features. Key j moves by c_j times q, "
+                "one row per key: which order of the outer product's operands gives rows?",
+                lambda q, k, targets: k + np.outer(q, (targets - k @ q) / (q @ q)).reshape(k.shape),
+            ),
+            Mistake(
+                "you put the new axis on q: q[:, None] is (d, 1), so c * q[:, None] is "
+                "(d, S), one column per key, which does not line up with k's (S, d). Each "
+                "key (a row of k) gets its own amount c_j: which of the two needs the new "
+                "axis?",
+                lambda q, k, targets: k + (targets - k @ q) / (q @ q) * q[:, None],
+            ),
+            Mistake(
                 "you divided by the length |q|; adding c·q changes the score by c·|q|², so "
                 "divide by q·q",
                 lambda q, k, targets: k + ((targets - k @ q) / np.linalg.norm(q))[:, None] * q,
@@ -1211,6 +1224,13 @@ SELF_ATTENTION_MODULE = GRADERS.add(
             (
                 "before Module.__init__() call",
                 "call super().__init__() first in __init__",
+            ),
+            (
+                "received an invalid combination of arguments - got (keepdims=",
+                "your forward hands its tensors to NumPy code (exercise 3.2's `attention` is "
+                "NumPy: np.max with `keepdims=` does not take a tensor, and no gradient "
+                "would flow through NumPy anyway): the layer computes with torch, as your "
+                "function of exercise 3.3 does",
             ),
         ),
         # A right layer may round its scale to float32 (torch.tensor(d) is float32):

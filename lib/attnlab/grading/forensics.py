@@ -185,8 +185,32 @@ _EINSUM_HINT = (
 _DTYPE_HINT = (
     "two tensors of different precision met: one is float32, most likely made without "
     "`dtype=` (torch.zeros, torch.ones, torch.tensor and torch.arange default to "
-    "float32) while the inputs are float64"
+    "float32) or by a cast such as `.float()`, while the inputs are float64"
 )
+
+_DTYPE_CLASH = ("same dtype", "float != double", "double != float", "Double and Float")
+_CAST = re.compile(r"\.float\(\)|\.half\(\)|(?:torch|np)\.float(?:32|16)\b|['\"]float32['\"]")
+
+
+def cast_clue(err: BaseException, fn: Any) -> str | None:
+    """A precision clash whose float32 the learner's own cast made: the cast, by its line."""
+    if not any(s in str(err) for s in _DTYPE_CLASH):
+        return None
+    learner = getattr(fn, "__learner__", fn)
+    try:
+        lines, first = inspect.getsourcelines(learner)
+    except (OSError, TypeError):
+        return None
+    for number, line in enumerate(lines, start=first):
+        found = _CAST.search(line.split("#")[0])
+        if found:
+            return (
+                f"your `{found.group(0)}` (line {number}) makes float32 numbers out of the "
+                "float64 inputs, and float32 then meets float64 in one operation: compute in "
+                "the inputs' own dtype, without a cast"
+            )
+    return None
+
 
 _INDEX_HINT = (
     "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
@@ -254,6 +278,23 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("size mismatch, got input", _torch_matmul_hint),
     ("Sizes of tensors must match except in dimension", _cat_hint),
     ("except for the concatenation axis must match", _cat_hint),
+    (
+        "masked_fill_ only supports boolean masks",
+        _fixed(
+            "masked_fill takes a boolean tensor, True where it fills: arithmetic on a mask "
+            "(`1 - mask.float()`, `mask * 1.0`) makes a float tensor. The mask is boolean "
+            "already, and its logical not (`~`) keeps it boolean"
+        ),
+    ),
+    (
+        "received an invalid combination of arguments - got (keepdims=",
+        _fixed(
+            "a NumPy function got a torch tensor: np.max, np.sum and the like hand "
+            "`axis=` and `keepdims=` on to the tensor's own method, which takes `dim=` and "
+            "`keepdim=`. The line that raised is NumPy code running on tensors: on tensors, "
+            "call torch code (a torch version of that function)"
+        ),
+    ),
     (
         "stack expects each tensor to be equal size",
         _fixed(
@@ -576,6 +617,7 @@ _SIGNATURE = re.compile(
 
 
 _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
+_MASK_NEW_AXIS = re.compile(r"\bmask(?:\.unsqueeze\(\s*(?:1|-2)\s*\)|\[\s*:\s*,\s*None\s*\])")
 _SPLIT_NO_AXIS = re.compile(r"\b(?:np|torch)\.(?:array_split|split|chunk|tensor_split)\(")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
 
@@ -608,6 +650,14 @@ def line_diagnosis(err: BaseException) -> str | None:
             "NumPy's `transpose` takes the new order of all the axes, one number per axis; "
             "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
             "axes with np.swapaxes (or give transpose the full order)"
+        )
+    widened = _MASK_NEW_AXIS.search(line)
+    if widened and any(s in str(err) for s in ("must match the size", "could not be broadcast")):
+        return (
+            f"`{widened.group(0)}` puts an axis of size 1 inside the mask, (T, 1, S) for a "
+            "(T, S) mask, which lines its T axis up against another axis of the scores: a "
+            "(T, S) mask broadcasts over the scores' leading axes as it is (axes of size 1 "
+            "go in front, not in the middle)"
         )
     split = _SPLIT_NO_AXIS.search(line)
     if split and not re.search(r"\b(axis|dim)\s*=", _call_arguments(line, split.end())):

@@ -75,6 +75,7 @@ from . import relations, worked
 from .forensics import (
     TooSlow,
     call_quietly,
+    cast_clue,
     dropped_axis_clue,
     error_hints,
     hard_coded_size,
@@ -918,7 +919,7 @@ class Grader:
                     diagnosed=True,
                 )
         if not ours:
-            from_line = line_diagnosis(err)
+            from_line = line_diagnosis(err) or cast_clue(err, fn)
             if from_line is not None:
                 return self._result(EXCEPTION, message, from_line, diagnosed=True)
         index = runs.index(run)
