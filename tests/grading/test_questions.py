@@ -230,3 +230,20 @@ def test_the_tolerance_is_smaller_than_the_gap_to_each_plausible_wrong_answer(qu
         elif question.check(value).passed:
             problems.append(f"{slip}: {value!r} is accepted")
     assert not problems, "\n".join(problems)
+
+
+def test_a_near_hint_about_rounding_reaches_roundings_only():
+    """4.4's "close, but rounded" goes to the count rounded or cut, never to a near count
+    that is a counting mistake (a bias vector short is no rounding); quoted counts are text."""
+    from attnlab.grading.ch04 import BERT_PARAMETERS
+    from attnlab.grading.questions import Question
+
+    question = Question(
+        "count", answer=2_362_368, atol=0.5, near=0.03, near_rounding=True, near_hint="rounded"
+    )
+    for rounded in (2_362_000, 2_360_000, 2_400_000, 2_362_300):
+        assert question.check(rounded).diagnosis == "rounded", rounded
+    for near in (2_361_600, 2_362_369 + 700):
+        assert question.check(near).diagnosis != "rounded", near
+    assert "without quotes" in BERT_PARAMETERS.check("2,362,368").diagnosis
+    assert not BERT_PARAMETERS.check("2,362,368").passed

@@ -495,17 +495,88 @@ def check_mha_parameter_count(fn: Callable[..., Any]) -> CheckResult:
     return PARAMETER_COUNT.check(fn)
 
 
-def _count_mistakes_at(d_model: int, n_heads: int) -> tuple[tuple[int, str], ...]:
+def _count_mistakes_at(
+    d_model: int, n_heads: int, besides: tuple[tuple[Any, str], ...] = ()
+) -> tuple[tuple[int, str], ...]:
     """Exercise 4.3's counting mistakes as the numbers they give for one layer of this size,
-    each with 4.3's diagnosis (a prediction of the count makes the same mistakes)."""
+    each with 4.3's diagnosis (a prediction of the count makes the same mistakes); the
+    numbers ``besides`` already diagnoses are left to it."""
     right = mha_parameter_count(d_model, n_heads)
-    found: dict[int, str] = {}
+    found: dict[int, str] = {value: "" for value, _ in besides}
     for mistake in PARAMETER_COUNT.mistakes:
         value = int(mistake.fn(d_model, n_heads, bias=True))
         if value != right:
             found.setdefault(value, mistake.diagnosis)
-    return tuple(found.items())
+    return tuple((value, said) for value, said in found.items() if said)
 
+
+_BERT_WRONG: tuple[tuple[Any, str], ...] = (
+    (
+        12 * 2_362_368,
+        "that gives every head its own 768 x 768 matrices; each head projects to "
+        "64 features only, so the twelve together make one 768 x 768 matrix",
+    ),
+    (
+        12 * 4 * 768 * 768,
+        "that gives every head its own four 768 x 768 matrices: the twelve heads "
+        "share them (each uses 64 of their rows), so the count does not grow with "
+        "the heads",
+    ),
+    (
+        3 * 768 * 64 + 768 * 768 + 4 * 768,
+        "that counts one head's W_q, W_k and W_v (768 x 64 each): the twelve heads "
+        "together have 768 x 768 each",
+    ),
+    (
+        12 * 4 * 768 * 768 + 4 * 768,
+        "that gives every head its own four 768 x 768 matrices (the biases you "
+        "counted once): the twelve heads share the matrices (each uses 64 of their "
+        "rows), so the count does not grow with the heads",
+    ),
+    (
+        12 * 2_362_368 + 4 * 768,
+        "that counts twelve whole layers (and the biases once more): it gives every "
+        "head its own 768 x 768 matrices, but the twelve heads share them (each uses "
+        "64 of their rows), so the count does not grow with the heads",
+    ),
+    (
+        2_359_296,
+        "that is the four weight matrices alone: each projection also has a bias",
+    ),
+    (
+        3 * 768 * 768,
+        "that is W_q, W_k and W_v without their biases: add the output projection "
+        "W_o, and each projection's bias",
+    ),
+    (
+        2.362368,
+        "that looks like the count in millions, as papers write it (2.4M): give the "
+        "exact number of parameters",
+    ),
+    (
+        4 * 768 * 768 + 4 * 64,
+        "your biases have 64 numbers each: a projection's bias has one number per "
+        "output feature, D = 768, whatever the number of heads",
+    ),
+    (
+        1_771_776,
+        "that is W_q, W_k and W_v with their biases; add the output projection W_o",
+    ),
+    (
+        2_362_368 // 12,
+        "that is one twelfth of the layer: the count does not depend on the heads",
+    ),
+    (
+        4 * 768 * 768 + 768,
+        "that counts one bias vector; each of the four projections has its own bias",
+    ),
+    (
+        768 * 768,
+        "that is one 768 x 768 matrix: the layer has four projections, W_q, W_k, W_v "
+        "and W_o, each with its weight and its bias",
+    ),
+)
+"""4.4's own wrong counts (4.3's mistakes add the others)."""
 
 BERT_PARAMETERS = GRADERS.add(
     Question(
@@ -513,77 +584,12 @@ BERT_PARAMETERS = GRADERS.add(
         answer=2_362_368,
         explanation="4·768² + 4·768 = 2,359,296 + 3,072: the twelve heads of size 64 share "
         "those four 768 x 768 matrices between them.",
-        wrong=(
-            (
-                12 * 2_362_368,
-                "that gives every head its own 768 x 768 matrices; each head projects to "
-                "64 features only, so the twelve together make one 768 x 768 matrix",
-            ),
-            (
-                12 * 4 * 768 * 768,
-                "that gives every head its own four 768 x 768 matrices: the twelve heads "
-                "share them (each uses 64 of their rows), so the count does not grow with "
-                "the heads",
-            ),
-            (
-                3 * 768 * 64 + 768 * 768 + 4 * 768,
-                "that counts one head's W_q, W_k and W_v (768 x 64 each): the twelve heads "
-                "together have 768 x 768 each",
-            ),
-            (
-                12 * 4 * 768 * 768 + 4 * 768,
-                "that gives every head its own four 768 x 768 matrices (the biases you "
-                "counted once): the twelve heads share the matrices (each uses 64 of their "
-                "rows), so the count does not grow with the heads",
-            ),
-            (
-                12 * 2_362_368 + 4 * 768,
-                "that counts twelve whole layers (and the biases once more): it gives every "
-                "head its own 768 x 768 matrices, but the twelve heads share them (each uses "
-                "64 of their rows), so the count does not grow with the heads",
-            ),
-            (
-                2_359_296,
-                "that is the four weight matrices alone: each projection also has a bias",
-            ),
-            (
-                3 * 768 * 768,
-                "that is W_q, W_k and W_v without their biases: add the output projection "
-                "W_o, and each projection's bias",
-            ),
-            (
-                2.362368,
-                "that looks like the count in millions, as papers write it (2.4M): give the "
-                "exact number of parameters",
-            ),
-            (
-                4 * 768 * 768 + 4 * 64,
-                "your biases have 64 numbers each: a projection's bias has one number per "
-                "output feature, D = 768, whatever the number of heads",
-            ),
-            (
-                1_771_776,
-                "that is W_q, W_k and W_v with their biases; add the output projection W_o",
-            ),
-            (
-                2_362_368 // 12,
-                "that is one twelfth of the layer: the count does not depend on the heads",
-            ),
-            (
-                4 * 768 * 768 + 768,
-                "that counts one bias vector; each of the four projections has its own bias",
-            ),
-            (
-                768 * 768,
-                "that is one 768 x 768 matrix: the layer has four projections, W_q, W_k, W_v "
-                "and W_o, each with its weight and its bias",
-            ),
-            *_count_mistakes_at(768, 12),
-        ),
+        wrong=(*_BERT_WRONG, *_count_mistakes_at(768, 12, besides=_BERT_WRONG)),
         hint="what are the layer's weight matrices and biases, and how large is each for "
         "D = 768? Does the number of heads change them? (exercise 4.3)",
         atol=0.5,
         near=0.03,
+        near_rounding=True,
         near_hint="close, but rounded: the question asks for the exact count, every weight "
         "and every bias of the layer",
     )
@@ -1170,8 +1176,12 @@ def _block_order_mistakes() -> tuple[Mistake, ...]:
             what = f"{a} and {b} are swapped"
         else:
             what = "every block holds another projection than its own"
-        for with_bias in (True, False):
+        # A key bias adds the same amount to every score of a row, which the softmax
+        # cancels: where only the keys' block is wrong, its bias cannot show.
+        keys_only = [i for i in range(3) if order[i] != i] == [1]
+        for with_bias in (True,) if keys_only else (True, False):
             part = "weights and biases" if with_bias else "weights (the biases are right)"
+            part = "weights" if keys_only else part
             found.append(
                 _load_mistake(
                     f"in_proj's {part} hold {held}, in that order: {what}. in_proj_weight "

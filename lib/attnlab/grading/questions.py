@@ -129,9 +129,11 @@ class Question:
             ``|given - answer| <= atol + rtol * |answer|``.
         choices: the allowed words of a str answer.
         near, near_hint: a numerical answer within ``near`` (relative) of the right one
-            but outside the tolerance, not a listed wrong answer, and the right one rounded
-            or cut to fewer digits, gets ``near_hint`` (a rounded count where the question
-            asks for the exact one).
+            but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
+            (e.g. a rounded count where the question asks for the exact one).
+        near_rounding: ``near_hint`` only for a near answer that is the right one rounded
+            or cut to fewer digits (a hint that says "rounded" must not reach a count that
+            is a bias vector short).
         aliases: ``(words or number, diagnosis)`` for a question with ``choices``: answers
             off the menu that still say something (``"grows quadratically"``, ``4``,
             ``"linear"``), each with what it reveals; matched as a whole answer or as a
@@ -177,6 +179,7 @@ class Question:
     equivalent: tuple[tuple[str, str], ...] = ()
     near: float = 0.0
     near_hint: str = ""
+    near_rounding: bool = False
     not_finite_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
     synonyms: tuple[tuple[str, str], ...] = ()
@@ -472,7 +475,7 @@ class Question:
             found = self._number_clue(float(value))
         if found is None and self.near and self.kind == "number":
             close = abs(float(value) - float(self.answer)) <= self.near * abs(float(self.answer))
-            if close and _rounding_of(float(value), float(self.answer)):
+            if close and (not self.near_rounding or _rounding_of(float(value), float(self.answer))):
                 found = self.near_hint
         if found is None and self.reason is not None and self.kind == "number":
             found = self.reason(float(value))
