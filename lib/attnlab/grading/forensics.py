@@ -44,6 +44,7 @@ __all__ = [
     "signature_mismatch",
     "unfinished_callee",
     "where",
+    "widened_mask_clue",
 ]
 
 
@@ -632,6 +633,24 @@ def _call_arguments(line: str, start: int) -> str:
     return line[start:]
 
 
+def widened_mask_clue(err: BaseException) -> str | None:
+    """A broadcast error on a line that puts an axis of size 1 inside a (T, S) mask.
+
+    A fallback, after the exercise's own diagnoses: in an exercise with head axes a mask
+    line may fail for another reason (the heads), which the exercise names itself."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if not _is_library(f.filename)]
+    line = (frames[-1].line or "") if frames else ""
+    widened = _MASK_NEW_AXIS.search(line)
+    if widened and any(s in str(err) for s in ("must match the size", "could not be broadcast")):
+        return (
+            f"`{widened.group(0)}` puts an axis of size 1 inside the mask, (T, 1, S) for a "
+            "(T, S) mask, which lines its T axis up against another axis of the scores: a "
+            "(T, S) mask broadcasts over the scores' leading axes as it is (axes of size 1 "
+            "go in front, not in the middle)"
+        )
+    return None
+
+
 def line_diagnosis(err: BaseException) -> str | None:
     """A diagnosis from the exception and the learner's line that raised it, for slips whose
     message alone misleads: a module the course's environment lacks, torch's two-axis
@@ -650,14 +669,6 @@ def line_diagnosis(err: BaseException) -> str | None:
             "NumPy's `transpose` takes the new order of all the axes, one number per axis; "
             "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
             "axes with np.swapaxes (or give transpose the full order)"
-        )
-    widened = _MASK_NEW_AXIS.search(line)
-    if widened and any(s in str(err) for s in ("must match the size", "could not be broadcast")):
-        return (
-            f"`{widened.group(0)}` puts an axis of size 1 inside the mask, (T, 1, S) for a "
-            "(T, S) mask, which lines its T axis up against another axis of the scores: a "
-            "(T, S) mask broadcasts over the scores' leading axes as it is (axes of size 1 "
-            "go in front, not in the middle)"
         )
     split = _SPLIT_NO_AXIS.search(line)
     if split and not re.search(r"\b(axis|dim)\s*=", _call_arguments(line, split.end())):

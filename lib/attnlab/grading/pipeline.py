@@ -85,6 +85,7 @@ from .forensics import (
     signature_mismatch,
     unfinished_callee,
     where,
+    widened_mask_clue,
 )
 from .gradients import gradient_problem
 from .results import CheckResult, graded, latest, make_result
@@ -940,6 +941,8 @@ class Grader:
             found = hard_coded_size(fn, run.case, self.cases)
         if found is None:
             found = self._failing_callee(fn)
+        if found is None and not ours:
+            found = widened_mask_clue(err)
         if found is None:
             found = dropped_axis_clue(said, run.case.inputs)
         if found is None:
