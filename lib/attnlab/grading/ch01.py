@@ -731,6 +731,9 @@ def _path_cases() -> tuple[Case, ...]:
         ("convolution, exact fit", 9, "convolution", 3),
         ("convolution, rounds up", 10, "convolution", 3),
         ("convolution, wide kernel", 1000, "convolution", 9),
+        # k = 2 and k = 4: n // (k - 1) and ceil((n - 1) / (k - 1)) agree for k = 3 only.
+        ("convolution, kernel 2", 5, "convolution", 2),
+        ("convolution, kernel 4", 11, "convolution", 4),
         ("dilated, exact power", 125, "dilated_convolution", 5),
         ("dilated, rounds up", 126, "dilated_convolution", 5),
         ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
@@ -797,6 +800,45 @@ PATH_LENGTH = GRADERS.add(
                 "whenever k - 1 divides n - 1 exactly (n = 9, k = 3: 4 layers, not 5); round "
                 "the quotient up instead (a ceiling division)",
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1) + 1, _dilated),
+                needs=r"//",
+            ),
+            Mistake(
+                # ceil(n / m) is (n - 1) // m + 1: the same numbers, another slip
+                "your convolution count divides n, the number of positions, by k - 1: the "
+                "path crosses the n - 1 gaps between the first and the n-th position, so it "
+                "is one layer too many whenever k - 1 divides n - 1 exactly (n = 9, k = 3: "
+                "4 layers, not 5); the rounding up is right, the n is not",
+                _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k - 1), _dilated),
+            ),
+            Mistake(
+                "your convolution count divides n, the number of positions, by k - 1 and "
+                "rounds down: the path crosses the n - 1 gaps between the first and the n-th "
+                "position, and a partial layer is still a layer (n = 11, k = 4: 4 layers, "
+                "not 3; n = 5, k = 2: 4, not 5)",
+                _per_kind(lambda n: n - 1, lambda n, k: n // (k - 1), _dilated),
+            ),
+            Mistake(
+                "round() goes to the nearest whole number (and half to even: round(4.5) is "
+                "4), so a partial convolution layer is sometimes dropped; a partial layer is "
+                "still a layer: the count must always round up",
+                _per_kind(lambda n: n - 1, lambda n, k: round((n - 1) / (k - 1)), _dilated),
+            ),
+            Mistake(
+                "your convolution count is one layer too many on every case: the first layer "
+                "already widens the view by k - 1 positions, there is no extra input layer to "
+                "count (n = 9, k = 3: 4 layers, not 5)",
+                _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1) + 1, _dilated),
+            ),
+            Mistake(
+                "your dilated cases get the plain convolution's count: the test that picks "
+                "the convolution branch also matches 'dilated_convolution' (it contains the "
+                "word 'convolution'), and it runs first; compare the kind exactly, or test "
+                "the dilated kind before the plain one",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                ),
             ),
             Mistake(
                 "each convolution layer widens the view by k - 1 positions, not k",

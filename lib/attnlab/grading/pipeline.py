@@ -984,6 +984,8 @@ class Grader:
         found = self._explain(runs, index, k, failing_run.learner)
         if found is None:
             found = self._failing_callee(failing_run.learner)
+        if found is None and status == WRONG_VALUES:
+            found = self._typed_in_clue(runs)
         if found is not None:
             return self._result(status, message, found, max_error, diagnosed=True)
         if status == WRONG_VALUES:
@@ -1088,6 +1090,43 @@ class Grader:
                     f"uses the `{name}` it is given (a value typed in instead, a layer or "
                     "weights of its own, or a variable of the notebook with another name)"
                 )
+        return None
+
+    def _typed_in_clue(self, runs: list[_Run]) -> str | None:
+        """A whole-number argument replaced by a constant: on every case the learner gets
+        wrong, the reference called with that argument set to one value (a value another
+        case has: the ``k = 3`` of the examples, the table's ``n = 1000``) gives exactly the
+        learner's result."""
+        if self.statistical or self.wrap is not None:
+            return None
+        wrong = [r for r in runs if r.error is None and r.outputs is not None and not self._right(r)]
+        if not wrong:
+            return None
+
+        def whole(value: Any) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
+        for arg in [a for a, v in wrong[0].case.inputs.items() if whole(v)]:
+            values = sorted({r.case.inputs[arg] for r in runs if whole(r.case.inputs.get(arg))})
+            for value in values:
+                if all(r.case.inputs.get(arg) == value for r in wrong):
+                    continue
+                for run in wrong:
+                    if not whole(run.case.inputs.get(arg)):
+                        break
+                    moved = Case(run.case.label, {**run.case.inputs, arg: value}, run.case.options)
+                    made = self._again(self.reference, moved)
+                    if made is None or not self._agree(run.outputs, made, False):
+                        break
+                else:
+                    shown = next(r for r in wrong if r.case.inputs[arg] != value)
+                    return (
+                        f"on every case you get wrong, your result is the right one for "
+                        f"{arg} = {value} (case {shown.case.describe()} has {arg} = "
+                        f"{shown.case.inputs[arg]}): is a number typed into your code (the "
+                        f"{value} of another case, or one worked out from it) where it should "
+                        f"read `{arg}`?"
+                    )
         return None
 
     def _cases_clue(self, runs: list[_Run]) -> str | None:
