@@ -66,6 +66,17 @@ _WORDPIECE_VOCAB = {piece: i for i, piece in enumerate(_PIECES)}
 """A small WordPiece vocabulary, piece -> id (id 0 is ``<unk>``)."""
 
 
+_STATEMENT_VOCAB = {_UNK: 0, "walk": 1, "##ing": 2, "##s": 3, "w": 4, "##a": 5}
+"""The statement's example vocabulary."""
+_LONG_PIECE_VOCAB = {
+    piece: i
+    for i, piece in enumerate(
+        (_UNK, "a", "##t", "##e", "##n", "##i", "##o", "##l", "##al", "attention", "##tion")
+    )
+}
+"""A vocabulary with a piece of 9 letters (and its letters, for a cut that stops short)."""
+
+
 def _wordpiece_reference(word: str, vocab: dict[str, int]) -> list[int]:
     """Greedy longest match first, continuation pieces marked ``##``; ``[<unk>]`` if stuck."""
     pieces, start = [], 0
@@ -225,6 +236,10 @@ def _wordpiece_cases() -> tuple[Case, ...]:
         Case("another vocabulary, a piece with id 0", {"word": "walking", "vocab": at_zero}),
         # The vocabulary is case-sensitive: a capital letter is an unknown letter.
         Case("a capital letter", {"word": "Walk", "vocab": dict(_WORDPIECE_VOCAB)}),
+        # The statement's example: a continuation right after a one-letter first piece.
+        Case("the statement's vocabulary", {"word": "wa", "vocab": dict(_STATEMENT_VOCAB)}),
+        # A piece longer than any of the other vocabularies' (9 letters).
+        Case("a long piece", {"word": "attentional", "vocab": dict(_LONG_PIECE_VOCAB)}),
     )
 
 
@@ -306,6 +321,39 @@ WORDPIECE = GRADERS.add(
                 "your candidate pieces never include the whole rest of the word: the longest "
                 "candidate runs to the word's end (a word in the vocabulary is one piece)",
                 _wordpiece_with(whole_rest=False),
+            ),
+            Mistake(
+                "the continuation mark is two characters, `##`: your code puts a single `#` "
+                "in front, so no continuation piece is ever found and every word that is not "
+                "in the vocabulary whole becomes `<unk>`",
+                _wordpiece_looking_up(
+                    lambda vocab, start, letters: vocab.get(letters if start == 0 else "#" + letters)
+                ),
+                needs=r"""(?<![#'"])['"]#['"]""",
+            ),
+            Mistake(
+                "the piece that starts at position 1, right after a one-letter first piece, "
+                "is looked up bare: every piece after the first position continues the word "
+                "and carries the `##` mark (the statement's example cuts 'wa' into `w` and "
+                "`##a`); check the test that decides whether a position is the start",
+                _wordpiece_looking_up(
+                    lambda vocab, start, letters: vocab.get(letters if start <= 1 else "##" + letters)
+                ),
+            ),
+            *(
+                Mistake(
+                    f"you never try a piece longer than {cap} letters: rule 1 takes the longest "
+                    "piece of the vocabulary, whatever its length (`attention` has 9 letters), "
+                    "so the candidates start from the whole rest of the word",
+                    _wordpiece_looking_up(
+                        lambda vocab, start, letters, cap=cap: (
+                            None
+                            if len(letters) > cap
+                            else vocab.get(letters if start == 0 else "##" + letters)
+                        )
+                    ),
+                )
+                for cap in range(3, 9)
             ),
             Mistake(
                 "you only look the whole word up: when it is not in the vocabulary, cut it "
