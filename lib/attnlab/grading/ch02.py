@@ -619,6 +619,19 @@ _BATCHED_VECTOR_HINTS = (
     ("mismatch in its core dimension", _MATRIX_PRODUCT),
     ("not aligned", _MATRIX_PRODUCT),
     (
+        "shape-mismatch for sum",
+        "np.tensordot(a, b, axes=1) is a matrix product: it pairs the last axis of `a` with "
+        "the first axis of `b` (every row of `a` against every column of `b`), not row i of "
+        "`a` with row i of `b`; the exercise wants one number per pair of vectors",
+    ),
+    (
+        "diag requires an array of at least two dimensions",
+        "the diagonal of a matrix product needs a matrix, but a single pair of vectors gives "
+        "one number (and a product of all rows against all rows computes n^2 numbers to keep "
+        "n); the exercise wants one number per pair of vectors, for any number of leading "
+        "axes",
+    ),
+    (
         "Input must be 1- or 2-d",
         "np.diag of a matrix product needs a matrix, but a single pair of vectors gives "
         "one number and a batch with more axes gives no matrix at all; the exercise wants "

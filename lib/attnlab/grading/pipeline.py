@@ -936,6 +936,8 @@ class Grader:
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
         if found is None and not ours:
+            found = self._leading_axes_clue(runs)
+        if found is None and not ours:
             found = hard_coded_size(fn, run.case, self.cases)
         if found is None:
             found = self._failing_callee(fn)
@@ -1024,7 +1026,7 @@ class Grader:
                 )
             if clue:
                 return self._result(status, message, clue, max_error, diagnosed=True)
-        clue = self._cases_clue(runs)
+        clue = self._leading_axes_clue(runs) or self._cases_clue(runs)
         if clue:
             return self._result(status, message, clue, max_error, diagnosed=True)
         clue = self._randomness_or_unused_input(runs) if status == WRONG_VALUES else None
@@ -1091,6 +1093,39 @@ class Grader:
                     "weights of its own, or a variable of the notebook with another name)"
                 )
         return None
+
+    def _leading_axes_clue(self, runs: list[_Run]) -> str | None:
+        """For a function of ``(..., d)`` inputs: right on the cases with one number of axes
+        and wrong (or raising) on every case with another, as code written for one pair of
+        vectors, or for a matrix of them, is."""
+        if "..." not in self.signature:
+            return None
+
+        def axes(run: _Run) -> int | None:
+            arrays = [v for v in run.case.inputs.values() if hasattr(v, "shape")]
+            return len(arrays[0].shape) if arrays else None
+
+        right = [r for r in runs if self._right(r)]
+        wrong = [r for r in runs if not self._right(r)]
+        kept = {axes(r) for r in right}
+        if not right or not wrong or len(kept) != 1 or None in kept:
+            return None
+        (n,) = kept
+        if any(axes(r) == n or axes(r) is None for r in wrong):
+            return None
+        failing = wrong[0]
+        what = (
+            f"raises {type(failing.error).__name__}" if failing.error is not None else "is wrong"
+        )
+        plural = "axis" if n == 1 else "axes"
+        return (
+            f"your code works only on inputs with {n} {plural}: it is right on case "
+            f"{right[0].case.describe()} and {what} on case {failing.case.describe()}. The "
+            f"inputs are {self.signature.split(' -> ')[0]}: any number of leading axes, and "
+            "the same code must handle them all: instead of indexing, looping over or "
+            "transposing a fixed axis, work along the last axis (axis=-1), which every "
+            "input has"
+        )
 
     def _typed_in_clue(self, runs: list[_Run]) -> str | None:
         """A whole-number argument replaced by a constant: on every case the learner gets
