@@ -504,6 +504,20 @@ def _first_state_gradient(x, W_ih, W_hh, b, *, flip=True):
     return (norms.flip(0) if flip else norms).detach()
 
 
+def _every_step_gradient(x, W_ih, W_hh, b):
+    """Unit j's state summed over every time step, differentiated: not h_T alone."""
+    jac = torch.autograd.functional.jacobian(
+        lambda z: _rnn_forward(z[None], W_ih, W_hh, b)[0][0].sum(0), x
+    )  # (H, T, I)
+    return jac.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
+
+
+def _one_step_sequences(x, W_ih, W_hh, b):
+    """x as T sequences of one step each, (T, 1, I): every state starts from zero."""
+    h = torch.tanh(x @ W_ih.T + b)  # (T, I) @ (I, H) -> (T, H): one step from h0 = 0
+    return (torch.diag_embed(1 - h**2) @ W_ih).norm(dim=(1, 2)).flip(0)  # (T, H, I) -> (T,)
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -634,6 +648,25 @@ GRADIENT_NORMS = GRADERS.add(
                 "x.grad to None between units) or use torch.autograd.grad, which returns a "
                 "fresh one",
                 _accumulated_grad,
+            ),
+            Mistake(
+                "you reversed the input sequence before running the RNN: that is another "
+                "sequence, with other states and other gradients; the norms are those of x "
+                "run in its own order, and it is the list of norms that goes by distance",
+                lambda x, W_ih, W_hh, b: _by_position(x.flip(0), W_ih, W_hh, b),
+            ),
+            Mistake(
+                "you differentiated the states of every time step (a sum over the outputs), "
+                "not the last state h_T only: the norms measure how far back x_t still "
+                "reaches the final state",
+                _every_step_gradient,
+            ),
+            Mistake(
+                "your RNN ran T sequences of one step each (a (T, 1, I) batch, as "
+                "x.unsqueeze(1) or x[:, None] makes): every state starts from zero, so no "
+                "state is carried from one token to the next and W_hh never acts; one "
+                "sequence of T steps is a batch of one, of shape (1, T, I)",
+                _one_step_sequences,
             ),
             Mistake(
                 "you returned the squared norm; take the square root",

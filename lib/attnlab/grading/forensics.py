@@ -579,10 +579,79 @@ _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
 
 
+# (.detach() is not here: x.detach().requires_grad_() is the right way to start a graph)
+_GRADIENTS_OFF = re.compile(r"no_grad|inference_mode|set_grad_enabled\(\s*False")
+
+
+def _gradients_off(code: Any, scope: dict[str, Any], depth: int = 3) -> tuple[str, str] | None:
+    """``(function name, what)`` for the first of the learner's functions, ``code`` or one it
+    calls (through ``scope``, its globals), whose source turns gradients off."""
+    try:
+        source = textwrap.dedent(inspect.getsource(code))
+    except (OSError, TypeError):
+        return None
+    found = _GRADIENTS_OFF.search(source)
+    if found is not None:
+        what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
+        return code.co_name, what.get(found.group(0), "torch.set_grad_enabled(False)")
+    if depth == 0:
+        return None
+    try:
+        names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
+    for name in sorted(names):
+        callee = scope.get(name)
+        inner = getattr(callee, "__code__", None)
+        if inner is None or inner is code or _is_library(inner.co_filename):
+            continue
+        got = _gradients_off(inner, getattr(callee, "__globals__", scope), depth - 1)
+        if got is not None:
+            return got
+    return None
+
+
+def _no_graph_diagnosis(err: BaseException) -> str | None:
+    """The tensor a learner differentiates has no graph ("element 0 of tensors does not
+    require grad and does not have a grad_fn"): it is the *output* that autograd cannot
+    follow back, so say where gradients were turned off, if the code says it."""
+    frames = learner_frames(err)
+    if "does not have a grad_fn" not in str(err) or not frames:
+        return None
+    outer = frames[0]
+    found = _gradients_off(outer.f_code, outer.f_globals)
+    if found is not None:
+        name, what = found
+        here = (
+            "your function"
+            if name == outer.f_code.co_name
+            else f"`{name}`, which your code calls (your own function from an earlier "
+            "exercise?)"
+        )
+        return (
+            f"the tensor you differentiate has no graph: {here} uses `{what}`, and what is "
+            "computed under it is not recorded, so autograd cannot follow it back to x. "
+            "Gradient code needs the forward pass recorded (torch.no_grad() belongs to timing "
+            "and evaluation code)"
+            + ("" if name == outer.f_code.co_name else f"; fix `{name}` and run its check again")
+        )
+    return (
+        "the tensor you differentiate has no graph: autograd recorded nothing between x and "
+        "it. x must require grad before the forward pass uses it (x[None].requires_grad_() "
+        "makes a new tensor, x itself stays as it was), and the forward pass must run with "
+        "gradients on (no torch.no_grad(), .item() or NumPy on the way, and no .detach() "
+        "after x)"
+    )
+
+
 def line_diagnosis(err: BaseException) -> str | None:
     """A diagnosis from the exception and the learner's line that raised it, for slips whose
     message alone misleads: a module the course's environment lacks, torch's two-axis
-    ``transpose`` on a NumPy array, a size from the example written into a reshape."""
+    ``transpose`` on a NumPy array, a size from the example written into a reshape, a graph
+    cut before the tensor a learner differentiates."""
+    no_graph = _no_graph_diagnosis(err)
+    if no_graph is not None:
+        return no_graph
     if isinstance(err, ModuleNotFoundError):
         name = (err.name or "that module").split(".")[0]
         return (
