@@ -470,8 +470,11 @@ def _index_hint(message: str) -> str | None:
             "transposed table has the embedding size D there instead"
         )
     return (
-        f"an id fell outside a one-hot vector of size {found[2]}: each one-hot vector needs "
-        "one entry per row of E (the vocabulary size), not one per token of the input"
+        f"an id indexed axis {found[1]}, of size {found[2]}, smaller than the vocabulary: "
+        "the ids number the rows of E (its first axis, one row per vocabulary entry). Ids "
+        "put on another axis (E[:, ids] picks columns, one per embedding dimension) or "
+        "into a one-hot vector of another size (one entry per token of the input, or per "
+        "dimension) run out of room: a one-hot vector has one entry per row of E"
     )
 
 
@@ -1305,6 +1308,21 @@ def _spreads_fit(outputs: Any, case: Case) -> str | None:
             "your second number is a variance (the square of a spread): near 1 a variance "
             "and a standard deviation look alike, but the exercise asks for the spread "
             "(std) of the scaled scores"
+        )
+    n = case.inputs["n"]
+    if scaled and math.isclose(scaled, raw / math.sqrt(n), rel_tol=1e-6):
+        return (
+            f"your second number is the first divided by sqrt({n}), the case's n, not by "
+            f"sqrt(d) = sqrt({d}): are your parameters in the stub's order, "
+            "score_spread(d, n, seed) (it is called with d first), and does the scale read d?"
+        )
+    ratio = raw / scaled if scaled else 0.0
+    square = round(ratio**2)
+    if square > 1 and math.isclose(ratio**2, square, rel_tol=1e-6):
+        return (
+            f"your second number is the first divided by {ratio:g} = sqrt({square}), on a case "
+            f"with d = {d}: the scale is sqrt(d) of each case; is a number typed in where "
+            "your code should read d?"
         )
     return (
         "your two numbers are not the spreads of the same scores: dividing every score by "
