@@ -790,6 +790,18 @@ COSINE = GRADERS.add(
         cases=_cosine_cases(),
         mistakes=(
             Mistake(
+                "operator precedence: `x / y * z` is `(x / y) * z`, so the length of `b` "
+                "multiplies the result instead of dividing it; the whole denominator, the "
+                "product of the two lengths, needs its own parentheses",
+                lambda a, b: np.sum(a * b, axis=-1) / _norm(a) * _norm(b),
+                needs=r"/[^/\n]*\*",
+            ),
+            Mistake(
+                "you divided by the length of the elementwise product a * b: the denominator "
+                "is the product of the two vectors' lengths, one length per vector",
+                lambda a, b: np.sum(a * b, axis=-1) / _norm(a * b),
+            ),
+            Mistake(
                 "you divided by the length of `a` only, so the result still grows with the "
                 "length of `b`",
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(a),
@@ -1524,6 +1536,12 @@ def _attend(
     return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
 
 
+def _attend_centred(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: the mean token subtracted before the scores (the values stay x)."""
+    weights = softmax(_scaled_scores(x - x.mean(axis=0)), -1)  # (T, T)
+    return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
+
+
 def _attend_cosine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Planted: cosine scores (the rows normalised first), mixing the rows of x."""
     weights = softmax(_scaled_scores(x / np.linalg.norm(x, axis=-1, keepdims=True)), -1)
@@ -1731,6 +1749,22 @@ SELF_ATTENTION = GRADERS.add(
                 "you used the transposed weights: row i of `out` should mix the rows of x "
                 "with the weights of query i (row i of the weights, not column i)",
                 lambda x: (_attend(x)[1].T @ x, _attend(x)[1]),
+            ),
+            Mistake(
+                "you applied the weights twice (weights @ weights @ x): each output row is "
+                "one weighted average of the rows of x, one product with the weights",
+                lambda x: (_attend(x)[1] @ _attend(x)[1] @ x, _attend(x)[1]),
+            ),
+            Mistake(
+                "your output sums over the queries (axis 0 of the weights), not over the "
+                "keys: output row i mixes the rows of x with row i of the weights, so the sum "
+                "runs over the second axis of the weights",
+                lambda x: ((_attend(x)[1][:, :, None] * x[None]).sum(0), _attend(x)[1]),
+            ),
+            Mistake(
+                "you changed x before scoring it (subtracted the mean token): the scores are "
+                "the dot products of the rows of x as they are given, scaled",
+                _attend_centred,
             ),
             Mistake(
                 "you computed x.T @ weights: that mixes with the columns of the weights and "

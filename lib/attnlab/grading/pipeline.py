@@ -936,8 +936,6 @@ class Grader:
                 runs, index, None, fn, groups=(self._dependencies, self._generated)
             )
         if found is None and not ours:
-            found = self._leading_axes_clue(runs)
-        if found is None and not ours:
             found = hard_coded_size(fn, run.case, self.cases)
         if found is None:
             found = self._failing_callee(fn)
@@ -946,6 +944,8 @@ class Grader:
         if found is None:
             general = error_hints(said)
             found = general[0] if general else None
+        if found is None and not ours:
+            found = self._leading_axes_clue(runs)
         if found is not None:
             return self._result(EXCEPTION, message, found, diagnosed=True)
         if ours and "values to unpack" in text:
