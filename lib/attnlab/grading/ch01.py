@@ -833,7 +833,7 @@ PATH_LENGTH = GRADERS.add(
                 "whenever k - 1 divides n - 1 exactly (n = 9, k = 3: 4 layers, not 5); round "
                 "the quotient up instead (a ceiling division)",
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1) + 1, _dilated),
-                needs=r"//",
+                needs=r"^(?![\s\S]*\bceil\b)",  # the same numbers as ceil(n / (k - 1)): next
             ),
             Mistake(
                 # ceil(n / m) is (n - 1) // m + 1: the same numbers, another slip

@@ -327,7 +327,9 @@ WORDPIECE = GRADERS.add(
                 "in front, so no continuation piece is ever found and every word that is not "
                 "in the vocabulary whole becomes `<unk>`",
                 _wordpiece_looking_up(
-                    lambda vocab, start, letters: vocab.get(letters if start == 0 else "#" + letters)
+                    lambda vocab, start, letters: vocab.get(
+                        letters if start == 0 else "#" + letters
+                    )
                 ),
                 needs=r"""(?<![#'"])['"]#['"]""",
             ),
@@ -337,7 +339,9 @@ WORDPIECE = GRADERS.add(
                 "and carries the `##` mark (the statement's example cuts 'wa' into `w` and "
                 "`##a`); check the test that decides whether a position is the start",
                 _wordpiece_looking_up(
-                    lambda vocab, start, letters: vocab.get(letters if start <= 1 else "##" + letters)
+                    lambda vocab, start, letters: vocab.get(
+                        letters if start <= 1 else "##" + letters
+                    )
                 ),
             ),
             *(

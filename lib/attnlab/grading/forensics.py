@@ -580,7 +580,9 @@ _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+
 
 
 # (.detach() is not here: x.detach().requires_grad_() is the right way to start a graph)
-_GRADIENTS_OFF = re.compile(r"no_grad|inference_mode|set_grad_enabled\(\s*False")
+_GRADIENTS_OFF = re.compile(
+    r"(?<![\w.])(?:torch\.)?(no_grad|inference_mode)\s*\(|set_grad_enabled\(\s*False"
+)
 
 
 def _gradients_off(code: Any, scope: dict[str, Any], depth: int = 3) -> tuple[str, str] | None:
@@ -593,7 +595,7 @@ def _gradients_off(code: Any, scope: dict[str, Any], depth: int = 3) -> tuple[st
     found = _GRADIENTS_OFF.search(source)
     if found is not None:
         what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
-        return code.co_name, what.get(found.group(0), "torch.set_grad_enabled(False)")
+        return code.co_name, what.get(found.group(1) or "", "torch.set_grad_enabled(False)")
     if depth == 0:
         return None
     try:
@@ -625,8 +627,7 @@ def _no_graph_diagnosis(err: BaseException) -> str | None:
         here = (
             "your function"
             if name == outer.f_code.co_name
-            else f"`{name}`, which your code calls (your own function from an earlier "
-            "exercise?)"
+            else f"`{name}`, which your code calls (your own function from an earlier exercise?)"
         )
         return (
             f"the tensor you differentiate has no graph: {here} uses `{what}`, and what is "

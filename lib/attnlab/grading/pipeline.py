@@ -1026,7 +1026,9 @@ class Grader:
                 )
             if clue:
                 return self._result(status, message, clue, max_error, diagnosed=True)
-        clue = self._leading_axes_clue(runs) or self._cases_clue(runs)
+        clue = (self._leading_axes_clue(runs) if status == WRONG_VALUES else None) or (
+            self._cases_clue(runs)
+        )
         if clue:
             return self._result(status, message, clue, max_error, diagnosed=True)
         clue = self._randomness_or_unused_input(runs) if status == WRONG_VALUES else None
@@ -1125,17 +1127,14 @@ class Grader:
         if any(axes(r) == n or axes(r) is None for r in wrong):
             return None
         failing = wrong[0]
-        what = (
-            f"raises {type(failing.error).__name__}" if failing.error is not None else "is wrong"
-        )
+        what = f"raises {type(failing.error).__name__}" if failing.error is not None else "is wrong"
         plural = "axis" if n == 1 else "axes"
         return (
             f"your code works only on inputs with {n} {plural}: it is right on case "
             f"{right[0].case.describe()} and {what} on case {failing.case.describe()}. The "
             f"inputs are {self.signature.split(' -> ')[0]}: any number of leading axes, and "
             "the same code must handle them all: instead of indexing, looping over or "
-            "transposing a fixed axis, work along the last axis (axis=-1), which every "
-            "input has"
+            "transposing a fixed axis, work along the last axis, which every input has"
         )
 
     def _typed_in_clue(self, runs: list[_Run]) -> str | None:
@@ -1145,7 +1144,9 @@ class Grader:
         learner's result."""
         if self.statistical or self.wrap is not None:
             return None
-        wrong = [r for r in runs if r.error is None and r.outputs is not None and not self._right(r)]
+        wrong = [
+            r for r in runs if r.error is None and r.outputs is not None and not self._right(r)
+        ]
         if not wrong:
             return None
 
