@@ -91,6 +91,20 @@ RNN_STEP = GRADERS.add(
         cases=_step_cases(),
         mistakes=(
             Mistake(
+                "you applied tanh twice: the new state is squashed once, one tanh around the "
+                "whole sum of the three terms",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    _rnn_step(x_t, h_prev, W_ih, W_hh, b)
+                ),
+            ),
+            Mistake(
+                "you multiplied the input term by the recurrent term: the two products (and b) "
+                "are added inside the tanh",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    (x_t @ W_ih.T) * (h_prev @ W_hh.T) + b
+                ),
+            ),
+            Mistake(
                 "you forgot the tanh: the new state is tanh(x_t W_ihᵀ + h_prev W_hhᵀ + b)",
                 lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + h_prev @ W_hh.T + b,
             ),
@@ -271,6 +285,15 @@ RNN_FORWARD = GRADERS.add(
         reference=_rnn_forward,
         cases=_forward_cases(),
         mistakes=(
+            Mistake(
+                "`.squeeze()` removed every axis of size 1, the batch axis too when B = 1 (and "
+                "the time axis when T = 1): `outputs` keeps its shape (B, T, H) whatever the "
+                "sizes, so squeeze nothing",
+                lambda x, W_ih, W_hh, b: (
+                    _rnn_forward(x, W_ih, W_hh, b)[0].squeeze(),
+                    _rnn_forward(x, W_ih, W_hh, b)[1],
+                ),
+            ),
             Mistake(
                 "every step of `outputs` holds the last state: you stored the same tensor at "
                 "each step and overwrote it in place (`h[:] = ...`, `h.copy_(...)`), so all the "
@@ -975,7 +998,23 @@ SURVIVES_20 = GRADERS.add(
                 "count the factors again, one per step between x_t and h_T, 20 steps back",
             ),
             (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
-            (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
+            (
+                0.1,
+                "0.1 = 1 - 0.9 is what one step takes away, not what is left after 20 steps; "
+                "as what is left, 0.1 would be about 22 factors of 0.9: work it out to two "
+                "digits",
+            ),
+            (
+                0.9**40,
+                "that is 40 factors of 0.9, two per step: going back one step multiplies by "
+                "W_hhᵀ only (W_ih leads out to the input, once at the end), so one factor "
+                "per step, 20 steps back",
+            ),
+            (
+                0.9**20 / 10,
+                "ten times too small: check the decimal point (0.9 ** 10 alone is still about "
+                "a third)",
+            ),
             (
                 0.01,
                 "far too small: 0.01 is about 44 factors of 0.9, more than twice the 20 steps "

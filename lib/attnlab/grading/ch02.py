@@ -482,6 +482,29 @@ def _index_hint(message: str) -> str | None:
     )
 
 
+def _one_hot_product_hint(message: str) -> str | None:
+    """@ or np.dot of a one-hot matrix with E, whose sizes do not meet."""
+    found = re.search(r"size (\d+) is different from (\d+)", message)
+    if found is not None:
+        rows, entries = found[1], found[2]
+        return (
+            f"the product met {entries} entries of the left operand with the {rows} rows of "
+            f"E: a one-hot vector has one entry per row of E ({rows} here), and the one-hot "
+            "matrix goes on the left with the tokens first, (tokens, n_vocab) @ (n_vocab, "
+            f"D). {entries} entries there is a one-hot transposed (tokens last) or sized by "
+            "a number typed in instead of the size of E"
+        )
+    found = re.search(r"shapes \(([\d,]+)\) and \(([\d,]+)\) not aligned", message)
+    if found is not None and found[2].count(",") >= 2:
+        return (
+            f"np.dot met ({found[1]}) and ({found[2]}): .T reverses every axis of an array "
+            "with more than two (a (B, T, n_vocab) one-hot becomes (n_vocab, T, B)), and "
+            "np.dot pairs the last axis of the left operand with the second-to-last of the "
+            "right one; keep the one-hot as it is, on the left of E"
+        )
+    return None
+
+
 def _new_axis_hint(message: str) -> str | None:
     """NumPy's "shapes (2,1,3) (7,)": a batch of ids given its new axis in the middle."""
     found = re.search(r"shapes \((\d+),1,(\d+)\) \((\d+),\)", message)
@@ -581,6 +604,8 @@ EMBED = GRADERS.add(
         error_hints=(
             ("out of bounds for axis", _index_hint),
             ("could not be broadcast together", _new_axis_hint),
+            ("mismatch in its core dimension", _one_hot_product_hint),
+            ("not aligned", _one_hot_product_hint),
             (
                 "arrays used as indices must be of integer",
                 "a float array was used as an index: the arguments come in the order "
@@ -930,6 +955,11 @@ COSINE_FLIP = GRADERS.add(
             ),
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
             (
+                -0.5,
+                "-0.5 is the cosine of a 120° angle: a and -3a lie on one line, so the angle "
+                "between them is 0° or 180°; which one, when the factor is negative?",
+            ),
+            (
                 math.pi,
                 "π is the angle between a and -3a in radians (180°): the question asks for the "
                 "cosine of that angle",
@@ -979,6 +1009,13 @@ def check_cosine_flip(answer: Any) -> CheckResult:
 
 def _softmax_reference(x: Any, axis: int = -1, temperature: float = 1.0) -> Any:
     return softmax(x, axis, temperature=temperature)
+
+
+def _nan_to_num_softmax(x: np.ndarray, axis: int, temperature: float) -> np.ndarray:
+    """Planted: the unshifted softmax with its NaN (from inf / inf) replaced by 0."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x / temperature)
+        return np.nan_to_num(e / e.sum(axis=axis, keepdims=True))
 
 
 def _exp_over(z: np.ndarray, axis: int) -> np.ndarray:
@@ -1063,6 +1100,28 @@ SOFTMAX = GRADERS.add(
         reference=_softmax_reference,
         cases=_softmax_cases(),
         mistakes=(
+            Mistake(
+                "np.nan_to_num hides the overflow instead of avoiding it: e^1000 is inf, inf / "
+                "inf is NaN, and a NaN turned into 0 leaves a row that no longer sums to 1. "
+                "Make the exponentials finite before they are taken (the hints under the "
+                "exercise say what leaves the result unchanged)",
+                lambda x, axis=-1, temperature=1.0: _nan_to_num_softmax(x, axis, temperature),
+            ),
+            Mistake(
+                "you shifted by the largest absolute value, not the largest value: for logits "
+                "of -1000 that subtracts 1000 more, every exponential underflows to 0 and 0/0 "
+                "is NaN; the shift that keeps the largest exponential at e^0 = 1 uses the "
+                "values themselves",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.abs(x / temperature).max(axis, keepdims=True)),
+                    axis,
+                ),
+            ),
+            Mistake(
+                "you divided by the temperature twice (once before the shift and once after "
+                "it), which divides the logits by T²: divide them once",
+                lambda x, axis=-1, temperature=1.0: softmax(x / temperature**2, axis),
+            ),
             Mistake(
                 "overflowed at logits of 1000: e^1000 = inf and inf/inf = NaN (at -1000, every "
                 "exponential is 0 and 0/0 = NaN); subtracting the same number from a slice "

@@ -80,8 +80,8 @@ _NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?"
 
 
 def _decimals(x: float) -> int | None:
-    """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 4; else None."""
-    for digits in range(5):
+    """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 6; else None."""
+    for digits in range(7):
         if abs(x - round(x, digits)) <= 1e-12 * max(1.0, abs(x)):
             return digits
     return None
