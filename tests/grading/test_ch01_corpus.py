@@ -864,6 +864,25 @@ def r6l_path_ceil_n(n, kind, k):
     }[kind]
 
 
+def r6l_step_tanh_twice(x_t, h_prev, W_ih, W_hh, b):
+    h = torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+    return torch.tanh(h)
+
+
+def r6l_step_terms_multiplied(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh((x_t @ W_ih.T) * (h_prev @ W_hh.T) + b)
+
+
+def r6l_forward_squeezed(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1).squeeze(), h
+
+
 CORPUS += [
     ("gradient_norms", "learner r6: own rnn_step under no_grad", r6l_grad_own_step_no_grad, "which your code calls"),
     ("gradient_norms", "learner r6: forward under no_grad", r6l_grad_forward_under_no_grad, "your function uses `torch.no_grad()`"),
@@ -878,6 +897,12 @@ CORPUS += [
     ("path_length", "learner r6: dilated with k = 3 typed in", _r6l_path(dilated_k=3), "k = 3"),
     ("path_length", "learner r6: recurrent 999 typed in", _r6l_path(recurrent=999), "n = 1000"),
     ("path_length", "learner r6: 'convolution' in kind first", _r6l_path(contains=True), "also matches"),
+    ("rnn_step", "learner r6: tanh twice", r6l_step_tanh_twice, "tanh twice"),
+    ("rnn_step", "learner r6: the two terms multiplied", r6l_step_terms_multiplied, "multiplied the input term"),
+    ("rnn_forward", "learner r6: stack(...).squeeze()", r6l_forward_squeezed, "`.squeeze()` removed"),
+    ("survives_20", "learner r6: 0.1 (one step's loss)", 0.1, "one step takes away"),
+    ("survives_20", "learner r6: 0.9 ** 40 (two factors per step)", 0.9**40, "two per step"),
+    ("survives_20", "learner r6: 0.012 (a decimal slip)", 0.012, "ten times too small"),
 ]  # fmt: skip
 
 

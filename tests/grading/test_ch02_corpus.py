@@ -1298,6 +1298,39 @@ def r6l_attention_centred(x):
     return w @ x, w
 
 
+def r6l_embed_dot_transposed(ids, E):
+    oh = (ids[..., None] == np.arange(E.shape[0])).astype(float)
+    return np.dot(E.T, oh.T).T
+
+
+def r6l_embed_vocab_typed_in(ids, E):
+    oh = (ids[..., None] == np.arange(10)).astype(float)
+    return oh @ E
+
+
+def r6l_embed_one_hot_transposed(ids, E):
+    oh = (ids[..., None] == np.arange(E.shape[0])).astype(float)
+    return (oh.T @ E) if oh.ndim == 2 else oh @ E
+
+
+def r6l_softmax_nan_to_num(x, axis=-1, temperature=1.0):
+    e = np.exp(x / temperature)
+    return np.nan_to_num(e / e.sum(axis=axis, keepdims=True))
+
+
+def r6l_softmax_temperature_twice(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    z = (z - z.max(axis=axis, keepdims=True)) / temperature
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def r6l_softmax_abs_max(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - np.abs(z).max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
 CORPUS += [
     ("wordpiece", "learner r6: start > 1", _r6l_wp(first=1), "position 1"),
     ("wordpiece", "learner r6: pieces capped at 5 letters", _r6l_wp(cap=5), "longer than 5 letters"),
@@ -1315,6 +1348,14 @@ CORPUS += [
     ("self_attention", "learner r6: w @ w @ x", r6l_attention_twice, "applied the weights twice"),
     ("self_attention", "learner r6: sum over the queries", r6l_attention_sum_over_queries, "sums over the queries"),
     ("self_attention", "learner r6: x centred first", r6l_attention_centred, "subtracted the mean token"),
+    ("embed", "learner r6: np.dot(E.T, oh.T).T on a batch", r6l_embed_dot_transposed, "reverses every axis"),
+    ("embed", "learner r6: vocabulary size 10 typed in", r6l_embed_vocab_typed_in, "a number typed in"),
+    ("embed", "learner r6: oh.T @ E", r6l_embed_one_hot_transposed, "a one-hot transposed"),
+    ("softmax", "learner r6: np.nan_to_num", r6l_softmax_nan_to_num, "nan_to_num hides the overflow"),
+    ("softmax", "learner r6: temperature twice", r6l_softmax_temperature_twice, "temperature twice"),
+    ("softmax", "learner r6: shift by max |x|", r6l_softmax_abs_max, "largest absolute value"),
+    ("cosine_flip", "learner r6: pi to 5 decimals", 3.14159, "in radians"),
+    ("cosine_flip", "learner r6: -0.5", -0.5, "120° angle"),
 ]  # fmt: skip
 
 

@@ -827,6 +827,13 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
+def _ceil_of_positions(n, kind, k):
+    """Planted: the convolution count rounded up, of n positions, not n - 1 gaps."""
+    if kind == "convolution":
+        return math.ceil(n / (k - 1))
+    return _path_length(n, kind, k)
+
+
 def _dilated(n, k):
     layers = 0
     while k**layers < n:
@@ -864,7 +871,7 @@ PATH_LENGTH = GRADERS.add(
                 "path crosses the n - 1 gaps between the first and the n-th position, so it "
                 "is one layer too many whenever k - 1 divides n - 1 exactly (n = 9, k = 3: "
                 "4 layers, not 5); the rounding up is right, the n is not",
-                _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n, k - 1), _dilated),
+                _ceil_of_positions,
             ),
             Mistake(
                 "your convolution count divides n, the number of positions, by k - 1 and "

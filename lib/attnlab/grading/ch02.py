@@ -68,13 +68,13 @@ _WORDPIECE_VOCAB = {piece: i for i, piece in enumerate(_PIECES)}
 
 _STATEMENT_VOCAB = {_UNK: 0, "walk": 1, "##ing": 2, "##s": 3, "w": 4, "##a": 5}
 """The statement's example vocabulary."""
-_LONG_PIECE_VOCAB = {
-    piece: i
-    for i, piece in enumerate(
-        (_UNK, "a", "##t", "##e", "##n", "##i", "##o", "##l", "##al", "attention", "##tion")
-    )
-}
-"""A vocabulary with a piece of 9 letters (and its letters, for a cut that stops short)."""
+_LONG_PIECES = (
+    _UNK, "a", "##t", "##e", "##n", "##i", "##o", "##l", "##al", "attention", "##tion",
+    "att", "atte", "atten", "attent", "attenti", "attentio",
+)  # fmt: skip
+_LONG_PIECE_VOCAB = {piece: i for i, piece in enumerate(_LONG_PIECES)}
+"""A vocabulary with a piece of 9 letters, its shorter beginnings and its letters: a cut
+whose pieces stop at any length from 3 to 8 gives other ids than the longest match."""
 
 
 def _wordpiece_reference(word: str, vocab: dict[str, int]) -> list[int]:
@@ -167,6 +167,21 @@ _wordpiece_truthy = _wordpiece_looking_up(
     lambda vocab, start, letters: vocab.get(letters if start == 0 else "##" + letters) or None
 )
 """Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
+
+
+def _wordpiece_single_hash(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: the continuation mark written as a single "#"."""
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "#" + word[start:end]
+            if piece in vocab:
+                pieces.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
 
 
 def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
@@ -326,11 +341,7 @@ WORDPIECE = GRADERS.add(
                 "the continuation mark is two characters, `##`: your code puts a single `#` "
                 "in front, so no continuation piece is ever found and every word that is not "
                 "in the vocabulary whole becomes `<unk>`",
-                _wordpiece_looking_up(
-                    lambda vocab, start, letters: vocab.get(
-                        letters if start == 0 else "#" + letters
-                    )
-                ),
+                _wordpiece_single_hash,
                 needs=r"""(?<![#'"])['"]#['"]""",
             ),
             Mistake(
@@ -485,7 +496,9 @@ def _index_hint(message: str) -> str | None:
 def _one_hot_product_hint(message: str) -> str | None:
     """@ or np.dot of a one-hot matrix with E, whose sizes do not meet."""
     found = re.search(r"size (\d+) is different from (\d+)", message)
-    if found is not None:
+    # Every case's vocabulary is larger than D: fewer rows than the left operand's entries
+    # is E transposed (D rows), which the generated mistakes name; more is a short one-hot.
+    if found is not None and int(found[1]) > int(found[2]):
         rows, entries = found[1], found[2]
         return (
             f"the product met {entries} entries of the left operand with the {rows} rows of "
