@@ -903,6 +903,7 @@ CORPUS += [
     ("survives_20", "learner r6: 0.1 (one step's loss)", 0.1, "one step takes away"),
     ("survives_20", "learner r6: 0.9 ** 40 (two factors per step)", 0.9**40, "two per step"),
     ("survives_20", "learner r6: 0.012 (a decimal slip)", 0.012, "ten times too small"),
+    ("survives_20", "learner r6: 0.15 (a rough guess)", 0.15, "about 18 factors"),
 ]  # fmt: skip
 
 

@@ -982,6 +982,24 @@ def check_path_length(fn: Callable[..., Any]) -> CheckResult:
 
 # ------------------------------------------------------------------ predictions
 
+
+def _factors_of_point_nine(value: float) -> str | None:
+    """What a fraction between 0 and 1 is, counted in factors of 0.9."""
+    if not 0 < value < 1:
+        return None
+    factors = round(math.log(value) / math.log(0.9))
+    if factors == 20:
+        return (
+            f"{value:g} is about 20 factors of 0.9: the count is right, but the power is not "
+            "worked out closely enough; give it to two significant digits"
+        )
+    return (
+        f"{value:g} is what about {factors} factors of 0.9 leave: one factor per step, and "
+        "the gradient goes 20 steps back; count the factors, then work the power out to two "
+        "significant digits"
+    )
+
+
 SURVIVES_20 = GRADERS.add(
     Question(
         name="survives_20",
@@ -1049,6 +1067,7 @@ SURVIVES_20 = GRADERS.add(
         ),
         hint="one step multiplies by 0.9; how many factors of 0.9 do 20 steps give? (Work "
         "it out to two significant digits.)",
+        reason=_factors_of_point_nine,
     )
 )
 
