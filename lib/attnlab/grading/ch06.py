@@ -194,6 +194,26 @@ PADDING_MASK = GRADERS.add(
                 "axis of size 1 (the queries) goes between the batch and the keys",
                 lambda lengths, max_len: _positions_below(lengths, max_len)[None],
             ),
+            Mistake(
+                "your comparison gives (max_len, B), positions down and sequences across, "
+                "and the reshape to (B, 1, max_len) re-reads its entries in order: reshape "
+                "never swaps axes, so each row mixes several sequences. Build the "
+                "comparison with the sequences on the first axis (a (B, 1) column of lengths "
+                "against the positions), or swap the axes before reshaping",
+                lambda lengths, max_len: _positions_below(lengths, max_len)
+                .T.copy()
+                .reshape(len(lengths), 1, max_len),
+            ),
+            Mistake(
+                "your mask is (B, max_len, max_len), the key mask repeated for as many "
+                "queries as keys: the exercise asks for the key mask itself, (B, 1, max_len); "
+                "its axis of size 1 broadcasts over any number of queries when it meets the "
+                "scores, so do not expand it",
+                lambda lengths, max_len: np.broadcast_to(
+                    _positions_below(lengths, max_len)[:, None, :],
+                    (len(lengths), max_len, max_len),
+                ),
+            ),
         ),
         hint="for one sequence of length 3 padded to 5, which positions are real? Then do "
         "all sequences at once, and give the mask the axis the (B, T, S) scores need. The "
@@ -1042,6 +1062,14 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                 _hf(lambda attention_mask: (attention_mask == 1)[:, :, None]),
             ),
             Mistake(
+                "your mask lets every key through: `~` on an integer tensor is a bitwise NOT "
+                "(1 -> -2, 0 -> -1), both non-zero, so .bool() makes every entry True and "
+                "the padding is never hidden. `~` flips booleans only: make the 0/1 integers "
+                "booleans first, and ask whether the two conventions need a flip at all (what "
+                "does 1 mean in each?)",
+                _hf(lambda attention_mask: (~attention_mask)[:, None, :].bool()),
+            ),
+            Mistake(
                 "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
                 "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
                 "attend, so return booleans (attention_mask == 1)",
@@ -1272,6 +1300,30 @@ FUTURE_CHANGE = GRADERS.add(
                 "you returned the norm of the whole difference (its size over every entry): "
                 "the statement asks for the largest absolute change of one entry, a max",
                 lambda attend, x, t: float(np.linalg.norm(_future_moved(attend, x, t))),
+            ),
+            Mistake(
+                "you measured each output's change with a vector norm over its features "
+                "(np.linalg.norm along the last axis), then took the largest: the statement "
+                "asks for the largest absolute change of one entry, over every output "
+                "0 .. t and every feature",
+                lambda attend, x, t: float(
+                    np.max(np.linalg.norm(_future_moved(attend, x, t), axis=-1))
+                ),
+            ),
+            *(
+                Mistake(
+                    f"you compared only the {which} feature of each output: a leak can show "
+                    "in any feature, so compare every feature of the outputs 0 .. t",
+                    lambda attend, x, t, j=j: float(np.max(_future_moved(attend, x, t)[:, j])),
+                )
+                for which, j in (("first", 0), ("last", -1))
+            ),
+            Mistake(
+                "your function returns 0 even for the layer without a mask, which does peek "
+                "(its outputs 0 .. t move by 0.12 on this case): your two sides are the same "
+                "computation (the edited input run twice, or the layer never run). One side "
+                "is the layer on the original x, the other the layer on the edited copy",
+                lambda attend, x, t: 0.0,
             ),
             Mistake(
                 "you zeroed feature columns, not tokens: x[:, t + 1:] = 0 sets the columns "

@@ -1356,7 +1356,8 @@ _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
 
 def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
     """A generated diagnosis that quotes code the learner's function does not have:
-    "`*` ... where `@` is needed" with no `*` in it, or "`n` instead of `n - 1`" when the
+    "`*` ... where `@` is needed" with no `*` in it, "a minus sign is missing: `e`" when
+    the learner's code has `-e`, or "`n` instead of `n - 1`" when the
     learner's code keeps as many `n - 1` as the worked solution (``reference``) has: the
     same numbers from another mistake."""
     try:
@@ -1368,6 +1369,18 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
         return True
     if diagnosis.startswith("`@` is a matrix product") and ast.MatMult not in ops:
         return True
+    found = re.match(r"a minus sign is missing: `([^`]+)`", diagnosis)
+    if found:  # the learner's code negates that expression: the sign is there
+        try:
+            negated = ast.unparse(ast.parse(found[1], mode="eval"))
+        except SyntaxError:
+            return False
+        return any(
+            isinstance(n, ast.UnaryOp)
+            and isinstance(n.op, ast.USub)
+            and ast.unparse(n.operand) == negated
+            for n in ast.walk(tree)
+        )
     found = re.match(r"off by one: `([^`]+)` instead of `([^`]+)`", diagnosis)
     if found and reference is not None:
         try:
