@@ -815,7 +815,7 @@ def offset_diagonal_cos_only(k: int, d_model: int) -> np.ndarray:
     for i in range(d_model // 2):
         w = 10000.0 ** (-2 * i / d_model)
         b = k * w
-        c, s = np.cos(b), np.sin(b)
+        c, s = np.cos(b), np.sin(b)  # noqa: F841 (the learner never uses s)
         r = 2 * i
         M[r : r + 2, r : r + 2] = [[c, 0], [0, c]]
     return M

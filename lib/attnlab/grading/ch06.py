@@ -200,9 +200,9 @@ PADDING_MASK = GRADERS.add(
                 "never swaps axes, so each row mixes several sequences. Build the "
                 "comparison with the sequences on the first axis (a (B, 1) column of lengths "
                 "against the positions), or swap the axes before reshaping",
-                lambda lengths, max_len: _positions_below(lengths, max_len)
-                .T.copy()
-                .reshape(len(lengths), 1, max_len),
+                lambda lengths, max_len: (
+                    _positions_below(lengths, max_len).T.copy().reshape(len(lengths), 1, max_len)
+                ),
             ),
             Mistake(
                 "your mask is (B, max_len, max_len), the key mask repeated for as many "
