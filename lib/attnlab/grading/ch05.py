@@ -1258,7 +1258,7 @@ def _inspect_layer(cls: type) -> Finding | None:
             WRONG_TYPE,
             f"a float16 x comes back as {half.dtype}",
             "the output must keep the input's precision (float16 in, float16 out): "
-            "convert the rows of the table you add to the input's dtype, .to(x.dtype), "
+            "convert the rows of the table you add to the input's dtype in forward, "
             "instead of fixing the table's dtype once",
         )
     if any(p.requires_grad for p in layer.parameters()):

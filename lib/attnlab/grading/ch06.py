@@ -66,17 +66,18 @@ CAUSAL_MASK = GRADERS.add(
         mistakes=(
             Mistake(
                 "your mask is upper-triangular: query i sees the keys AFTER it (the future). "
-                "Query i may see keys 0 .. i: np.tril, not np.triu",
+                "Query i may see keys 0 .. i, the other triangle (the diagonal included)",
                 lambda T: np.triu(np.ones((T, T), dtype=bool)),
             ),
             Mistake(
                 "off by one: the diagonal is False, so a query cannot see its own token. "
-                "Query i sees keys 0 .. i inclusive (np.tril with k=0)",
+                "Query i sees keys 0 .. i inclusive: which diagonal offset keeps the main "
+                "diagonal?",
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
             ),
             Mistake(
                 "off by one: query i also sees key i + 1, the next token (the answer it must "
-                "predict). Use np.tril with k=0",
+                "predict): the triangle stops at the main diagonal, key i",
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=1),
             ),
             Mistake(
@@ -145,8 +146,9 @@ PADDING_MASK = GRADERS.add(
         ),
         mistakes=(
             Mistake(
-                "you returned (B, max_len): add the query axis of size 1, "
-                "mask[:, None, :], so it broadcasts over the queries of (B, T, S) scores",
+                "you returned (B, max_len): add the query axis (an axis of size 1) between "
+                "the batch and the keys, so that the mask broadcasts over the queries of "
+                "(B, T, S) scores",
                 lambda lengths, max_len: _positions_below(lengths, max_len),
             ),
             Mistake(
@@ -813,7 +815,7 @@ def _integer_mask_hint(message: str) -> str | None:
             f"your mask's dtype is {found[1]}, an integer type: "
             "F.scaled_dot_product_attention takes a bool mask (True = attend) or a float "
             "one that it adds to the scores, not integers (`.byte()`, `.int()` and `.long()` "
-            "give integers); compare with 1 (attention_mask == 1) to get booleans"
+            "give integers); a comparison of the 0/1 entries gives booleans"
         )
     return None
 
@@ -879,7 +881,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
         mistakes=(
             Mistake(
                 "you kept our convention: nn.MultiheadAttention IGNORES the keys marked True "
-                "in key_padding_mask, so True must mark the padding; invert the mask (~mask). "
+                "in key_padding_mask, so True must mark the padding: the mask must be inverted. "
                 "With yours it attended to the padding only, and a sequence without padding "
                 "had no key left (NaN)",
                 _key_padding(lambda mask: mask[:, 0, :]),
@@ -1048,17 +1050,18 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                 "your float mask hides the real tokens: a float mask is ADDED to the scores, "
                 "and attention_mask * -1e9 puts -1e9 on the 1s (the real tokens) and 0 on the "
                 "padding, the wrong way round; return booleans instead, True where "
-                "attention_mask is 1 (attention_mask == 1)",
+                "attention_mask is 1",
                 _hf(lambda attention_mask: (attention_mask.float() * -1e9)[:, None, :]),
             ),
             Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
-                "(attend) and 0 the padding; True must mark the 1s (attention_mask == 1)",
+                "(attend) and 0 the padding; True must mark the 1s, not the 0s",
                 _hf(lambda attention_mask: (attention_mask == 0)[:, None, :]),
             ),
             Mistake(
                 "you put the new axis last, (B, S, 1): that would mask queries, not keys; "
-                "the key axis must stay last ([:, None, :])",
+                "the key axis must stay last, the axis of size 1 between the batch and the "
+                "keys",
                 _hf(lambda attention_mask: (attention_mask == 1)[:, :, None]),
             ),
             Mistake(
@@ -1072,7 +1075,7 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
             Mistake(
                 "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
                 "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
-                "attend, so return booleans (attention_mask == 1)",
+                "attend, so return booleans, True where attention_mask is 1",
                 _hf(lambda attention_mask: attention_mask[:, None, :].float()),
             ),
             Mistake(
@@ -1272,23 +1275,23 @@ FUTURE_CHANGE = GRADERS.add(
                 lambda attend, x, t: _edited_change(attend, x, t, np.zeros_like(x)),
             ),
             Mistake(
-                "you also edited token t itself: the future starts at t + 1 "
-                "(edited[t + 1:] = 0). Output t may depend on token t",
+                "you also edited token t itself: the future starts at t + 1, so token t "
+                "keeps its value. Output t may depend on token t",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t, upto=t + 1),
             ),
             Mistake(
                 "you compared every output, including the edited positions after t, which "
-                "may change; compare the outputs 0 .. t only (out[: t + 1])",
+                "may change; compare the outputs 0 .. t only",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=x.shape[0]),
             ),
             Mistake(
                 "you compared the outputs before t only; output t itself must not change "
-                "either: out[: t + 1]",
+                "either: compare the outputs 0 .. t, t included",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=t),
             ),
             Mistake(
                 "you compared only output t; an earlier output can leak too (here token 0 "
-                "sees everything): compare all of out[: t + 1]",
+                "sees everything): compare every output from 0 to t",
                 lambda attend, x, t: float(np.max(_future_moved(attend, x, t)[t])),
             ),
             Mistake(
