@@ -754,6 +754,10 @@ def _rope_reuses_rotated(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return out
 
 
+_HEADS = (2, 5, 6)
+"""The shape of x in 5.6's batched case: (heads, T, d)."""
+
+
 def _rope_terms(x: np.ndarray, positions: np.ndarray, terms: str) -> np.ndarray:
     """Planted: the rotation with one trigonometric function per term, ``terms`` spelling
     (x'_2i's term in x_2i, its term in x_2i+1, x'_2i+1's term in x_2i, its term in x_2i+1)
@@ -793,10 +797,14 @@ def _rope_broadcast_hint(message: str) -> str:
     """A shape that does not broadcast: on a batch of heads (the only 3-D case, so every
     (T, d) case ran), an index that reaches the features only on a 2-D x; otherwise the
     angles, which must be (T, d/2)."""
-    shapes = re.findall(r"\(([\d, ]+)\)", message)
-    if any(len([n for n in s.split(",") if n.strip()]) == 3 for s in shapes):
+    shapes = [
+        tuple(int(n) for n in s.split(",") if n.strip())
+        for s in re.findall(r"\(([\d, ]+)\)", message)
+    ]
+    heads, _, d = _HEADS
+    if any(len(s) == 3 and s[0] == heads and s[-1] == d for s in shapes):
         return (
-            "your code runs on the (T, d) cases but not on a batch of heads (2, 5, 6): an "
+            f"your code runs on the (T, d) cases but not on a batch of heads {_HEADS}: an "
             "index such as x[:, 0::2] takes every other entry of axis 1, which is the "
             "feature axis only when x is 2-D (on (heads, T, d) it slices the tokens). Which "
             "indexing reaches the last axis, whatever axes come before it?"
@@ -817,8 +825,8 @@ def _rope_cases() -> tuple[Case, ...]:
             {"x": rng.standard_normal((3, 4)), "positions": np.array([10, 20, 30])},
         ),
         Case(
-            "heads (2, 5, 6)",
-            {"x": rng.standard_normal((2, 5, 6)), "positions": np.arange(5)},
+            f"heads {_HEADS}",
+            {"x": rng.standard_normal(_HEADS), "positions": np.arange(_HEADS[1])},
         ),
         Case(
             "a long sequence, d = 16",
