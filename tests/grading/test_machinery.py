@@ -79,6 +79,13 @@ def test_a_grader_of_boolean_outputs_reports_values_and_dtype():
     assert result.diagnosis == "use > 0: zero is not positive"
     assert "at index (2,): expected False, got True" in result.message
     result = positive.check(lambda x: (x > 0).astype(np.int64))
+    assert result.status == "wrong type"
+    assert "1s and 0s as int64 numbers" in result.diagnosis and "dtype bool" in result.diagnosis
+    result = positive.check(lambda x: np.where(x > 0, 0.0, -np.inf))
+    assert "additive" in result.diagnosis, result.text
+    result = dataclasses.replace(positive, signature="positive(x) -> booleans").check(
+        lambda x: (x > 0).astype(np.int64)
+    )
     assert (result.status, result.diagnosis) == ("wrong type", "return bool values")
 
 

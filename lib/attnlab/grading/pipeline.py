@@ -851,6 +851,12 @@ class Grader:
                         "the answer is a whole number, an int: / and math.log give floats "
                         "(3.0); math.ceil, math.floor and // give ints",
                     )
+                elif (
+                    want.dtype == np.bool_
+                    and array.dtype.kind in "iuf"
+                    and "mask" in (self.signature)
+                ):
+                    hint = _numbers_for_booleans(array)
                 else:
                     hint = f"return {want.dtype} values"
                 return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
@@ -1523,6 +1529,30 @@ def _none_item(name: str, fn: Any = None) -> str:
     return (
         f"`{name}` is None: a variable that was never given a value, or the result of a "
         "method that works in place and returns None"
+    )
+
+
+def _numbers_for_booleans(array: np.ndarray) -> str:
+    """Why numbers came back where a boolean mask is expected (an exercise whose signature
+    says mask), read from the numbers: an additive mask (0 and -inf or a large negative
+    fill), 0/1 numbers, or either."""
+    kind = array.dtype
+    if array.dtype.kind == "f" and (np.any(np.isneginf(array)) or np.any(array <= -1e4)):
+        return (
+            f"your mask is additive ({kind}: 0 where a key is visible, -inf or a large "
+            "negative number where it is hidden), the convention of masks added to the "
+            "scores; this exercise's mask is boolean, dtype bool, True = may attend"
+        )
+    if array.size and set(np.unique(array).tolist()) <= {0, 1} and np.any(array == 1):
+        return (
+            f"your mask holds 1s and 0s as {kind} numbers: this exercise's mask is boolean, "
+            "dtype bool (True = may attend); a comparison gives booleans, and NumPy and "
+            "torch build arrays of booleans directly (dtype=bool)"
+        )
+    return (
+        f"your mask holds {kind} numbers: this exercise's mask is boolean, dtype bool "
+        "(True = may attend); 1/0 numbers and an additive mask (0 and -inf) are other "
+        "conventions"
     )
 
 
