@@ -869,6 +869,21 @@ def scores_keys_by_minus_t(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return my_rope(q, pos) @ my_rope(k, -pos).T / np.sqrt(d)
 
 
+def offset_lower_left_without_minus(k: int, d_model: int) -> np.ndarray:
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [s, c]]
+    return M
+
+
+def scores_scaled_by_sqrt_of_T(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    T, d = q.shape  # noqa: RUF059 (the learner never uses d)
+    pos = np.arange(T)
+    return my_rope(q, pos) @ my_rope(k, pos).T / np.sqrt(T)
+
+
 class TableOfDModelRows(nn.Module):
     def __init__(self, d_model: int, max_len: int) -> None:
         super().__init__()
@@ -892,6 +907,8 @@ class BufferNamedTable(nn.Module):
 ROUND_SIX = [
     ("sinusoidal_encoding", "np.radians of the angles", table_through_radians, "already in radians"),
     ("offset_matrix", "cos on the diagonal, 0 off it", offset_diagonal_cos_only, "0 off it"),
+    ("offset_matrix", "[[c, s], [s, c]]", offset_lower_left_without_minus, "lower-left entry"),
+    ("rope_scores", "T, d = q.shape; / np.sqrt(T)", scores_scaled_by_sqrt_of_T, "√T"),
     ("self_dot", "32.5", 32.5, "whole number"),
     ("rope", "cos in both terms", rope_cos_twice, "uses cos θ in both of its terms"),
     ("rope", "x[:, 0::2] on a batch", rope_sliced_on_axis_one, "feature axis only when x is 2-D"),

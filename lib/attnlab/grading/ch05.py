@@ -370,6 +370,16 @@ OFFSET = GRADERS.add(
                 lambda k, d_model: np.eye(d_model) + offset_matrix(k, d_model),
             ),
             Mistake(
+                "the lower-left entry of each block (its second row, first column) lost its "
+                "minus sign: the second row gives the new cosine, and cos(a + b) = "
+                "cos b·cos a - sin b·sin a takes the sine of the old angle with a minus",
+                lambda k, d_model: _blocks(
+                    k,
+                    d_model,
+                    lambda b: np.array([[math.cos(b), math.sin(b)], [math.sin(b), math.cos(b)]]),
+                ),
+            ),
+            Mistake(
                 "your blocks hold cos b on their diagonal and 0 off it: expand sin(a + b) and "
                 "cos(a + b): each new entry of the pair takes a share of both old ones, sin a "
                 "and cos a, so the two off-diagonal entries of each block are not 0 (which "
@@ -1006,6 +1016,12 @@ ROPE_SCORES = GRADERS.add(
             Mistake(
                 "you rotated the keys only: rotate the queries too, each by its own position",
                 lambda q, k: q @ _rope_pairs(k, np.arange(len(k))).T / math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "you divided by √T, the size of another axis (the number of positions): "
+                "the scale is √d, the square root of the number of features each dot "
+                "product sums over",
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1] / q.shape[-2]),
             ),
             Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",

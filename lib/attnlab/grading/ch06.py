@@ -199,6 +199,12 @@ PADDING_MASK = GRADERS.add(
                 lambda lengths, max_len: _positions_below(lengths, max_len)[None],
             ),
             Mistake(
+                "your mask is (B, max_len, 1): the new axis went last, after the keys, so "
+                "the positions now stand on the queries' axis; the axis of size 1 (the "
+                "queries) goes between the batch and the keys",
+                lambda lengths, max_len: _positions_below(lengths, max_len)[:, :, None],
+            ),
+            Mistake(
                 "your comparison gives (max_len, B), positions down and sequences across, "
                 "and the reshape to (B, 1, max_len) re-reads its entries in order: reshape "
                 "never swaps axes, so each row mixes several sequences. Build the "
