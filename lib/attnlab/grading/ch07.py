@@ -410,6 +410,18 @@ FEED_FORWARD = GRADERS.add(
                 lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1.T + b_1) @ W_2.T + b_2,
             ),
             Mistake(
+                "the biases are swapped: b_2 (D numbers) is added to the hidden layer, which "
+                "has d_ff features, and b_1 (d_ff numbers) to the output, which has D; each "
+                "bias goes with its own linear map (the sizes only meet when d_ff = D)",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1 + b_2) @ W_2 + b_1,
+            ),
+            Mistake(
+                "a parenthesis is misplaced: `@` binds tighter than `+`, so W_2 multiplies "
+                "b_1 alone and the ReLU wraps the whole sum; the second linear map acts on "
+                "the hidden layer, after the ReLU, which closes after b_1",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1 + b_1 @ W_2 + b_2),
+            ),
+            Mistake(
                 "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
                 "non-linearity sits between the two linear maps",
                 _ffn(where="input"),
@@ -1996,7 +2008,9 @@ def _loss_cases() -> tuple[Case, ...]:
 def _run_loss(fn, src, tgt, model):
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
         lm = _small_model(model)
-        loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
+        recorder = Recorder(quiet=lm)  # the learner's call only: building a model uses no_grad
+        with recorder:
+            loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
     if not lm.training:
         raise AnswerProblem(
             WRONG_VALUES,
@@ -2012,6 +2026,15 @@ def _run_loss(fn, src, tgt, model):
             "your loss is a Python float, not a tensor",
             "a Python number (what `.item()` or `float(...)` returns) carries no graph: "
             "`loss.backward()` needs the scalar tensor itself; keep `.item()` for printing",
+        )
+    if isinstance(loss, torch.Tensor) and loss.is_floating_point() and not loss.requires_grad:
+        raise AnswerProblem(
+            NO_GRADIENT,
+            "your loss has no gradient: nothing connects it back to the model's weights",
+            f"the loss was cut from the model's computation by {cut_by(recorder)}: its "
+            "value can be right, but `loss.backward()` in the training loop then fails "
+            "(the loss 'does not require grad') and no weight is ever updated; the logits "
+            "the loss is computed from must stay in the graph of the model's forward pass",
         )
     return loss
 

@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 import numpy as np
+import torch
 
 from . import display
 from .specs import Case
@@ -192,6 +193,52 @@ _INDEX_HINT = (
     "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
     "2-D data), but on this case the array has fewer axes"
 )
+
+
+def _pair_hint(message: str) -> str:
+    """A ``torch.return_types`` pair used as a tensor: ``x.max(-1)`` for ``x.argmax(-1)``."""
+    which = re.search(r"torch\.return_types\.(\w+)", message)
+    name = which[1] if which else "max"
+    return (
+        f"`.{name}(dim)` (like torch.{name}(x, dim)) returns a pair, (values, indices), not "
+        "one tensor, and your code used that pair as a tensor: take the part you need, "
+        "`.values` or `.indices` (for the position of the largest entry alone there is "
+        "argmax)"
+    )
+
+
+def _operand_hint(message: str) -> str:
+    """``unsupported operand type(s) for @: 'ReLU' and 'Tensor'``, by what the operands are."""
+    found = re.search(r"for (\S+): '([\w.]+)' and '([\w.]+)'", message)
+    if found is None:
+        return ""
+    op, types = found[1], (found[2], found[3])
+    layers = [t for t in types if isinstance(getattr(torch.nn, t, None), type)]
+    if layers:
+        layer = layers[0]
+        return (
+            f"one operand of `{op}` is an nn.{layer} layer, not a tensor: `nn.{layer}(h)` "
+            f"does not apply {layer} to h, it builds a layer (h taken for one of its "
+            "options); apply the function to the tensor (torch.nn.functional has one for "
+            "each such layer), or build the layer first and then call it on the tensor"
+        )
+    if op == "@" and any(t in ("float", "int", "numpy.float64", "numpy.float32") for t in types):
+        return (
+            "@ needs arrays with at least one axis, and here it got single numbers (looping "
+            "over a 1-D array gives numbers, not vectors)"
+        )
+    return ""
+
+
+def _sequence_hint(message: str) -> str:
+    """``torch.cat(a, b)``: the tensors not given as one sequence."""
+    found = re.search(r"(\w+)\(\): argument 'tensors'", message)
+    name = found[1] if found else "cat"
+    return (
+        f"torch.{name} takes the tensors to join as one sequence (a list or a tuple) and the "
+        f"axis as `dim`: given one by one, the first tensor is taken for that sequence and "
+        "the second for the next argument"
+    )
 
 
 def _axis_hint(message: str) -> str:
@@ -418,11 +465,15 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
     ("is out of bounds for array of dimension", _axis_hint),
+    ("torch.return_types.", _pair_hint),
+    ("unsupported operand type(s) for", _operand_hint),
+    ("argument 'tensors' (position 1) must be tuple of Tensors", _sequence_hint),
     (
-        "unsupported operand type(s) for @",
+        "before Module.__init__() call",
         _fixed(
-            "@ needs arrays with at least one axis, and here it got single numbers (looping "
-            "over a 1-D array gives numbers, not vectors)"
+            "nn.Module's own setup had not run when your `__init__` assigned its first layer: "
+            "a module's `__init__` must first call the parent class's `__init__` (the stub's "
+            "first line), which makes the place where layers and parameters are registered"
         ),
     ),
     (
@@ -507,7 +558,8 @@ def dropped_axis_clue(message: str, inputs: dict[str, Any]) -> str | None:
 
 def error_hints(message: str) -> list[str]:
     """The general hints for an exception message (broadcasting, matrix products)."""
-    return [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    found = [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    return [h for h in found if h]
 
 
 _LIBRARY_DIRS = tuple(
