@@ -566,8 +566,9 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 _BLOCK - 2 * _D,
-                "that leaves out one LayerNorm: a block has two, one per sub-layer, each "
-                "with its own γ and β",
+                "that is 2·768 short, which fits two slips: it leaves out one LayerNorm "
+                "(a block has two, one per sub-layer), or it counts each LayerNorm as one "
+                "vector of 768 where it has two, γ and β",
             ),
             (
                 _BLOCK - _F + _D,

@@ -38,6 +38,7 @@ __all__ = [
     "TooSlow",
     "call_quietly",
     "error_hints",
+    "failing_line",
     "learner_frames",
     "line_diagnosis",
     "quiet",
@@ -589,6 +590,14 @@ def where(err: BaseException) -> str | None:
         line = f": {frame.line.strip()}" if frame.line else ""
         return f"{frame.name}, line {frame.lineno}{line}"
     return None
+
+
+def failing_line(err: BaseException) -> str:
+    """The learner's line that raised ``err`` (its innermost frame), or ``""``."""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if not _is_library(frame.filename):
+            return (frame.line or "").strip()
+    return ""
 
 
 def _called_frames(err: BaseException) -> list[FrameType]:

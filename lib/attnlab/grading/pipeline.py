@@ -77,6 +77,7 @@ from .forensics import (
     call_quietly,
     dropped_axis_clue,
     error_hints,
+    failing_line,
     hard_coded_size,
     learner_frames,
     line_diagnosis,
@@ -935,7 +936,8 @@ class Grader:
             )
             if whole is not None and rank >= 3:
                 found = whole
-        authored = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
+        line = failing_line(err)
+        authored = [_hint_for(h, said, line) for s, h in self.error_hints if s in said]
         authored = [h for h in authored if h]
         if found is None and authored:
             found = authored[0]
@@ -1423,6 +1425,16 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
 
         return count(tree) >= count(model) > 0
     return False
+
+
+def _hint_for(hint: Any, said: str, line: str) -> str | None:
+    """An authored error hint: a text, or a function of the exception's text (and of the
+    learner's line that raised it, for a function with a ``line`` parameter)."""
+    if not callable(hint):
+        return hint
+    if "line" in inspect.signature(hint).parameters:
+        return hint(said, line=line)
+    return hint(said)
 
 
 def _is_self(node: ast.AST) -> bool:
