@@ -953,8 +953,12 @@ def _tile_with(
     inverted: bool = False,
     forget_max: bool = False,
     dot: bool = False,
+    old_m_returned: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+        if old_m_returned:
+            _, l_new, acc_new = step_right(m, l, acc, scores, v)
+            return m, l_new, acc_new
         if scaled_first:  # the scores divided by √d again, before anything else
             scores = scores / math.sqrt(v.shape[-1])
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
@@ -964,6 +968,11 @@ def _tile_with(
             alpha = np.exp(m - m_new)
             return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
+        if against == "own":  # as a learner writes it: the tile's own max, no guard
+            with np.errstate(invalid="ignore"):
+                p = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+            alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
+            return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
         ref = {
             "new": safe,
             "old": np.where(np.isfinite(m), m, 0.0),
@@ -999,6 +1008,7 @@ def _tile_with(
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
 
+    step_right = _tile_with() if old_m_returned else None
     return step
 
 
@@ -1096,6 +1106,19 @@ TILE_UPDATE = GRADERS.add(
                 "you exponentiated this tile against the old max m; use the new max "
                 "m' = max(m, max(scores)), the same one the rescaled state refers to",
                 _tile_with(against="old"),
+            ),
+            Mistake(
+                "you exponentiated this tile against its own max, but alpha rescales the old "
+                "state to the new running max m': the tile's terms must use that same m', "
+                "or `total` and acc add numbers on two scales (and a row of -inf scores "
+                "gives -inf - (-inf) = NaN)",
+                _tile_with(against="own"),
+            ),
+            Mistake(
+                "you return the old running max m, not the new one m' (on the first tile "
+                "it is still -inf): the returned max must be the one that the returned "
+                "`total` and acc are now relative to",
+                _tile_with(old_m_returned=True),
             ),
             Mistake(
                 "you added scores @ v; the values are weighted by p = exp(scores - m'), not "
