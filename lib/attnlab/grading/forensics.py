@@ -223,7 +223,13 @@ def _operand_hint(message: str) -> str:
             "options); apply the function to the tensor (torch.nn.functional has one for "
             "each such layer), or build the layer first and then call it on the tensor"
         )
-    if op == "@" and any(t in ("float", "int", "numpy.float64", "numpy.float32") for t in types):
+    scalars = [
+        t
+        for t in types
+        if t in ("float", "int", "complex", "bool")
+        or (t.startswith("numpy.") and t != "numpy.ndarray")
+    ]
+    if op == "@" and scalars:
         return (
             "@ needs arrays with at least one axis, and here it got single numbers (looping "
             "over a 1-D array gives numbers, not vectors)"
@@ -638,6 +644,7 @@ _SIGNATURE = re.compile(
 
 _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
+_TORCH_RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
 def line_diagnosis(err: BaseException) -> str | None:
@@ -659,6 +666,17 @@ def line_diagnosis(err: BaseException) -> str | None:
             "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
             "axes with np.swapaxes (or give transpose the full order)"
         )
+    match = _TORCH_RESHAPE.search(str(err))
+    if match:
+        size = int(match.group(2))
+        for n in (int(s) for s in match.group(1).replace(" ", "").split(",") if s):
+            if n > 1 and size % n and re.search(rf"(?<![\w.]){n}(?![\w.])", line):
+                return (
+                    f"the {n} in your reshape is a size written into your code, and this "
+                    f"case's tensor holds {size} numbers, not a multiple of {n}: read "
+                    "every size from the tensor itself (its `.shape` or `.size(...)`) so "
+                    "that any size fits"
+                )
     match = _RESHAPE.search(str(err))
     if match:
         size = int(match.group(1))
