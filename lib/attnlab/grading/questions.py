@@ -226,7 +226,7 @@ class Question:
         several, the closest wins (0.3366 is 103/306, not 1/3). A listed value smaller
         than the tolerance itself (0.047 when the answer, 48, is taken within 0.5) is
         matched within a tenth of itself: the tolerance would take in every small number,
-        half of it or twice it too.
+        half of it or twice it too (a listed 0 keeps the whole tolerance: "about 0").
         """
         if self.kind != "number":
             for wrong, diagnosis in self.wrong:
@@ -239,7 +239,8 @@ class Question:
             if not self._matches(given, wrong):
                 return False
             tolerance = self.atol + self.rtol * abs(wrong)
-            return abs(wrong) > tolerance or abs(given - wrong) <= 0.1 * abs(wrong)
+            small = 0 < abs(wrong) <= tolerance  # 0 itself stands for "about nothing"
+            return not small or abs(given - wrong) <= 0.1 * abs(wrong)
 
         matches = [
             (abs(given - float(wrong)), diagnosis)
