@@ -559,6 +559,7 @@ LEARNER = [
     ('training_loss', 'round 6: forward pass under torch.no_grad (no graph)', 'def training_loss(model, src, tgt, pad_id):\n    with torch.no_grad():\n        logits = model(src, tgt[:, :-1])\n    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), ignore_index=pad_id)\n', 'torch.no_grad()'),
     ('training_loss', 'round 6: detaches the logits (no graph back to the model)', 'def training_loss(model, src, tgt, pad_id):\n    logits = model(src, tgt[:, :-1]).detach()\n    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), ignore_index=pad_id)\n', '`.detach()`'),
 
+    ('feed_forward', 'round 6: * instead of @ for the second layer', 'def feed_forward(x, W_1, b_1, W_2, b_2):\n    return torch.relu(x @ W_1 + b_1) * W_2 + b_2\n', '`*` multiplies entry by entry'),
 ]  # fmt: skip
 
 

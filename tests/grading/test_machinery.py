@@ -276,6 +276,19 @@ def test_wrong_answers_get_their_diagnosis(question, answer, status, words):
     assert "0.88" not in (result.diagnosis or ""), "a diagnosis must not give the answer away"
 
 
+def test_a_small_listed_wrong_answer_matches_only_near_itself():
+    """A listed value inside the tolerance (0.047 when 48 is taken within 0.5) would take in
+    every small number, half or twice it too; a listed 0 keeps the tolerance ("about 0")."""
+
+    def question(*wrong: tuple[float, str]) -> grading.Question:
+        return grading.Question(name="size", answer=48.0, atol=0.5, wrong=wrong, hint="bytes")
+
+    gib = question((0.046875, "the size in GiB"))
+    assert "the size in GiB" in gib.check(0.0469).text
+    assert "the size in GiB" not in gib.check(0.0234).text
+    assert "about nothing" in question((0.0, "about nothing")).check(2e-5).text
+
+
 def test_questions_are_recorded_for_the_score():
     NUMBER.check(0.5)
     NUMBER.check(0.88)
