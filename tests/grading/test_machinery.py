@@ -415,3 +415,25 @@ def test_seed_cpu_gives_the_weights_torch_manual_seed_gives():
     assert torch.equal(ours.weight, theirs.weight) and torch.equal(ours.bias, theirs.bias)
     seed_cpu(4)
     assert not torch.equal(nn.Linear(5, 4).weight, theirs.weight)
+
+
+# ------------------------------------------------------------------ generated diagnoses
+
+
+def _ffn_biases_swapped(x, W_1, b_1, W_2, b_2):
+    return torch.relu(x @ W_1 + b_2) @ W_2 + b_1
+
+
+def _ffn_x_for_b_1(x, W_1, b_1, W_2, b_2):
+    return torch.relu(x @ W_1 + x) @ W_2 + b_2
+
+
+def test_a_name_swap_the_learners_code_does_not_have_is_refuted():
+    """ "you used `x` where `b_1` belongs" fits the exception of swapped biases too; a learner
+    who uses `x` and `b_1` as often as the worked solution did not make that swap."""
+    from attnlab.grading.pipeline import _refuted_by_source
+
+    worked = "def feed_forward(x, W_1, b_1, W_2, b_2):\n    return torch.relu(x @ W_1 + b_1) @ W_2 + b_2\n"
+    diagnosis = "you used `x` where `b_1` belongs"
+    assert _refuted_by_source(diagnosis, _ffn_biases_swapped, worked)
+    assert not _refuted_by_source(diagnosis, _ffn_x_for_b_1, worked)
