@@ -79,6 +79,13 @@ def test_a_grader_of_boolean_outputs_reports_values_and_dtype():
     assert result.diagnosis == "use > 0: zero is not positive"
     assert "at index (2,): expected False, got True" in result.message
     result = positive.check(lambda x: (x > 0).astype(np.int64))
+    assert result.status == "wrong type"
+    assert "1s and 0s as int64 numbers" in result.diagnosis and "dtype bool" in result.diagnosis
+    result = positive.check(lambda x: np.where(x > 0, 0.0, -np.inf))
+    assert "additive" in result.diagnosis, result.text
+    result = dataclasses.replace(positive, signature="positive(x) -> booleans").check(
+        lambda x: (x > 0).astype(np.int64)
+    )
     assert (result.status, result.diagnosis) == ("wrong type", "return bool values")
 
 
@@ -437,3 +444,40 @@ def test_a_name_swap_the_learners_code_does_not_have_is_refuted():
     diagnosis = "you used `x` where `b_1` belongs"
     assert _refuted_by_source(diagnosis, _ffn_biases_swapped, worked)
     assert not _refuted_by_source(diagnosis, _ffn_x_for_b_1, worked)
+
+
+def _rope_over_omega(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] / w  # the minus sign is there; the division flips it
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(ang) - x[..., 1::2] * np.sin(ang)
+    out[..., 1::2] = x[..., 0::2] * np.sin(ang) + x[..., 1::2] * np.cos(ang)
+    return out
+
+
+def _rope_without_minus(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] * w
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(ang) - x[..., 1::2] * np.sin(ang)
+    out[..., 1::2] = x[..., 0::2] * np.sin(ang) + x[..., 1::2] * np.cos(ang)
+    return out
+
+
+def test_a_generated_missing_minus_is_not_named_for_code_that_has_it():
+    """The generated "a minus sign is missing: `e`" gives the numbers of `/ w` too; for code
+    that has `-e` it would send the learner to a line that is right."""
+    from attnlab.grading.ch05 import ROPE
+
+    without_planted = dataclasses.replace(
+        ROPE, mistakes=tuple(m for m in ROPE.mistakes if "grow with" not in m.diagnosis)
+    )
+    missing = "a minus sign is missing"
+    grading.reset()
+    assert missing in (without_planted.check(_rope_without_minus).diagnosis or "")
+    grading.reset()
+    over_omega = without_planted.check(_rope_over_omega)
+    assert not over_omega.passed
+    assert missing not in (over_omega.diagnosis or ""), over_omega.text

@@ -286,6 +286,17 @@ def _cat_hint(message: str) -> str:
 
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
+    *(
+        (
+            negation,
+            _fixed(
+                "a minus sign does not invert booleans: `-mask` asks for the negative of "
+                "True/False, which PyTorch and NumPy refuse. Flipping a boolean mask entry by "
+                "entry is a logical not (the `~` operator, or logical_not())"
+            ),
+        )
+        for negation in ("Negation, the `-` operator, on a bool tensor", "boolean negative")
+    ),
     (
         "not compiled with CUDA",
         _fixed(
@@ -643,6 +654,8 @@ _SIGNATURE = re.compile(
 
 
 _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
+_PYTHON_NOT = re.compile(r"\bnot\b")
+_CONDITION = re.compile(r"\b(?:if|elif|while|and|or|assert)\b|\b(?:max|min|sorted)\(")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
 _TORCH_RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
@@ -650,7 +663,8 @@ _TORCH_RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of siz
 def line_diagnosis(err: BaseException) -> str | None:
     """A diagnosis from the exception and the learner's line that raised it, for slips whose
     message alone misleads: a module the course's environment lacks, torch's two-axis
-    ``transpose`` on a NumPy array, a size from the example written into a reshape."""
+    ``transpose`` on a NumPy array, Python's ``not`` applied to a mask, a size from the
+    example written into a reshape."""
     if isinstance(err, ModuleNotFoundError):
         name = (err.name or "that module").split(".")[0]
         return (
@@ -677,6 +691,13 @@ def line_diagnosis(err: BaseException) -> str | None:
                     "every size from the tensor itself (its `.shape` or `.size(...)`) so "
                     "that any size fits"
                 )
+    if "is ambiguous" in str(err) and _PYTHON_NOT.search(line) and not _CONDITION.search(line):
+        return (
+            "Python's `not` asks for one True/False of the whole tensor (or array), which a "
+            "mask of several entries does not have: it cannot flip each entry. Flipping a "
+            "boolean mask entry by entry is a logical not applied element-wise (the `~` "
+            "operator, or logical_not())"
+        )
     match = _RESHAPE.search(str(err))
     if match:
         size = int(match.group(1))

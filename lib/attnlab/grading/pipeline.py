@@ -852,6 +852,12 @@ class Grader:
                         "the answer is a whole number, an int: / and math.log give floats "
                         "(3.0); math.ceil, math.floor and // give ints",
                     )
+                elif (
+                    want.dtype == np.bool_
+                    and array.dtype.kind in "iuf"
+                    and "mask" in (self.signature)
+                ):
+                    hint = _numbers_for_booleans(array)
                 else:
                     hint = f"return {want.dtype} values"
                 return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
@@ -1378,7 +1384,8 @@ _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
 
 def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
     """A generated diagnosis that quotes code the learner's function does not have:
-    "`*` ... where `@` is needed" with no `*` in it, or "`n` instead of `n - 1`" when the
+    "`*` ... where `@` is needed" with no `*` in it, "a minus sign is missing: `e`" when
+    the learner's code has `-e`, or "`n` instead of `n - 1`" when the
     learner's code keeps as many `n - 1` as the worked solution (``reference``) has: the
     same numbers from another mistake."""
     try:
@@ -1412,6 +1419,18 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
         # a learner who uses both as often as the worked solution made another mistake
         # (with the same exception, say)
         return all(uses(tree, n) >= uses(model, n) > 0 for n in (found[2], found[3]))
+    found = re.match(r"a minus sign is missing: `([^`]+)`", diagnosis)
+    if found:  # the learner's code negates that expression: the sign is there
+        try:
+            negated = ast.unparse(ast.parse(found[1], mode="eval"))
+        except SyntaxError:
+            return False
+        return any(
+            isinstance(n, ast.UnaryOp)
+            and isinstance(n.op, ast.USub)
+            and ast.unparse(n.operand) == negated
+            for n in ast.walk(tree)
+        )
     found = re.match(r"off by one: `([^`]+)` instead of `([^`]+)`", diagnosis)
     if found and reference is not None:
         try:
@@ -1568,6 +1587,30 @@ def _none_item(name: str, fn: Any = None) -> str:
     return (
         f"`{name}` is None: a variable that was never given a value, or the result of a "
         "method that works in place and returns None"
+    )
+
+
+def _numbers_for_booleans(array: np.ndarray) -> str:
+    """Why numbers came back where a boolean mask is expected (an exercise whose signature
+    says mask), read from the numbers: an additive mask (0 and -inf or a large negative
+    fill), 0/1 numbers, or either."""
+    kind = array.dtype
+    if array.dtype.kind == "f" and (np.any(np.isneginf(array)) or np.any(array <= -1e4)):
+        return (
+            f"your mask is additive ({kind}: 0 where a key is visible, -inf or a large "
+            "negative number where it is hidden), the convention of masks added to the "
+            "scores; this exercise's mask is boolean, dtype bool, True = may attend"
+        )
+    if array.size and set(np.unique(array).tolist()) <= {0, 1} and np.any(array == 1):
+        return (
+            f"your mask holds 1s and 0s as {kind} numbers: this exercise's mask is boolean, "
+            "dtype bool (True = may attend); a comparison gives booleans, and NumPy and "
+            "torch build arrays of booleans directly (dtype=bool)"
+        )
+    return (
+        f"your mask holds {kind} numbers: this exercise's mask is boolean, dtype bool "
+        "(True = may attend); 1/0 numbers and an additive mask (0 and -inf) are other "
+        "conventions"
     )
 
 
