@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 import numpy as np
+import torch
 
 from . import display
 from .specs import Case
@@ -37,6 +38,7 @@ __all__ = [
     "TooSlow",
     "call_quietly",
     "error_hints",
+    "failing_line",
     "learner_frames",
     "line_diagnosis",
     "quiet",
@@ -192,6 +194,58 @@ _INDEX_HINT = (
     "you indexed more axes than the array has (an index such as [:, None] or [i, j] assumes "
     "2-D data), but on this case the array has fewer axes"
 )
+
+
+def _pair_hint(message: str) -> str:
+    """A ``torch.return_types`` pair used as a tensor: ``x.max(-1)`` for ``x.argmax(-1)``."""
+    which = re.search(r"torch\.return_types\.(\w+)", message)
+    name = which[1] if which else "max"
+    return (
+        f"`.{name}(dim)` (like torch.{name}(x, dim)) returns a pair, (values, indices), not "
+        "one tensor, and your code used that pair as a tensor: take the part you need, "
+        "`.values` or `.indices` (for the position of the largest entry alone there is "
+        "argmax)"
+    )
+
+
+def _operand_hint(message: str) -> str:
+    """``unsupported operand type(s) for @: 'ReLU' and 'Tensor'``, by what the operands are."""
+    found = re.search(r"for (\S+): '([\w.]+)' and '([\w.]+)'", message)
+    if found is None:
+        return ""
+    op, types = found[1], (found[2], found[3])
+    layers = [t for t in types if isinstance(getattr(torch.nn, t, None), type)]
+    if layers:
+        layer = layers[0]
+        return (
+            f"one operand of `{op}` is an nn.{layer} layer, not a tensor: `nn.{layer}(h)` "
+            f"does not apply {layer} to h, it builds a layer (h taken for one of its "
+            "options); apply the function to the tensor (torch.nn.functional has one for "
+            "each such layer), or build the layer first and then call it on the tensor"
+        )
+    scalars = [
+        t
+        for t in types
+        if t in ("float", "int", "complex", "bool")
+        or (t.startswith("numpy.") and t != "numpy.ndarray")
+    ]
+    if op == "@" and scalars:
+        return (
+            "@ needs arrays with at least one axis, and here it got single numbers (looping "
+            "over a 1-D array gives numbers, not vectors)"
+        )
+    return ""
+
+
+def _sequence_hint(message: str) -> str:
+    """``torch.cat(a, b)``: the tensors not given as one sequence."""
+    found = re.search(r"(\w+)\(\): argument 'tensors'", message)
+    name = found[1] if found else "cat"
+    return (
+        f"torch.{name} takes the tensors to join as one sequence (a list or a tuple) and the "
+        f"axis as `dim`: given one by one, the first tensor is taken for that sequence and "
+        "the second for the next argument"
+    )
 
 
 def _axis_hint(message: str) -> str:
@@ -429,11 +483,15 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
     ("is out of bounds for array of dimension", _axis_hint),
+    ("torch.return_types.", _pair_hint),
+    ("unsupported operand type(s) for", _operand_hint),
+    ("argument 'tensors' (position 1) must be tuple of Tensors", _sequence_hint),
     (
-        "unsupported operand type(s) for @",
+        "before Module.__init__() call",
         _fixed(
-            "@ needs arrays with at least one axis, and here it got single numbers (looping "
-            "over a 1-D array gives numbers, not vectors)"
+            "nn.Module's own setup had not run when your `__init__` assigned its first layer: "
+            "a module's `__init__` must first call the parent class's `__init__` (the stub's "
+            "first line), which makes the place where layers and parameters are registered"
         ),
     ),
     (
@@ -518,7 +576,8 @@ def dropped_axis_clue(message: str, inputs: dict[str, Any]) -> str | None:
 
 def error_hints(message: str) -> list[str]:
     """The general hints for an exception message (broadcasting, matrix products)."""
-    return [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    found = [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    return [h for h in found if h]
 
 
 _LIBRARY_DIRS = tuple(
@@ -548,6 +607,14 @@ def where(err: BaseException) -> str | None:
         line = f": {frame.line.strip()}" if frame.line else ""
         return f"{frame.name}, line {frame.lineno}{line}"
     return None
+
+
+def failing_line(err: BaseException) -> str:
+    """The learner's line that raised ``err`` (its innermost frame), or ``""``."""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if not _is_library(frame.filename):
+            return (frame.line or "").strip()
+    return ""
 
 
 def _called_frames(err: BaseException) -> list[FrameType]:
@@ -590,6 +657,7 @@ _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
 _PYTHON_NOT = re.compile(r"\bnot\b")
 _CONDITION = re.compile(r"\b(?:if|elif|while|and|or|assert)\b|\b(?:max|min|sorted)\(")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
+_TORCH_RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
 # (.detach() is not here: x.detach().requires_grad_() is the right way to start a graph)
@@ -681,6 +749,17 @@ def line_diagnosis(err: BaseException) -> str | None:
             "`.transpose(1, 2)` with two axes is torch's spelling. On a NumPy array swap two "
             "axes with np.swapaxes (or give transpose the full order)"
         )
+    match = _TORCH_RESHAPE.search(str(err))
+    if match:
+        size = int(match.group(2))
+        for n in (int(s) for s in match.group(1).replace(" ", "").split(",") if s):
+            if n > 1 and size % n and re.search(rf"(?<![\w.]){n}(?![\w.])", line):
+                return (
+                    f"the {n} in your reshape is a size written into your code, and this "
+                    f"case's tensor holds {size} numbers, not a multiple of {n}: read "
+                    "every size from the tensor itself (its `.shape` or `.size(...)`) so "
+                    "that any size fits"
+                )
     if "is ambiguous" in str(err) and _PYTHON_NOT.search(line) and not _CONDITION.search(line):
         return (
             "Python's `not` asks for one True/False of the whole tensor (or array), which a "

@@ -77,6 +77,7 @@ from .forensics import (
     call_quietly,
     dropped_axis_clue,
     error_hints,
+    failing_line,
     hard_coded_size,
     learner_frames,
     line_diagnosis,
@@ -932,8 +933,17 @@ class Grader:
             if run_.error is None and run_.outputs is None:
                 outputs, problem, _ = self._as_outputs(run_.returned, run_)
                 run_.outputs = outputs if problem is None else None
-        found = self._explain(runs, index, None, fn, groups=(self._planted,))
-        authored = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
+        rank, found = self._ranked(runs, index, None, fn, groups=(self._planted,))
+        if found is not None and rank < 3:
+            # a planted mistake that explains only part of the cases gives way to a
+            # generated one that explains every case (the same exceptions, the same values)
+            rank, whole = self._ranked(
+                runs, index, None, fn, groups=(self._dependencies, self._generated)
+            )
+            if whole is not None and rank >= 3:
+                found = whole
+        line = failing_line(err)
+        authored = [_hint_for(h, said, line) for s, h in self.error_hints if s in said]
         authored = [h for h in authored if h]
         if found is None and authored:
             found = authored[0]
@@ -1196,6 +1206,18 @@ class Grader:
         groups: tuple[Callable[[list[_Run], Any], Iterator[_Candidate]], ...] | None = None,
     ) -> str | None:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
+        return self._ranked(runs, index, k, fn, groups)[1]
+
+    def _ranked(
+        self,
+        runs: list[_Run],
+        index: int,
+        k: int | None,
+        fn: Any,
+        groups: tuple[Callable[[list[_Run], Any], Iterator[_Candidate]], ...] | None = None,
+    ) -> tuple[int, str | None]:
+        """``(how well, diagnosis)`` of the known mistake that best explains the learner's
+        outcomes: 3 or more explains every case, less only part of them (0: none)."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
         best: tuple[tuple[int, ...], _Candidate] | None = None
@@ -1220,10 +1242,10 @@ class Grader:
             if best is not None and best[0][0] >= 3:
                 break  # a full match: later groups can only tie
         if best is None:
-            return None
+            return 0, None
         if best[1].source == "generated":
-            return _in_learner_terms(best[1].diagnosis, fn)
-        return best[1].diagnosis
+            return best[0][0], _in_learner_terms(best[1].diagnosis, fn)
+        return best[0][0], best[1].diagnosis
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
@@ -1450,6 +1472,28 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
         return True
     if diagnosis.startswith("`@` is a matrix product") and ast.MatMult not in ops:
         return True
+    found = re.match(r"you used `(self\.)?(\w+)` where `(?:self\.)?(\w+)` belongs", diagnosis)
+    if found and reference is not None:
+        try:
+            model = ast.parse(textwrap.dedent(reference))
+        except SyntaxError:
+            return False
+
+        def uses(t: ast.AST, name: str) -> int:
+            if found[1]:  # `self.name`
+                return sum(
+                    isinstance(n, ast.Attribute) and n.attr == name and _is_self(n.value)
+                    for n in ast.walk(t)
+                )
+            return sum(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in ast.walk(t)
+            )
+
+        # the mutant has one `belongs` fewer and one `used` more than the worked solution:
+        # a learner who uses both as often as the worked solution made another mistake
+        # (with the same exception, say)
+        return all(uses(tree, n) >= uses(model, n) > 0 for n in (found[2], found[3]))
     found = re.match(r"a minus sign is missing: `([^`]+)`", diagnosis)
     if found:  # the learner's code negates that expression: the sign is there
         try:
@@ -1475,6 +1519,20 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
 
         return count(tree) >= count(model) > 0
     return False
+
+
+def _hint_for(hint: Any, said: str, line: str) -> str | None:
+    """An authored error hint: a text, or a function of the exception's text (and of the
+    learner's line that raised it, for a function with a ``line`` parameter)."""
+    if not callable(hint):
+        return hint
+    if "line" in inspect.signature(hint).parameters:
+        return hint(said, line=line)
+    return hint(said)
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:
