@@ -2701,4 +2701,52 @@ answer = 524800  # your prediction
         "answer = 1024 * 1025 / 2 / 128**2",
         "that is the number of visible (query, ke",  # round 5: was generic
     ),
+    (
+        "8.3_r6_p_with_old_max",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(-1))\n    alpha = np.exp(m - m_new)\n    p = np.exp(scores - scores.max(-1, keepdims=True))\n    return m_new, alpha * total + p.sum(-1), alpha[..., None] * acc + p @ v\n",
+        "against its own max",  # round 6: was not specific
+    ),
+    (
+        "8.3_r6_returns_old_m",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m_new = np.maximum(m, scores.max(-1))\n    alpha = np.exp(m - m_new)\n    p = np.exp(scores - m_new[..., None])\n    return m, alpha * total + p.sum(-1), alpha[..., None] * acc + p @ v\n",
+        "old running max m",  # round 6: was not specific
+    ),
+    (
+        "8.4_r6_cat_no_list",
+        "kv_step",
+        "def kv_step(q, k, v, k_cache, v_cache):\n    k_cache = torch.cat(k_cache, k, dim=-2)\n    v_cache = torch.cat(v_cache, v, dim=-2)\n    w = torch.softmax(q @ k_cache.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)\n    return w @ v_cache, k_cache, v_cache\n",
+        "tensors to join as one sequence",  # round 6: was not specific
+    ),
+    (
+        "8.5_r6_sdpa_no_gqa_flag",
+        "gqa",
+        "def gqa(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n",
+        "do not line up on the head axis",  # round 6: was not specific
+    ),
+    (
+        "8.6_r6_repeat_k_only",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.H, self.G = n_heads, n_kv_heads\n        self.d = d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        k = k.repeat_interleave(self.H // self.G, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        out = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "the weights and v do not line up",  # round 6: was not specific
+    ),
+    (
+        "8.6_r6_no_super_init",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        self.H, self.G = n_heads, n_kv_heads\n        self.d = d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.H, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.G, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.G, self.d).transpose(1, 2)\n        k = k.repeat_interleave(self.H // self.G, dim=1); v = v.repeat_interleave(self.H // self.G, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float('-inf'))\n        w = torch.softmax(s, dim=-1)\n        out = w @ v\n        out = out.transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "parent class's `__init__`",  # round 6: was not specific
+    ),
+    (
+        "8.8_r6_per_token",
+        "cache_memory",
+        "answer = 2 * 24 * 4 * 64 * 2 / 2**20\n",
+        "one token",  # round 6: was not specific
+    ),
+    (
+        "8.9_r6_skipped_count",
+        "causal_tiles",
+        "answer = 28\n",
+        "tiles skipped",  # round 6: was not specific
+    ),
 ]

@@ -757,6 +757,156 @@ CORPUS += [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ learner, round 6
+
+
+def r6l_step_no_grad(x_t, h_prev, W_ih, W_hh, b):
+    with torch.no_grad():
+        return torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+
+
+def r6l_forward_no_grad_step(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = r6l_step_no_grad(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1), h
+
+
+def r6l_grad_own_step_no_grad(x, W_ih, W_hh, b):
+    xx = x.detach().clone().requires_grad_(True)
+    _, h = r6l_forward_no_grad_step(xx[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[0, j], xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
+def r6l_grad_forward_under_no_grad(x, W_ih, W_hh, b):
+    xx = x.detach().clone().requires_grad_(True)
+    with torch.no_grad():
+        _, h = forward(xx[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[0, j], xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
+def r6l_grad_unsqueeze_1(x, W_ih, W_hh, b):
+    xx = x.detach().clone().requires_grad_(True)
+    _, h = forward(xx.unsqueeze(1), W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[:, j].sum(), xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
+def r6l_grad_reversed_input(x, W_ih, W_hh, b):
+    xx = x.flip(0).detach().clone().requires_grad_(True)
+    _, h = forward(xx[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[0, j], xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt()
+
+
+def r6l_grad_every_step(x, W_ih, W_hh, b):
+    xx = x.detach().clone().requires_grad_(True)
+    out, h = forward(xx[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(out[0, :, j].sum(), xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    return sq.sqrt().flip(0)
+
+
+def _r6l_path(conv=None, dilated_k=None, recurrent=None, contains=False):
+    def path_length(n, kind, k):
+        if kind == "recurrent":
+            return recurrent if recurrent is not None else n - 1
+        if (contains and "convolution" in kind) or kind == "convolution":
+            return conv(n, k) if conv else -(-(n - 1) // (k - 1))
+        if kind == "dilated_convolution":
+            L, base = 0, dilated_k or k
+            while base**L < n:
+                L += 1
+            return L
+        return 1
+
+    return path_length
+
+
+def r6l_path_n_floor(n, kind, k):
+    if kind == "recurrent":
+        return n - 1
+    if kind == "convolution":
+        return n // (k - 1)
+    if kind == "dilated_convolution":
+        L = 0
+        while k**L < n:
+            L += 1
+        return L
+    return 1
+
+
+def r6l_path_ceil_n(n, kind, k):
+    return {
+        "recurrent": n - 1,
+        "convolution": math.ceil(n / (k - 1)),
+        "dilated_convolution": next(L for L in range(64) if k**L >= n),
+        "self_attention": 1,
+    }[kind]
+
+
+def r6l_step_tanh_twice(x_t, h_prev, W_ih, W_hh, b):
+    h = torch.tanh(x_t @ W_ih.T + h_prev @ W_hh.T + b)
+    return torch.tanh(h)
+
+
+def r6l_step_terms_multiplied(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh((x_t @ W_ih.T) * (h_prev @ W_hh.T) + b)
+
+
+def r6l_forward_squeezed(x, W_ih, W_hh, b):
+    B, T, _ = x.shape
+    h = torch.zeros(B, W_hh.shape[0], dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = step(x[:, t], h, W_ih, W_hh, b)
+        outs.append(h)
+    return torch.stack(outs, dim=1).squeeze(), h
+
+
+CORPUS += [
+    ("gradient_norms", "learner r6: own rnn_step under no_grad", r6l_grad_own_step_no_grad, "which your code calls"),
+    ("gradient_norms", "learner r6: forward under no_grad", r6l_grad_forward_under_no_grad, "your function uses `torch.no_grad()`"),
+    ("gradient_norms", "learner r6: x.unsqueeze(1)", r6l_grad_unsqueeze_1, "one step each"),
+    ("gradient_norms", "learner r6: input reversed, not the norms", r6l_grad_reversed_input, "reversed the input"),
+    ("gradient_norms", "learner r6: every step's states", r6l_grad_every_step, "every time step"),
+    ("path_length", "learner r6: n // (k - 1)", r6l_path_n_floor, "divides n, the number of positions"),
+    ("path_length", "learner r6: ceil(n / (k - 1))", r6l_path_ceil_n, "the rounding up is right"),
+    ("path_length", "learner r6: round((n - 1) / (k - 1))", _r6l_path(conv=lambda n, k: round((n - 1) / (k - 1))), "round()"),
+    ("path_length", "learner r6: ceil(...) + 1", _r6l_path(conv=lambda n, k: math.ceil((n - 1) / (k - 1)) + 1), "no extra input layer"),
+    ("path_length", "learner r6: convolution with k = 3 typed in", _r6l_path(conv=lambda n, k: math.ceil((n - 1) / 2)), "k = 3"),
+    ("path_length", "learner r6: dilated with k = 3 typed in", _r6l_path(dilated_k=3), "k = 3"),
+    ("path_length", "learner r6: recurrent 999 typed in", _r6l_path(recurrent=999), "n = 1000"),
+    ("path_length", "learner r6: 'convolution' in kind first", _r6l_path(contains=True), "also matches"),
+    ("rnn_step", "learner r6: tanh twice", r6l_step_tanh_twice, "tanh twice"),
+    ("rnn_step", "learner r6: the two terms multiplied", r6l_step_terms_multiplied, "multiplied the input term"),
+    ("rnn_forward", "learner r6: stack(...).squeeze()", r6l_forward_squeezed, "`.squeeze()` removed"),
+    ("survives_20", "learner r6: 0.1 (one step's loss)", 0.1, "one step takes away"),
+    ("survives_20", "learner r6: 0.9 ** 40 (two factors per step)", 0.9**40, "two per step"),
+    ("survives_20", "learner r6: 0.012 (a decimal slip)", 0.012, "ten times too small"),
+    ("survives_20", "learner r6: 0.15 (a rough guess)", 0.15, "about 18 factors"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
 def test_the_right_choice_in_a_short_phrase_passes(answer):
     assert check_loop_time(answer).passed, check_loop_time(answer).text

@@ -785,7 +785,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     ("cosine_similarity", "cosine distance", lambda a, b: 1 - good_dot(a, b) / (norm(a) * norm(b)), "cosine distance"),
     ("cosine_similarity", "the angle", lambda a, b: np.arccos(np.clip(good_dot(a, b) / (norm(a) * norm(b)), -1, 1)), "angle"),
     ("cosine_similarity", "sum of norms", lambda a, b: good_dot(a, b) / (norm(a) + norm(b)), "added the lengths"),
-    ("cosine_similarity", "norm of the product", lambda a, b: good_dot(a, b) / norm(a * b), "lies between -1 and 1"),
+    ("cosine_similarity", "norm of the product", lambda a, b: good_dot(a, b) / norm(a * b), "elementwise product"),
     ("cosine_similarity", "big eps", lambda a, b: good_dot(a, b) / (norm(a) * norm(b) + 1e-3), "precision"),
     ("cosine_similarity", "rounded", lambda a, b: np.round(good_dot(a, b) / (norm(a) * norm(b)), 4), "precision"),
     ("cosine_similarity", "float32", lambda a, b: (good_dot(a, b) / (norm(a) * norm(b))).astype(np.float32), "float32"),
@@ -1192,6 +1192,171 @@ def classify(exercise: str, answer: Any, words: str) -> tuple[str, CheckResult]:
         return "generic", result
     text = f"{result.message}\n{result.diagnosis}"
     return ("specific" if words in text else "misleading"), result
+
+
+# ------------------------------------------------------------------ learner, round 6
+
+
+def _r6l_wp(first=0, cap=None):
+    def wordpiece(word, vocab):
+        ids, start = [], 0
+        while start < len(word):
+            top = len(word) if cap is None else min(len(word), start + cap)
+            for end in range(top, start, -1):
+                piece = word[start:end]
+                key = "##" + piece if start > first else piece
+                if key in vocab:
+                    ids.append(vocab[key])
+                    start = end
+                    break
+            else:
+                return [vocab["<unk>"]]
+        return ids
+
+    return wordpiece
+
+
+def r6l_wp_single_hash(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end]
+            key = "#" + piece if start > 0 else piece
+            if key in vocab:
+                ids.append(vocab[key])
+                start = end
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r6l_embed_columns(ids, E):
+    return E[:, ids].T
+
+
+def r6l_dot_loop_1d(a, b):
+    s = 0.0
+    for i in range(a.shape[-1]):
+        s += a[i] * b[i]
+    return s
+
+
+def r6l_dot_rows_comprehension(a, b):
+    return np.array([sum(x * y for x, y in zip(r, s)) for r, s in zip(a, b)])  # noqa: B905 (as the learner wrote it)
+
+
+def r6l_dot_tensordot(a, b):
+    return np.tensordot(a, b, axes=1)
+
+
+def r6l_dot_diagonal(a, b):
+    return np.matmul(a, b.T).diagonal()
+
+
+def r6l_cos_precedence(a, b):
+    return good_dot(a, b) / np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+
+
+def r6l_cos_precedence_sqrt(a, b):
+    return good_dot(a, b) / np.sqrt(good_dot(a, a)) * np.sqrt(good_dot(b, b))
+
+
+def r6l_cos_norm_of_product(a, b):
+    return good_dot(a, b) / np.linalg.norm(a * b, axis=-1)
+
+
+def r6l_spread_scale_typed_in(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = (q * k).sum(-1)
+    return float(s.std()), float(s.std() / 8)
+
+
+def r6l_spread_n_first(n, d, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = (q * k).sum(-1)
+    return float(s.std()), float(s.std() / np.sqrt(d))
+
+
+def r6l_attention_twice(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return w @ w @ x, w
+
+
+def r6l_attention_sum_over_queries(x):
+    w = good_softmax(x @ x.T / np.sqrt(x.shape[1]))
+    return (w[:, :, None] * x[None]).sum(0), w
+
+
+def r6l_attention_centred(x):
+    xc = x - x.mean(axis=0)
+    w = good_softmax(xc @ xc.T / np.sqrt(x.shape[1]))
+    return w @ x, w
+
+
+def r6l_embed_dot_transposed(ids, E):
+    oh = (ids[..., None] == np.arange(E.shape[0])).astype(float)
+    return np.dot(E.T, oh.T).T
+
+
+def r6l_embed_vocab_typed_in(ids, E):
+    oh = (ids[..., None] == np.arange(10)).astype(float)
+    return oh @ E
+
+
+def r6l_embed_one_hot_transposed(ids, E):
+    oh = (ids[..., None] == np.arange(E.shape[0])).astype(float)
+    return (oh.T @ E) if oh.ndim == 2 else oh @ E
+
+
+def r6l_softmax_nan_to_num(x, axis=-1, temperature=1.0):
+    e = np.exp(x / temperature)
+    return np.nan_to_num(e / e.sum(axis=axis, keepdims=True))
+
+
+def r6l_softmax_temperature_twice(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    z = (z - z.max(axis=axis, keepdims=True)) / temperature
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def r6l_softmax_abs_max(x, axis=-1, temperature=1.0):
+    z = x / temperature
+    e = np.exp(z - np.abs(z).max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+CORPUS += [
+    ("wordpiece", "learner r6: start > 1", _r6l_wp(first=1), "position 1"),
+    ("wordpiece", "learner r6: pieces capped at 5 letters", _r6l_wp(cap=5), "longer than 5 letters"),
+    ("wordpiece", "learner r6: a single # mark", r6l_wp_single_hash, "single `#`"),
+    ("embed", "learner r6: E[:, ids].T", r6l_embed_columns, "E[:, ids] picks columns"),
+    ("dot", "learner r6: a loop over a[i]", r6l_dot_loop_1d, "only on inputs with 1 axis"),
+    ("dot", "learner r6: a comprehension over rows", r6l_dot_rows_comprehension, "only on inputs with 2 axes"),
+    ("dot", "learner r6: np.tensordot(a, b, axes=1)", r6l_dot_tensordot, "np.tensordot(a, b, axes=1) is a matrix product"),
+    ("dot", "learner r6: matmul(a, b.T).diagonal()", r6l_dot_diagonal, "the diagonal of a matrix product"),
+    ("cosine_similarity", "learner r6: dot / |a| * |b|", r6l_cos_precedence, "operator precedence"),
+    ("cosine_similarity", "learner r6: dot / sqrt(a.a) * sqrt(b.b)", r6l_cos_precedence_sqrt, "operator precedence"),
+    ("cosine_similarity", "learner r6: the norm of a * b", r6l_cos_norm_of_product, "elementwise product"),
+    ("score_spread", "learner r6: sqrt(64) typed in", r6l_spread_scale_typed_in, "sqrt(64)"),
+    ("score_spread", "learner r6: parameters (n, d, seed)", r6l_spread_n_first, "stub's order"),
+    ("self_attention", "learner r6: w @ w @ x", r6l_attention_twice, "applied the weights twice"),
+    ("self_attention", "learner r6: sum over the queries", r6l_attention_sum_over_queries, "sums over the queries"),
+    ("self_attention", "learner r6: x centred first", r6l_attention_centred, "subtracted the mean token"),
+    ("embed", "learner r6: np.dot(E.T, oh.T).T on a batch", r6l_embed_dot_transposed, "reverses every axis"),
+    ("embed", "learner r6: vocabulary size 10 typed in", r6l_embed_vocab_typed_in, "a number typed in"),
+    ("embed", "learner r6: oh.T @ E", r6l_embed_one_hot_transposed, "a one-hot transposed"),
+    ("softmax", "learner r6: np.nan_to_num", r6l_softmax_nan_to_num, "nan_to_num hides the overflow"),
+    ("softmax", "learner r6: temperature twice", r6l_softmax_temperature_twice, "temperature twice"),
+    ("softmax", "learner r6: shift by max |x|", r6l_softmax_abs_max, "largest absolute value"),
+    ("cosine_flip", "learner r6: pi to 5 decimals", 3.14159, "in radians"),
+    ("cosine_flip", "learner r6: -0.5", -0.5, "120° angle"),
+]  # fmt: skip
 
 
 def test_the_corpus_is_large_and_covers_every_exercise():

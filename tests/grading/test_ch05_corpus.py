@@ -432,10 +432,10 @@ class RightWithBatchAxis(nn.Module):
     def __init__(self, d_model, max_len):
         super().__init__()
         table = torch.tensor(sinusoidal_encoding(max_len, d_model)).unsqueeze(0)  # (1, L, D)
-        self.register_buffer("table", table, persistent=False)
+        self.register_buffer("pe", table, persistent=False)
 
     def forward(self, x):
-        return x + self.table[:, : x.size(1)].type_as(x)
+        return x + self.pe[:, : x.size(1)].type_as(x)
 
 
 class RightTorchTable(nn.Module):
@@ -800,6 +800,125 @@ class RowsOneToT(nn.Module):
         return x + self.pe[1 : T + 1].to(x.dtype)
 
 
+def table_through_radians(length: int, d_model: int) -> np.ndarray:
+    pos = np.arange(length)[:, None]
+    w = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    ang = np.radians(pos * w)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def offset_diagonal_cos_only(k: int, d_model: int) -> np.ndarray:
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        w = 10000.0 ** (-2 * i / d_model)
+        b = k * w
+        c, s = np.cos(b), np.sin(b)  # noqa: F841 (the learner never uses s)
+        r = 2 * i
+        M[r : r + 2, r : r + 2] = [[c, 0], [0, c]]
+    return M
+
+
+def _rope_round_six(x, positions, *, divide=False, rows=False, cos_twice=False):
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] / w if divide else np.asarray(positions)[:, None] * w
+    c, s = np.cos(ang), np.sin(ang)
+    if rows:  # the learner's x[:, 0::2]
+        x1, x2 = x[:, 0::2], x[:, 1::2]
+        out = np.empty_like(x)
+        out[:, 0::2] = x1 * c - x2 * s
+        out[:, 1::2] = x1 * s + x2 * c
+        return out
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c - x2 * (c if cos_twice else s)
+    out[..., 1::2] = x1 * s + x2 * c
+    return out
+
+
+def rope_cos_twice(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    return _rope_round_six(x, positions, cos_twice=True)
+
+
+def rope_sliced_on_axis_one(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    return _rope_round_six(x, positions, rows=True)
+
+
+def rope_divided_by_omega(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    return _rope_round_six(x, positions, divide=True)
+
+
+def rope_frequency_per_feature(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(d) / d)
+    ang = np.asarray(positions)[:, None] * w
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c[:, 0::2] - x2 * s[:, 0::2]
+    out[..., 1::2] = x1 * s[:, 1::2] + x2 * c[:, 1::2]
+    return out
+
+
+def scores_keys_by_minus_t(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    T, d = q.shape
+    pos = np.arange(T)
+    return my_rope(q, pos) @ my_rope(k, -pos).T / np.sqrt(d)
+
+
+def offset_lower_left_without_minus(k: int, d_model: int) -> np.ndarray:
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(b), np.sin(b)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [s, c]]
+    return M
+
+
+def scores_scaled_by_sqrt_of_T(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    T, d = q.shape  # noqa: RUF059 (the learner never uses d)
+    pos = np.arange(T)
+    return my_rope(q, pos) @ my_rope(k, pos).T / np.sqrt(T)
+
+
+class TableOfDModelRows(nn.Module):
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(d_model, d_model)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+class BufferNamedTable(nn.Module):
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.table[: x.shape[1]].to(x.dtype)
+
+
+# The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
+# not named as the statement says) a pass before.
+ROUND_SIX = [
+    ("sinusoidal_encoding", "np.radians of the angles", table_through_radians, "already in radians"),
+    ("offset_matrix", "cos on the diagonal, 0 off it", offset_diagonal_cos_only, "0 off it"),
+    ("offset_matrix", "[[c, s], [s, c]]", offset_lower_left_without_minus, "lower-left entry"),
+    ("rope_scores", "T, d = q.shape; / np.sqrt(T)", scores_scaled_by_sqrt_of_T, "√T"),
+    ("self_dot", "32.5", 32.5, "whole number"),
+    ("rope", "cos in both terms", rope_cos_twice, "uses cos θ in both of its terms"),
+    ("rope", "x[:, 0::2] on a batch", rope_sliced_on_axis_one, "feature axis only when x is 2-D"),
+    ("rope", "positions / omega", rope_divided_by_omega, "grow with the pair number"),
+    ("rope", "a frequency per feature, columns taken after", rope_frequency_per_feature, "different angles"),
+    ("rope_scores", "keys rotated by -t", scores_keys_by_minus_t, "keys by -t"),
+    ("positional_encoding", "a table of d_model rows", TableOfDModelRows, "max_len of them"),
+    ("positional_encoding", "a buffer named 'table'", BufferNamedTable, "'pe'"),
+]  # fmt: skip
+
 # The fifth learner round (issue 28): what its learner tried that got a fallback hint, a
 # pass or a refusal of a right prediction, and the two 5.7 diagnoses rewritten to lead.
 ROUND_FIVE = [
@@ -909,6 +1028,7 @@ CORPUS = [
     *SECOND_ROUND,
     *ROUND_FOUR,
     *ROUND_FIVE,
+    *ROUND_SIX,
 ]  # fmt: skip
 
 CORRECT = [

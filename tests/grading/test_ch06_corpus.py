@@ -618,7 +618,7 @@ def r4_future_signed_max_other_way(attend, x, t):
 
 
 ROUND_4 = [
-    ("padding_mask", "round 4: None at the end", r4_pad_axis_at_end, "`[:, :, None]` indexes along the wrong axis"),
+    ("padding_mask", "round 4: None at the end", r4_pad_axis_at_end, "the new axis went last"),
     ("padding_mask", "round 4: lengths.max() for max_len", r4_pad_uses_max_length, "(1, 1, 5)"),
     ("masked_softmax", "round 4: np.any without keepdims", r4_soft_any_no_keepdims, "keepdims=True"),
     ("to_key_padding_mask", "round 4: 1 - mask", r4_kpm_one_minus, "logical not"),
@@ -712,6 +712,76 @@ ROUND_5 = [
 ]  # fmt: skip
 
 
+def r6_pad_reshaped_from_positions_by_lengths(lengths, max_len):
+    m = np.arange(max_len)[:, None] < lengths[None, :]
+    return m.reshape(len(lengths), 1, max_len)
+
+
+def r6_pad_square(lengths, max_len):
+    m = np.arange(max_len)[None, :] < lengths[:, None]
+    return np.broadcast_to(m[:, None, :], (len(lengths), max_len, max_len))
+
+
+def r6_pad_axis_at_the_end(lengths, max_len):
+    return (np.arange(max_len)[None, :] < lengths[:, None])[..., None]
+
+
+def r6_causal_additive(T):
+    return np.where(np.tril(np.ones((T, T))) == 1, 0.0, -np.inf)
+
+
+def r6_kpm_python_not(mask):
+    return not mask.squeeze(1)
+
+
+def r6_kpm_minus(mask):
+    return -mask[:, 0]
+
+
+def r6_hf_bitwise_not(attention_mask):
+    return (~attention_mask)[:, None, :].bool()
+
+
+def r6_future_edited_twice(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.max(np.abs(attend(x2)[: t + 1] - attend(x2)[: t + 1])))
+
+
+def r6_future_row_norms(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.max(np.linalg.norm(attend(x2)[: t + 1] - attend(x)[: t + 1], axis=-1)))
+
+
+def r6_future_last_feature(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    a, b = attend(x), attend(x2)
+    return float(max(abs(a[i, -1] - b[i, -1]) for i in range(t + 1)))
+
+
+def r6_future_zero(attend, x, t):
+    return 0.0
+
+
+# The sixth learner round (issue 28): a generic hint, a misleading diagnosis or a bare
+# exception before.
+ROUND_6 = [
+    ("padding_mask", "round 6: (S, B) reshaped to (B, 1, S)", r6_pad_reshaped_from_positions_by_lengths, "reshape never swaps axes"),
+    ("padding_mask", "round 6: broadcast to (B, S, S)", r6_pad_square, "do not expand it"),
+    ("padding_mask", "round 6: [..., None]", r6_pad_axis_at_the_end, "(B, max_len, 1)"),
+    ("causal_mask", "round 6: an additive 0/-inf mask", r6_causal_additive, "your mask is additive"),
+    ("to_key_padding_mask", "round 6: not mask", r6_kpm_python_not, "Python's `not`"),
+    ("to_key_padding_mask", "round 6: -mask", r6_kpm_minus, "does not invert booleans"),
+    ("from_hf_attention_mask", "round 6: ~ on the integer mask", r6_hf_bitwise_not, "bitwise NOT"),
+    ("future_change", "round 6: the edited input twice", r6_future_edited_twice, "returns 0 even for the layer without a mask"),
+    ("future_change", "round 6: a max of row norms", r6_future_row_norms, "vector norm over its features"),
+    ("future_change", "round 6: the last feature only", r6_future_last_feature, "only the last feature"),
+    ("future_change", "round 6: 0.0", r6_future_zero, "returns 0 even for the layer without a mask"),
+]  # fmt: skip
+
+
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
     ("causal_mask", "torch", causal_torch, "NumPy"),
@@ -771,6 +841,7 @@ CORPUS = [
     *SECOND_ROUND,
     *ROUND_4,
     *ROUND_5,
+    *ROUND_6,
 ]  # fmt: skip
 
 CORRECT = [

@@ -79,6 +79,13 @@ def test_a_grader_of_boolean_outputs_reports_values_and_dtype():
     assert result.diagnosis == "use > 0: zero is not positive"
     assert "at index (2,): expected False, got True" in result.message
     result = positive.check(lambda x: (x > 0).astype(np.int64))
+    assert result.status == "wrong type"
+    assert "1s and 0s as int64 numbers" in result.diagnosis and "dtype bool" in result.diagnosis
+    result = positive.check(lambda x: np.where(x > 0, 0.0, -np.inf))
+    assert "additive" in result.diagnosis, result.text
+    result = dataclasses.replace(positive, signature="positive(x) -> booleans").check(
+        lambda x: (x > 0).astype(np.int64)
+    )
     assert (result.status, result.diagnosis) == ("wrong type", "return bool values")
 
 
@@ -276,6 +283,19 @@ def test_wrong_answers_get_their_diagnosis(question, answer, status, words):
     assert "0.88" not in (result.diagnosis or ""), "a diagnosis must not give the answer away"
 
 
+def test_a_small_listed_wrong_answer_matches_only_near_itself():
+    """A listed value inside the tolerance (0.047 when 48 is taken within 0.5) would take in
+    every small number, half or twice it too; a listed 0 keeps the tolerance ("about 0")."""
+
+    def question(*wrong: tuple[float, str]) -> grading.Question:
+        return grading.Question(name="size", answer=48.0, atol=0.5, wrong=wrong, hint="bytes")
+
+    gib = question((0.046875, "the size in GiB"))
+    assert "the size in GiB" in gib.check(0.0469).text
+    assert "the size in GiB" not in gib.check(0.0234).text
+    assert "about nothing" in question((0.0, "about nothing")).check(2e-5).text
+
+
 def test_questions_are_recorded_for_the_score():
     NUMBER.check(0.5)
     NUMBER.check(0.88)
@@ -402,3 +422,62 @@ def test_seed_cpu_gives_the_weights_torch_manual_seed_gives():
     assert torch.equal(ours.weight, theirs.weight) and torch.equal(ours.bias, theirs.bias)
     seed_cpu(4)
     assert not torch.equal(nn.Linear(5, 4).weight, theirs.weight)
+
+
+# ------------------------------------------------------------------ generated diagnoses
+
+
+def _ffn_biases_swapped(x, W_1, b_1, W_2, b_2):
+    return torch.relu(x @ W_1 + b_2) @ W_2 + b_1
+
+
+def _ffn_x_for_b_1(x, W_1, b_1, W_2, b_2):
+    return torch.relu(x @ W_1 + x) @ W_2 + b_2
+
+
+def test_a_name_swap_the_learners_code_does_not_have_is_refuted():
+    """ "you used `x` where `b_1` belongs" fits the exception of swapped biases too; a learner
+    who uses `x` and `b_1` as often as the worked solution did not make that swap."""
+    from attnlab.grading.pipeline import _refuted_by_source
+
+    worked = "def feed_forward(x, W_1, b_1, W_2, b_2):\n    return torch.relu(x @ W_1 + b_1) @ W_2 + b_2\n"
+    diagnosis = "you used `x` where `b_1` belongs"
+    assert _refuted_by_source(diagnosis, _ffn_biases_swapped, worked)
+    assert not _refuted_by_source(diagnosis, _ffn_x_for_b_1, worked)
+
+
+def _rope_over_omega(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] / w  # the minus sign is there; the division flips it
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(ang) - x[..., 1::2] * np.sin(ang)
+    out[..., 1::2] = x[..., 0::2] * np.sin(ang) + x[..., 1::2] * np.cos(ang)
+    return out
+
+
+def _rope_without_minus(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] * w
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(ang) - x[..., 1::2] * np.sin(ang)
+    out[..., 1::2] = x[..., 0::2] * np.sin(ang) + x[..., 1::2] * np.cos(ang)
+    return out
+
+
+def test_a_generated_missing_minus_is_not_named_for_code_that_has_it():
+    """The generated "a minus sign is missing: `e`" gives the numbers of `/ w` too; for code
+    that has `-e` it would send the learner to a line that is right."""
+    from attnlab.grading.ch05 import ROPE
+
+    without_planted = dataclasses.replace(
+        ROPE, mistakes=tuple(m for m in ROPE.mistakes if "grow with" not in m.diagnosis)
+    )
+    missing = "a minus sign is missing"
+    grading.reset()
+    assert missing in (without_planted.check(_rope_without_minus).diagnosis or "")
+    grading.reset()
+    over_omega = without_planted.check(_rope_over_omega)
+    assert not over_omega.passed
+    assert missing not in (over_omega.diagnosis or ""), over_omega.text

@@ -91,6 +91,20 @@ RNN_STEP = GRADERS.add(
         cases=_step_cases(),
         mistakes=(
             Mistake(
+                "you applied tanh twice: the new state is squashed once, one tanh around the "
+                "whole sum of the three terms",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    _rnn_step(x_t, h_prev, W_ih, W_hh, b)
+                ),
+            ),
+            Mistake(
+                "you multiplied the input term by the recurrent term: the two products (and b) "
+                "are added inside the tanh",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    (x_t @ W_ih.T) * (h_prev @ W_hh.T) + b
+                ),
+            ),
+            Mistake(
                 "you forgot the tanh: the new state is tanh(x_t W_ihᵀ + h_prev W_hhᵀ + b)",
                 lambda x_t, h_prev, W_ih, W_hh, b: x_t @ W_ih.T + h_prev @ W_hh.T + b,
             ),
@@ -271,6 +285,15 @@ RNN_FORWARD = GRADERS.add(
         reference=_rnn_forward,
         cases=_forward_cases(),
         mistakes=(
+            Mistake(
+                "`.squeeze()` removed every axis of size 1, the batch axis too when B = 1 (and "
+                "the time axis when T = 1): `outputs` keeps its shape (B, T, H) whatever the "
+                "sizes, so squeeze nothing",
+                lambda x, W_ih, W_hh, b: (
+                    _rnn_forward(x, W_ih, W_hh, b)[0].squeeze(),
+                    _rnn_forward(x, W_ih, W_hh, b)[1],
+                ),
+            ),
             Mistake(
                 "every step of `outputs` holds the last state: you stored the same tensor at "
                 "each step and overwrote it in place (`h[:] = ...`, `h.copy_(...)`), so all the "
@@ -504,6 +527,20 @@ def _first_state_gradient(x, W_ih, W_hh, b, *, flip=True):
     return (norms.flip(0) if flip else norms).detach()
 
 
+def _every_step_gradient(x, W_ih, W_hh, b):
+    """Unit j's state summed over every time step, differentiated: not h_T alone."""
+    jac = torch.autograd.functional.jacobian(
+        lambda z: _rnn_forward(z[None], W_ih, W_hh, b)[0][0].sum(0), x
+    )  # (H, T, I)
+    return jac.pow(2).sum(dim=(0, 2)).sqrt().flip(0)
+
+
+def _one_step_sequences(x, W_ih, W_hh, b):
+    """x as T sequences of one step each, (T, 1, I): every state starts from zero."""
+    h = torch.tanh(x @ W_ih.T + b)  # (T, I) @ (I, H) -> (T, H): one step from h0 = 0
+    return (torch.diag_embed(1 - h**2) @ W_ih).norm(dim=(1, 2)).flip(0)  # (T, H, I) -> (T,)
+
+
 def _by_position(x, W_ih, W_hh, b):
     return input_jacobian_norms(_as_rnn(W_ih, W_hh, b), x[None])[0]
 
@@ -636,6 +673,25 @@ GRADIENT_NORMS = GRADERS.add(
                 _accumulated_grad,
             ),
             Mistake(
+                "you reversed the input sequence before running the RNN: that is another "
+                "sequence, with other states and other gradients; the norms are those of x "
+                "run in its own order, and it is the list of norms that goes by distance",
+                lambda x, W_ih, W_hh, b: _by_position(x.flip(0), W_ih, W_hh, b),
+            ),
+            Mistake(
+                "you differentiated the states of every time step (a sum over the outputs), "
+                "not the last state h_T only: the norms measure how far back x_t still "
+                "reaches the final state",
+                _every_step_gradient,
+            ),
+            Mistake(
+                "your RNN ran T sequences of one step each (a (T, 1, I) batch, as "
+                "x.unsqueeze(1) or x[:, None] makes): every state starts from zero, so no "
+                "state is carried from one token to the next and W_hh never acts; one "
+                "sequence of T steps is a batch of one, of shape (1, T, I)",
+                _one_step_sequences,
+            ),
+            Mistake(
                 "you returned the squared norm; take the square root",
                 lambda x, W_ih, W_hh, b: _gradient_norms(x, W_ih, W_hh, b) ** 2,
             ),
@@ -731,6 +787,9 @@ def _path_cases() -> tuple[Case, ...]:
         ("convolution, exact fit", 9, "convolution", 3),
         ("convolution, rounds up", 10, "convolution", 3),
         ("convolution, wide kernel", 1000, "convolution", 9),
+        # k = 2 and k = 4: n // (k - 1) and ceil((n - 1) / (k - 1)) agree for k = 3 only.
+        ("convolution, kernel 2", 5, "convolution", 2),
+        ("convolution, kernel 4", 11, "convolution", 4),
         ("dilated, exact power", 125, "dilated_convolution", 5),
         ("dilated, rounds up", 126, "dilated_convolution", 5),
         ("dilated, an exact power with an exact log", 100, "dilated_convolution", 10),
@@ -768,6 +827,13 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
+def _ceil_of_positions(n, kind, k):
+    """Planted: the convolution count rounded up, of n positions, not n - 1 gaps."""
+    if kind == "convolution":
+        return math.ceil(n / (k - 1))
+    return _path_length(n, kind, k)
+
+
 def _dilated(n, k):
     layers = 0
     while k**layers < n:
@@ -797,6 +863,45 @@ PATH_LENGTH = GRADERS.add(
                 "whenever k - 1 divides n - 1 exactly (n = 9, k = 3: 4 layers, not 5); round "
                 "the quotient up instead (a ceiling division)",
                 _per_kind(lambda n: n - 1, lambda n, k: (n - 1) // (k - 1) + 1, _dilated),
+                needs=r"^(?![\s\S]*\bceil\b)",  # the same numbers as ceil(n / (k - 1)): next
+            ),
+            Mistake(
+                # ceil(n / m) is (n - 1) // m + 1: the same numbers, another slip
+                "your convolution count divides n, the number of positions, by k - 1: the "
+                "path crosses the n - 1 gaps between the first and the n-th position, so it "
+                "is one layer too many whenever k - 1 divides n - 1 exactly (n = 9, k = 3: "
+                "4 layers, not 5); the rounding up is right, the n is not",
+                _ceil_of_positions,
+            ),
+            Mistake(
+                "your convolution count divides n, the number of positions, by k - 1 and "
+                "rounds down: the path crosses the n - 1 gaps between the first and the n-th "
+                "position, and a partial layer is still a layer (n = 11, k = 4: 4 layers, "
+                "not 3; n = 5, k = 2: 4, not 5)",
+                _per_kind(lambda n: n - 1, lambda n, k: n // (k - 1), _dilated),
+            ),
+            Mistake(
+                "round() goes to the nearest whole number (and half to even: round(4.5) is "
+                "4), so a partial convolution layer is sometimes dropped; a partial layer is "
+                "still a layer: the count must always round up",
+                _per_kind(lambda n: n - 1, lambda n, k: round((n - 1) / (k - 1)), _dilated),
+            ),
+            Mistake(
+                "your convolution count is one layer too many on every case: the first layer "
+                "already widens the view by k - 1 positions, there is no extra input layer to "
+                "count (n = 9, k = 3: 4 layers, not 5)",
+                _per_kind(lambda n: n - 1, lambda n, k: _ceil_div(n - 1, k - 1) + 1, _dilated),
+            ),
+            Mistake(
+                "your dilated cases get the plain convolution's count: the test that picks "
+                "the convolution branch also matches 'dilated_convolution' (it contains the "
+                "word 'convolution'), and it runs first; compare the kind exactly, or test "
+                "the dilated kind before the plain one",
+                _per_kind(
+                    lambda n: n - 1,
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                    lambda n, k: _ceil_div(n - 1, k - 1),
+                ),
             ),
             Mistake(
                 "each convolution layer widens the view by k - 1 positions, not k",
@@ -877,6 +982,24 @@ def check_path_length(fn: Callable[..., Any]) -> CheckResult:
 
 # ------------------------------------------------------------------ predictions
 
+
+def _factors_of_point_nine(value: float) -> str | None:
+    """What a fraction between 0 and 1 is, counted in factors of 0.9."""
+    if not 0 < value < 1:
+        return None
+    factors = round(math.log(value) / math.log(0.9))
+    if factors == 20:
+        return (
+            f"{value:g} is about 20 factors of 0.9: the count is right, but the power is not "
+            "worked out closely enough; give it to two significant digits"
+        )
+    return (
+        f"{value:g} is what about {factors} factors of 0.9 leave: one factor per step, and "
+        "the gradient goes 20 steps back; count the factors, then work the power out to two "
+        "significant digits"
+    )
+
+
 SURVIVES_20 = GRADERS.add(
     Question(
         name="survives_20",
@@ -900,7 +1023,23 @@ SURVIVES_20 = GRADERS.add(
                 "count the factors again, one per step between x_t and h_T, 20 steps back",
             ),
             (0.9**21, "that is 21 factors of 0.9: one factor per step, 20 steps back"),
-            (0.1, "close, but 0.1 is about 22 factors of 0.9; work it out to two digits"),
+            (
+                0.1,
+                "0.1 = 1 - 0.9 is what one step takes away, not what is left after 20 steps; "
+                "as what is left, 0.1 would be about 22 factors of 0.9: work it out to two "
+                "digits",
+            ),
+            (
+                0.9**40,
+                "that is 40 factors of 0.9, two per step: going back one step multiplies by "
+                "W_hhᵀ only (W_ih leads out to the input, once at the end), so one factor "
+                "per step, 20 steps back",
+            ),
+            (
+                0.9**20 / 10,
+                "ten times too small: check the decimal point (0.9 ** 10 alone is still about "
+                "a third)",
+            ),
             (
                 0.01,
                 "far too small: 0.01 is about 44 factors of 0.9, more than twice the 20 steps "
@@ -928,6 +1067,7 @@ SURVIVES_20 = GRADERS.add(
         ),
         hint="one step multiplies by 0.9; how many factors of 0.9 do 20 steps give? (Work "
         "it out to two significant digits.)",
+        reason=_factors_of_point_nine,
     )
 )
 

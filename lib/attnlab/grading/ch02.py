@@ -66,6 +66,17 @@ _WORDPIECE_VOCAB = {piece: i for i, piece in enumerate(_PIECES)}
 """A small WordPiece vocabulary, piece -> id (id 0 is ``<unk>``)."""
 
 
+_STATEMENT_VOCAB = {_UNK: 0, "walk": 1, "##ing": 2, "##s": 3, "w": 4, "##a": 5}
+"""The statement's example vocabulary."""
+_LONG_PIECES = (
+    _UNK, "a", "##t", "##e", "##n", "##i", "##o", "##l", "##al", "attention", "##tion",
+    "att", "atte", "atten", "attent", "attenti", "attentio",
+)  # fmt: skip
+_LONG_PIECE_VOCAB = {piece: i for i, piece in enumerate(_LONG_PIECES)}
+"""A vocabulary with a piece of 9 letters, its shorter beginnings and its letters: a cut
+whose pieces stop at any length from 3 to 8 gives other ids than the longest match."""
+
+
 def _wordpiece_reference(word: str, vocab: dict[str, int]) -> list[int]:
     """Greedy longest match first, continuation pieces marked ``##``; ``[<unk>]`` if stuck."""
     pieces, start = [], 0
@@ -158,6 +169,21 @@ _wordpiece_truthy = _wordpiece_looking_up(
 """Planted: ``if vocab.get(piece):``, which skips a real piece whose id is 0."""
 
 
+def _wordpiece_single_hash(word: str, vocab: dict[str, int]) -> list[int]:
+    """Planted: the continuation mark written as a single "#"."""
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "#" + word[start:end]
+            if piece in vocab:
+                pieces.append(vocab[piece])
+                start = end
+                break
+        else:
+            return [vocab[_UNK]]
+    return pieces
+
+
 def _wordpiece_from_the_right(word: str, vocab: dict[str, int]) -> list[int]:
     """Planted: the longest known piece taken from the end of the word, backwards."""
     pieces, end = [], len(word)
@@ -225,6 +251,10 @@ def _wordpiece_cases() -> tuple[Case, ...]:
         Case("another vocabulary, a piece with id 0", {"word": "walking", "vocab": at_zero}),
         # The vocabulary is case-sensitive: a capital letter is an unknown letter.
         Case("a capital letter", {"word": "Walk", "vocab": dict(_WORDPIECE_VOCAB)}),
+        # The statement's example: a continuation right after a one-letter first piece.
+        Case("the statement's vocabulary", {"word": "wa", "vocab": dict(_STATEMENT_VOCAB)}),
+        # A piece longer than any of the other vocabularies' (9 letters).
+        Case("a long piece", {"word": "attentional", "vocab": dict(_LONG_PIECE_VOCAB)}),
     )
 
 
@@ -306,6 +336,39 @@ WORDPIECE = GRADERS.add(
                 "your candidate pieces never include the whole rest of the word: the longest "
                 "candidate runs to the word's end (a word in the vocabulary is one piece)",
                 _wordpiece_with(whole_rest=False),
+            ),
+            Mistake(
+                "the continuation mark is two characters, `##`: your code puts a single `#` "
+                "in front, so no continuation piece is ever found and every word that is not "
+                "in the vocabulary whole becomes `<unk>`",
+                _wordpiece_single_hash,
+                needs=r"""(?<![#'"])['"]#['"]""",
+            ),
+            Mistake(
+                "the piece that starts at position 1, right after a one-letter first piece, "
+                "is looked up bare: every piece after the first position continues the word "
+                "and carries the `##` mark (the statement's example cuts 'wa' into `w` and "
+                "`##a`); check the test that decides whether a position is the start",
+                _wordpiece_looking_up(
+                    lambda vocab, start, letters: vocab.get(
+                        letters if start <= 1 else "##" + letters
+                    )
+                ),
+            ),
+            *(
+                Mistake(
+                    f"you never try a piece longer than {cap} letters: rule 1 takes the longest "
+                    "piece of the vocabulary, whatever its length (`attention` has 9 letters), "
+                    "so the candidates start from the whole rest of the word",
+                    _wordpiece_looking_up(
+                        lambda vocab, start, letters, cap=cap: (
+                            None
+                            if len(letters) > cap
+                            else vocab.get(letters if start == 0 else "##" + letters)
+                        )
+                    ),
+                )
+                for cap in range(3, 9)
             ),
             Mistake(
                 "you only look the whole word up: when it is not in the vocabulary, cut it "
@@ -422,9 +485,37 @@ def _index_hint(message: str) -> str | None:
             "transposed table has the embedding size D there instead"
         )
     return (
-        f"an id fell outside a one-hot vector of size {found[2]}: each one-hot vector needs "
-        "one entry per row of E (the vocabulary size), not one per token of the input"
+        f"an id indexed axis {found[1]}, of size {found[2]}, smaller than the vocabulary: "
+        "the ids number the rows of E (its first axis, one row per vocabulary entry). Ids "
+        "put on another axis (E[:, ids] picks columns, one per embedding dimension) or "
+        "into a one-hot vector of another size (one entry per token of the input, or per "
+        "dimension) run out of room: a one-hot vector has one entry per row of E"
     )
+
+
+def _one_hot_product_hint(message: str) -> str | None:
+    """@ or np.dot of a one-hot matrix with E, whose sizes do not meet."""
+    found = re.search(r"size (\d+) is different from (\d+)", message)
+    # Every case's vocabulary is larger than D: fewer rows than the left operand's entries
+    # is E transposed (D rows), which the generated mistakes name; more is a short one-hot.
+    if found is not None and int(found[1]) > int(found[2]):
+        rows, entries = found[1], found[2]
+        return (
+            f"the product met {entries} entries of the left operand with the {rows} rows of "
+            f"E: a one-hot vector has one entry per row of E ({rows} here), and the one-hot "
+            "matrix goes on the left with the tokens first, (tokens, n_vocab) @ (n_vocab, "
+            f"D). {entries} entries there is a one-hot transposed (tokens last) or sized by "
+            "a number typed in instead of the size of E"
+        )
+    found = re.search(r"shapes \(([\d,]+)\) and \(([\d,]+)\) not aligned", message)
+    if found is not None and found[2].count(",") >= 2:
+        return (
+            f"np.dot met ({found[1]}) and ({found[2]}): .T reverses every axis of an array "
+            "with more than two (a (B, T, n_vocab) one-hot becomes (n_vocab, T, B)), and "
+            "np.dot pairs the last axis of the left operand with the second-to-last of the "
+            "right one; keep the one-hot as it is, on the left of E"
+        )
+    return None
 
 
 def _new_axis_hint(message: str) -> str | None:
@@ -526,6 +617,8 @@ EMBED = GRADERS.add(
         error_hints=(
             ("out of bounds for axis", _index_hint),
             ("could not be broadcast together", _new_axis_hint),
+            ("mismatch in its core dimension", _one_hot_product_hint),
+            ("not aligned", _one_hot_product_hint),
             (
                 "arrays used as indices must be of integer",
                 "a float array was used as an index: the arguments come in the order "
@@ -570,6 +663,19 @@ _MATRIX_PRODUCT = (
 _BATCHED_VECTOR_HINTS = (
     ("mismatch in its core dimension", _MATRIX_PRODUCT),
     ("not aligned", _MATRIX_PRODUCT),
+    (
+        "shape-mismatch for sum",
+        "np.tensordot(a, b, axes=1) is a matrix product: it pairs the last axis of `a` with "
+        "the first axis of `b` (every row of `a` against every column of `b`), not row i of "
+        "`a` with row i of `b`; the exercise wants one number per pair of vectors",
+    ),
+    (
+        "diag requires an array of at least two dimensions",
+        "the diagonal of a matrix product needs a matrix, but a single pair of vectors gives "
+        "one number (and a product of all rows against all rows computes n^2 numbers to keep "
+        "n); the exercise wants one number per pair of vectors, for any number of leading "
+        "axes",
+    ),
     (
         "Input must be 1- or 2-d",
         "np.diag of a matrix product needs a matrix, but a single pair of vectors gives "
@@ -726,6 +832,18 @@ COSINE = GRADERS.add(
         cases=_cosine_cases(),
         mistakes=(
             Mistake(
+                "operator precedence: `x / y * z` is `(x / y) * z`, so the length of `b` "
+                "multiplies the result instead of dividing it; the whole denominator, the "
+                "product of the two lengths, needs its own parentheses",
+                lambda a, b: np.sum(a * b, axis=-1) / _norm(a) * _norm(b),
+                needs=r"/[^/\n]*\*",
+            ),
+            Mistake(
+                "you divided by the length of the elementwise product a * b: the denominator "
+                "is the product of the two vectors' lengths, one length per vector",
+                lambda a, b: np.sum(a * b, axis=-1) / _norm(a * b),
+            ),
+            Mistake(
                 "you divided by the length of `a` only, so the result still grows with the "
                 "length of `b`",
                 lambda a, b: np.sum(a * b, axis=-1) / _norm(a),
@@ -850,6 +968,11 @@ COSINE_FLIP = GRADERS.add(
             ),
             (180.0, "180° is the angle between a and -3a; the question asks for its cosine"),
             (
+                -0.5,
+                "-0.5 is the cosine of a 120° angle: a and -3a lie on one line, so the angle "
+                "between them is 0° or 180°; which one, when the factor is negative?",
+            ),
+            (
                 math.pi,
                 "π is the angle between a and -3a in radians (180°): the question asks for the "
                 "cosine of that angle",
@@ -899,6 +1022,13 @@ def check_cosine_flip(answer: Any) -> CheckResult:
 
 def _softmax_reference(x: Any, axis: int = -1, temperature: float = 1.0) -> Any:
     return softmax(x, axis, temperature=temperature)
+
+
+def _nan_to_num_softmax(x: np.ndarray, axis: int, temperature: float) -> np.ndarray:
+    """Planted: the unshifted softmax with its NaN (from inf / inf) replaced by 0."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x / temperature)
+        return np.nan_to_num(e / e.sum(axis=axis, keepdims=True))
 
 
 def _exp_over(z: np.ndarray, axis: int) -> np.ndarray:
@@ -983,6 +1113,28 @@ SOFTMAX = GRADERS.add(
         reference=_softmax_reference,
         cases=_softmax_cases(),
         mistakes=(
+            Mistake(
+                "np.nan_to_num hides the overflow instead of avoiding it: e^1000 is inf, inf / "
+                "inf is NaN, and a NaN turned into 0 leaves a row that no longer sums to 1. "
+                "Make the exponentials finite before they are taken (the hints under the "
+                "exercise say what leaves the result unchanged)",
+                lambda x, axis=-1, temperature=1.0: _nan_to_num_softmax(x, axis, temperature),
+            ),
+            Mistake(
+                "you shifted by the largest absolute value, not the largest value: for logits "
+                "of -1000 that subtracts 1000 more, every exponential underflows to 0 and 0/0 "
+                "is NaN; the shift that keeps the largest exponential at e^0 = 1 uses the "
+                "values themselves",
+                lambda x, axis=-1, temperature=1.0: _normalise(
+                    np.exp(x / temperature - np.abs(x / temperature).max(axis, keepdims=True)),
+                    axis,
+                ),
+            ),
+            Mistake(
+                "you divided by the temperature twice (once before the shift and once after "
+                "it), which divides the logits by T²: divide them once",
+                lambda x, axis=-1, temperature=1.0: softmax(x / temperature**2, axis),
+            ),
             Mistake(
                 "overflowed at logits of 1000: e^1000 = inf and inf/inf = NaN (at -1000, every "
                 "exponential is 0 and 0/0 = NaN); subtracting the same number from a slice "
@@ -1245,6 +1397,21 @@ def _spreads_fit(outputs: Any, case: Case) -> str | None:
             "and a standard deviation look alike, but the exercise asks for the spread "
             "(std) of the scaled scores"
         )
+    n = case.inputs["n"]
+    if scaled and math.isclose(scaled, raw / math.sqrt(n), rel_tol=1e-6):
+        return (
+            f"your second number is the first divided by sqrt({n}), the case's n, not by "
+            f"sqrt(d) = sqrt({d}): are your parameters in the stub's order, "
+            "score_spread(d, n, seed) (it is called with d first), and does the scale read d?"
+        )
+    ratio = raw / scaled if scaled else 0.0
+    square = round(ratio**2)
+    if square > 1 and math.isclose(ratio**2, square, rel_tol=1e-6):
+        return (
+            f"your second number is the first divided by {ratio:g} = sqrt({square}), on a case "
+            f"with d = {d}: the scale is sqrt(d) of each case; is a number typed in where "
+            "your code should read d?"
+        )
     return (
         "your two numbers are not the spreads of the same scores: dividing every score by "
         "sqrt(d) divides their standard deviation by exactly sqrt(d), so measure both on "
@@ -1442,6 +1609,12 @@ def _attend(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(out, weights)`` of weightless self-attention, with a planted scale or axis."""
     weights = softmax(_scaled_scores(x, divide_by), axis)  # (T, T)
+    return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
+
+
+def _attend_centred(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Planted: the mean token subtracted before the scores (the values stay x)."""
+    weights = softmax(_scaled_scores(x - x.mean(axis=0)), -1)  # (T, T)
     return weights @ x, weights  # (T, T) @ (T, D) -> (T, D)
 
 
@@ -1652,6 +1825,22 @@ SELF_ATTENTION = GRADERS.add(
                 "you used the transposed weights: row i of `out` should mix the rows of x "
                 "with the weights of query i (row i of the weights, not column i)",
                 lambda x: (_attend(x)[1].T @ x, _attend(x)[1]),
+            ),
+            Mistake(
+                "you applied the weights twice (weights @ weights @ x): each output row is "
+                "one weighted average of the rows of x, one product with the weights",
+                lambda x: (_attend(x)[1] @ _attend(x)[1] @ x, _attend(x)[1]),
+            ),
+            Mistake(
+                "your output sums over the queries (axis 0 of the weights), not over the "
+                "keys: output row i mixes the rows of x with row i of the weights, so the sum "
+                "runs over the second axis of the weights",
+                lambda x: ((_attend(x)[1][:, :, None] * x[None]).sum(0), _attend(x)[1]),
+            ),
+            Mistake(
+                "you changed x before scoring it (subtracted the mean token): the scores are "
+                "the dot products of the rows of x as they are given, scaled",
+                _attend_centred,
             ),
             Mistake(
                 "you computed x.T @ weights: that mixes with the columns of the weights and "

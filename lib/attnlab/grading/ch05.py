@@ -35,7 +35,7 @@ from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import Case, Mistake
-from .status import EXCEPTION, WRONG_TYPE
+from .status import EXCEPTION, WRONG_SHAPE, WRONG_TYPE
 
 __all__ = [
     "GRADERS",
@@ -185,6 +185,18 @@ SINUSOIDAL = GRADERS.add(
                         lambda j: 10000.0 ** (-(j - j % 2) / (d_model - d_model % 2)),
                     ),
                 ),
+            ),
+            *(
+                Mistake(
+                    "your angles went through a degrees/radians conversion (np.radians, "
+                    "np.deg2rad or np.degrees): p·ω_i is already in radians, which np.sin and "
+                    "np.cos take, so it goes in as it is (row 3 of the table turns by 3 "
+                    "radians, not 3 degrees)",
+                    lambda length, d_model, factor=factor: _table(
+                        length, d_model, lambda j: factor * _paired(d_model)(j)
+                    ),
+                )
+                for factor in (math.pi / 180, 180 / math.pi)
             ),
             Mistake(
                 "every feature is a sine: the odd features (1, 3, ...) are cosines",
@@ -358,6 +370,23 @@ OFFSET = GRADERS.add(
                 lambda k, d_model: np.eye(d_model) + offset_matrix(k, d_model),
             ),
             Mistake(
+                "the lower-left entry of each block (its second row, first column) lost its "
+                "minus sign: the second row gives the new cosine, and cos(a + b) = "
+                "cos b·cos a - sin b·sin a takes the sine of the old angle with a minus",
+                lambda k, d_model: _blocks(
+                    k,
+                    d_model,
+                    lambda b: np.array([[math.cos(b), math.sin(b)], [math.sin(b), math.cos(b)]]),
+                ),
+            ),
+            Mistake(
+                "your blocks hold cos b on their diagonal and 0 off it: expand sin(a + b) and "
+                "cos(a + b): each new entry of the pair takes a share of both old ones, sin a "
+                "and cos a, so the two off-diagonal entries of each block are not 0 (which "
+                "one carries the minus sign?)",
+                lambda k, d_model: _blocks(k, d_model, lambda b: math.cos(b) * np.eye(2)),
+            ),
+            Mistake(
                 "you returned the identity: M_k must turn pair i by the angle k·ω_i",
                 lambda k, d_model: np.eye(d_model),
             ),
@@ -468,6 +497,10 @@ SELF_DOT = GRADERS.add(
         ),
         hint="split the sum into its (sin, cos) pairs: what is sin²(a) + cos²(a), and how "
         "many pairs do D = 64 features make?",
+        near=0.1,
+        near_hint="close, but the sum is a whole number: each (sin, cos) pair adds "
+        "sin²(a) + cos²(a), exactly 1 at every position, and D = 64 features make a whole "
+        "number of pairs (no half pair, no rounding)",
     )
 )
 
@@ -731,6 +764,67 @@ def _rope_reuses_rotated(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return out
 
 
+_HEADS = (2, 5, 6)
+"""The shape of x in 5.6's batched case: (heads, T, d)."""
+
+
+def _rope_terms(x: np.ndarray, positions: np.ndarray, terms: str) -> np.ndarray:
+    """Planted: the rotation with one trigonometric function per term, ``terms`` spelling
+    (x'_2i's term in x_2i, its term in x_2i+1, x'_2i+1's term in x_2i, its term in x_2i+1)
+    with ``c`` (cos) and ``s`` (sin); the right rotation is ``"cssc"``."""
+    d = x.shape[-1]
+    theta = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    f = [np.cos(theta) if t == "c" else np.sin(theta) for t in terms]
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * f[0] - x[..., 1::2] * f[1]
+    out[..., 1::2] = x[..., 0::2] * f[2] + x[..., 1::2] * f[3]
+    return out
+
+
+_ONE_FUNCTION_TWICE = (
+    ("ccsc", "x'_{2i}", "cos", "its term in x_{2i+1} takes the sine"),
+    ("sssc", "x'_{2i}", "sin", "its term in x_{2i} takes the cosine"),
+    ("cscc", "x'_{2i+1}", "cos", "its term in x_{2i} takes the sine"),
+    ("csss", "x'_{2i+1}", "sin", "its term in x_{2i+1} takes the cosine"),
+)
+"""A typo in one line of the rotation: the same function in both of its terms."""
+
+
+def _rope_frequency_per_feature(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: angles for every feature j (ω = 10000^(-j/d)), the even line reading the
+    even columns of them and the odd line the odd ones: the two members of a pair turn by
+    different angles."""
+    d = x.shape[-1]
+    theta = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(d) / d)
+    even, odd = theta[:, 0::2], theta[:, 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(even) - x[..., 1::2] * np.sin(even)
+    out[..., 1::2] = x[..., 0::2] * np.sin(odd) + x[..., 1::2] * np.cos(odd)
+    return out
+
+
+def _rope_broadcast_hint(message: str) -> str:
+    """A shape that does not broadcast: on a batch of heads (the only 3-D case, so every
+    (T, d) case ran), an index that reaches the features only on a 2-D x; otherwise the
+    angles, which must be (T, d/2)."""
+    shapes = [
+        tuple(int(n) for n in s.split(",") if n.strip())
+        for s in re.findall(r"\(([\d, ]+)\)", message)
+    ]
+    heads, _, d = _HEADS
+    if any(len(s) == 3 and s[0] == heads and s[-1] == d for s in shapes):
+        return (
+            f"your code runs on the (T, d) cases but not on a batch of heads {_HEADS}: an "
+            "index such as x[:, 0::2] takes every other entry of axis 1, which is the "
+            "feature axis only when x is 2-D (on (heads, T, d) it slices the tokens). Which "
+            "indexing reaches the last axis, whatever axes come before it?"
+        )
+    return (
+        "the angles θ must hold one column per pair, (T, d/2), to broadcast against one "
+        "member of every pair: a column of positions (T, 1) times the d/2 frequencies"
+    )
+
+
 def _rope_cases() -> tuple[Case, ...]:
     rng = _rng()
     return (
@@ -741,8 +835,8 @@ def _rope_cases() -> tuple[Case, ...]:
             {"x": rng.standard_normal((3, 4)), "positions": np.array([10, 20, 30])},
         ),
         Case(
-            "heads (2, 5, 6)",
-            {"x": rng.standard_normal((2, 5, 6)), "positions": np.arange(5)},
+            f"heads {_HEADS}",
+            {"x": rng.standard_normal(_HEADS), "positions": np.arange(_HEADS[1])},
         ),
         Case(
             "a long sequence, d = 16",
@@ -818,6 +912,28 @@ ROPE = GRADERS.add(
                 "row must come out unchanged)",
                 _rope_sin_cos_swapped,
             ),
+            *(
+                Mistake(
+                    f"a typo in the rotation: the new {name} uses {fn} θ in both of its "
+                    f"terms, and {fix} (at θ = 0 a row must come out unchanged)",
+                    lambda x, positions, terms=terms: _rope_terms(x, positions, terms),
+                )
+                for terms, name, fn, fix in _ONE_FUNCTION_TWICE
+            ),
+            Mistake(
+                "the two members of a pair turned by different angles: each feature got its "
+                "own frequency (10000^(-j/d) for every feature j); a pair (2i, 2i+1) shares "
+                "one angle, θ = p·ω_i with ω_i = 10000^(-2i/d), the same in both lines",
+                _rope_frequency_per_feature,
+            ),
+            Mistake(
+                "your angles grow with the pair number: θ = p·ω_i with ω_i = 10000^(-2i/d), "
+                "a negative exponent (multiply the positions by ω_i; dividing by it flips "
+                "the exponent's sign)",
+                lambda x, positions: _rope_pairs(
+                    x, positions, omega=lambda d, h: 10000.0 ** (np.arange(0, d, 2) / d)
+                ),
+            ),
             Mistake(
                 "every pair turned by its position alone (angle p); pair i turns by p·ω_i",
                 lambda x, positions: _rope_pairs(x, positions, omega=lambda d, h: np.ones(h)),
@@ -845,12 +961,8 @@ ROPE = GRADERS.add(
             ),
         ),
         error_hints=(
-            (
-                "could not broadcast",
-                "the angles θ must hold one column per pair, (T, d/2), to broadcast against "
-                "one member of every pair: a column of positions (T, 1) times the d/2 "
-                "frequencies",
-            ),
+            ("could not broadcast", _rope_broadcast_hint),
+            ("could not be broadcast", _rope_broadcast_hint),
         ),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
         "that place: which angle, which sign, which features form the pair? The chapter's "
@@ -906,6 +1018,12 @@ ROPE_SCORES = GRADERS.add(
                 lambda q, k: q @ _rope_pairs(k, np.arange(len(k))).T / math.sqrt(q.shape[-1]),
             ),
             Mistake(
+                "you divided by √T, the size of another axis (the number of positions): "
+                "the scale is √d, the square root of the number of features each dot "
+                "product sums over",
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1] / q.shape[-2]),
+            ),
+            Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]),
             ),
@@ -935,6 +1053,20 @@ ROPE_SCORES = GRADERS.add(
                 "you returned softmax weights (each row sums to 1): the exercise asks for "
                 "the scaled scores themselves, before any softmax",
                 lambda q, k: _softmax_rows(_rope_scores(q, k)),
+            ),
+            *(
+                Mistake(
+                    f"you rotated the {who} by -t, the conjugate: rotate both queries and "
+                    "keys by +t, each row by its own position; the dot product of the two "
+                    "rotated rows brings in the offset between them by itself, nothing needs "
+                    "turning back",
+                    lambda q, k, signs=signs: (
+                        apply_rope(q, signs[0] * np.arange(len(q)))
+                        @ apply_rope(k, signs[1] * np.arange(len(k))).T
+                        / math.sqrt(q.shape[-1])
+                    ),
+                )
+                for who, signs in (("keys", (1, -1)), ("queries", (-1, 1)))
             ),
             Mistake(
                 "the keys are rotated by other positions than the queries: row t of q and "
@@ -1150,7 +1282,7 @@ def _inspect_layer(cls: type) -> Finding | None:
             WRONG_TYPE,
             f"a float16 x comes back as {half.dtype}",
             "the output must keep the input's precision (float16 in, float16 out): "
-            "convert the rows of the table you add to the input's dtype, .to(x.dtype), "
+            "convert the rows of the table you add to the input's dtype in forward, "
             "instead of fixing the table's dtype once",
         )
     if any(p.requires_grad for p in layer.parameters()):
@@ -1174,6 +1306,28 @@ def _inspect_layer(cls: type) -> Finding | None:
             "your table is not a buffer of the layer",
             "store it with self.register_buffer('pe', table): a plain tensor "
             "attribute stays on the CPU when the layer is moved with .to('cuda')",
+        )
+    shapes = [tuple(b.shape) for b in layer.buffers()]
+    if not any(MAX_LEN in shape for shape in shapes):
+        shape = shapes[0]
+        instead = " (d_model, where max_len belongs?)" if shape[:1] == (4,) else ""
+        return Finding(
+            WRONG_SHAPE,
+            f"your table has shape {shape} in PositionalEncoding(4, {MAX_LEN}): none of its "
+            f"axes holds max_len = {MAX_LEN} positions",
+            f"the table has one row per position, max_len of them; yours has {shape[0]}"
+            f"{instead}, so a sentence longer than that has no rows to add. Which length "
+            "did you build the table for?",
+        )
+    names = [name for name, _ in layer.named_buffers()]
+    if "pe" not in names:
+        listed = ", ".join(f"'{n}'" for n in names)
+        return Finding(
+            WRONG_TYPE,
+            f"your layer's buffer is named {listed}, not 'pe'",
+            "the statement stores the table under the name 'pe' (code that uses the layer "
+            "reads layer.pe, and a saved state_dict has that key): register it under that "
+            "name",
         )
     return None
 

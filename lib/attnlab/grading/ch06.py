@@ -62,21 +62,24 @@ CAUSAL_MASK = GRADERS.add(
         name="causal_mask",
         signature="causal_mask(T) -> (T, T) boolean, True = may attend",
         reference=lambda T: causal_mask(T),
-        cases=tuple(Case(f"T = {T}", {"T": T}) for T in (1, 2, 4, 7)),
+        # T = 4 first: a failing case big enough to show the pattern (a 1 x 1 mask shows
+        # almost nothing, not even whether 0 and -inf were returned for True and False)
+        cases=tuple(Case(f"T = {T}", {"T": T}) for T in (4, 1, 2, 7)),
         mistakes=(
             Mistake(
                 "your mask is upper-triangular: query i sees the keys AFTER it (the future). "
-                "Query i may see keys 0 .. i: np.tril, not np.triu",
+                "Query i may see keys 0 .. i, the other triangle (the diagonal included)",
                 lambda T: np.triu(np.ones((T, T), dtype=bool)),
             ),
             Mistake(
                 "off by one: the diagonal is False, so a query cannot see its own token. "
-                "Query i sees keys 0 .. i inclusive (np.tril with k=0)",
+                "Query i sees keys 0 .. i inclusive: which diagonal offset keeps the main "
+                "diagonal?",
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
             ),
             Mistake(
                 "off by one: query i also sees key i + 1, the next token (the answer it must "
-                "predict). Use np.tril with k=0",
+                "predict): the triangle stops at the main diagonal, key i",
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=1),
             ),
             Mistake(
@@ -145,8 +148,9 @@ PADDING_MASK = GRADERS.add(
         ),
         mistakes=(
             Mistake(
-                "you returned (B, max_len): add the query axis of size 1, "
-                "mask[:, None, :], so it broadcasts over the queries of (B, T, S) scores",
+                "you returned (B, max_len): add the query axis (an axis of size 1) between "
+                "the batch and the keys, so that the mask broadcasts over the queries of "
+                "(B, T, S) scores",
                 lambda lengths, max_len: _positions_below(lengths, max_len),
             ),
             Mistake(
@@ -193,6 +197,32 @@ PADDING_MASK = GRADERS.add(
                 "your mask is (1, B, S): the axes are in another order than (B, 1, S); the "
                 "axis of size 1 (the queries) goes between the batch and the keys",
                 lambda lengths, max_len: _positions_below(lengths, max_len)[None],
+            ),
+            Mistake(
+                "your mask is (B, max_len, 1): the new axis went last, after the keys, so "
+                "the positions now stand on the queries' axis; the axis of size 1 (the "
+                "queries) goes between the batch and the keys",
+                lambda lengths, max_len: _positions_below(lengths, max_len)[:, :, None],
+            ),
+            Mistake(
+                "your comparison gives (max_len, B), positions down and sequences across, "
+                "and the reshape to (B, 1, max_len) re-reads its entries in order: reshape "
+                "never swaps axes, so each row mixes several sequences. Build the "
+                "comparison with the sequences on the first axis (a (B, 1) column of lengths "
+                "against the positions), or swap the axes before reshaping",
+                lambda lengths, max_len: (
+                    _positions_below(lengths, max_len).T.copy().reshape(len(lengths), 1, max_len)
+                ),
+            ),
+            Mistake(
+                "your mask is (B, max_len, max_len), the key mask repeated for as many "
+                "queries as keys: the exercise asks for the key mask itself, (B, 1, max_len); "
+                "its axis of size 1 broadcasts over any number of queries when it meets the "
+                "scores, so do not expand it",
+                lambda lengths, max_len: np.broadcast_to(
+                    _positions_below(lengths, max_len)[:, None, :],
+                    (len(lengths), max_len, max_len),
+                ),
             ),
         ),
         hint="for one sequence of length 3 padded to 5, which positions are real? Then do "
@@ -793,7 +823,7 @@ def _integer_mask_hint(message: str) -> str | None:
             f"your mask's dtype is {found[1]}, an integer type: "
             "F.scaled_dot_product_attention takes a bool mask (True = attend) or a float "
             "one that it adds to the scores, not integers (`.byte()`, `.int()` and `.long()` "
-            "give integers); compare with 1 (attention_mask == 1) to get booleans"
+            "give integers); a comparison of the 0/1 entries gives booleans"
         )
     return None
 
@@ -859,7 +889,7 @@ TO_KEY_PADDING_MASK = GRADERS.add(
         mistakes=(
             Mistake(
                 "you kept our convention: nn.MultiheadAttention IGNORES the keys marked True "
-                "in key_padding_mask, so True must mark the padding; invert the mask (~mask). "
+                "in key_padding_mask, so True must mark the padding: the mask must be inverted. "
                 "With yours it attended to the padding only, and a sequence without padding "
                 "had no key left (NaN)",
                 _key_padding(lambda mask: mask[:, 0, :]),
@@ -1028,23 +1058,32 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                 "your float mask hides the real tokens: a float mask is ADDED to the scores, "
                 "and attention_mask * -1e9 puts -1e9 on the 1s (the real tokens) and 0 on the "
                 "padding, the wrong way round; return booleans instead, True where "
-                "attention_mask is 1 (attention_mask == 1)",
+                "attention_mask is 1",
                 _hf(lambda attention_mask: (attention_mask.float() * -1e9)[:, None, :]),
             ),
             Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
-                "(attend) and 0 the padding; True must mark the 1s (attention_mask == 1)",
+                "(attend) and 0 the padding; True must mark the 1s, not the 0s",
                 _hf(lambda attention_mask: (attention_mask == 0)[:, None, :]),
             ),
             Mistake(
                 "you put the new axis last, (B, S, 1): that would mask queries, not keys; "
-                "the key axis must stay last ([:, None, :])",
+                "the key axis must stay last, the axis of size 1 between the batch and the "
+                "keys",
                 _hf(lambda attention_mask: (attention_mask == 1)[:, :, None]),
+            ),
+            Mistake(
+                "your mask lets every key through: `~` on an integer tensor is a bitwise NOT "
+                "(1 -> -2, 0 -> -1), both non-zero, so .bool() makes every entry True and "
+                "the padding is never hidden. `~` flips booleans only: make the 0/1 integers "
+                "booleans first, and ask whether the two conventions need a flip at all (what "
+                "does 1 mean in each?)",
+                _hf(lambda attention_mask: (~attention_mask)[:, None, :].bool()),
             ),
             Mistake(
                 "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
                 "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
-                "attend, so return booleans (attention_mask == 1)",
+                "attend, so return booleans, True where attention_mask is 1",
                 _hf(lambda attention_mask: attention_mask[:, None, :].float()),
             ),
             Mistake(
@@ -1244,23 +1283,23 @@ FUTURE_CHANGE = GRADERS.add(
                 lambda attend, x, t: _edited_change(attend, x, t, np.zeros_like(x)),
             ),
             Mistake(
-                "you also edited token t itself: the future starts at t + 1 "
-                "(edited[t + 1:] = 0). Output t may depend on token t",
+                "you also edited token t itself: the future starts at t + 1, so token t "
+                "keeps its value. Output t may depend on token t",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t, upto=t + 1),
             ),
             Mistake(
                 "you compared every output, including the edited positions after t, which "
-                "may change; compare the outputs 0 .. t only (out[: t + 1])",
+                "may change; compare the outputs 0 .. t only",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=x.shape[0]),
             ),
             Mistake(
                 "you compared the outputs before t only; output t itself must not change "
-                "either: out[: t + 1]",
+                "either: compare the outputs 0 .. t, t included",
                 lambda attend, x, t: _change(attend, x, t, edit_from=t + 1, upto=t),
             ),
             Mistake(
                 "you compared only output t; an earlier output can leak too (here token 0 "
-                "sees everything): compare all of out[: t + 1]",
+                "sees everything): compare every output from 0 to t",
                 lambda attend, x, t: float(np.max(_future_moved(attend, x, t)[t])),
             ),
             Mistake(
@@ -1272,6 +1311,30 @@ FUTURE_CHANGE = GRADERS.add(
                 "you returned the norm of the whole difference (its size over every entry): "
                 "the statement asks for the largest absolute change of one entry, a max",
                 lambda attend, x, t: float(np.linalg.norm(_future_moved(attend, x, t))),
+            ),
+            Mistake(
+                "you measured each output's change with a vector norm over its features "
+                "(np.linalg.norm along the last axis), then took the largest: the statement "
+                "asks for the largest absolute change of one entry, over every output "
+                "0 .. t and every feature",
+                lambda attend, x, t: float(
+                    np.max(np.linalg.norm(_future_moved(attend, x, t), axis=-1))
+                ),
+            ),
+            *(
+                Mistake(
+                    f"you compared only the {which} feature of each output: a leak can show "
+                    "in any feature, so compare every feature of the outputs 0 .. t",
+                    lambda attend, x, t, j=j: float(np.max(_future_moved(attend, x, t)[:, j])),
+                )
+                for which, j in (("first", 0), ("last", -1))
+            ),
+            Mistake(
+                "your function returns 0 even for the layer without a mask, which does peek "
+                "(its outputs 0 .. t move by 0.12 on this case): your two sides are the same "
+                "computation (the edited input run twice, or the layer never run). One side "
+                "is the layer on the original x, the other the layer on the edited copy",
+                lambda attend, x, t: 0.0,
             ),
             Mistake(
                 "you zeroed feature columns, not tokens: x[:, t + 1:] = 0 sets the columns "

@@ -246,6 +246,43 @@ LAYER_NORM = GRADERS.add(
                 "they must rescale and shift the normalised features",
                 _ln(affine="before"),
             ),
+            Mistake(
+                "gamma multiplies x before the mean is subtracted, (gamma·x - mean) / σ: "
+                "gamma scales the normalised features, after centring and dividing",
+                lambda x, gamma, beta, eps=1e-5: (
+                    (gamma * x - x.mean(dim=-1, keepdim=True))
+                    / (x.var(dim=-1, keepdim=True, correction=0) + eps).sqrt()
+                    + beta
+                ),
+            ),
+            *(
+                Mistake(
+                    "your variance divides the summed squared deviations by a count that is "
+                    f"not D: `x.shape[{axis}]` is the number of tokens of a (B, T, D) batch; "
+                    "the count is the number of features of one token, the size of the last "
+                    "axis",
+                    lambda x, gamma, beta, eps=1e-5, axis=axis: (
+                        gamma
+                        * (x - x.mean(dim=-1, keepdim=True))
+                        / (
+                            ((x - x.mean(dim=-1, keepdim=True)) ** 2).sum(dim=-1, keepdim=True)
+                            / x.shape[axis]
+                            + eps
+                        ).sqrt()
+                        + beta
+                    ),
+                )
+                for axis in (1, -2)
+            ),
+            Mistake(
+                "your mean is each token's own, but your variance is taken over the whole "
+                "tensor at once (no dim given), so every token is divided by the same "
+                "number: the variance, like the mean, runs over each token's features",
+                lambda x, gamma, beta, eps=1e-5: (
+                    gamma * (x - x.mean(dim=-1, keepdim=True)) / (x.var(correction=0) + eps).sqrt()
+                    + beta
+                ),
+            ),
         ),
         hint="for each token: the mean and the biased variance over its D features (the "
         "last axis), then the equation's normalisation and scale, step by step; compare each "
@@ -410,6 +447,18 @@ FEED_FORWARD = GRADERS.add(
                 lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1.T + b_1) @ W_2.T + b_2,
             ),
             Mistake(
+                "the biases are swapped: b_2 (D numbers) is added to the hidden layer, which "
+                "has d_ff features, and b_1 (d_ff numbers) to the output, which has D; each "
+                "bias goes with its own linear map (the sizes only meet when d_ff = D)",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1 + b_2) @ W_2 + b_1,
+            ),
+            Mistake(
+                "a parenthesis is misplaced: `@` binds tighter than `+`, so W_2 multiplies "
+                "b_1 alone and the ReLU wraps the whole sum; the second linear map acts on "
+                "the hidden layer, after the ReLU, which closes after b_1",
+                lambda x, W_1, b_1, W_2, b_2: torch.relu(x @ W_1 + b_1 @ W_2 + b_2),
+            ),
+            Mistake(
                 "your ReLU acts on the input x, not on the hidden layer x W_1 + b_1: the "
                 "non-linearity sits between the two linear maps",
                 _ffn(where="input"),
@@ -554,8 +603,9 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 _BLOCK - 2 * _D,
-                "that leaves out one LayerNorm: a block has two, one per sub-layer, each "
-                "with its own γ and β",
+                "that is 2·768 short, which fits two slips: it leaves out one LayerNorm "
+                "(a block has two, one per sub-layer), or it counts each LayerNorm as one "
+                "vector of 768 where it has two, γ and β",
             ),
             (
                 _BLOCK - _F + _D,
@@ -752,7 +802,49 @@ def _swapped_affine(norm: LayerNorm) -> Callable[[torch.Tensor], torch.Tensor]:
     return swapped
 
 
+def _plain_norm(t: torch.Tensor) -> torch.Tensor:
+    """A LayerNorm without its γ and β (``F.layer_norm(t, (D,))``)."""
+    return F.layer_norm(t, (t.shape[-1],))
+
+
+def _stale(sub_layer: str) -> str:
+    """A pre-LN sub-layer that reads the stream from before the previous residual."""
+    return (
+        f"in your pre-LN block the {sub_layer} reads a stale tensor, the stream (or its "
+        "normalised copy) from before the previous sub-layer's residual was added: it must "
+        "read the stream as the previous sub-layer left it, x after `x = x + ...`, through "
+        "its own LayerNorm"
+    )
+
+
+def _sum_not_normalised(sub_layer: str, norm: str) -> str:
+    """A post-LN sub-layer whose residual sum skips its LayerNorm."""
+    return (
+        f"in your post-LN block the {sub_layer} sub-layer's residual sum is never "
+        "normalised: post-LN passes each sub-layer's sum, x + sub-layer(x), through that "
+        f"sub-layer's own LayerNorm ({norm})"
+    )
+
+
+_NORM_ON_RESIDUAL_INPUT = (
+    "your post-LN block normalises only the stream that the residual carries, "
+    "norm(x) + sub-layer(x): post-LN adds the sub-layer's output to the stream first and "
+    "then normalises the sum"
+)
+
+_RESIDUAL_DOUBLED = (
+    "in your pre-LN block each residual adds both the stream and its normalised copy, "
+    "x + norm(x) + sub-layer(norm(x)): the normalised copy only feeds the sub-layer, and "
+    "only the sub-layer's output is added to the stream"
+)
+
 _SUBLAYER_BUGS = (
+    (
+        "your LayerNorms have no γ and β: a normalisation such as `F.layer_norm(t, shape)` "
+        "without weight and bias (or one written by hand) leaves out the learned gain and "
+        "shift of the block's own LayerNorm modules (norm1, norm2, ...), which hold them",
+        "no affine",
+    ),
     (
         "your LayerNorm has γ and β swapped: β multiplies the normalised features and γ is "
         "added (a call such as layer_norm(t, norm.beta, norm.gamma)); γ is the gain, β the "
@@ -782,13 +874,7 @@ _PRE_LN_SELF_BUGS = (
         "self keys values raw",
     ),
     *(
-        (
-            "in your pre-LN block the feed-forward network's LayerNorm reads a stale "
-            "tensor, the stream (or its normalised copy) from before the previous "
-            "sub-layer's residual was added: it must read the stream as the previous "
-            "sub-layer left it, x after `x = x + ...`",
-            bug,
-        )
+        (_stale("feed-forward network's LayerNorm"), bug)
         for bug in ("ffn reads stale input", "ffn reads stale normed")
     ),
 )
@@ -823,6 +909,8 @@ class _PlantedEncoder(_EncoderParts):
             n2 = n1
         if bug == "gamma beta swapped":
             n1, n2 = _swapped_affine(n1), _swapped_affine(n2)
+        if bug == "no affine":
+            n1 = n2 = _plain_norm
         pre = {
             "always post-LN": False,
             "always pre-LN": True,
@@ -837,6 +925,22 @@ class _PlantedEncoder(_EncoderParts):
         if bug == "norm inside residual" and not pre:
             x = x + n1(attn(x))
             return x + n2(self.ffn(x))
+        if bug == "norm on residual input" and not pre:
+            x = n1(x) + attn(x)
+            return n2(x) + self.ffn(x)
+        if bug == "residual doubled" and pre:
+            h = n1(x)
+            x = x + h + attn(h)
+            h = n2(x)
+            return x + h + self.ffn(h)
+        if bug.startswith("sum not normalised") and not pre:
+            a = x + attn(x)
+            x = a if bug.endswith("attn") else n1(a)
+            a = x + self.ffn(x)
+            return a if bug.endswith("ffn") else n2(a)
+        if bug == "ffn residual from input" and not pre:
+            y = n1(x + attn(x))
+            return n2(x + self.ffn(y))
         if bug == "ffn residual from input" and pre:
             a = x + attn(n1(x))
             return x + self.ffn(n2(a))
@@ -1061,6 +1165,22 @@ ENCODER_BLOCK = GRADERS.add(
                 _planted_encoder("ffn residual from input", "pre"),
             ),
             Mistake(
+                "in your post-LN block the feed-forward output is added to the block's "
+                "input x, not to the stream the attention sub-layer returned (which only "
+                "feeds the feed-forward network): the attention's contribution is lost; each "
+                "residual adds to the stream as the previous sub-layer left it",
+                _planted_encoder("ffn residual from input", "post"),
+            ),
+            Mistake(_NORM_ON_RESIDUAL_INPUT, _planted_encoder("norm on residual input", "post")),
+            Mistake(_RESIDUAL_DOUBLED, _planted_encoder("residual doubled", "pre")),
+            *(
+                Mistake(_sum_not_normalised(name, norm), _planted_encoder(bug, "post"))
+                for name, norm, bug in (
+                    ("attention", "norm1", "sum not normalised attn"),
+                    ("feed-forward", "norm2", "sum not normalised ffn"),
+                )
+            ),
+            Mistake(
                 "your pre-LN block ends with a LayerNorm on the stream: in pre-LN the "
                 "norms sit on the sub-layers' inputs only; the one final norm belongs after "
                 "the whole stack (exercise 7.5), not inside each block",
@@ -1092,9 +1212,12 @@ ENCODER_BLOCK = GRADERS.add(
                 "one norm",
             ),
         ),
-        hint="two sub-layers in a row, each with a residual connection and a LayerNorm; "
-        "the placements differ only in what the LayerNorm normalises: the sum (post-LN) "
-        "or the sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it costs\")",
+        hint="two sub-layers in a row, attention then feed-forward, each with its own "
+        "LayerNorm module (norm1, norm2, with their γ and β) and a residual connection that "
+        "adds the sub-layer's output to the stream as the previous sub-layer left it; the "
+        "placements differ only in what the LayerNorm normalises: the sum (post-LN) or the "
+        "sub-layer's input (pre-LN) (the chapter's section \"The encoder block, and what it "
+        'costs")',
         solution="MyEncoderBlock",
     )
 )
@@ -1245,6 +1368,8 @@ class _PlantedDecoder(_DecoderParts):
         n1, n2, n3 = self.norm1, self.norm2, self.norm3
         if bug == "gamma beta swapped":
             n1, n2, n3 = (_swapped_affine(n) for n in (n1, n2, n3))
+        if bug == "no affine":
+            n1 = n2 = n3 = _plain_norm
         if bug == "norms 2 and 3 swapped":
             n2, n3 = n3, n2
         elif bug == "norm2 twice":
@@ -1279,6 +1404,9 @@ class _PlantedDecoder(_DecoderParts):
             "always pre-LN": True,
             "placements swapped": not self.norm_first,
         }.get(bug, self.norm_first)
+        written = _decoder_written(self, bug, pre, x, self_sub, cross_sub, (n1, n2, n3))
+        if written is not None:
+            return written
         if bug in ("no cross sub-layer", "no cross sub-layer, norm2 for ffn"):
             n_ffn = n2 if bug.endswith("ffn") else n3
             if pre:
@@ -1322,6 +1450,54 @@ class _PlantedDecoder(_DecoderParts):
                 return self.ffn(h)
             return (h if bug == "normalised stream" else x) + self.ffn(h)
         return n3(self.ffn(x) if bare else x + self.ffn(x))
+
+
+def _decoder_written(
+    block: nn.Module,
+    bug: str,
+    pre: bool,
+    x: torch.Tensor,
+    self_sub: Callable[..., torch.Tensor],
+    cross_sub: Callable[..., torch.Tensor],
+    norms: tuple[Callable[[torch.Tensor], torch.Tensor], ...],
+) -> torch.Tensor | None:
+    """The planted decoder bugs written out whole (``None`` for the others)."""
+    n1, n2, n3 = norms
+    if bug == "cross first, norms in order":
+        if pre:
+            x = x + cross_sub(n1(x))
+            x = x + self_sub(n2(x))
+            return x + block.ffn(n3(x))
+        x = n1(x + cross_sub(x))
+        x = n2(x + self_sub(x))
+        return n3(x + block.ffn(x))
+    if bug == "cross reads stale normed" and pre:
+        h = n1(x)
+        x = x + self_sub(h)
+        x = x + cross_sub(h)
+        return x + block.ffn(n3(x))
+    if bug == "cross residual from block input" and not pre:
+        y = n1(x + self_sub(x))
+        x = n2(x + cross_sub(y))
+        return n3(x + block.ffn(x))
+    if bug.startswith("sum not normalised") and not pre:
+        which = bug.rsplit(" ", 1)[1]
+        a = x + self_sub(x)
+        x = a if which == "self" else n1(a)
+        a = x + cross_sub(x)
+        x = a if which == "cross" else n2(a)
+        a = x + block.ffn(x)
+        return a if which == "ffn" else n3(a)
+    if bug == "norm on residual input" and not pre:
+        x = n1(x) + self_sub(x)
+        x = n2(x) + cross_sub(x)
+        return n3(x) + block.ffn(x)
+    if bug == "residual doubled" and pre:
+        for sub, norm in ((self_sub, n1), (cross_sub, n2), (block.ffn, n3)):
+            h = norm(x)
+            x = x + h + sub(h)
+        return x
+    return None
 
 
 _CROSS_ON_ITSELF = (
@@ -1431,6 +1607,30 @@ DECODER_BLOCK = GRADERS.add(
                 "the cross-attention comes before the masked self-attention: the block's "
                 "order is self-attention, cross-attention, feed-forward",
                 "cross first",
+                "cross first, norms in order",
+            ),
+            Mistake(
+                _stale("cross-attention")
+                + " (here the normalised copy kept from before the self-attention)",
+                _planted_decoder("cross reads stale normed", "pre"),
+            ),
+            Mistake(
+                "in your post-LN block the cross-attention's output is added to the block's "
+                "input x, not to the stream the self-attention sub-layer returned (which "
+                "only feeds the cross-attention's queries): the self-attention's "
+                "contribution is lost; each residual adds to the stream as the previous "
+                "sub-layer left it",
+                _planted_decoder("cross residual from block input", "post"),
+            ),
+            Mistake(_NORM_ON_RESIDUAL_INPUT, _planted_decoder("norm on residual input", "post")),
+            Mistake(_RESIDUAL_DOUBLED, _planted_decoder("residual doubled", "pre")),
+            *(
+                Mistake(_sum_not_normalised(name, norm), _planted_decoder(bug, "post"))
+                for name, norm, bug in (
+                    ("self-attention", "norm1", "sum not normalised self"),
+                    ("cross-attention", "norm2", "sum not normalised cross"),
+                    ("feed-forward", "norm3", "sum not normalised ffn"),
+                )
             ),
             Mistake(
                 "your block is post-LN even when norm_first=True: with pre-LN each "
@@ -1495,10 +1695,12 @@ DECODER_BLOCK = GRADERS.add(
                 _planted_decoder("cross queries not normalised"),
             ),
         ),
-        hint="three sub-layers, each wrapped like the encoder's; for each attention, ask "
-        "where its queries come from, where its keys and values come from, and which mask "
-        "it gets (the chapter's section \"The decoder block: masked self-attention and "
-        'cross-attention")',
+        hint="three sub-layers in order, masked self-attention, cross-attention, "
+        "feed-forward, each wrapped like the encoder's: its own LayerNorm module (norm1, "
+        "norm2, norm3, with their γ and β) and a residual connection onto the stream as the "
+        "previous sub-layer left it, placed as norm_first says; and for each attention, "
+        "where its queries, keys and values come from and which mask it gets (the chapter's "
+        'section "The decoder block: masked self-attention and cross-attention")',
         error_hints=(
             ("must match the size of tensor", _QUERIES_FROM_MEMORY),
             ("does not broadcast to the scores", _masks_hint),
@@ -1996,7 +2198,9 @@ def _loss_cases() -> tuple[Case, ...]:
 def _run_loss(fn, src, tgt, model):
     with torch.random.fork_rng(devices=[]):  # the notebook's own random numbers untouched
         lm = _small_model(model)
-        loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
+        recorder = Recorder(quiet=lm)  # the learner's call only: building a model uses no_grad
+        with recorder:
+            loss = fn(lm, src, tgt, pad_id=_ids(model)[0])
     if not lm.training:
         raise AnswerProblem(
             WRONG_VALUES,
@@ -2012,6 +2216,15 @@ def _run_loss(fn, src, tgt, model):
             "your loss is a Python float, not a tensor",
             "a Python number (what `.item()` or `float(...)` returns) carries no graph: "
             "`loss.backward()` needs the scalar tensor itself; keep `.item()` for printing",
+        )
+    if isinstance(loss, torch.Tensor) and loss.is_floating_point() and not loss.requires_grad:
+        raise AnswerProblem(
+            NO_GRADIENT,
+            "your loss has no gradient: nothing connects it back to the model's weights",
+            f"the loss was cut from the model's computation by {cut_by(recorder)}: its "
+            "value can be right, but `loss.backward()` in the training loop then fails "
+            "(the loss 'does not require grad') and no weight is ever updated; the logits "
+            "the loss is computed from must stay in the graph of the model's forward pass",
         )
     return loss
 

@@ -953,8 +953,12 @@ def _tile_with(
     inverted: bool = False,
     forget_max: bool = False,
     dot: bool = False,
+    old_m_returned: bool = False,
 ) -> Callable:
     def step(m: Any, l: Any, acc: Any, scores: Any, v: Any) -> tuple[Any, Any, Any]:  # noqa: E741
+        if old_m_returned:
+            _, l_new, acc_new = step_right(m, l, acc, scores, v)
+            return m, l_new, acc_new
         if scaled_first:  # the scores divided by √d again, before anything else
             scores = scores / math.sqrt(v.shape[-1])
         m_new = np.maximum(m, np.max(scores) if one_max else np.max(scores, axis=-1))
@@ -964,6 +968,11 @@ def _tile_with(
             alpha = np.exp(m - m_new)
             return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
         safe = np.where(np.isfinite(m_new), m_new, 0.0)
+        if against == "own":  # as a learner writes it: the tile's own max, no guard
+            with np.errstate(invalid="ignore"):
+                p = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+            alpha = np.exp(np.where(np.isfinite(m), m - safe, -INF))
+            return m_new, alpha * l + np.sum(p, axis=-1), alpha[..., None] * acc + p @ v
         ref = {
             "new": safe,
             "old": np.where(np.isfinite(m), m, 0.0),
@@ -999,6 +1008,7 @@ def _tile_with(
             acc_new = acc_new / l_new[..., None]
         return m_new, l_new, acc_new
 
+    step_right = _tile_with() if old_m_returned else None
     return step
 
 
@@ -1096,6 +1106,19 @@ TILE_UPDATE = GRADERS.add(
                 "you exponentiated this tile against the old max m; use the new max "
                 "m' = max(m, max(scores)), the same one the rescaled state refers to",
                 _tile_with(against="old"),
+            ),
+            Mistake(
+                "you exponentiated this tile against its own max, but alpha rescales the old "
+                "state to the new running max m': the tile's terms must use that same m', "
+                "or `total` and acc add numbers on two scales (and a row of -inf scores "
+                "gives -inf - (-inf) = NaN)",
+                _tile_with(against="own"),
+            ),
+            Mistake(
+                "you return the old running max m, not the new one m' (on the first tile "
+                "it is still -inf): the returned max must be the one that the returned "
+                "`total` and acc are now relative to",
+                _tile_with(old_m_returned=True),
             ),
             Mistake(
                 "you added scores @ v; the values are weighted by p = exp(scores - m'), not "
@@ -1867,16 +1890,29 @@ def _view_head_size_hint(message: str) -> str | None:
     )
 
 
-def _module_heads_hint(message: str) -> str | None:
-    """q @ kᵀ whose dim 1 does not line up: heads not moved to dim 1, or not repeated there."""
+def _module_heads_hint(message: str, line: str = "") -> str | None:
+    """A product whose dim 1 does not line up: heads not moved to dim 1, or not repeated
+    there; named by the product's right operand in the learner's line (k in q kᵀ, v in
+    weights @ v) where the line shows it."""
     found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message)
     if found is None:
         return None
+    right = re.search(
+        r"@\s*\(?\s*(?:self\.)?([A-Za-z_]\w*)|matmul\(\s*[^,]+,\s*(?:self\.)?(\w+)", line
+    )
+    name = (right[1] or right[2]) if right else ""
+    if name.lower().startswith(("v", "value")):
+        sides = "the weights and v", "v"
+    elif name.lower().startswith(("k", "key")):
+        sides = "q and k", "k"
+    else:
+        sides = "the two sides of this product", "k (in q kᵀ) and v (in weights @ v)"
     return (
-        f"q and k do not line up on dim 1 (sizes {found[1]} and {found[2]}): the product "
-        "needs (B, heads, T, d) on both sides, the H query heads on dim 1 and there each of "
-        "the G key-value heads H/G times; without a repeat, or with one along another dim "
-        "(which copies tokens instead of heads), G heads stay on dim 1; and after the split "
+        f"{sides[0]} do not line up on dim 1 (sizes {found[1]} and {found[2]}): the product "
+        "needs (B, heads, T, ...) on both sides, the H query heads on dim 1, so each of "
+        f"the G key-value heads must appear H/G times on dim 1 of {sides[1]}; without a "
+        "repeat (k and v each need their own), or with one along another dim (which copies "
+        "tokens instead of heads), G heads stay on dim 1; and after the split "
         "`view(B, T, heads, d)` the heads sit on dim 2 until two axes are swapped"
     )
 
@@ -2133,6 +2169,11 @@ CACHE_MEMORY = GRADERS.add(
             ),
             (0.046875, "that is the size in GiB (2**30 bytes); the question asks for MiB"),
             (
+                2 * 24 * 4 * 64 * 2 / 2**20,
+                "that is the cache of one token (its key and value in every layer): the "
+                "cache holds them for each of the 2048 tokens of the context",
+            ),
+            (
                 12.0,
                 "that is a quarter of the cache, and two mistakes give it: either one "
                 "key-value head where the model has 4 (the heads are shared among groups of "
@@ -2179,8 +2220,10 @@ CAUSAL_TILES = GRADERS.add(
         wrong=(
             (
                 28,
-                "you counted the tiles below the diagonal; the tiles on the diagonal are "
-                "partly visible and must be computed too",
+                "28 fits two counts: either you counted the tiles below the diagonal and "
+                "left out the tiles on the diagonal (partly visible, so computed too), or you "
+                "counted the tiles skipped, those above the diagonal; the question asks for "
+                "the tiles computed",
             ),
             (64, "tiles above the diagonal see only future keys: they are skipped"),
             (

@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 import numpy as np
+import torch
 
 from . import display
 from .specs import Case
@@ -37,6 +38,7 @@ __all__ = [
     "TooSlow",
     "call_quietly",
     "error_hints",
+    "failing_line",
     "learner_frames",
     "line_diagnosis",
     "quiet",
@@ -219,6 +221,58 @@ _INDEX_HINT = (
 )
 
 
+def _pair_hint(message: str) -> str:
+    """A ``torch.return_types`` pair used as a tensor: ``x.max(-1)`` for ``x.argmax(-1)``."""
+    which = re.search(r"torch\.return_types\.(\w+)", message)
+    name = which[1] if which else "max"
+    return (
+        f"`.{name}(dim)` (like torch.{name}(x, dim)) returns a pair, (values, indices), not "
+        "one tensor, and your code used that pair as a tensor: take the part you need, "
+        "`.values` or `.indices` (for the position of the largest entry alone there is "
+        "argmax)"
+    )
+
+
+def _operand_hint(message: str) -> str:
+    """``unsupported operand type(s) for @: 'ReLU' and 'Tensor'``, by what the operands are."""
+    found = re.search(r"for (\S+): '([\w.]+)' and '([\w.]+)'", message)
+    if found is None:
+        return ""
+    op, types = found[1], (found[2], found[3])
+    layers = [t for t in types if isinstance(getattr(torch.nn, t, None), type)]
+    if layers:
+        layer = layers[0]
+        return (
+            f"one operand of `{op}` is an nn.{layer} layer, not a tensor: `nn.{layer}(h)` "
+            f"does not apply {layer} to h, it builds a layer (h taken for one of its "
+            "options); apply the function to the tensor (torch.nn.functional has one for "
+            "each such layer), or build the layer first and then call it on the tensor"
+        )
+    scalars = [
+        t
+        for t in types
+        if t in ("float", "int", "complex", "bool")
+        or (t.startswith("numpy.") and t != "numpy.ndarray")
+    ]
+    if op == "@" and scalars:
+        return (
+            "@ needs arrays with at least one axis, and here it got single numbers (looping "
+            "over a 1-D array gives numbers, not vectors)"
+        )
+    return ""
+
+
+def _sequence_hint(message: str) -> str:
+    """``torch.cat(a, b)``: the tensors not given as one sequence."""
+    found = re.search(r"(\w+)\(\): argument 'tensors'", message)
+    name = found[1] if found else "cat"
+    return (
+        f"torch.{name} takes the tensors to join as one sequence (a list or a tuple) and the "
+        f"axis as `dim`: given one by one, the first tensor is taken for that sequence and "
+        "the second for the next argument"
+    )
+
+
 def _axis_hint(message: str) -> str:
     """NumPy's "axis 1 is out of bounds for array of dimension 1"."""
     which = _filled(
@@ -257,6 +311,17 @@ def _cat_hint(message: str) -> str:
 
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
+    *(
+        (
+            negation,
+            _fixed(
+                "a minus sign does not invert booleans: `-mask` asks for the negative of "
+                "True/False, which PyTorch and NumPy refuse. Flipping a boolean mask entry by "
+                "entry is a logical not (the `~` operator, or logical_not())"
+            ),
+        )
+        for negation in ("Negation, the `-` operator, on a bool tensor", "boolean negative")
+    ),
     (
         "not compiled with CUDA",
         _fixed(
@@ -460,11 +525,15 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("too many indices for tensor", _fixed(_INDEX_HINT)),
     ("invalid index to scalar variable", _fixed(_INDEX_HINT)),
     ("is out of bounds for array of dimension", _axis_hint),
+    ("torch.return_types.", _pair_hint),
+    ("unsupported operand type(s) for", _operand_hint),
+    ("argument 'tensors' (position 1) must be tuple of Tensors", _sequence_hint),
     (
-        "unsupported operand type(s) for @",
+        "before Module.__init__() call",
         _fixed(
-            "@ needs arrays with at least one axis, and here it got single numbers (looping "
-            "over a 1-D array gives numbers, not vectors)"
+            "nn.Module's own setup had not run when your `__init__` assigned its first layer: "
+            "a module's `__init__` must first call the parent class's `__init__` (the stub's "
+            "first line), which makes the place where layers and parameters are registered"
         ),
     ),
     (
@@ -549,7 +618,8 @@ def dropped_axis_clue(message: str, inputs: dict[str, Any]) -> str | None:
 
 def error_hints(message: str) -> list[str]:
     """The general hints for an exception message (broadcasting, matrix products)."""
-    return [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    found = [hint(message) for s, hint in _ERROR_HINTS if s in message]
+    return [h for h in found if h]
 
 
 _LIBRARY_DIRS = tuple(
@@ -579,6 +649,14 @@ def where(err: BaseException) -> str | None:
         line = f": {frame.line.strip()}" if frame.line else ""
         return f"{frame.name}, line {frame.lineno}{line}"
     return None
+
+
+def failing_line(err: BaseException) -> str:
+    """The learner's line that raised ``err`` (its innermost frame), or ``""``."""
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if not _is_library(frame.filename):
+            return (frame.line or "").strip()
+    return ""
 
 
 def _called_frames(err: BaseException) -> list[FrameType]:
@@ -620,7 +698,76 @@ _SIGNATURE = re.compile(
 _TWO_AXES_TRANSPOSE = re.compile(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)")
 _MASK_NEW_AXIS = re.compile(r"\bmask(?:\.unsqueeze\(\s*(?:1|-2)\s*\)|\[\s*:\s*,\s*None\s*\])")
 _SPLIT_NO_AXIS = re.compile(r"\b(?:np|torch)\.(?:array_split|split|chunk|tensor_split)\(")
+_PYTHON_NOT = re.compile(r"\bnot\b")
+_CONDITION = re.compile(r"\b(?:if|elif|while|and|or|assert)\b|\b(?:max|min|sorted)\(")
 _RESHAPE = re.compile(r"cannot reshape array of size (\d+) into shape \(([\d, ]+)\)")
+_TORCH_RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
+
+
+# (.detach() is not here: x.detach().requires_grad_() is the right way to start a graph)
+_GRADIENTS_OFF = re.compile(
+    r"(?<![\w.])(?:torch\.)?(no_grad|inference_mode)\s*\(|set_grad_enabled\(\s*False"
+)
+
+
+def _gradients_off(code: Any, scope: dict[str, Any], depth: int = 3) -> tuple[str, str] | None:
+    """``(function name, what)`` for the first of the learner's functions, ``code`` or one it
+    calls (through ``scope``, its globals), whose source turns gradients off."""
+    try:
+        source = textwrap.dedent(inspect.getsource(code))
+    except (OSError, TypeError):
+        return None
+    found = _GRADIENTS_OFF.search(source)
+    if found is not None:
+        what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}
+        return code.co_name, what.get(found.group(1) or "", "torch.set_grad_enabled(False)")
+    if depth == 0:
+        return None
+    try:
+        names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
+    for name in sorted(names):
+        callee = scope.get(name)
+        inner = getattr(callee, "__code__", None)
+        if inner is None or inner is code or _is_library(inner.co_filename):
+            continue
+        got = _gradients_off(inner, getattr(callee, "__globals__", scope), depth - 1)
+        if got is not None:
+            return got
+    return None
+
+
+def _no_graph_diagnosis(err: BaseException) -> str | None:
+    """The tensor a learner differentiates has no graph ("element 0 of tensors does not
+    require grad and does not have a grad_fn"): it is the *output* that autograd cannot
+    follow back, so say where gradients were turned off, if the code says it."""
+    frames = learner_frames(err)
+    if "does not have a grad_fn" not in str(err) or not frames:
+        return None
+    outer = frames[0]
+    found = _gradients_off(outer.f_code, outer.f_globals)
+    if found is not None:
+        name, what = found
+        here = (
+            "your function"
+            if name == outer.f_code.co_name
+            else f"`{name}`, which your code calls (your own function from an earlier exercise?)"
+        )
+        return (
+            f"the tensor you differentiate has no graph: {here} uses `{what}`, and what is "
+            "computed under it is not recorded, so autograd cannot follow it back to x. "
+            "Gradient code needs the forward pass recorded (torch.no_grad() belongs to timing "
+            "and evaluation code)"
+            + ("" if name == outer.f_code.co_name else f"; fix `{name}` and run its check again")
+        )
+    return (
+        "the tensor you differentiate has no graph: autograd recorded nothing between x and "
+        "it. x must require grad before the forward pass uses it (x[None].requires_grad_() "
+        "makes a new tensor, x itself stays as it was), and the forward pass must run with "
+        "gradients on (no torch.no_grad(), .item() or NumPy on the way, and no .detach() "
+        "after x)"
+    )
 
 
 def _call_arguments(line: str, start: int) -> str:
@@ -654,7 +801,11 @@ def widened_mask_clue(err: BaseException) -> str | None:
 def line_diagnosis(err: BaseException) -> str | None:
     """A diagnosis from the exception and the learner's line that raised it, for slips whose
     message alone misleads: a module the course's environment lacks, torch's two-axis
-    ``transpose`` on a NumPy array, a size from the example written into a reshape."""
+    ``transpose`` on a NumPy array, Python's ``not`` applied to a mask, a size from the
+    example written into a reshape, a graph cut before the tensor a learner differentiates."""
+    no_graph = _no_graph_diagnosis(err)
+    if no_graph is not None:
+        return no_graph
     if isinstance(err, ModuleNotFoundError):
         name = (err.name or "that module").split(".")[0]
         return (
@@ -676,6 +827,24 @@ def line_diagnosis(err: BaseException) -> str | None:
             f"`{split.group(0)}...)` cuts along axis 0 unless it is told another axis "
             "(`axis=` in NumPy, `dim=` in torch): which axis of your array holds what you "
             "mean to cut, the first one?"
+        )
+    match = _TORCH_RESHAPE.search(str(err))
+    if match:
+        size = int(match.group(2))
+        for n in (int(s) for s in match.group(1).replace(" ", "").split(",") if s):
+            if n > 1 and size % n and re.search(rf"(?<![\w.]){n}(?![\w.])", line):
+                return (
+                    f"the {n} in your reshape is a size written into your code, and this "
+                    f"case's tensor holds {size} numbers, not a multiple of {n}: read "
+                    "every size from the tensor itself (its `.shape` or `.size(...)`) so "
+                    "that any size fits"
+                )
+    if "is ambiguous" in str(err) and _PYTHON_NOT.search(line) and not _CONDITION.search(line):
+        return (
+            "Python's `not` asks for one True/False of the whole tensor (or array), which a "
+            "mask of several entries does not have: it cannot flip each entry. Flipping a "
+            "boolean mask entry by entry is a logical not applied element-wise (the `~` "
+            "operator, or logical_not())"
         )
     match = _RESHAPE.search(str(err))
     if match:

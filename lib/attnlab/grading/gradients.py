@@ -39,16 +39,44 @@ _CUTS = {
 
 
 class Recorder(TorchFunctionMode):
-    """Notes, while active, the torch calls that cut the autograd graph."""
+    """Notes, while active, the torch calls that cut the autograd graph.
 
-    def __init__(self) -> None:
+    ``quiet``: a module of the grader's (a model handed to the learner's function) whose
+    own cuts are not the learner's: the course's layers keep a detached copy of their
+    attention weights, so the cuts made while one of its sub-modules runs are not noted
+    (``torch.no_grad()`` around it still is).
+    """
+
+    def __init__(self, quiet: torch.nn.Module | None = None) -> None:
         super().__init__()
         self.cuts: list[str] = []
         self.no_grad = False
+        self._quiet = quiet
+        self._inside = 0
+        self._hooks: list[Any] = []
+
+    def _enter_module(self, *_: Any) -> None:
+        self._inside += 1
+
+    def _leave_module(self, *_: Any) -> None:
+        self._inside -= 1
+
+    def __enter__(self) -> Recorder:
+        if self._quiet is not None:
+            for module in self._quiet.modules():
+                self._hooks.append(module.register_forward_pre_hook(self._enter_module))
+                self._hooks.append(module.register_forward_hook(self._leave_module))
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+        return super().__exit__(*exc)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
-        if name in _CUTS and _CUTS[name] not in self.cuts:
+        if name in _CUTS and _CUTS[name] not in self.cuts and not self._inside:
             self.cuts.append(_CUTS[name])
         if not torch.is_grad_enabled():
             self.no_grad = True

@@ -78,6 +78,7 @@ from .forensics import (
     cast_clue,
     dropped_axis_clue,
     error_hints,
+    failing_line,
     hard_coded_size,
     learner_frames,
     line_diagnosis,
@@ -853,6 +854,12 @@ class Grader:
                         "the answer is a whole number, an int: / and math.log give floats "
                         "(3.0); math.ceil, math.floor and // give ints",
                     )
+                elif (
+                    want.dtype == np.bool_
+                    and array.dtype.kind in "iuf"
+                    and "mask" in (self.signature)
+                ):
+                    hint = _numbers_for_booleans(array)
                 else:
                     hint = f"return {want.dtype} values"
                 return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
@@ -928,8 +935,17 @@ class Grader:
             if run_.error is None and run_.outputs is None:
                 outputs, problem, _ = self._as_outputs(run_.returned, run_)
                 run_.outputs = outputs if problem is None else None
-        found = self._explain(runs, index, None, fn, groups=(self._planted,))
-        authored = [h(said) if callable(h) else h for s, h in self.error_hints if s in said]
+        rank, found = self._ranked(runs, index, None, fn, groups=(self._planted,))
+        if found is not None and rank < 3:
+            # a planted mistake that explains only part of the cases gives way to a
+            # generated one that explains every case (the same exceptions, the same values)
+            rank, whole = self._ranked(
+                runs, index, None, fn, groups=(self._dependencies, self._generated)
+            )
+            if whole is not None and rank >= 3:
+                found = whole
+        line = failing_line(err)
+        authored = [_hint_for(h, said, line) for s, h in self.error_hints if s in said]
         authored = [h for h in authored if h]
         if found is None and authored:
             found = authored[0]
@@ -948,6 +964,8 @@ class Grader:
         if found is None:
             general = error_hints(said)
             found = general[0] if general else None
+        if found is None and not ours:
+            found = self._leading_axes_clue(runs)
         if found is not None:
             return self._result(EXCEPTION, message, found, diagnosed=True)
         if ours and "values to unpack" in text:
@@ -988,6 +1006,8 @@ class Grader:
         found = self._explain(runs, index, k, failing_run.learner)
         if found is None:
             found = self._failing_callee(failing_run.learner)
+        if found is None and status == WRONG_VALUES:
+            found = self._typed_in_clue(runs)
         if found is not None:
             return self._result(status, message, found, max_error, diagnosed=True)
         if status == WRONG_VALUES:
@@ -1027,7 +1047,9 @@ class Grader:
                 )
             if clue:
                 return self._result(status, message, clue, max_error, diagnosed=True)
-        clue = self._cases_clue(runs)
+        clue = (self._leading_axes_clue(runs) if status == WRONG_VALUES else None) or (
+            self._cases_clue(runs)
+        )
         if clue:
             return self._result(status, message, clue, max_error, diagnosed=True)
         clue = self._randomness_or_unused_input(runs) if status == WRONG_VALUES else None
@@ -1095,6 +1117,75 @@ class Grader:
                 )
         return None
 
+    def _leading_axes_clue(self, runs: list[_Run]) -> str | None:
+        """For a function of ``(..., d)`` inputs: right on the cases with one number of axes
+        and wrong (or raising) on every case with another, as code written for one pair of
+        vectors, or for a matrix of them, is."""
+        if "..." not in self.signature:
+            return None
+
+        def axes(run: _Run) -> int | None:
+            arrays = [v for v in run.case.inputs.values() if hasattr(v, "shape")]
+            return len(arrays[0].shape) if arrays else None
+
+        right = [r for r in runs if self._right(r)]
+        wrong = [r for r in runs if not self._right(r)]
+        kept = {axes(r) for r in right}
+        if not right or not wrong or len(kept) != 1 or None in kept:
+            return None
+        (n,) = kept
+        if any(axes(r) == n or axes(r) is None for r in wrong):
+            return None
+        failing = wrong[0]
+        what = f"raises {type(failing.error).__name__}" if failing.error is not None else "is wrong"
+        plural = "axis" if n == 1 else "axes"
+        return (
+            f"your code works only on inputs with {n} {plural}: it is right on case "
+            f"{right[0].case.describe()} and {what} on case {failing.case.describe()}. The "
+            f"inputs are {self.signature.split(' -> ')[0]}: any number of leading axes, and "
+            "the same code must handle them all: instead of indexing, looping over or "
+            "transposing a fixed axis, work along the last axis, which every input has"
+        )
+
+    def _typed_in_clue(self, runs: list[_Run]) -> str | None:
+        """A whole-number argument replaced by a constant: on every case the learner gets
+        wrong, the reference called with that argument set to one value (a value another
+        case has: the ``k = 3`` of the examples, the table's ``n = 1000``) gives exactly the
+        learner's result."""
+        if self.statistical or self.wrap is not None:
+            return None
+        wrong = [
+            r for r in runs if r.error is None and r.outputs is not None and not self._right(r)
+        ]
+        if not wrong:
+            return None
+
+        def whole(value: Any) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
+        for arg in [a for a, v in wrong[0].case.inputs.items() if whole(v)]:
+            values = sorted({r.case.inputs[arg] for r in runs if whole(r.case.inputs.get(arg))})
+            for value in values:
+                if all(r.case.inputs.get(arg) == value for r in wrong):
+                    continue
+                for run in wrong:
+                    if not whole(run.case.inputs.get(arg)):
+                        break
+                    moved = Case(run.case.label, {**run.case.inputs, arg: value}, run.case.options)
+                    made = self._again(self.reference, moved)
+                    if made is None or not self._agree(run.outputs, made, False):
+                        break
+                else:
+                    shown = next(r for r in wrong if r.case.inputs[arg] != value)
+                    return (
+                        f"on every case you get wrong, your result is the right one for "
+                        f"{arg} = {value} (case {shown.case.describe()} has {arg} = "
+                        f"{shown.case.inputs[arg]}): is a number typed into your code (the "
+                        f"{value} of another case, or one worked out from it) where it should "
+                        f"read `{arg}`?"
+                    )
+        return None
+
     def _cases_clue(self, runs: list[_Run]) -> str | None:
         def info(run: _Run) -> tuple[str, dict[str, int], Any, Any]:
             named = relations.sizes(self.signature, run.case.inputs)
@@ -1120,6 +1211,18 @@ class Grader:
         groups: tuple[Callable[[list[_Run], Any], Iterator[_Candidate]], ...] | None = None,
     ) -> str | None:
         """The diagnosis of the known mistake that best explains the learner's outcomes."""
+        return self._ranked(runs, index, k, fn, groups)[1]
+
+    def _ranked(
+        self,
+        runs: list[_Run],
+        index: int,
+        k: int | None,
+        fn: Any,
+        groups: tuple[Callable[[list[_Run], Any], Iterator[_Candidate]], ...] | None = None,
+    ) -> tuple[int, str | None]:
+        """``(how well, diagnosis)`` of the known mistake that best explains the learner's
+        outcomes: 3 or more explains every case, less only part of them (0: none)."""
         learner = [(_raised(r.error) if r.error is not None else r.outputs) for r in runs]
         right = [self._right(r) for r in runs]
         best: tuple[tuple[int, ...], _Candidate] | None = None
@@ -1144,10 +1247,10 @@ class Grader:
             if best is not None and best[0][0] >= 3:
                 break  # a full match: later groups can only tie
         if best is None:
-            return None
+            return 0, None
         if best[1].source == "generated":
-            return _in_learner_terms(best[1].diagnosis, fn)
-        return best[1].diagnosis
+            return best[0][0], _in_learner_terms(best[1].diagnosis, fn)
+        return best[0][0], best[1].diagnosis
 
     def _rank(
         self, outcomes: tuple[Any, ...], learner: list[Any], right: list[bool], index: int
@@ -1361,7 +1464,8 @@ _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
 
 def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
     """A generated diagnosis that quotes code the learner's function does not have:
-    "`*` ... where `@` is needed" with no `*` in it, or "`n` instead of `n - 1`" when the
+    "`*` ... where `@` is needed" with no `*` in it, "a minus sign is missing: `e`" when
+    the learner's code has `-e`, or "`n` instead of `n - 1`" when the
     learner's code keeps as many `n - 1` as the worked solution (``reference``) has: the
     same numbers from another mistake."""
     try:
@@ -1373,6 +1477,40 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
         return True
     if diagnosis.startswith("`@` is a matrix product") and ast.MatMult not in ops:
         return True
+    found = re.match(r"you used `(self\.)?(\w+)` where `(?:self\.)?(\w+)` belongs", diagnosis)
+    if found and reference is not None:
+        try:
+            model = ast.parse(textwrap.dedent(reference))
+        except SyntaxError:
+            return False
+
+        def uses(t: ast.AST, name: str) -> int:
+            if found[1]:  # `self.name`
+                return sum(
+                    isinstance(n, ast.Attribute) and n.attr == name and _is_self(n.value)
+                    for n in ast.walk(t)
+                )
+            return sum(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                for n in ast.walk(t)
+            )
+
+        # the mutant has one `belongs` fewer and one `used` more than the worked solution:
+        # a learner who uses both as often as the worked solution made another mistake
+        # (with the same exception, say)
+        return all(uses(tree, n) >= uses(model, n) > 0 for n in (found[2], found[3]))
+    found = re.match(r"a minus sign is missing: `([^`]+)`", diagnosis)
+    if found:  # the learner's code negates that expression: the sign is there
+        try:
+            negated = ast.unparse(ast.parse(found[1], mode="eval"))
+        except SyntaxError:
+            return False
+        return any(
+            isinstance(n, ast.UnaryOp)
+            and isinstance(n.op, ast.USub)
+            and ast.unparse(n.operand) == negated
+            for n in ast.walk(tree)
+        )
     found = re.match(r"off by one: `([^`]+)` instead of `([^`]+)`", diagnosis)
     if found and reference is not None:
         try:
@@ -1386,6 +1524,20 @@ def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
 
         return count(tree) >= count(model) > 0
     return False
+
+
+def _hint_for(hint: Any, said: str, line: str) -> str | None:
+    """An authored error hint: a text, or a function of the exception's text (and of the
+    learner's line that raised it, for a function with a ``line`` parameter)."""
+    if not callable(hint):
+        return hint
+    if "line" in inspect.signature(hint).parameters:
+        return hint(said, line=line)
+    return hint(said)
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _in_learner_terms(diagnosis: str, fn: Any) -> str:
@@ -1515,6 +1667,30 @@ def _none_item(name: str, fn: Any = None) -> str:
     return (
         f"`{name}` is None: a variable that was never given a value, or the result of a "
         "method that works in place and returns None"
+    )
+
+
+def _numbers_for_booleans(array: np.ndarray) -> str:
+    """Why numbers came back where a boolean mask is expected (an exercise whose signature
+    says mask), read from the numbers: an additive mask (0 and -inf or a large negative
+    fill), 0/1 numbers, or either."""
+    kind = array.dtype
+    if array.dtype.kind == "f" and (np.any(np.isneginf(array)) or np.any(array <= -1e4)):
+        return (
+            f"your mask is additive ({kind}: 0 where a key is visible, -inf or a large "
+            "negative number where it is hidden), the convention of masks added to the "
+            "scores; this exercise's mask is boolean, dtype bool, True = may attend"
+        )
+    if array.size and set(np.unique(array).tolist()) <= {0, 1} and np.any(array == 1):
+        return (
+            f"your mask holds 1s and 0s as {kind} numbers: this exercise's mask is boolean, "
+            "dtype bool (True = may attend); a comparison gives booleans, and NumPy and "
+            "torch build arrays of booleans directly (dtype=bool)"
+        )
+    return (
+        f"your mask holds {kind} numbers: this exercise's mask is boolean, dtype bool "
+        "(True = may attend); 1/0 numbers and an additive mask (0 and -inf) are other "
+        "conventions"
     )
 
 

@@ -81,8 +81,8 @@ groups digits: every question takes a number as a number, never as text."""
 
 
 def _decimals(x: float) -> int | None:
-    """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 4; else None."""
-    for digits in range(5):
+    """How many decimals ``x`` is written with (0.13 -> 2, 4.0 -> 0), up to 6; else None."""
+    for digits in range(7):
         if abs(x - round(x, digits)) <= 1e-12 * max(1.0, abs(x)):
             return digits
     return None
@@ -244,7 +244,10 @@ class Question:
 
         A number matches a listed wrong value within the question's tolerance, or when it
         is that value written to fewer digits (0.88 for 0.8808, 2.83 for sqrt(8)); of
-        several, the closest wins (0.3366 is 103/306, not 1/3).
+        several, the closest wins (0.3366 is 103/306, not 1/3). A listed value smaller
+        than the tolerance itself (0.047 when the answer, 48, is taken within 0.5) is
+        matched within a tenth of itself: the tolerance would take in every small number,
+        half of it or twice it too (a listed 0 keeps the whole tolerance: "about 0").
         """
         if self.kind != "number":
             for wrong, diagnosis in self.wrong:
@@ -252,10 +255,18 @@ class Question:
                     return diagnosis
             return None
         given = float(value)
+
+        def near(wrong: float) -> bool:
+            if not self._matches(given, wrong):
+                return False
+            tolerance = self.atol + self.rtol * abs(wrong)
+            small = 0 < abs(wrong) <= tolerance  # 0 itself stands for "about nothing"
+            return not small or abs(given - wrong) <= 0.1 * abs(wrong)
+
         matches = [
             (abs(given - float(wrong)), diagnosis)
             for wrong, diagnosis in self.wrong
-            if self._matches(given, wrong) or _rounded_from(given, float(wrong))
+            if near(float(wrong)) or _rounded_from(given, float(wrong))
         ]
         return min(matches, key=lambda m: m[0])[1] if matches else None
 
