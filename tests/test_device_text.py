@@ -1,4 +1,8 @@
-"""Chapter 9's modules (corpus, modern, decoding) on any device, as ``test_device.py`` checks.
+"""Chapter 9's modules (corpus, modern, decoding, textlm) on any device, as ``test_device.py`` checks.
+
+The modern options of the config-only model (RMSNorm, GELU, SwiGLU, tied weights, fused
+attention) are checked here too: a :class:`DecoderOnlyLM` built with all of them, with
+and without a KV cache, makes nothing on the default device.
 
 The same four groups and the same stand-in for a GPU (PyTorch's ``meta`` device); see
 ``test_device.py``, whose test that every public callable is covered reads :data:`CASES`
@@ -27,7 +31,10 @@ from torch import nn
 
 from attnlab.mechanism import modern
 from attnlab.mechanism import sampling as decoding
-from attnlab.tasks import corpus
+from attnlab.mechanism.config import TransformerConfig
+from attnlab.mechanism.kvcache import KVCache
+from attnlab.mechanism.transformer import DecoderOnlyLM
+from attnlab.tasks import corpus, textlm
 
 B, T, V, D = 2, 3, 5, 8  # batch, length, vocabulary, d_model
 
@@ -35,6 +42,17 @@ EXCLUDED = {
     "corpus.load_shakespeare": "reads the text shipped with the package: a string, no tensor",
     "corpus.shakespeare_split": "two strings, no tensor",
     "corpus.split_text": "a string in, two strings out",
+    "textlm.TextRecipe": "a frozen record of settings: no computation",
+    "textlm.TextRun": "a record of a run's numbers (and its model): no computation",
+    "textlm.shakespeare_ids": "the corpus's ids as CPU tensors, read from the shipped text "
+    "(move them with .to(device))",
+    "textlm.text_model": "builds a DecoderOnlyLM from the recipe's TransformerConfig (the "
+    "model with every modern option is covered under NEED_VALUES)",
+    "textlm.train_text_lm": "trains on the CPU (the timing experiment of chapter 9)",
+    "textlm.write_stored_text_model": "trains on the CPU and writes the shipped files",
+    "textlm.stored_text_model": "loads the stored model onto the CPU (map_location='cpu'); "
+    "move it with .to(device)",
+    "textlm.stored_ablations": "reads stored numbers (JSON): no tensor",
 }
 """Public callables of chapter 9's modules that are not mechanisms, each with the reason."""
 
@@ -54,6 +72,26 @@ class _TinyLM(nn.Module):
 def _model(device: torch.device = CPU) -> _TinyLM:
     torch.manual_seed(0)
     return _TinyLM().to(device)
+
+
+def _modern_lm() -> DecoderOnlyLM:
+    """Every chapter 9 option at once: RMSNorm, SwiGLU, tied weights, fused attention."""
+    torch.manual_seed(0)
+    config = TransformerConfig(
+        d_model=D, n_heads=2, n_layers=2, max_len=6, norm="rms", ffn="swiglu",
+        tie_weights=True, fused_attention=True, bias=False,
+    )  # fmt: skip
+    return DecoderOnlyLM(V, config).eval()
+
+
+def _prepare_modern_cache() -> Any:
+    lm = _modern_lm()
+
+    def run() -> tuple[Any, ...]:
+        cache = KVCache(2)
+        return lm(ids_(B, T, device=CPU), cache), lm(ids_(B, 1, device=CPU), cache)
+
+    return run
 
 
 def _gen() -> torch.Generator:
@@ -193,6 +231,28 @@ NEED_VALUES = [
 ]
 
 
+NEED_VALUES += [
+    Case(
+        "transformer.DecoderOnlyLM",
+        lambda: functools.partial(_modern_lm(), ids_(B, T, device=CPU)),
+        [(B, T, V)],
+        "modern options",
+    ),
+    Case(
+        "transformer.DecoderOnlyLM",
+        _prepare_modern_cache,
+        [(B, T, V), (B, 1, V)],
+        "modern options; cache",
+    ),
+    Case(
+        "textlm.validation_loss",
+        lambda: functools.partial(textlm.validation_loss, _modern_lm(), ids_(13, device=CPU), 4),
+        [],
+        check=lambda loss: isinstance(loss, float) and loss > 0,
+    ),
+]
+
+
 NEED_VALUES.append(
     Case(
         "corpus.CharBPE",
@@ -237,6 +297,15 @@ MIXED = [
         "sampling.text_loss",
         lambda: decoding.text_loss(_model(META), ids_(9, device=CPU), context=3),
     ),
+    Case(
+        "textlm.validation_loss",
+        lambda: textlm.validation_loss(on(_modern_lm()), ids_(9, device=CPU), 3),
+    ),
+    Case(
+        "transformer.DecoderOnlyLM",
+        lambda: on(_modern_lm())(ids_(B, T, device=CPU)),
+        label="modern options",
+    ),
 ]
 
 CASES = ON_META + NEED_VALUES + OWN_TENSORS
@@ -277,10 +346,11 @@ def test_a_seeded_draw_does_not_depend_on_the_dtype_of_the_probabilities() -> No
 
 
 def test_every_case_names_a_public_callable() -> None:
-    names = {c.covers for c in CASES} | set(EXCLUDED)
+    here = ("corpus.", "sampling.", "modern.", "textlm.")  # the model itself is test_device's
+    names = {c.covers for c in CASES if c.covers.startswith(here)} | set(EXCLUDED)
     public = {
         f"{module.__name__.rsplit('.', 1)[-1]}.{name}"
-        for module in (corpus, decoding, modern)
+        for module in (corpus, decoding, modern, textlm)
         for name in module.__all__
         if callable(getattr(module, name))
     }

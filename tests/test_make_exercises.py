@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -592,3 +593,38 @@ def test_the_graders_get_the_solutions_code_and_check_fails_when_it_is_stale(tmp
 
 def test_without_a_grading_package_no_solution_code_is_written(generated, tmp_path):
     assert not (tmp_path / make_exercises.SOLUTION_CODE).exists()
+
+
+def test_every_stub_of_a_class_names_the_exercise_of_its_heading():
+    """A class's __init__ and forward are one exercise: both stubs name the heading's number
+    (they were counted as two, so forward said "Exercise 9.7" while working on 9.6)."""
+    source = (
+        "class MyNorm(nn.Module):\n"
+        "    def __init__(self, d):\n"
+        "        ### BEGIN SOLUTION\n        super().__init__()\n        ### END SOLUTION\n"
+        "    def forward(self, x):\n"
+        "        ### BEGIN SOLUTION\n        return x\n        ### END SOLUTION\n"
+    )
+    stub, labels = make_exercises.stub_code(source, 9, 6, "here", "Exercise 9.6")
+    assert labels == ["Exercise 9.6", "Exercise 9.6"]
+    assert stub.count('raise NotImplementedError("Exercise 9.6")') == 2
+    heading = make_exercises.EXERCISE_HEADING.search("## Exercise 9.6: RMSNorm ★★☆ (15 min)")
+    assert heading is not None and heading["number"] == "9.6"
+
+
+def test_the_committed_stubs_name_the_exercise_they_sit_under():
+    """Each stub names an exercise its heading names ("## Exercise 9.6", or both of
+    "## Exercises 3.5–3.6", where a class's two methods are two exercises)."""
+    heading = re.compile(r"^#{1,6}\s+Exercises?\b.*$", re.MULTILINE)
+    checked = 0
+    for path in sorted((REPO / "exercises").glob("0*.ipynb")):
+        named: set[str] = set()
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                for line in heading.findall(cell.source):
+                    named = set(re.findall(r"\d+\.\d+", line))
+                continue
+            for raised in re.findall(r'NotImplementedError\("Exercise ([\d.]+)"\)', cell.source):
+                assert raised in named, f"{path.name}: a stub says {raised} under {named}"
+                checked += 1
+    assert checked >= 30

@@ -5,7 +5,10 @@ Rules, applied to every solution notebook:
 * In code cells, the lines from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` (nbgrader's
   markers, each alone on its line, any indentation) become one line,
   ``raise NotImplementedError("Exercise N.k")``, at the marker's indentation: N is the
-  chapter number from the file name, k counts the answers of the notebook from 1.
+  chapter number from the file name, k counts the answers of the notebook from 1; the
+  first code cell with answers after an ``## Exercise N.k`` heading takes that heading's
+  number for all its answers (a class's ``__init__`` and ``forward`` are one exercise),
+  and counting goes on from it.
 * A prediction is an answer outside any block that is one assignment (``answer = 0.5``),
   or that ends by assigning the name a line just above the marker sets to ``...`` or
   ``None`` (a worked computation): its stub is ``answer = ...  # your prediction`` (the
@@ -160,7 +163,13 @@ def prediction_name(answer: list[str], placeholder: str | None) -> str | None:
     return None
 
 
-def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, list[str]]:
+EXERCISE_HEADING = re.compile(r"^#{1,6}\s+Exercise\s+(?P<number>\d+\.\d+)\b", re.MULTILINE)
+"""A markdown heading that opens an exercise: ``## Exercise 9.6: RMSNorm ...``."""
+
+
+def stub_code(
+    source: str, chapter: int, first: int, where: str, label: str | None = None
+) -> tuple[str, list[str]]:
     """Replace each marked answer in ``source`` with a stub.
 
     Args:
@@ -168,6 +177,9 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
         chapter: N in ``"Exercise N.k"``.
         first: k of the first answer in this cell.
         where: ``"solutions/02_x.ipynb, cell 4 (id ...)"``, for error messages.
+        label: the exercise every answer of the cell belongs to (``"Exercise 9.6"``, from
+            the heading above the cell): a class's ``__init__`` and ``forward`` are one
+            exercise; without it, each answer counts as the next exercise.
 
     Returns:
         The new source and the stubs' exercise labels (``["Exercise 2.1", ...]``).
@@ -202,7 +214,7 @@ def stub_code(source: str, chapter: int, first: int, where: str) -> tuple[str, l
                 )
             open_at = number
             answer = []
-            labels.append(f"Exercise {chapter}.{first + len(labels)}")
+            labels.append(label or f"Exercise {chapter}.{first + len(labels)}")
             out.append(f'{match["indent"]}raise NotImplementedError("{labels[-1]}")')
         else:
             if open_at is None:
@@ -520,6 +532,7 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
     cells: list[nbformat.NotebookNode] = []
     inside_markdown = False
     answers = 0
+    exercise_label: str | None = None  # a "## Exercise N.k" heading no answer has used
     code_cells: list[tuple[str, str, list[str]]] = []
     for index, original in enumerate(solution.cells):
         cid = cell_id(original, pair.solution.stem, index)
@@ -528,6 +541,9 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
         cell["id"] = cid
         tags = list(cell.metadata.get("tags", []))
         if cell.cell_type == "markdown":
+            heading = EXERCISE_HEADING.search(cell.source)
+            if heading is not None:
+                exercise_label = f"Exercise {heading['number']}"
             text, inside_markdown = strip_markdown(cell.source, inside_markdown, where)
             if SOLUTION_ONLY in tags or not text.strip():
                 continue
@@ -535,8 +551,14 @@ def generate(pair: Pair, root: Path) -> nbformat.NotebookNode:
         elif inside_markdown or SOLUTION_ONLY in tags:
             continue
         elif cell.cell_type == "code":
-            cell.source, labels = stub_code(cell.source, pair.chapter, answers + 1, where)
-            answers += len(labels)
+            cell.source, labels = stub_code(
+                cell.source, pair.chapter, answers + 1, where, exercise_label
+            )
+            if labels and exercise_label is not None:  # the heading's exercise, done
+                answers = int(exercise_label.rsplit(".", 1)[1])
+                exercise_label = None
+            else:
+                answers += len(labels)
             code_cells.append((where, cell.source, tags))
             cell.outputs = []
             cell.execution_count = None

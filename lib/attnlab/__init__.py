@@ -13,7 +13,8 @@ code lives in four layers, each importing only from the layers below it:
   ``modern`` (RMSNorm, GELU, SwiGLU) and ``sampling`` (temperature, top-k, top-p, beam search) (9);
 - ``tasks/``: the tasks and experiments the chapters run on the mechanism. ``rnn`` and
   ``recall`` (1), ``tokenizer`` and ``embeddings`` (2), ``heads`` (4), ``data`` and
-  ``training`` (3, 6, 7), ``corpus`` (the shipped Shakespeare text, its vocabularies) (9);
+  ``training`` (3, 6, 7), ``corpus`` (the shipped Shakespeare text, its vocabularies) and
+  ``textlm`` (training a GPT on it: recipes, the stored model, the ablations) (9);
 - ``drawing/``: ``viz`` (figures) and ``widgets`` (sliders);
 - ``grading/``: the exercises' checks.
 
@@ -99,7 +100,7 @@ from .mechanism.transformer import (
     LayerNorm,
 )
 from .seed import seed_everything
-from .tasks import corpus, data, heads, recall
+from .tasks import corpus, data, heads, recall, textlm
 from .tasks.corpus import CharBPE, CharVocab, load_shakespeare, shakespeare_split
 from .tasks.embeddings import EmbeddingTable, embed, one_hot, toy_embeddings
 from .tasks.rnn import (
@@ -112,6 +113,7 @@ from .tasks.rnn import (
     set_recurrent_radius,
     spectral_radius,
 )
+from .tasks.textlm import TextRecipe, stored_text_model, train_text_lm
 from .tasks.tokenizer import Vocab, WordPieceTokenizer, train_bpe, word_tokenize
 from .tasks.training import train
 
@@ -141,6 +143,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "Slider",
     "SwiGLU",
+    "TextRecipe",
     "TransformerConfig",
     "VanillaRNN",
     "Vocab",
@@ -197,7 +200,9 @@ __all__ = [
     "softmax",
     "spectral_radius",
     "split_heads",
+    "stored_text_model",
     "temperature_probs",
+    "textlm",
     "tiled_attention",
     "to_additive_mask",
     "to_hf_attention_mask",
@@ -209,6 +214,7 @@ __all__ = [
     "trace_shapes",
     "train",
     "train_bpe",
+    "train_text_lm",
     "viz",
     "widgets",
     "word_tokenize",

@@ -178,6 +178,16 @@ def test_cases_tell_a_hard_coded_size_and_an_ignored_input():
     assert cases_clue([case(4)], [case(8)]) is None  # one right case proves nothing
 
 
+def test_an_option_is_blamed_only_when_every_wrong_case_has_it():
+    def case(**options):
+        return ("", {}, {}, options)
+
+    plain, tempered = case(), case(temperature=0.5)
+    assert "`temperature=`" in cases_clue([plain, plain], [tempered, tempered])
+    # wrong on a case without the option too: the option does not explain it
+    assert cases_clue([plain, plain], [plain, tempered]) is None
+
+
 # ------------------------------------------------------------------ exceptions and messages
 
 

@@ -17,7 +17,13 @@
   :func:`attnlab.tasks.heads.write_head_roles`);
 - ``adder.pt``: chapter 7's trained adder, its ``state_dict`` with the losses and held-out
   scores of its training, as ``torch.save`` writes them (:func:`attnlab.tasks.training.stored_adder`,
-  written by :func:`attnlab.tasks.training.write_stored_adder`).
+  written by :func:`attnlab.tasks.training.write_stored_adder`);
+- ``text_model.pt`` and ``text_model.json``: chapter 9's character-level GPT, its weights in
+  float16 with its vocabulary, and the record of its training (recipe, loss curves, final
+  validation loss) as JSON (:func:`attnlab.tasks.textlm.stored_text_model`, written by
+  :func:`attnlab.tasks.textlm.write_stored_text_model`);
+- ``ablations.json``: chapter 9's modern-block ablations (:func:`attnlab.tasks.textlm.stored_ablations`,
+  written by ``python bench/bench_capstone.py --ablations --write``).
 
 They ship with the package (package data in ``pyproject.toml``), so a plain
 ``pip install`` has them; :func:`read_text` reads a text one. The three tables of results

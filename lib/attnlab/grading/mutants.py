@@ -162,7 +162,9 @@ def _numbered(key: str, counts: dict[str, int]) -> str:
 def _code(node: ast.AST, limit: int = 48) -> str:
     """The node as Python, shortened to ``limit`` characters."""
     text = ast.unparse(node)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip(". ,") + "…"  # no "..…" when "..." is cut
 
 
 def _int(node: ast.AST) -> int | None:
@@ -475,7 +477,7 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     elts[i], elts[j] = elts[j], elts[i]
                     yield _Variant(
                         "axis",
-                        f"`{_code(new_parent, 40)}` indexes along the wrong axis: entries "
+                        f"`{_code(new_parent, 60)}` indexes along the wrong axis: entries "
                         f"{i + 1} and {j + 1} of the index are in each other's place",
                         new_parent.slice,
                     )

@@ -522,9 +522,19 @@ class Grader:
         try:
             returned, _ = call_quietly(fn, single)
         except Exception as err:
-            return (
+            said = (
                 f"right values on float64 inputs, but on float32 inputs (case "
-                f"{single.describe()}) it raised {type(err).__name__}: {_raised(err).message}",
+                f"{single.describe()}) it raised {type(err).__name__}: {_raised(err).message}"
+            )
+            if "cannot be converted to type float without overflow" in str(err):
+                return (
+                    said,
+                    "a constant in your code is too large for float32, which holds numbers "
+                    "up to about 3.4e38 (float64's lowest, -1.8e308, is beyond it): a model "
+                    "in float32 would raise this; use a value that every float dtype holds",
+                )
+            return (
+                said,
                 "your code mixes dtypes: something inside is float64 whatever the input "
                 "(a tensor built with dtype=torch.float64, or a `.double()`); build new "
                 "tensors with the input's dtype (`dtype=x.dtype`, `x.new_zeros(...)`)",
@@ -1557,7 +1567,19 @@ def _in_learner_terms(diagnosis: str, fn: Any) -> str:
         used = re.search(rf"\b{re.escape(found[1])}\b", source)
         return found[0] if used else "`["
 
-    return _INDEXED_NAME.sub(index_only, _NAMED_PLACE.sub(keep, diagnosis))
+    diagnosis = _INDEXED_NAME.sub(index_only, _NAMED_PLACE.sub(keep, diagnosis))
+    # A diagnosis that opens on a quote of the worked solution's code ("`z[..., -1:]` indexes
+    # along the wrong axis") does not say the learner wrote it when the learner did not. A
+    # lone operator ("`*` where `@` is needed") names the slip, not a line of code.
+    lead = re.match(r"`([^`]+)`", diagnosis)
+    quotes_code = lead is not None and re.search(r"\w", lead[1]) is not None
+    if quotes_code and _squeezed(lead[1].rstrip("…")) not in _squeezed(source):
+        diagnosis = f"your code does the equivalent of this slip: {diagnosis}"
+    return diagnosis
+
+
+def _squeezed(code: str) -> str:
+    return re.sub(r"\s+", "", code)
 
 
 def _python_loop(fn: Any) -> str | None:

@@ -51,6 +51,8 @@ def _fmt(x: Any) -> str:
         return repr(x)
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))
+    if float(x).is_integer() and abs(float(x)) >= 1e4:  # a count, every digit: 98,304
+        return f"{int(float(x)):,}"
     return f"{float(x):.4g}"
 
 
@@ -72,6 +74,19 @@ def _fmt_given(x: Any, answer: Any) -> str:
         if text != shown:
             return text
     return repr(value)
+
+
+def _number_and_word(text: str) -> tuple[int | float | None, str | None]:
+    """A number written as text and the one word after it ("98304 parameters", "48 MiB"),
+    or ``(None, None)``."""
+    found = re.fullmatch(r"\s*(\S+)\s+([A-Za-z]+)\s*", text)
+    if found is None:
+        return None, None
+    head = found[1]
+    if not (_NUMBER_TEXT.fullmatch(head) or re.fullmatch(r"[+-]?\d+(\.\d+)?", head)):
+        return None, None
+    digits = head.replace(",", "").replace("_", "")
+    return (float(digits) if "." in digits else int(digits)), found[2]
 
 
 _NUMBER_TEXT = re.compile(r"[+-]?\d{1,3}((,\d{3})+|( \d{3})+|(_\d{3})+)(\.\d+)?")
@@ -131,6 +146,8 @@ class Question:
         near, near_hint: a numerical answer within ``near`` (relative) of the right one
             but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
             (e.g. a rounded count where the question asks for the exact one).
+        units: the words a numerical answer may be written with, in quotes, after the
+            number ("98304 parameters" when the question counts parameters).
         near_rounding: ``near_hint`` only for a near answer that is the right one rounded
             or cut to fewer digits (a hint that says "rounded" must not reach a count that
             is a bias vector short).
@@ -181,6 +198,7 @@ class Question:
     near_hint: str = ""
     near_rounding: bool = False
     not_finite_hint: str = ""
+    units: tuple[str, ...] = ()
     aliases: tuple[tuple[Any, str], ...] = ()
     synonyms: tuple[tuple[str, str], ...] = ()
     right_idea: tuple[Any, ...] = ()
@@ -367,6 +385,12 @@ class Question:
                     "write the number without quotes: in quotes it is text, not a number. "
                     f"Python groups digits with underscores, {digits}, not commas"
                 )
+            elif isinstance(given, str):
+                number, word = _number_and_word(given)
+                if number is not None and word is not None and word.lower() in self.units:
+                    return number, None, None
+                if number is not None and word is not None:
+                    hint += f", and without the word {word!r}: answer = 12345, a Python number"
             if isinstance(given, (list, tuple)):
                 hint = "answer one number, not a list: the question asks for a single value"
                 if self.each is not None and len(given) == self.each[0]:

@@ -815,7 +815,10 @@ def cases_clue(
                 f"where it should read {size} from the inputs?"
             )
     for option in sorted({k for _, _, _, options in failed for k in options}):
-        if all(option not in options for _, _, _, options in passed):
+        # the option separates the cases only when every wrong one has it
+        if all(option not in options for _, _, _, options in passed) and all(
+            option in options for _, _, _, options in failed
+        ):
             return (
                 f"right on the cases without `{option}=` and wrong on those with it: is the "
                 f"`{option}` argument used?"

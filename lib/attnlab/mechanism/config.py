@@ -13,6 +13,12 @@ once::
 and every part reads what it needs (nanoGPT's ``GPTConfig`` does the same). The object is
 frozen: ``dataclasses.replace(config, dropout=0.1)`` makes a changed copy.
 
+Chapter 9's modern blocks are options of the same object, whose defaults are chapter 7's
+block: ``norm="rms"`` (RMSNorm for LayerNorm), ``activation="gelu"`` (for ReLU),
+``ffn="swiglu"`` (the gated feed-forward network), ``tie_weights=True`` (the language
+model's read-out shares the embedding matrix) and ``fused_attention=True`` (PyTorch's
+fused kernel computes the attention; the weights are then not kept).
+
 Taught in: chapters/07_transformer.ipynb
 """
 
@@ -21,9 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .._validate import positive_int, positive_number, probability
 
-__all__ = ["TransformerConfig"]
+__all__ = ["ACTIVATION_NAMES", "FFNS", "NORMS", "TransformerConfig"]
+
+NORMS = ("layer", "rms")
+"""``norm``: LayerNorm (chapter 7) or RMSNorm (chapter 9)."""
+FFNS = ("mlp", "swiglu")
+"""``ffn``: the two-layer network with an activation, or the gated SwiGLU network."""
+ACTIVATION_NAMES = ("relu", "gelu", "gelu_tanh", "silu")
+"""``activation`` of the two-layer network (``ffn="mlp"``)."""
 
 
 @dataclass(frozen=True)
@@ -43,12 +58,28 @@ class TransformerConfig:
         norm_first: pre-LN blocks (``True``, the default: they train reliably without a
             careful warm-up) or the paper's post-LN (``False``).
         bias: whether the attention projections and the FFN's linear layers have biases.
-        eps: the LayerNorm epsilon.
+        eps: the LayerNorm (or RMSNorm) epsilon.
+        norm: ``"layer"`` (LayerNorm, the default) or ``"rms"`` (RMSNorm: no centring, no
+            shift), for every norm of the blocks and the stacks.
+        activation: the feed-forward network's activation, one of
+            :data:`ACTIVATION_NAMES`; default ``"relu"`` (the paper's), or ``"silu"`` for
+            ``ffn="swiglu"``, the only one that network takes (its gate is a SiLU).
+        ffn: ``"mlp"`` (the two-layer network, the default) or ``"swiglu"`` (gated, three
+            matrices). With ``d_ff`` left out, SwiGLU's hidden width is ``8 * d_model // 3``,
+            about as many weights as the two-layer network's ``4 * d_model``.
+        tie_weights: a language model's read-out uses the token embedding matrix as its
+            weight (one ``vocab x d_model`` matrix instead of two; its bias stays).
+        fused_attention: compute attention with ``torch.nn.functional.scaled_dot_product_attention``
+            (faster; the same numbers up to rounding). The attention weights are then
+            not computed, so blocks keep none (``attention_maps`` raises): build the same
+            model without it (``dataclasses.replace(config, fused_attention=False)``, then
+            ``load_state_dict``) to look at the maps.
 
     Raises:
         ValueError: a size that is not a positive integer (``np.int64`` is fine), a
             ``d_model`` that ``n_heads`` does not divide, a dropout rate outside
-            ``[0, 1)``, a non-positive ``eps``.
+            ``[0, 1)``, a non-positive ``eps``, an unknown ``norm``, ``activation`` or
+            ``ffn``, an activation other than SiLU for ``ffn="swiglu"``.
 
     Example::
 
@@ -66,6 +97,11 @@ class TransformerConfig:
     norm_first: bool = True
     bias: bool = True
     eps: float = 1e-5
+    norm: str = "layer"
+    activation: str | None = None
+    ffn: str = "mlp"
+    tie_weights: bool = False
+    fused_attention: bool = False
 
     def __post_init__(self) -> None:
         d_model = positive_int(self.d_model, "d_model")
@@ -75,7 +111,11 @@ class TransformerConfig:
                 f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
                 "d_model / n_heads features"
             )
-        d_ff = 4 * d_model if self.d_ff is None else positive_int(self.d_ff, "d_ff")
+        norm = _choice(self.norm, "norm", NORMS)
+        ffn = _choice(self.ffn, "ffn", FFNS)
+        activation = _activation(self.activation, ffn)
+        wide = 4 * d_model if ffn == "mlp" else 8 * d_model // 3  # about 8·D² weights either way
+        d_ff = wide if self.d_ff is None else positive_int(self.d_ff, "d_ff")
         max_len = None if self.max_len is None else positive_int(self.max_len, "max_len")
         checked = {
             "d_model": d_model,
@@ -87,6 +127,11 @@ class TransformerConfig:
             "norm_first": bool(self.norm_first),
             "bias": bool(self.bias),
             "eps": positive_number(self.eps, "eps"),
+            "norm": norm,
+            "activation": activation,
+            "ffn": ffn,
+            "tie_weights": _flag(self.tie_weights, "tie_weights"),
+            "fused_attention": _flag(self.fused_attention, "fused_attention"),
         }
         # Frozen: the checked (plain Python) values are set once, here.
         for name, value in checked.items():
@@ -117,3 +162,27 @@ class TransformerConfig:
                 f"write {who}(TransformerConfig(d_model=..., n_heads=...))"
             )
         return config
+
+
+def _choice(value: Any, name: str, options: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in options:
+        names = ", ".join(repr(o) for o in options)
+        raise ValueError(f"{name} must be one of {names}, got {value!r}")
+    return value
+
+
+def _activation(value: Any, ffn: str) -> str:
+    if ffn == "swiglu":
+        if value not in (None, "silu"):
+            raise ValueError(
+                f"ffn='swiglu' gates with a SiLU, so activation must be 'silu' or left out, got "
+                f"{value!r} (the activation choice is for ffn='mlp')"
+            )
+        return "silu"
+    return "relu" if value is None else _choice(value, "activation", ACTIVATION_NAMES)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

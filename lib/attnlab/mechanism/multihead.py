@@ -24,6 +24,7 @@ from typing import Any
 
 import array_api_compat.torch as torch_xp
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .._validate import (
@@ -141,6 +142,11 @@ class MultiHeadAttention(nn.Module):
         dropout: probability of zeroing an attention weight during training (applied to the
             weights that average the values, as ``nn.MultiheadAttention`` does; the returned
             weights are the ones before dropout). Default 0.
+        fused: compute the attention with PyTorch's fused kernel,
+            ``torch.nn.functional.scaled_dot_product_attention`` (the same equation, the
+            same mask convention; faster, as it never keeps the ``(B, H, T, S)`` weights
+            for the backward pass). ``forward`` then returns ``None`` for the weights, and
+            a query with no visible key still gets a zero attention output. Default ``False``.
 
     Shapes:
         ``query``: ``(B, T, D)``; ``key``, ``value``: ``(B, S, D)``; ``mask``: boolean,
@@ -161,9 +167,16 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(
-        self, d_model: int, n_heads: int, *, bias: bool = True, dropout: float = 0.0
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        fused: bool = False,
     ) -> None:
         super().__init__()
+        self.fused = bool(fused)
         d_model, n_heads = check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.scale = 1.0 / math.sqrt(self.d_head)  # the scores' 1 / sqrt(d)
@@ -174,7 +187,8 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(probability(dropout))
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
+        fused = ", fused=True" if self.fused else ""
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}{fused}"
 
     def forward(
         self,
@@ -184,7 +198,7 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         *,
         cache: Any = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value, mask)
@@ -196,8 +210,11 @@ class MultiHeadAttention(nn.Module):
             k, v = cache.update(k, v)  # -> (B, H, S_cached + S, d) each
         if mask is not None:  # True = may attend, broadcastable to (B, H, T, S)
             mask = check_mask(mask, (*q.shape[:-1], k.shape[-2]), xp, what=_SCORES, like=q)
-        dropout = self.dropout if self.training and self.dropout.p > 0 else None
-        heads, weights = attend(q, k, v, mask, scale=self.scale, dropout=dropout, xp=xp)
+        if self.fused:  # PyTorch's kernel: no weights kept
+            heads, weights = _fused(q, k, v, mask, self.scale, self.dropout), None
+        else:
+            dropout = self.dropout if self.training and self.dropout.p > 0 else None
+            heads, weights = attend(q, k, v, mask, scale=self.scale, dropout=dropout, xp=xp)
         out = self.W_o(_merge(heads, xp))  # (B, H, T, d) -> (B, T, H, d) -> (B, T, D) @ W_o
         return out, weights  # (B, T, D), (B, H, T, S)
 
@@ -309,6 +326,22 @@ class MultiHeadAttention(nn.Module):
                 f"(B, H, T, S): add the head axis, mask[:, None] for a (B, T, S) or "
                 "(B, 1, S) mask shared by all heads"
             )
+
+
+def _fused(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: Any, scale: float, dropout: nn.Dropout
+) -> torch.Tensor:
+    """``softmax(q kᵀ · scale) v`` by ``F.scaled_dot_product_attention``: ``(B, H, T, d)``.
+
+    A query row whose mask hides every key gets a zero output, as :func:`attend` gives it
+    (the kernel's own answer there differs between its backends).
+    """
+    p = dropout.p if dropout.training else 0.0
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, scale=scale)
+    if mask is None:
+        return heads  # (B, H, T, d)
+    seen = mask.any(dim=-1, keepdim=True)  # (..., T, S) -> (..., T, 1): any visible key
+    return heads.masked_fill(~seen, 0.0)  # (B, H, T, d), hidden rows zero
 
 
 def mha_parameter_count(d_model: int, n_heads: int = 1, *, bias: bool = True) -> int:

@@ -39,10 +39,13 @@ Taught in: chapters/07_transformer.ipynb
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .._validate import (
@@ -60,6 +63,9 @@ from .kvcache import KVCache, LayerKV
 from .masking import causal_mask, combine_masks, padding_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+if TYPE_CHECKING:  # modern's layers build on this module's _FeatureNorm: imported where used
+    from .modern import RMSNorm, SwiGLU
 
 __all__ = [
     "Decoder",
@@ -137,13 +143,17 @@ class FeedForward(nn.Module):
     .. math:: \mathrm{FFN}(x) = \max(0,\; x W_1 + b_1)\, W_2 + b_2
 
     ``W_1`` widens ``D -> d_ff`` (the paper: 512 -> 2048), ``W_2`` narrows back. No token
-    sees another here; mixing across positions is attention's job.
+    sees another here; mixing across positions is attention's job. Chapter 9 swaps the
+    ReLU (``max(0, ·)``) for another activation: ``activation="gelu"`` is GPT-2's network.
 
     Args:
         d_model: number of features ``D``.
         d_ff: hidden width.
         dropout: dropout on the hidden activations (as ``nn.TransformerEncoderLayer``).
         bias: whether the two linear layers have biases.
+        activation: ``"relu"`` (the default), ``"gelu"``, ``"gelu_tanh"`` or ``"silu"``,
+            PyTorch's kernels of the functions :mod:`attnlab.mechanism.modern` writes out
+            (``tests/test_modern.py`` checks they agree).
 
     Shapes:
         ``x``: ``(B, T, D)`` (any leading axes); returns ``(B, T, D)``.
@@ -155,17 +165,41 @@ class FeedForward(nn.Module):
     Taught in: chapters/07_transformer.ipynb
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        *,
+        bias: bool = True,
+        activation: str = "relu",
+    ) -> None:
         super().__init__()
         self.d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
+        if activation not in _ACTIVATIONS:
+            raise ValueError(
+                f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}"
+            )
+        self.activation = activation
         self.linear1 = nn.Linear(self.d_model, d_ff, bias=bias)
         self.dropout = nn.Dropout(probability(dropout))
         self.linear2 = nn.Linear(d_ff, self.d_model, bias=bias)
 
+    def extra_repr(self) -> str:
+        return "" if self.activation == "relu" else f"activation={self.activation!r}"
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_input(x, self.d_model, who="FeedForward", module=self)
-        h = torch.relu(self.linear1(x))  # (B, T, D) -> (B, T, d_ff)
+        h = _ACTIVATIONS[self.activation](self.linear1(x))  # (B, T, D) -> (B, T, d_ff)
         return self.linear2(self.dropout(h))  # (B, T, d_ff) -> (B, T, D)
+
+
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": torch.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": functools.partial(F.gelu, approximate="tanh"),
+    "silu": F.silu,
+}
 
 
 # -- the parts of a block, from its config --------------------------------------------------------
@@ -173,15 +207,29 @@ class FeedForward(nn.Module):
 
 def _attention(config: TransformerConfig) -> MultiHeadAttention:
     return MultiHeadAttention(
-        config.d_model, config.n_heads, bias=config.bias, dropout=config.dropout
+        config.d_model,
+        config.n_heads,
+        bias=config.bias,
+        dropout=config.dropout,
+        fused=config.fused_attention,
     )
 
 
-def _feed_forward(config: TransformerConfig) -> FeedForward:
-    return FeedForward(config.d_model, config.d_ff, config.dropout, bias=config.bias)
+def _feed_forward(config: TransformerConfig) -> FeedForward | SwiGLU:
+    from .modern import SwiGLU
+
+    if config.ffn == "swiglu":  # its output dropout is the block's (dropout2 / dropout3)
+        return SwiGLU(config.d_model, config.d_ff, bias=config.bias)
+    return FeedForward(
+        config.d_model, config.d_ff, config.dropout, bias=config.bias, activation=config.activation
+    )
 
 
-def _norm(config: TransformerConfig) -> LayerNorm:
+def _norm(config: TransformerConfig) -> LayerNorm | RMSNorm:
+    from .modern import RMSNorm
+
+    if config.norm == "rms":
+        return RMSNorm(config.d_model, config.eps)
     return LayerNorm(config.d_model, config.eps)
 
 
@@ -206,7 +254,7 @@ class _Block(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None, cache: LayerKV | None = None
     ) -> torch.Tensor:
         out, weights = self.self_attn(x, mask=mask, cache=cache)  # (B, T, D), (B, H, T, S)
-        self.self_attn_weights = weights.detach()
+        self.self_attn_weights = None if weights is None else weights.detach()  # None: fused
         return self.dropout1(out)
 
 
@@ -355,7 +403,7 @@ class DecoderBlock(_Block):
         self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None
     ) -> torch.Tensor:
         out, weights = self.cross_attn(x, memory, memory, mask=mask)  # (B, T, D), (B, H, T, S)
-        self.cross_attn_weights = weights.detach()
+        self.cross_attn_weights = None if weights is None else weights.detach()
         return self.dropout2(out)
 
 
@@ -464,6 +512,26 @@ class _TokenModel(nn.Module):
             with torch.no_grad():
                 embedding.weight[embedding.padding_idx].zero_()
 
+    def _read_out(self, table: nn.Embedding) -> nn.Linear:
+        """The linear map ``D -> vocab`` to logits; with ``config.tie_weights``, its weight *is*
+        the embedding matrix ``table.weight`` ``(vocab, D)`` (one parameter, trained by both).
+
+        A tied matrix starts at N(0, 0.02²), GPT-2's scale, not N(0, 1/D): a normalised
+        token vector ``x`` holds its own token's embedding, and with rows of norm 1 the
+        logit ``x · e_i`` of the token just read would start near ``√D`` and the model
+        would first predict each character again (an initial loss of about 10 nats, not
+        ``ln vocab``). Rows of norm ``0.02·√D`` keep that logit near ``0.02·D``.
+        """
+        vocab = table.num_embeddings
+        to_logits = nn.Linear(self.d_model, vocab)  # weight (vocab, D), bias (vocab,)
+        if self.config.tie_weights:
+            nn.init.normal_(table.weight, std=0.02)
+            if table.padding_idx is not None:
+                with torch.no_grad():
+                    table.weight[table.padding_idx].zero_()
+            to_logits.weight = table.weight  # (vocab, D): token i's logit is x · e_i + b_i
+        return to_logits
+
     def _embed(self, table: nn.Embedding, tokens: torch.Tensor, start: int = 0) -> torch.Tensor:
         """Token vectors · √D + positions ``start ..``, then dropout: ``(B, T) -> (B, T, D)``."""
         x = table(tokens) * math.sqrt(self.d_model)  # (B, T) -> (B, T, D)
@@ -554,7 +622,7 @@ class EncoderDecoder(_TokenModel):
         self.positional = _positions(positional, self.d_model, self.max_len)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder, self.decoder = Encoder(config), Decoder(config)
-        self.to_logits = nn.Linear(self.d_model, tgt_vocab)
+        self.to_logits = self._read_out(self.tgt_embed)
 
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Run the encoder: returns ``memory`` ``(B, S, D)`` and the source mask ``(B, 1, 1, S)``."""
@@ -655,7 +723,7 @@ class DecoderOnlyLM(_TokenModel):
         self.positional = _positions(positional, self.d_model, self.max_len)
         self.dropout = nn.Dropout(config.dropout)
         self.decoder = Decoder(config, cross_attention=False)
-        self.to_logits = nn.Linear(self.d_model, vocab)
+        self.to_logits = self._read_out(self.embed)
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         self._check_tokens(tokens, "tokens", self.vocab)
@@ -692,5 +760,9 @@ class DecoderOnlyLM(_TokenModel):
 
 def _complete(maps: dict[str, list[Any]]) -> dict[str, list[torch.Tensor]]:
     if any(w is None for ws in maps.values() for w in ws):
-        raise RuntimeError("no attention weights yet: run the model on a batch first")
+        raise RuntimeError(
+            "no attention weights yet: run the model on a batch first (a model built with "
+            "fused_attention=True keeps none: rebuild it with fused_attention=False and "
+            "load_state_dict to see its maps)"
+        )
     return maps
