@@ -22,6 +22,7 @@ from attnlab import grading
 from attnlab.grading import Case, Grader
 from attnlab.grading.ch01 import check_rnn_step
 from attnlab.grading.ch03 import check_attention, check_attention_torch, check_self_attention_module
+from attnlab.grading.forensics import error_hints
 from attnlab.grading.relations import (
     Seen,
     cases_clue,
@@ -426,3 +427,25 @@ def test_a_wrong_helper_the_learner_never_calls_is_not_blamed():
     used = _names_used(scope["calls_own"], scope)
     assert used is not None and "own" in used and "attention_torch" not in used
     assert "attention_torch" in _names_used(scope["calls_it"], scope)
+
+
+def test_cat_without_a_sequence_is_named_in_both_of_pytorchs_wordings():
+    # torch 2.5 (the lowest allowed) words torch.cat(a, b, dim=1) as an invalid combination;
+    # later versions name the 'tensors' argument. Another function's invalid combination
+    # gets no such hint.
+    older = (
+        "TypeError: cat() received an invalid combination of arguments - got (Tensor, Tensor, "
+        "dim=int), but expected one of:\n * (tuple of Tensors tensors, int dim = 0, *, Tensor "
+        "out = None)\n"
+    )
+    newer = "TypeError: cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+    other = (
+        "TypeError: matmul() received an invalid combination of arguments - got (Tensor, "
+        "Tensor, Tensor), but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = "
+        "None)\n"
+    )
+    for message in (older, newer):
+        assert any(
+            "torch.cat takes the tensors to join as one sequence" in h for h in error_hints(message)
+        )
+    assert not any("one sequence" in h for h in error_hints(other))

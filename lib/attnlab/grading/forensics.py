@@ -263,9 +263,21 @@ def _operand_hint(message: str) -> str:
 
 
 def _sequence_hint(message: str) -> str:
-    """``torch.cat(a, b)``: the tensors not given as one sequence."""
+    """``torch.cat(a, b)``: the tensors not given as one sequence.
+
+    PyTorch words it two ways: "cat(): argument 'tensors' (position 1) must be tuple of
+    Tensors" (recent versions), and, as torch 2.5 does for ``cat(a, b, dim=1)``, "cat()
+    received an invalid combination of arguments - got (Tensor, Tensor, ...), but expected
+    one of: * (tuple of Tensors tensors, ...)"."""
     found = re.search(r"(\w+)\(\): argument 'tensors'", message)
-    name = found[1] if found else "cat"
+    if found is None:
+        found = re.search(
+            r"(\w+)\(\) received an invalid combination of arguments - got \(Tensor, Tensor",
+            message,
+        )
+        if found is None or "(tuple of Tensors tensors" not in message:
+            return ""
+    name = found[1]
     return (
         f"torch.{name} takes the tensors to join as one sequence (a list or a tuple) and the "
         f"axis as `dim`: given one by one, the first tensor is taken for that sequence and "
@@ -528,6 +540,7 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("torch.return_types.", _pair_hint),
     ("unsupported operand type(s) for", _operand_hint),
     ("argument 'tensors' (position 1) must be tuple of Tensors", _sequence_hint),
+    ("received an invalid combination of arguments - got (Tensor, Tensor", _sequence_hint),
     (
         "before Module.__init__() call",
         _fixed(
