@@ -170,7 +170,11 @@ _wordpiece_truthy = _wordpiece_looking_up(
 
 
 def _wordpiece_single_hash(word: str, vocab: dict[str, int]) -> list[int]:
-    """Planted: the continuation mark written as a single "#"."""
+    """Planted: the continuation mark written as a single "#".
+
+    Written out, not built by :func:`_wordpiece_looking_up`: its mistake is told from "only
+    the whole word looked up" (the same ids) by ``needs``, which reads the graded function's
+    own source, so the ``"#"`` must stand in it."""
     pieces, start = [], 0
     while start < len(word):
         for end in range(len(word), start, -1):
