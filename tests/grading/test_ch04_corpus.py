@@ -1023,7 +1023,7 @@ def r7_split_reshape_h_d_t(x, n_heads):
 
 
 def r7_merge_first_head(x):
-    B, H, T, d = x.shape
+    B, _H, T, d = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, T, -1)[..., :d]
 
 
