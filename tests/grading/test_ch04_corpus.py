@@ -1033,7 +1033,11 @@ def r7_merge_last_head(x):
 
 class R7KeysTransposedOneThree(Base):
     def forward(self, query, key, value, mask=None):
-        q, k, v = self.heads(self.W_q(query)), self.heads(self.W_k(key)), self.heads(self.W_v(value))
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
         s = q @ k.transpose(1, 3) / math.sqrt(self.d_head)
         if mask is not None:
             s = s.masked_fill(~mask, float("-inf"))
@@ -1044,7 +1048,9 @@ class R7KeysTransposedOneThree(Base):
 def r7_load_side_by_side(ours, theirs):
     D = ours.W_q.weight.shape[1]
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(-1, D))
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(-1, D)
+        )
         theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
         theirs.out_proj.weight.copy_(ours.W_o.weight)
         theirs.out_proj.bias.copy_(ours.W_o.bias)
@@ -1053,7 +1059,9 @@ def r7_load_side_by_side(ours, theirs):
 def r7_load_stacked_dim_1(ours, theirs):
     D = ours.W_q.weight.shape[1]
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.stack([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(3 * D, D))
+        theirs.in_proj_weight.copy_(
+            torch.stack([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(3 * D, D)
+        )
         theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
         theirs.out_proj.weight.copy_(ours.W_o.weight)
         theirs.out_proj.bias.copy_(ours.W_o.bias)
