@@ -314,19 +314,28 @@ class _Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
 
-    def _replies(self, msg_id: str) -> list[dict[str, Any]]:
-        """The IOPub messages caused by request ``msg_id``, until the kernel is idle."""
+    def _until_sentinel(self) -> list[dict[str, Any]]:
+        """Every IOPub message (but status) until the kernel has also run a sentinel cell.
+
+        The kernel handles shell messages in order, so these are the messages the request
+        sent just before caused. They are not picked by their parent header: ipykernel 7
+        has been seen to publish replies (and the idle status) under another request's
+        header when the machine is loaded, and a wait for "idle of this request" then
+        timed out on CI (for a comm message, and once for an execute request)."""
+        sentinel = self.kc.execute("pass")
         seen = []
         while True:
-            msg = self.kc.get_iopub_msg(timeout=120)
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-                return seen
-            seen.append(msg)
+            reply = self.kc.get_iopub_msg(timeout=120)
+            done = reply["parent_header"].get("msg_id") == sentinel
+            if done and reply["msg_type"] == "status":
+                if reply["content"]["execution_state"] == "idle":
+                    return seen
+            elif reply["msg_type"] != "status":
+                seen.append(reply)
 
     def execute(self, code: str) -> list[dict[str, Any]]:
-        messages = self._replies(self.kc.execute(code))
+        self.kc.execute(code, stop_on_error=False)  # an error must not abort the sentinel
+        messages = self._until_sentinel()
         errors = [m["content"] for m in messages if m["msg_type"] == "error"]
         assert not errors, "\n".join(e["ename"] + ": " + e["evalue"] for e in errors)
         return messages
@@ -347,16 +356,7 @@ class _Kernel:
         """
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         self.kc.shell_channel.send(msg)
-        sentinel = self.kc.execute("pass")
-        seen = []
-        while True:
-            reply = self.kc.get_iopub_msg(timeout=120)
-            done = reply["parent_header"].get("msg_id") == sentinel
-            if done and reply["msg_type"] == "status":
-                if reply["content"]["execution_state"] == "idle":
-                    return seen
-            elif reply["msg_type"] != "status":
-                seen.append(reply)
+        return self._until_sentinel()
 
     def close(self) -> None:
         self.kc.stop_channels()

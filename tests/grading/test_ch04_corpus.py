@@ -1011,6 +1011,76 @@ def r6_load_q_v_k(ours, theirs):
         theirs.out_proj.bias.copy_(ours.W_o.bias)
 
 
+# The seventh learner round (issue 28), chapter 4 after round 6's fixes: its generic cases.
+def r7_split_reshape_d_t_h(x, n_heads):
+    B, T, D = x.shape
+    return x.reshape(B, D // n_heads, T, n_heads).transpose(0, 3, 2, 1)
+
+
+def r7_split_reshape_h_d_t(x, n_heads):
+    B, T, D = x.shape
+    return x.reshape(B, n_heads, D // n_heads, T).transpose(0, 1, 3, 2)
+
+
+def r7_merge_first_head(x):
+    B, _H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, -1)[..., :d]
+
+
+def r7_merge_last_head(x):
+    return x[:, -1]
+
+
+class R7KeysTransposedOneThree(Base):
+    def forward(self, query, key, value, mask=None):
+        q, k, v = (
+            self.heads(self.W_q(query)),
+            self.heads(self.W_k(key)),
+            self.heads(self.W_v(value)),
+        )
+        s = q @ k.transpose(1, 3) / math.sqrt(self.d_head)
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = s.softmax(-1)
+        return self.W_o(self.merge(w @ v)), w
+
+
+def r7_load_side_by_side(ours, theirs):
+    D = ours.W_q.weight.shape[1]
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(-1, D)
+        )
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+def r7_load_stacked_dim_1(ours, theirs):
+    D = ours.W_q.weight.shape[1]
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(
+            torch.stack([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight], 1).reshape(3 * D, D)
+        )
+        theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        theirs.out_proj.bias.copy_(ours.W_o.bias)
+
+
+ROUND_SEVEN = [
+    ("split_heads", "round 7: reshape(B, d, T, H)", r7_split_reshape_d_t_h, "reshape is to (B, d, T, H)"),
+    ("split_heads", "round 7: reshape(B, H, d, T)", r7_split_reshape_h_d_t, "reshape is to (B, H, d, T)"),
+    ("merge_heads", "round 7: [..., :d] after the merge", r7_merge_first_head, "the first head's"),
+    ("merge_heads", "round 7: x[:, -1]", r7_merge_last_head, "the last head's"),
+    ("bert_parameters", "round 7: one too many", 2_362_369, "arithmetic slipped"),
+    ("bert_parameters", "round 7: 7 too few", 2_362_361, "7 too few"),
+    ("bert_parameters", "round 7: a fifth bias", 4 * 768 * 768 + 5 * 768, "counted where the layer has none"),
+    ("multihead_attention", "round 7: k.transpose(1, 3)", R7KeysTransposedOneThree, "swaps axes 1 and 3 of `k`"),
+    ("load_into_torch", "round 7: cat along dim 1, reshaped", r7_load_side_by_side, "side by side"),
+    ("load_into_torch", "round 7: stack along dim 1, reshaped", r7_load_stacked_dim_1, "side by side"),
+]  # fmt: skip
+
+
 ROUND_SIX = [
     ("split_heads", "round 6: .T after the reshape", r6_split_dot_t, "`.T`"),
     ("split_heads", "round 6: np.stack(..., axis=0)", r6_split_stack_axis_0, "B axis and the H axis are swapped"),
@@ -1167,6 +1237,7 @@ CORPUS = [
     *ROUND_FOUR,
     *ROUND_FIVE,
     *ROUND_SIX,
+    *ROUND_SEVEN,
 ]  # fmt: skip
 
 CORRECT = [

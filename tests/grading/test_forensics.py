@@ -449,3 +449,31 @@ def test_cat_without_a_sequence_is_named_in_both_of_pytorchs_wordings():
             "torch.cat takes the tensors to join as one sequence" in h for h in error_hints(message)
         )
     assert not any("one sequence" in h for h in error_hints(other))
+
+
+def _raised(fn, *args):
+    try:
+        fn(*args)
+    except Exception as err:  # the error itself is what is tested
+        return err
+    raise AssertionError("expected an exception")
+
+
+def test_a_transpose_of_axes_other_than_the_last_two_is_named_by_its_axes():
+    from attnlab.grading.forensics import transposed_axes_clue
+
+    q, k = torch.zeros(2, 3, 5, 4), torch.zeros(2, 3, 6, 4)
+
+    def wrong(q, k):
+        return q @ k.transpose(1, 3)
+
+    def right_then_other_mistake(q, k):
+        return q @ k.transpose(-2, -1) @ k.transpose(2, 3)  # the second product fails
+
+    def three_axes(q, k):
+        return q[0] @ k[0].transpose(0, 1)  # no name: the transposed tensor is not read
+
+    clue = transposed_axes_clue(_raised(wrong, q, k))
+    assert clue is not None and "swaps axes 1 and 3 of `k`" in clue and "(2, 3, 6, 4)" in clue
+    assert transposed_axes_clue(_raised(right_then_other_mistake, q, k)) is None
+    assert transposed_axes_clue(_raised(three_axes, q, k)) is None

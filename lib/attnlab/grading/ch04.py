@@ -103,6 +103,46 @@ def _split_two_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     return x.reshape(B, T, 2, D // 2).transpose(0, 2, 1, 3)
 
 
+def _split_after(order: tuple[int, ...]) -> Callable[[np.ndarray, int], np.ndarray]:
+    """A split that reshapes x to the sizes of ``order`` (indices into (B, T, H, d)), then
+    moves the axes so named into (B, H, T, d)."""
+
+    def split(x: np.ndarray, n_heads: int) -> np.ndarray:
+        B, T, D = x.shape
+        sizes = (B, T, n_heads, D // n_heads)
+        named = x.reshape([sizes[i] for i in order])
+        return named.transpose([order.index(i) for i in (0, 2, 1, 3)])
+
+    return split
+
+
+_SPLIT_AXES = ("B", "T", "H", "d")
+
+
+def _split_order_mistakes() -> tuple[Mistake, ...]:
+    """Each order of the reshape's four sizes but the right one (B, T, H, d), its axes then
+    moved into (B, H, T, d) by name: a reshape regroups the numbers in the order they lie,
+    so every other order scrambles them (the two orders with a diagnosis of their own, (B,
+    H, T, d) and (B, T, d, H), are left out)."""
+    own = {(0, 1, 2, 3), (0, 2, 1, 3), (0, 1, 3, 2)}
+    found = []
+    for order in itertools.permutations(range(4)):
+        if order in own:
+            continue
+        names = ", ".join(_SPLIT_AXES[i] for i in order)
+        found.append(
+            Mistake(
+                f"your reshape is to ({names}), and then you moved the axes so named into "
+                "(B, H, T, d): the shape is right, but a reshape only regroups x's numbers "
+                "in the order they lie in memory (batch entry, then token, then its D "
+                "features), it cannot move an axis. Its sizes must follow that order; "
+                "moving axes is the transpose's job, after it",
+                _split_after(order),
+            )
+        )
+    return tuple(found)
+
+
 SPLIT_HEADS = GRADERS.add(
     Grader(
         name="split_heads",
@@ -151,6 +191,7 @@ SPLIT_HEADS = GRADERS.add(
                 "the argument `n_heads`, and d = D // n_heads",
                 _split_two_heads,
             ),
+            *_split_order_mistakes(),
         ),
         error_hints=(
             (
@@ -340,6 +381,15 @@ MERGE_HEADS = GRADERS.add(
                 "your heads overlap: head h's block starts at column h (a slice h:h+d), but "
                 "each head owns its own block of d columns, h*d .. (h+1)*d - 1",
                 _merge_overlapping,
+            ),
+            *(
+                Mistake(
+                    f"your output holds one head's d features per token, {which} head's (a "
+                    "slice or an index kept it and dropped the others): the merged vector "
+                    "keeps all H heads side by side, H·d numbers a token",
+                    lambda x, h=h: x[:, h],
+                )
+                for h, which in ((0, "the first"), (-1, "the last"))
             ),
             *_merge_order_mistakes(),
         ),
@@ -578,6 +628,32 @@ _BERT_WRONG: tuple[tuple[Any, str], ...] = (
 )
 """4.4's own wrong counts (4.3's mistakes add the others)."""
 
+
+def _bert_reason(given: float) -> str | None:
+    """A count of 4.4 that no listed mistake explains, read from its distance to the right
+    one: whole bias vectors of D = 768 too many or too few, or a slip in the arithmetic."""
+    right = 2_362_368
+    if given != int(given) or given <= 0:
+        return None
+    off = int(given) - right
+    more = "too many" if off > 0 else "too few"
+    vectors, left = divmod(abs(off), 768)
+    if left == 0 and 1 <= vectors <= 8:
+        return (
+            f"your count is {abs(off):,} = {vectors} x 768 {more}: {vectors} vector"
+            f"{'s' * (vectors > 1)} of D = 768 numbers (a bias, or a row of a 768 x 768 "
+            f"matrix) {'counted where the layer has none' if off > 0 else 'left out'}: "
+            "list each projection's weight and bias and count them again"
+        )
+    if abs(off) < 100:
+        return (
+            f"your count is {abs(off)} {more}, far less than any part of the layer (its "
+            "smallest part, a bias, has 768 numbers): what you counted is right, the "
+            "arithmetic slipped. Work out each term again, then add"
+        )
+    return None
+
+
 BERT_PARAMETERS = GRADERS.add(
     Question(
         name="bert_parameters",
@@ -592,6 +668,7 @@ BERT_PARAMETERS = GRADERS.add(
         near_rounding=True,
         near_hint="close, but rounded: the question asks for the exact count, every weight "
         "and every bias of the layer",
+        reason=_bert_reason,
     )
 )
 
@@ -1118,6 +1195,7 @@ def _loader(
     out_bias_from=None,
     bias_order=None,
     out_bias=True,
+    side_by_side=False,
 ) -> Callable:
     out_transpose = transpose if out_transpose is None else out_transpose
     bias_order = order if bias_order is None else bias_order
@@ -1132,7 +1210,11 @@ def _loader(
         with torch.no_grad():
             w = [lin.weight.T if transpose else lin.weight for lin in lins]
             if in_weight:
-                theirs.in_proj_weight.copy_(numbers(torch.cat(w)))
+                # side_by_side: joined along dim 1, (D, 3D), then reshaped to (3D, D)
+                joined = (
+                    torch.cat(w, dim=1).reshape(-1, w[0].shape[1]) if side_by_side else torch.cat(w)
+                )
+                theirs.in_proj_weight.copy_(numbers(joined))
             if biases and in_bias:
                 theirs.in_proj_bias.copy_(numbers(torch.cat([lin.bias for lin in bias_lins])))
             if out_proj:
@@ -1275,6 +1357,14 @@ LOAD_INTO_TORCH = GRADERS.add(
                 out_bias=False,
             ),
             *_block_order_mistakes(),
+            _load_mistake(
+                "in_proj_weight has the right shape, but each of its rows mixes W_q, W_k and "
+                "W_v: joined along dim 1 the three matrices sit side by side, (D, 3D), and a "
+                "reshape to (3D, D) then cuts that into rows in memory order, pieces of all "
+                "three. Its first D rows must be W_q's rows, whole, then W_k's, then W_v's: "
+                "along which axis do blocks go one after another?",
+                side_by_side=True,
+            ),
             _load_mistake(
                 "your weights went through float32 before the copy (a .float(), or a "
                 "float32 tensor): copy_ keeps theirs' float64, but the digits beyond "

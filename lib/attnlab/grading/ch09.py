@@ -1670,7 +1670,6 @@ TIED_SAVINGS = GRADERS.add(
         near=0.01,
         near_hint="close, but a parameter count is exact: multiply the two sizes of the "
         "tied matrix out, every digit (a rounded or estimated count is not accepted)",
-        units=("parameters", "parameter", "numbers", "weights"),
         hint="which two tensors does tying make one, and what is the shape of each? "
         f"({_MODERN_SECTION})",
     )

@@ -44,6 +44,7 @@ __all__ = [
     "quiet",
     "raised_directly",
     "signature_mismatch",
+    "transposed_axes_clue",
     "unfinished_callee",
     "where",
     "widened_mask_clue",
@@ -807,6 +808,62 @@ def widened_mask_clue(err: BaseException) -> str | None:
             "(T, S) mask, which lines its T axis up against another axis of the scores: a "
             "(T, S) mask broadcasts over the scores' leading axes as it is (axes of size 1 "
             "go in front, not in the middle)"
+        )
+    return None
+
+
+_NAMED_TRANSPOSE = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.transpose\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)"
+)
+_SHAPE_ERRORS = (
+    "must match the size",
+    "could not be broadcast",
+    "cannot be multiplied",
+    "Expected size for first two dimensions",
+    "mismatch in its core dimension",
+    "not aligned",
+)
+
+
+def _named_value(frame: FrameType, name: str) -> Any:
+    """``name`` (``k`` or ``self.k``) as the learner's frame holds it; None if unknown."""
+    first, *rest = name.split(".")
+    value = frame.f_locals.get(first, frame.f_globals.get(first))
+    for attr in rest:
+        value = getattr(value, attr, None)
+    return value
+
+
+def transposed_axes_clue(err: BaseException) -> str | None:
+    """A product or broadcast that fails on a line where a tensor of three or more axes is
+    transposed on two axes that are not its last two (``k.transpose(1, 3)`` for q kᵀ).
+
+    A fallback, after the exercise's own diagnoses: it reads the transposed tensor's number
+    of axes from the learner's frame, so a transpose of the last two (by any numbering) is
+    never named."""
+    frames = learner_frames(err)
+    line = failing_line(err)
+    if not frames or not any(s in str(err) for s in _SHAPE_ERRORS):
+        return None
+    if "@" not in line and not re.search(r"\b(?:matmul|bmm)\(", line):
+        return None
+    for found in _NAMED_TRANSPOSE.finditer(line):
+        value = _named_value(frames[-1], found.group(1))
+        ndim = getattr(value, "ndim", None)
+        if not isinstance(ndim, int) or ndim < 3:
+            continue
+        i, j = (int(found.group(n)) for n in (2, 3))
+        if not (-ndim <= i < ndim and -ndim <= j < ndim):
+            continue
+        a, b = sorted((i % ndim, j % ndim))
+        if (a, b) == (ndim - 2, ndim - 1) or a == b:
+            continue
+        shape = tuple(int(n) for n in value.shape)
+        return (
+            f"`{found.group(0)}` swaps axes {a} and {b} of `{found.group(1)}`, which has "
+            f"{ndim} axes, {shape}: `@` multiplies the matrices held in the last two axes and "
+            "lines up every axis before them, so turning each of those matrices over swaps "
+            "the last two axes only and leaves the others where they are"
         )
     return None
 

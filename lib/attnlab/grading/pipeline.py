@@ -84,6 +84,7 @@ from .forensics import (
     line_diagnosis,
     raised_directly,
     signature_mismatch,
+    transposed_axes_clue,
     unfinished_callee,
     where,
     widened_mask_clue,
@@ -968,7 +969,7 @@ class Grader:
         if found is None:
             found = self._failing_callee(fn)
         if found is None and not ours:
-            found = widened_mask_clue(err)
+            found = widened_mask_clue(err) or transposed_axes_clue(err)
         if found is None:
             found = dropped_axis_clue(said, run.case.inputs)
         if found is None:

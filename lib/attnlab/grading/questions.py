@@ -146,8 +146,6 @@ class Question:
         near, near_hint: a numerical answer within ``near`` (relative) of the right one
             but outside the tolerance, and not a listed wrong answer, gets ``near_hint``
             (e.g. a rounded count where the question asks for the exact one).
-        units: the words a numerical answer may be written with, in quotes, after the
-            number ("98304 parameters" when the question counts parameters).
         near_rounding: ``near_hint`` only for a near answer that is the right one rounded
             or cut to fewer digits (a hint that says "rounded" must not reach a count that
             is a bias vector short).
@@ -198,7 +196,6 @@ class Question:
     near_hint: str = ""
     near_rounding: bool = False
     not_finite_hint: str = ""
-    units: tuple[str, ...] = ()
     aliases: tuple[tuple[Any, str], ...] = ()
     synonyms: tuple[tuple[str, str], ...] = ()
     right_idea: tuple[Any, ...] = ()
@@ -386,9 +383,9 @@ class Question:
                     f"Python groups digits with underscores, {digits}, not commas"
                 )
             elif isinstance(given, str):
+                # One policy for every question: the answer is a Python number, and text is
+                # refused with how to write it, the unit word named ("98304 parameters").
                 number, word = _number_and_word(given)
-                if number is not None and word is not None and word.lower() in self.units:
-                    return number, None, None
                 if number is not None and word is not None:
                     hint += f", and without the word {word!r}: answer = 12345, a Python number"
             if isinstance(given, (list, tuple)):
