@@ -477,3 +477,21 @@ def test_a_transpose_of_axes_other_than_the_last_two_is_named_by_its_axes():
     assert clue is not None and "swaps axes 1 and 3 of `k`" in clue and "(2, 3, 6, 4)" in clue
     assert transposed_axes_clue(_raised(right_then_other_mistake, q, k)) is None
     assert transposed_axes_clue(_raised(three_axes, q, k)) is None
+
+
+def test_a_full_reversal_of_a_batch_by_dot_T_is_named_by_its_shapes():
+    from attnlab.grading.forensics import reversed_axes_clue
+
+    block, m = np.zeros((2, 3, 4)), np.zeros((2, 3))
+
+    def wrong(block, m):
+        return np.exp(block.T - m).T
+
+    def matrix(block, m):
+        rows = block[0]
+        return rows.T - m  # a 2-D .T swaps the last two axes: not the mistake named
+
+    clue = reversed_axes_clue(_raised(wrong, block, m))
+    assert clue is not None and "reverses all 3 axes of `block`" in clue
+    assert "(2, 3, 4) -> (4, 3, 2)" in clue
+    assert reversed_axes_clue(_raised(matrix, block, m)) is None
