@@ -2097,12 +2097,14 @@ GQA_MODULE = GRADERS.add(
             ("size mismatch for W_v", _kv_size_hint),
             (
                 "size mismatch for W_q",
-                "W_q keeps all H query heads: nn.Linear(d_model, d_model); only W_k and W_v "
-                "shrink to n_kv_heads * d_head",
+                "W_q keeps all H query heads, H·d = d_model features in and out, the "
+                "size of a multi-head layer's; only W_k and W_v shrink to n_kv_heads * "
+                "d_head",
             ),
             (
                 "size mismatch for W_o",
-                "W_o mixes the H concatenated heads back: nn.Linear(d_model, d_model)",
+                "W_o mixes the H concatenated heads back: H·d = d_model features in, "
+                "d_model out (the query heads, not the n_kv_heads key-value heads)",
             ),
             (
                 "key(s) in state_dict",
