@@ -495,3 +495,13 @@ def test_a_full_reversal_of_a_batch_by_dot_T_is_named_by_its_shapes():
     assert clue is not None and "reverses all 3 axes of `block`" in clue
     assert "(2, 3, 4) -> (4, 3, 2)" in clue
     assert reversed_axes_clue(_raised(matrix, block, m)) is None
+
+
+def test_axes_in_another_order_under_a_signature_that_names_fewer_axes():
+    """Round 7: "(B, 1, max_len)" names no axis of size 1, so the signature's axis names
+    are fewer than the output's axes: the clue numbers the axes instead of failing."""
+    from attnlab.grading.relations import _order_text
+
+    assert "the order (2, 1, 0) of the expected axes" in _order_text((2, 1, 0), ())
+    assert "the order (1, 0, 2) of the expected axes" in _order_text((1, 0, 2), ("B", "S"))
+    assert "(S, B) where (B, S) is expected" in _order_text((1, 0), ("B", "S"))
