@@ -1416,8 +1416,7 @@ def _table_misplaced(layer: torch.nn.Module, out: Any) -> Finding | None:
     if tuple(out.shape) == (3, 3, 4):
         return Finding(
             WRONG_SHAPE,
-            f"for x of shape (1, 3, 4), PositionalEncoding(4, {MAX_LEN}) returns shape "
-            "(3, 3, 4)",
+            f"for x of shape (1, 3, 4), PositionalEncoding(4, {MAX_LEN}) returns shape (3, 3, 4)",
             "the rows you add have their 3 positions on axis 0, x's batch axis, with an axis "
             "of size 1 after them, shape (T, 1, D): they broadcast against x's T positions "
             "instead of adding to them. A (T, D) slice of the table already broadcasts over "
