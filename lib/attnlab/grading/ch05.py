@@ -34,7 +34,7 @@ from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
+from .specs import Case, Mistake, Property
 from .status import EXCEPTION, WRONG_SHAPE, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
@@ -351,6 +351,50 @@ _SOME_BLOCKS = (
 """Blocks filled for some pairs only: (which, diagnosis with ``{left}``, what the rest is)."""
 
 
+def _pairs_listed(pairs: list[int]) -> str:
+    """``"the block of pair 0 is"``, ``"the blocks of pairs 1, 3 are"``."""
+    listed = ", ".join(map(str, pairs))
+    return (
+        f"the block of pair {listed} is" if len(pairs) == 1 else f"the blocks of pairs {listed} are"
+    )
+
+
+def _offset_blocks(outputs: Any, case: Case) -> str | None:
+    """Forensics on a block-diagonal answer: some pairs' blocks right, the others left as
+    they started (the identity, or zero): which pairs the learner's code never reached."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    k, d_model = case.inputs["k"], case.inputs["d_model"]
+    want = offset_matrix(k, d_model)
+    if got.shape != want.shape:
+        return None
+    blocks = np.kron(np.eye(d_model // 2), np.ones((2, 2))) > 0
+    if not np.allclose(got[~blocks], 0.0, atol=1e-8):
+        return None
+    right, left = [], {"the identity": [], "zero": []}
+    for i in range(d_model // 2):
+        g, w = got[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], want[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        if np.allclose(g, w, atol=1e-8):
+            right.append(i)
+        elif np.allclose(g, np.eye(2), atol=1e-8):
+            left["the identity"].append(i)
+        elif np.allclose(g, 0.0, atol=1e-8):
+            left["zero"].append(i)
+        else:
+            return None
+    untouched = "; ".join(
+        f"{_pairs_listed(pairs)} still {what}" for what, pairs in left.items() if pairs
+    )
+    if not untouched:
+        return None
+    done = f"{_pairs_listed(right)} right, but " if right else ""
+    return (
+        f"with D = {d_model} ({d_model // 2} pair{'s' if d_model > 2 else ''}), {done}"
+        f"{untouched}: nothing in your code wrote there. Each pair i, from 0 to the last, needs its "
+        "own block at rows and columns 2i, 2i + 1: which pairs does your loop or indexing "
+        "skip?"
+    )
+
+
 OFFSET = GRADERS.add(
     Grader(
         name="offset_matrix",
@@ -495,6 +539,7 @@ OFFSET = GRADERS.add(
                 ),
             ),
         ),
+        properties=(Property(_offset_blocks),),
         hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
         'chapter\'s section "Relative offsets are linear maps" derives the block',
@@ -964,6 +1009,26 @@ def _rope_cases() -> tuple[Case, ...]:
     )
 
 
+def _rope_members(outputs: Any, case: Case) -> str | None:
+    """Forensics on a rotation: one member of every pair right, the other wrong (one of the
+    rotation's two lines is wrong)."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    want = apply_rope(case.inputs["x"], case.inputs["positions"])
+    if got.shape != want.shape:
+        return None
+    even = np.allclose(got[..., 0::2], want[..., 0::2], atol=1e-8)
+    odd = np.allclose(got[..., 1::2], want[..., 1::2], atol=1e-8)
+    if even == odd:
+        return None
+    good, bad = ("x'_{2i}", "x'_{2i+1}") if even else ("x'_{2i+1}", "x'_{2i}")
+    return (
+        f"your new {good} (the {'even' if even else 'odd'} features) are right and your new "
+        f"{bad} are not: the line that computes {bad} is wrong. Compare its two terms with "
+        "the rotation in the statement (at θ = 0 a row must come out unchanged), and check "
+        "that it reads the original x, not a column already rotated"
+    )
+
+
 ROPE = GRADERS.add(
     Grader(
         name="rope",
@@ -1097,6 +1162,7 @@ ROPE = GRADERS.add(
             ("could not broadcast", _rope_broadcast_hint),
             ("could not be broadcast", _rope_broadcast_hint),
         ),
+        properties=(Property(_rope_members),),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
         "that place: which angle, which sign, which features form the pair? The chapter's "
         'section "Rotary position embedding (RoPE)" writes the rotation',
