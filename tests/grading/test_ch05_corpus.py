@@ -956,6 +956,14 @@ def r7_offset_inner_pairs(k, d_model):
     return M
 
 
+def r7_offset_angles_times_d_model(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i * d_model)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
 def r7_gap_permuted_twice(fn, x, perm):
     return float(np.max(np.abs(fn(x[..., perm, :])[..., perm, :] - fn(x))))
 
@@ -1015,6 +1023,8 @@ ROUND_SEVEN = [
     ("offset_matrix", "round 7: range(d_model // 2 - 1)", r7_offset_loop_one_short, "stops one pair early"),
     ("offset_matrix", "round 7: every other pair", r7_offset_every_other_pair, "the blocks of pairs 1, 3 are still the identity"),
     ("offset_matrix", "round 7: inner pairs only", r7_offset_inner_pairs, "the block of pair 0 is still zero"),
+    ("offset_matrix", "round 7: angles times d_model (same numbers as the first block only)",
+     r7_offset_angles_times_d_model, "multiplied by `d_model`"),
     ("self_dot", "round 7: sqrt(D)", 8, "√64"),
     ("permutation_gap", "round 7: fn(x[perm])[perm] vs fn(x)", r7_gap_permuted_twice, "reordered by perm a second time"),
     ("rope", "round 7: (d/2, T) angles reshaped", r7_rope_angles_reshaped, "reshape does not transpose"),

@@ -524,6 +524,11 @@ OFFSET = GRADERS.add(
                     lambda k, d_model, which=which, base=base: _some_blocks(
                         k, d_model, which, base
                     ),
+                    # Angles multiplied by d_model (not divided) vanish for every pair
+                    # but 0, with the same numbers: that code gets the generated diagnosis.
+                    needs=r"^(?![\s\S]*(\*\s*d_model\b|\bd_model\s*\*))"
+                    if which == "first"
+                    else "",
                 )
                 for which, diagnosis in _SOME_BLOCKS
                 for base, left in (("eye", "the identity"), ("zeros", "zero"))
