@@ -761,7 +761,7 @@ PLANTED = [
     ("decoder_block", decoder_with("self twice"), "wrong values", "over the decoder's own tokens"),
     ("decoder_block", decoder_with("norm memory"), "wrong values", "normalises memory"),
     ("decoder_block", decoder_with("no cross residual"), "wrong values", "cross-attention sub-layer has no residual"),
-    ("decoder_block", DecoderQueriesFromMemory, "raised an exception", "queries come from the encoder"),
+    ("decoder_block", DecoderQueriesFromMemory, "raised an exception", "takes its queries from memory"),
     ("decoder_block", DecoderCrossFirst, "wrong values", "comes before the masked self-attention"),
     ("decoder_block", DecoderPostOnly, "wrong values", "post-LN even when norm_first=True"),
     ("greedy_decode", greedy_no_stop, "wrong shape", "does not stop at EOS"),
