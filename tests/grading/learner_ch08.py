@@ -2749,4 +2749,40 @@ answer = 524800  # your prediction
         "answer = 28\n",
         "tiles skipped",  # round 6: was not specific
     ),
+    (
+        "8.1_r7_block_T",
+        "online_update",
+        "def online_update(m, total, block):\n    m_new = np.maximum(m, block.max(axis=-1))\n    return m_new, total * np.exp(m - m_new) + np.exp(block.T - m_new).T.sum(-1)\n",
+        "reverses all 3 axes of `block`",  # round 7: was generic
+    ),
+    (
+        "8.2_r7_final_exp_unguarded",
+        "online_softmax",
+        "def online_softmax(x, block_size):\n    m = np.full(x.shape[:-1], -np.inf); total = np.zeros(x.shape[:-1])\n    for s in range(0, x.shape[-1], block_size):\n        b = x[..., s:s+block_size]\n        m_new = np.maximum(m, b.max(-1))\n        safe = np.where(np.isneginf(m_new), 0.0, m_new)\n        total = total * np.exp(m - safe) + np.exp(b - safe[..., None]).sum(-1)\n        m = m_new\n    d = np.where(total == 0, 1.0, total)\n    return np.exp(x - m[..., None]) / d[..., None]\n",
+        "exp(-inf - (-inf))",  # round 7: was misleading
+    ),
+    (
+        "8.3_r7_p_normalised",
+        "tile_update",
+        "def tile_update(m, total, acc, scores, v):\n    m2 = np.maximum(m, scores.max(-1)); a = np.exp(m - m2)\n    p = np.exp(scores - m2[..., None]); p = p / p.sum(-1, keepdims=True)\n    return m2, a * total + p.sum(-1), a[..., None] * acc + p @ v\n",
+        "normalised the tile's p by its own sum",  # round 7: was generic
+    ),
+    (
+        "8.6_r7_view_BGTd",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.h, self.g, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.h, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, self.g, T, self.d)\n        v = self.W_v(x).view(B, self.g, T, self.d)\n        r = self.h // self.g\n        k = k.repeat_interleave(r, dim=1)\n        v = v.repeat_interleave(r, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, dim=-1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "split the key-value heads with one view",  # round 7: was generic
+    ),
+    (
+        "8.6_r7_mask_inverted_finite",
+        "gqa_module",
+        "class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.h, self.g, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.h, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.g, self.d).transpose(1, 2)\n        v = self.W_v(x).view(B, T, self.g, self.d).transpose(1, 2)\n        r = self.h // self.g\n        k = k.repeat_interleave(r, dim=1)\n        v = v.repeat_interleave(r, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(mask == 1, -1e9)\n        w = torch.softmax(s, dim=-1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n",
+        "large negative number in place of -inf",  # round 7: was generic
+    ),
+    (
+        "8.6_r7_view_BTdG",
+        "gqa_module",
+        'class MyGroupedQueryAttention(nn.Module):\n    def __init__(self, d_model, n_heads, n_kv_heads):\n        super().__init__()\n        self.h, self.g, self.d = n_heads, n_kv_heads, d_model // n_heads\n        self.W_q = nn.Linear(d_model, d_model)\n        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)\n        self.W_o = nn.Linear(d_model, d_model)\n\n    def forward(self, x, mask=None):\n        B, T, D = x.shape\n        q = self.W_q(x).view(B, T, self.h, self.d).transpose(1, 2)\n        k = self.W_k(x).view(B, T, self.d, self.g).permute(0, 3, 1, 2)\n        v = self.W_v(x).view(B, T, self.d, self.g).permute(0, 3, 1, 2)\n        r = self.h // self.g\n        k = k.repeat_interleave(r, dim=1)\n        v = v.repeat_interleave(r, dim=1)\n        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)\n        if mask is not None:\n            s = s.masked_fill(~mask, float("-inf"))\n        w = torch.softmax(s, dim=-1)\n        out = (w @ v).transpose(1, 2).reshape(B, T, D)\n        return self.W_o(out), w\n',
+        "the head index last",  # round 7: was generic
+    ),
 ]

@@ -479,6 +479,24 @@ def test_a_transpose_of_axes_other_than_the_last_two_is_named_by_its_axes():
     assert transposed_axes_clue(_raised(three_axes, q, k)) is None
 
 
+def test_a_full_reversal_of_a_batch_by_dot_T_is_named_by_its_shapes():
+    from attnlab.grading.forensics import reversed_axes_clue
+
+    block, m = np.zeros((2, 3, 4)), np.zeros((2, 3))
+
+    def wrong(block, m):
+        return np.exp(block.T - m).T
+
+    def matrix(block, m):
+        rows = block[0]
+        return rows.T - m  # a 2-D .T swaps the last two axes: not the mistake named
+
+    clue = reversed_axes_clue(_raised(wrong, block, m))
+    assert clue is not None and "reverses all 3 axes of `block`" in clue
+    assert "(2, 3, 4) -> (4, 3, 2)" in clue
+    assert reversed_axes_clue(_raised(matrix, block, m)) is None
+
+
 def test_axes_in_another_order_under_a_signature_that_names_fewer_axes():
     """Round 7: "(B, 1, max_len)" names no axis of size 1, so the signature's axis names
     are fewer than the output's axes: the clue numbers the axes instead of failing."""

@@ -671,8 +671,10 @@ ONLINE_SOFTMAX = GRADERS.add(
                 _softmax_stale,
             ),
             Mistake(
-                "a row with no visible score gives 0/0 = NaN: such a row ends with `total` = 0; "
-                "give it all-zero weights",
+                "a row with no visible score gives 0/0 = NaN or exp(-inf - (-inf)) = NaN: such a "
+                "row ends with `total` = 0 and m = -inf, so both the division by `total` and "
+                "exp(x - m) (unless m is guarded as in the loop) need a guard; give such a row "
+                "all-zero weights",
                 _softmax_planted(online_softmax_update),
             ),
             Mistake(
@@ -950,6 +952,7 @@ def _tile_with(
     alpha_squared: bool = False,
     scaled_first: bool = False,
     p_normalised: bool = False,
+    p_softmax: bool = False,
     inverted: bool = False,
     forget_max: bool = False,
     dot: bool = False,
@@ -988,6 +991,9 @@ def _tile_with(
         )
         if alpha_on_p:
             p = alpha[..., None] * p
+        if p_softmax:  # as a learner writes it: p divided by its own sum, for total and acc
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p = p / np.sum(p, axis=-1, keepdims=True)
         l_new = (alpha * l if alpha_l else l) + np.sum(p, axis=-1)
         mixed = p @ v if values == "v" else scores @ v
         if p_normalised:  # a softmax within the tile
@@ -1130,6 +1136,14 @@ TILE_UPDATE = GRADERS.add(
                 "shape (..., Tb), and acc a value axis more, (..., Tb, d_v); give alpha that "
                 "axis (alpha[..., None]) so that each row's factor scales its whole vector",
                 _tile_alpha_flat,
+            ),
+            Mistake(
+                "you normalised the tile's p by its own sum (a softmax within the tile): the "
+                "tile step keeps the *unnormalised* exponentials e^(s - m'), which `total` "
+                "sums and acc weights v with; the division by `total` happens once, after "
+                "the last tile (a tile whose scores are all masked has p summing to 0, and "
+                "0/0 gives NaN)",
+                _tile_with(p_softmax=True),
             ),
             Mistake(
                 "you divided acc by the running sum inside the update: the state keeps the "
@@ -1766,6 +1780,14 @@ class _PlantedGQA(nn.Module):
         if self.bug == "direct split of q":
             q = self.W_q(x).reshape(q.shape)
         k, v = self._split(self.W_k(x), G), self._split(self.W_v(x), G)  # (B, G, S, d)
+        if self.bug == "direct split of kv":
+            k, v = self.W_k(x).reshape(k.shape), self.W_v(x).reshape(v.shape)
+        if self.bug == "kv split head last":  # (B, T, d, G): the head index the fast one
+            B, T, _ = x.shape
+            k, v = (
+                t.reshape(B, T, self.d_head, G).permute(0, 3, 1, 2)
+                for t in (self.W_k(x), self.W_v(x))
+            )
         if self.bug == "keys from W_q":  # copy-paste: the first G heads of W_q's output
             k = self._split(self.W_q(x)[..., : G * self.d_head], G)
         if self.bug == "always causal":
@@ -1784,6 +1806,8 @@ class _PlantedGQA(nn.Module):
             "kv width scale": 1 / math.sqrt(G * self.d_head),  # W_k's out_features
         }.get(self.bug, 1 / math.sqrt(self.d_head))
         scores = q @ k.transpose(-2, -1) * scale  # (B, H, T, S)
+        if mask is not None and self.bug == "mask inverted, finite fill":  # True hidden
+            scores, mask = scores.masked_fill(mask, -1e9), None
         if mask is not None and self.bug == "mask added":  # True adds 1, False adds 0
             scores, mask = scores + mask, None
         if mask is not None and self.bug == "mask unsqueezed":  # (T, S) -> (T, 1, S)
@@ -1970,6 +1994,12 @@ GQA_MODULE = GRADERS.add(
                 _planted_gqa("mask inverted"),
             ),
             Mistake(
+                "you hid the keys where the mask is True (with a large negative number in "
+                "place of -inf); True means may attend: the keys to hide are those where it "
+                "is False",
+                _planted_gqa("mask inverted, finite fill"),
+            ),
+            Mistake(
                 "you merged the heads with one reshape to (B, T, D): transpose(1, 2) back "
                 "to (B, T, H, d) first, then reshape",
                 _planted_gqa("direct merge"),
@@ -2001,6 +2031,20 @@ GQA_MODULE = GRADERS.add(
                 "the features of different tokens into one head; view as (B, T, heads, d) "
                 "first, then transpose(1, 2)",
                 _planted_gqa("direct split"),
+            ),
+            Mistake(
+                "you split the key-value heads with one view/reshape to (B, G, T, d): W_k(x) "
+                "is (B, T, G·d), token by token, so that view cuts the features of different "
+                "tokens into one head (every shape is right, the values are not); view as "
+                "(B, T, G, d) first, then swap the token and head axes, as for the queries",
+                _planted_gqa("direct split of kv"),
+            ),
+            Mistake(
+                "you split the key-value features as (B, T, d, G), the head index last: W_k(x) "
+                "holds each token's G heads one after another, d features each, so the head "
+                "index is the slower of the two (every shape is right, the values are not); "
+                "the head axis comes before the feature axis in the view, as for the queries",
+                _planted_gqa("kv split head last"),
             ),
             Mistake(
                 "you split the query heads with one view/reshape to (B, H, T, d): that cuts "
@@ -2053,12 +2097,14 @@ GQA_MODULE = GRADERS.add(
             ("size mismatch for W_v", _kv_size_hint),
             (
                 "size mismatch for W_q",
-                "W_q keeps all H query heads: nn.Linear(d_model, d_model); only W_k and W_v "
-                "shrink to n_kv_heads * d_head",
+                "W_q keeps all H query heads, H·d = d_model features in and out, the "
+                "size of a multi-head layer's; only W_k and W_v shrink to n_kv_heads * "
+                "d_head",
             ),
             (
                 "size mismatch for W_o",
-                "W_o mixes the H concatenated heads back: nn.Linear(d_model, d_model)",
+                "W_o mixes the H concatenated heads back: H·d = d_model features in, "
+                "d_model out (the query heads, not the n_kv_heads key-value heads)",
             ),
             (
                 "key(s) in state_dict",

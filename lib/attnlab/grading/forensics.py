@@ -43,6 +43,7 @@ __all__ = [
     "line_diagnosis",
     "quiet",
     "raised_directly",
+    "reversed_axes_clue",
     "signature_mismatch",
     "transposed_axes_clue",
     "unfinished_callee",
@@ -864,6 +865,31 @@ def transposed_axes_clue(err: BaseException) -> str | None:
             f"{ndim} axes, {shape}: `@` multiplies the matrices held in the last two axes and "
             "lines up every axis before them, so turning each of those matrices over swaps "
             "the last two axes only and leaves the others where they are"
+        )
+    return None
+
+
+_NAMED_T = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.T\b")
+
+
+def reversed_axes_clue(err: BaseException) -> str | None:
+    """A product or broadcast that fails on a line where ``x.T`` reverses a tensor of three
+    or more axes (``block.T`` on a batch of rows): ``.T`` swaps the last two axes only in
+    two dimensions. The tensor's number of axes is read from the learner's frame."""
+    frames = learner_frames(err)
+    if not frames or not any(s in str(err) for s in _SHAPE_ERRORS):
+        return None
+    for found in _NAMED_T.finditer(failing_line(err)):
+        value = _named_value(frames[-1], found.group(1))
+        ndim = getattr(value, "ndim", None)
+        if not isinstance(ndim, int) or ndim < 3:
+            continue
+        shape = tuple(int(n) for n in value.shape)
+        return (
+            f"`{found.group(0)}` reverses all {ndim} axes of `{found.group(1)}`, {shape} -> "
+            f"{shape[::-1]}, not just the last two: on a batch the batch axes move to the "
+            "end and the scores leave the last axis; keep the axes where they are (a value "
+            "per row lines up with a row's entries once it has a last axis of size 1)"
         )
     return None
 

@@ -83,6 +83,7 @@ from .forensics import (
     learner_frames,
     line_diagnosis,
     raised_directly,
+    reversed_axes_clue,
     signature_mismatch,
     transposed_axes_clue,
     unfinished_callee,
@@ -969,7 +970,7 @@ class Grader:
         if found is None:
             found = self._failing_callee(fn)
         if found is None and not ours:
-            found = widened_mask_clue(err) or transposed_axes_clue(err)
+            found = widened_mask_clue(err) or transposed_axes_clue(err) or reversed_axes_clue(err)
         if found is None:
             found = dropped_axis_clue(said, run.case.inputs)
         if found is None:
