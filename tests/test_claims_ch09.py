@@ -291,7 +291,7 @@ def test_steps_of_loss_are_ratios_of_perplexity(vocab):
 
 # -- the stored model and its decoding (the chapter's cells, recomputed) ----------------------
 
-PROMPT, N_NEW, SEED = "ROMEO:\n", 100, 3
+PROMPT, N_NEW, SEED = "ROMEO:\n", 100, 2
 TAUS, N_SAMPLES = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0], 2
 WAYS = {  # the chapter's side-by-side: name -> sampling arguments
     "greedy": {"temperature": 0},
@@ -426,14 +426,14 @@ def test_where_the_sketch_helpers_are():
 
 @claim(
     "within 150 steps the validation loss passes the\nbigram's 2.48",
-    "The final validation loss, measured on the whole validation text, is 1.65\nnats: 2.37 bits "
+    "The final validation loss, measured on the whole validation text, is 1.65\nnats: 2.38 bits "
     "per character, a perplexity of 5.2, against the bigram's 12.0.",
-    "The curve's validation line ends lower, at 1.59: it is measured on the\nfirst 16,384 "
+    "The curve's validation line ends lower, at 1.60: it is measured on the\nfirst 16,384 "
     "characters of the validation text, an easier stretch than the whole.",
     "measured at 51 points of the training",
-    "in 3,300 steps it saw\neach character of the training text 5.1 times.",
-    "gets to 1.65 (2.37 bits per character, perplexity 5.2) after 3,300 steps.",
-    "after 5.1\n  passes over the text",
+    "in 3,000 steps it saw\neach character of the training text 4.7 times.",
+    "gets to 1.65 (2.38 bits per character, perplexity 5.2) after 3,000 steps.",
+    "after 4.7\n  passes over the text",
 )
 def test_the_loss_curve(stored, vocab):
     _, _, run = stored
@@ -441,22 +441,21 @@ def test_the_loss_curve(stored, vocab):
     first_below = next(s for s, v in zip(run.steps, run.val_loss, strict=True) if v < bigram)
     assert first_below <= 150 and shown(bigram, 2) == 2.48 and len(run.steps) == 51
     loss = run.final_val_loss
-    assert shown(loss, 2) == 1.65 and shown(bits_per_token(loss), 2) == 2.37
+    assert shown(loss, 2) == 1.65 and shown(bits_per_token(loss), 2) == 2.38
     assert shown(perplexity(loss), 1) == 5.2
-    assert shown(run.val_loss[-1], 2) == 1.59 < shown(loss, 2)  # the stretch is easier
+    assert shown(run.val_loss[-1], 2) == 1.60 < shown(loss, 2)  # the stretch is easier
     assert CURVE_CHARS == 16_384  # the first 16,384 of the validation text
     r = run.recipe
-    assert r.steps == run.steps[-1] == 3_300
-    assert shown(r.steps * r.batch_size * r.context / len(shakespeare_split()[0]), 1) == 5.1
+    assert r.steps == run.steps[-1] == 3_000
+    assert shown(r.steps * r.batch_size * r.context / len(shakespeare_split()[0]), 1) == 4.7
 
 
 @claim(
-    "For the first 500 steps the two curves run together, never 0.02 apart, now one and now\nthe "
-    "other the lower.",
-    "Then they begin to part: the training loss falls faster, and over\nthe last quarter of the "
-    "training it stays 0.10 to 0.12 below the validation loss.",
+    "For the first 500 steps the validation loss is the lower one at most points",
+    "Then the curves begin to part: the training loss falls\nfaster, and over the last quarter "
+    "of the training it stays 0.09 to 0.10 below the\nvalidation loss.",
     "This curve has no lowest point\nyet: over its last 500 steps the validation loss still "
-    "fell, from 1.60 to 1.59. Both\ncurves flatten at the end because the cosine schedule "
+    "fell, from 1.61 to 1.60. Both\ncurves flatten at the end because the cosine schedule "
     "takes the learning rate down to a\ntenth of its peak",
     "over the last 250 steps\nthe validation loss moves by less than 0.01. It has **not "
     "overfitted**.",
@@ -468,17 +467,16 @@ def test_the_curves_begin_to_part(stored):
     val, train = np.array(run.val_loss), np.array(run.train_loss)
     gaps = val - train  # > 0: training loss lower
     early = gaps[steps <= 500]
-    assert abs(early).max() < 0.02 and len(early) >= 8  # together
-    assert 0 < (early < 0).sum() < len(early) and 0 < (early > 0).sum()  # each the lower
+    assert (early < 0).sum() >= len(early) - 2 and len(early) >= 8
     late = gaps[steps >= 0.75 * steps[-1]]
-    assert (shown(late.min(), 2), shown(late.max(), 2)) == (0.10, 0.12)
-    assert gaps[steps > 500].mean() > 0.05 > 0.02 > abs(early.mean())  # the parting, not noise
+    assert (shown(late.min(), 2), shown(late.max(), 2)) == (0.09, 0.10)
+    assert gaps[steps > 500].mean() > 0.05 and early.mean() < 0  # the parting, not noise
     last = steps >= steps[-1] - 250
     assert np.ptp(val[last]) < 0.01 and all(np.diff(train[last]) < 0.01)
-    assert train[last][-1] < train[last][0]  # the training loss still falls
+    assert train[last][-1] < train[last][0] - 0.01  # the training loss still falls
     assert val.min() > val[-1] - 0.01  # no rise worth the name: not overfitted
     tail = val[steps >= steps[-1] - 500]
-    assert (shown(tail[0], 2), shown(tail[-1], 2)) == (1.60, 1.59)  # still falling
+    assert (shown(tail[0], 2), shown(tail[-1], 2)) == (1.61, 1.60)  # still falling
     assert tail[0] - tail[-1] > 0.01 and np.argmin(val) >= len(val) - 3  # no minimum yet
     r = run.recipe
     assert r.schedule == "cosine" and r.min_lr == pytest.approx(r.lr / 10)
@@ -489,11 +487,11 @@ def test_the_curves_begin_to_part(stored):
 
 @claim(
     "Beam search, which keeps the four likeliest candidates at each step, found the likeliest\n"
-    "of the six texts above by the model's own measure (−0.67 per character), and greedy\n"
-    "decoding, which takes the likeliest character at each step, comes second (−0.77).",
-    'greedy\'s text loops ("of the world of the world", "the strange of the straight of\nthe '
-    'strange"), a repetition of 0.40, and beam\'s repeats its own phrases ("and therefore,\nand '
-    'therefore", "thou hast thou hast"), 0.43, while no sampled continuation goes above\n0.06.',
+    "of the six texts above by the model's own measure (−0.69 per character), and greedy\n"
+    "decoding, which takes the likeliest character at each step, comes second (−0.96).",
+    "greedy's text circles round one phrase (\"the state that we have the state to\nstand / The "
+    'state"), a repetition of 0.30, and beam\'s repeats its own ("thou shalt thou\nshalt thou '
+    'shalt thou shalt"), 0.64, while no sampled continuation goes above 0.08.',
     "Beam search looks for likelier text\n  than greedy decoding (neither is sure to find the "
     "likeliest), and both repeat themselves",
     "in this chapter, beam search's text repeats more than any sampled one",
@@ -505,25 +503,22 @@ def test_greedy_and_beam_search_repeat(decoded, stored):
     ranked = sorted(log_p, key=log_p.get, reverse=True)
     assert len(ranked) == 6 and "width 4" in ranked[0]  # the six texts, four kept per step
     assert ranked[:2] == ["beam, width 4", "greedy"]
-    assert (shown(beam[1], 2), shown(greedy[1], 2)) == (-0.67, -0.77)
+    assert (shown(beam[1], 2), shown(greedy[1], 2)) == (-0.69, -0.96)
     rep = {name: r for name, (_, _, r) in decoded.items()}
     sampled = [r for name, r in rep.items() if name not in ("greedy", "beam, width 4")]
-    assert (shown(greedy[2], 2), shown(beam[2], 2)) == (0.40, 0.43)
-    assert shown(max(sampled), 2) == 0.06 < min(greedy[2], beam[2])
-    text = " ".join(vocab.decode(greedy[0]).split())
-    assert "of the world of the world" in text
-    assert "the strange of the straight of the strange" in text
-    text = " ".join(vocab.decode(beam[0]).split())
-    assert "and therefore, and therefore" in text and "thou hast thou hast" in text
+    assert (shown(greedy[2], 2), shown(beam[2], 2)) == (0.30, 0.64)
+    assert shown(max(sampled), 2) == 0.08 < min(greedy[2], beam[2])
+    assert "the state that we have the state to stand\nThe state" in vocab.decode(greedy[0])
+    assert "thou shalt thou shalt thou shalt thou shalt" in vocab.decode(beam[0])
 
 
 @claim(
-    "As $\\tau$ rises, the log-probability of the samples falls at every step, from −0.86 per\n"
-    "character at $\\tau = 0.25$ to −2.78 at $\\tau = 2$.",
-    "The repetition is highest at\n$\\tau = 0.25$, 0.28, where the samples loop almost like "
-    "greedy text, and at most 0.07 from\n$\\tau = 0.5$ on; it does not fall evenly ($\\tau = 1$ "
-    "repeats more than $\\tau = 0.75$",
-    "Near $\\tau = 1$, the model's own distribution, the samples score −1.34 per\ncharacter, "
+    "As $\\tau$ rises, the log-probability of the samples falls, from −0.97 per character at\n"
+    "$\\tau = 0.25$ to −2.61 at $\\tau = 2$, with one wobble ($\\tau = 0.75$ scores a little "
+    "above\n$\\tau = 0.5$",
+    "The repetition is\nhighest at $\\tau = 0.25$, 0.17, where the samples loop almost like "
+    "greedy text, 0.08 at\n$\\tau = 0.5$, and at most 0.04 from $\\tau = 0.75$ on.",
+    "Near $\\tau = 1$, the model's own distribution, the samples score −1.40 per\ncharacter, "
     "against −1.65 for the validation text: text a little less surprising to the\nmodel than "
     "Shakespeare is",
 )
@@ -532,18 +527,18 @@ def test_what_the_temperature_does(tempered, stored):
     means = tempered[2]
     lps = [means[t][0] for t in TAUS]
     falls = [a > b for a, b in itertools.pairwise(lps)]
-    assert all(falls)
-    assert (shown(lps[0], 2), shown(lps[-1], 2)) == (-0.86, -2.78)
+    assert falls == [True, False, True, True, True]  # the one wobble: 0.5 -> 0.75
+    assert (shown(lps[0], 2), shown(lps[-1], 2)) == (-0.97, -2.61)
     reps = [means[t][1] for t in TAUS]
-    assert shown(reps[0], 2) == 0.28 and shown(max(reps[1:]), 2) == 0.07 and reps[0] == max(reps)
-    assert means[1.0][1] > means[0.75][1]  # not evenly
-    assert shown(means[1.0][0], 2) == -1.34 and shown(-run.final_val_loss, 2) == -1.65
+    assert (shown(reps[0], 2), shown(reps[1], 2)) == (0.17, 0.08) and reps[0] == max(reps)
+    assert shown(max(reps[2:]), 2) == 0.04
+    assert shown(means[1.0][0], 2) == -1.40 and shown(-run.final_val_loss, 2) == -1.65
     assert means[1.0][0] > -run.final_val_loss  # less surprising than the validation text
 
 
 @claim(
-    "At $\\tau = 0.25$\nthe three likeliest first letters, `T`, `A` and `W`, share 80% of the "
-    "probability; at\n$\\tau = 2$ no character gets more than 0.08",
+    "At\n$\\tau = 0.25$ the three likeliest first letters, `I`, `W` and `A`, share 76% of the\n"
+    "probability; at $\\tau = 2$ no character gets more than 0.08",
 )
 def test_the_first_letter_at_each_temperature(stored):
     model, vocab, _ = stored
@@ -551,18 +546,18 @@ def test_the_first_letter_at_each_temperature(stored):
         logits = model(torch.tensor([vocab.encode(PROMPT)]))[0, -1]
     cold = next_token_probs(logits, temperature=0.25)
     top = cold.argsort(descending=True)[:3]
-    assert [vocab.chars[i] for i in top] == ["T", "A", "W"]
-    assert round(100 * cold[top].sum().item()) == 80
+    assert [vocab.chars[i] for i in top] == ["I", "W", "A"]
+    assert round(100 * cold[top].sum().item()) == 76
     assert next_token_probs(logits, temperature=2.0).max().item() <= 0.08
 
 
 @claim(
-    "At $p = 0.9$ the nucleus holds a single character after `I will n`: `o`, the start of\n"
-    '"not", alone has 0.96 of the probability. After `I will `, where many words can begin, '
-    "it\nholds 16.",
-    "A top-k sampler with $k = 5$ would let four unlikely letters into the first\nchoice and "
-    "shut 11 plausible ones out of the second.",
-    "(to 3 and 22 at $p = 0.99$)",
+    "At $p = 0.9$ the nucleus holds two characters after `I will n`: `o`, the start of\n"
+    '"not", alone has 0.88 of the probability. After `I will `, where many words can begin, '
+    "it\nholds 17.",
+    "A top-k sampler with $k = 5$ would let three unlikely letters into the first\nchoice and "
+    "shut 12 plausible ones out of the second.",
+    "(to 4 and 24 at $p = 0.99$)",
 )
 def test_the_nucleus(stored):
     model, vocab, _ = stored
@@ -573,11 +568,11 @@ def test_the_nucleus(stored):
     def size(z, p):
         return int((next_token_probs(z, top_p=p) > 0).sum())
 
-    assert (size(sure, 0.9), size(unsure, 0.9)) == (1, 16)
-    assert (size(sure, 0.99), size(unsure, 0.99)) == (3, 22)
+    assert (size(sure, 0.9), size(unsure, 0.9)) == (2, 17)
+    assert (size(sure, 0.99), size(unsure, 0.99)) == (4, 24)
     probs = next_token_probs(sure)
-    assert vocab.chars[int(probs.argmax())] == "o" and shown(probs.max().item(), 2) == 0.96
-    assert 5 - size(sure, 0.9) == 4 and size(unsure, 0.9) - 5 == 11
+    assert vocab.chars[int(probs.argmax())] == "o" and shown(probs.max().item(), 2) == 0.88
+    assert 5 - size(sure, 0.9) == 3 and size(unsure, 0.9) - 5 == 12
     for p in (0.5, 0.8, 0.9, 0.95, 0.99):  # grows with p, and always fewer where it is sure
         assert size(sure, p) < size(unsure, p)
         for z in (sure, unsure):  # no running sum within rounding of p: the same on any machine
@@ -790,50 +785,50 @@ def head_table(stored):
 
 
 @claim(
-    "each of its heads gives that\ncharacter more weight than either other key, from 0.26 "
-    "(head 1.1) to 0.58 (head 1.2) on\naverage, and head 1.1 also gives 0.23 to the start of "
-    "the current word.",
-    "none of its heads gives more than 0.30 to any of the three\nkeys, and head 2.4 reads the "
-    "start of the word more than the character before (0.29 and\n0.24).",
-    "the largest mean weight in the table is 0.58",
-    "Against the row **even** (0.12, 0.15 and 0.06), the character before gets at least\ntwice "
-    "what equal weights give in every head but 2.2 (0.18, against 0.12); and no head\nreads "
-    "itself much more than equal weights would (at most 0.24, against 0.15).",
+    "three of its heads give that\ncharacter more weight than either other key, from 0.49 "
+    "(head 1.4) to 0.57 (head 1.2) on\naverage, while head 1.1 gives the start of the current "
+    "word a little more (0.24) than the\ncharacter before (0.22).",
+    "none of its heads\ngives more than 0.26 to any of the three keys, and head 2.2 reads the "
+    "start of the word\nfar more than the character before (0.26 and 0.11).",
+    "the largest mean weight in the table is 0.57",
+    "Against the row **even** (0.12, 0.15\nand 0.06), the character before gets at least twice "
+    "what equal weights give in every head\nbut 1.1 and 2.2; and no head reads itself much more "
+    "than equal weights would (at most\n0.24, against 0.15).",
     "query 0 can\nread only itself, and queries 1 and 2 only two and three characters.",
-    "the second layer's spread\n  wider, and one of them reads the start of the word more than "
-    "the character\n  before.",
+    "Three of the first layer's four heads read mostly the character before; the second\n  "
+    "layer's spread wider, and one of them reads the start of the word more than the\n  "
+    "character before.",
 )
 def test_what_the_heads_look_at(head_table):
     assert HEAD_LINE in shakespeare_split()[1]
     head_table = dict(head_table)
     even = head_table.pop("even")
     assert [shown(v, 2) for v in even] == [0.12, 0.15, 0.06]
-    for h, row in head_table.items():  # the character before: twice equal weights but 2.2
-        assert (row[0] > 2 * even[0]) == (h != (2, 2))
-    assert (shown(head_table[2, 2][0], 2), shown(even[0], 2)) == (0.18, 0.12)
+    for h, row in head_table.items():  # the character before: twice equal weights but 1.1, 2.2
+        assert (row[0] > 2 * even[0]) == (h not in ((1, 1), (2, 2)))
     assert shown(max(row[1] for row in head_table.values()), 2) == 0.24
     for row in head_table.values():
         for value in row:
             shown(value, 2)
     first = {h: row for h, row in head_table.items() if h[0] == 1}
-    assert all(int(np.argmax(row)) == 0 for row in first.values())
-    previous = {h: shown(row[0], 2) for h, row in first.items()}
-    assert min(previous, key=previous.get) == (1, 1) and previous[1, 1] == 0.26
-    assert max(previous, key=previous.get) == (1, 2) and previous[1, 2] == 0.58
-    assert shown(head_table[1, 1][2], 2) == 0.23
+    reading_back = [h for h, row in first.items() if int(np.argmax(row)) == 0]
+    assert reading_back == [(1, 2), (1, 3), (1, 4)]  # three of the four
+    previous = {h: shown(first[h][0], 2) for h in reading_back}
+    assert min(previous, key=previous.get) == (1, 4) and previous[1, 4] == 0.49
+    assert max(previous, key=previous.get) == (1, 2) and previous[1, 2] == 0.57
+    assert (shown(head_table[1, 1][2], 2), shown(head_table[1, 1][0], 2)) == (0.24, 0.22)
+    assert int(np.argmax(head_table[1, 1])) == 2  # the start of the word, a little more
     second = {h: row for h, row in head_table.items() if h[0] == 2}
-    assert shown(max(max(row) for row in second.values()), 2) == 0.30
-    assert (shown(head_table[2, 4][2], 2), shown(head_table[2, 4][0], 2)) == (0.29, 0.24)
-    assert head_table[2, 4][2] > head_table[2, 4][0]
-    assert shown(max(max(row) for row in head_table.values()), 2) == 0.58
+    assert shown(max(max(row) for row in second.values()), 2) == 0.26
+    assert (shown(head_table[2, 2][2], 2), shown(head_table[2, 2][0], 2)) == (0.26, 0.11)
+    assert shown(max(max(row) for row in head_table.values()), 2) == 0.57
 
 
 @claim(
-    "33 of the 41 words in the two samples at $\\tau = 1$ occur in\nthe plays.",
-    "(`Consia`, `dankly`, `anot`)",
-    "The longest stretch of a sample that appears anywhere in the training text is 22\n"
-    "characters: the blank line that ends a speech, the next speaker's name,\n"
-    "`QUEEN ELIZABETH`, and the first word of the speech, `And`.",
+    "37 of the 41 words in the two samples at $\\tau = 1$ occur in\nthe plays.",
+    "(`offictic`, `spilot`)",
+    "The\nlongest stretch of a sample that appears anywhere in the training text is 14 "
+    "characters,\n` I would they `: four common words in a row.",
 )
 def test_the_words_of_the_samples(stored, tempered):
     _, vocab, _ = stored
@@ -842,23 +837,23 @@ def test_the_words_of_the_samples(stored, tempered):
     known = set(re.findall(r"[A-Za-z']+", train_text))
     samples = [vocab.decode(row) for row in batch[taus.flatten() == 1.0, len(PROMPT) :]]
     words = [w for s in samples for w in re.findall(r"[A-Za-z']+", s)]
-    assert (sum(w in known for w in words), len(words)) == (33, 41)
-    assert {"Consia", "dankly", "anot"} <= set(words) - known
+    assert (sum(w in known for w in words), len(words)) == (37, 41)
+    assert {"offictic", "spilot"} <= set(words) - known
 
     def copied(s, n):  # some n characters of s occur in the training text
         return any(s[i : i + n] in train_text for i in range(len(s) - n + 1))
 
-    assert any(copied(s, 22) for s in samples) and not any(copied(s, 23) for s in samples)
-    stretch = "\n\nQUEEN ELIZABETH:\nAnd"
-    assert len(stretch) == 22 and stretch in train_text and any(stretch in s for s in samples)
+    assert any(copied(s, 14) for s in samples) and not any(copied(s, 15) for s in samples)
+    stretch = " I would they "
+    assert len(stretch) == 14 and stretch in train_text and any(stretch in s for s in samples)
 
 
 @claim(
-    "With one character read, the model does about as well as the bigram count: 2.49 over\n256 "
-    "windows, give or take 0.07 (one standard error), against 2.48. At this sample size\nthe "
+    "With one character read, the model does about as well as the bigram count: 2.50 over\n256 "
+    "windows, give or take 0.08 (one standard error), against 2.48. At this sample size\nthe "
     "two cannot be told apart",
-    "More context helps quickly, to 1.72 with five to eight characters read and\n1.63 with nine "
-    "to sixteen, and then little: from 17 to 64 characters the loss stays at\n1.59.",
+    "More context helps quickly, to 1.68 with five to eight characters read and\n1.61 with nine "
+    "to sixteen, and then barely: from 9 to 64 characters the loss stays between\n1.60 and 1.61.",
     "The model *could* read 64 characters",
     "the eight plays are about 200,000 words",
     "the GPT-2 models were trained on\nsome 40 GB of web text",
@@ -878,13 +873,13 @@ def test_the_loss_by_position(stored, vocab):
     assert edges == [1, 2, 3, 5, 9, 17, 33, 65]  # the chapter's rows
     loss = [shown(nll[:, a - 1 : b - 1].mean().item(), 2) for a, b in itertools.pairwise(edges)]
     assert windows.shape[0] == 256
-    assert loss[0] == 2.49 and shown(counting_baselines(vocab)["bigram"], 2) == 2.48
+    assert loss[0] == 2.50 and shown(counting_baselines(vocab)["bigram"], 2) == 2.48
     first = nll[:, 0].double()
     se = first.std().item() / math.sqrt(len(first))
-    assert shown(se, 2) == 0.07
+    assert shown(se, 2) == 0.08
     assert abs(first.mean().item() - counting_baselines(vocab)["bigram"]) < se  # within noise
-    assert loss[3] == 1.72 and loss[4] == 1.63
-    assert loss[5] == loss[6] == 1.59 == min(loss)
+    assert loss[3] == 1.68 and loss[4] == 1.61
+    assert (min(loss[4:]), max(loss[4:])) == (1.60, 1.61) and min(loss) == 1.60
     words = len(re.findall(r"[A-Za-z']+", load_shakespeare()))
     assert 190_000 < words < 210_000
     assert 10_000 < 40e9 / len(load_shakespeare().encode()) < 100_000
