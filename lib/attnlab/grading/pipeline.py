@@ -861,7 +861,7 @@ class Grader:
                 elif array.dtype.kind == "f" and want.dtype.kind in "iu" and array.ndim == 0:
                     return (
                         (),
-                        f"{what} a float ({float(array):g}); expected an int",
+                        f"{what} a float ({float(array)!r}); expected an int",
                         "the answer is a whole number, an int: / and math.log give floats "
                         "(3.0); math.ceil, math.floor and // give ints",
                     )
@@ -873,7 +873,8 @@ class Grader:
                     hint = _numbers_for_booleans(array)
                 else:
                     hint = f"return {want.dtype} values"
-                return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
+                made = "a tensor" if is_torch_array(item) else "an array"
+                return (), f"{what} {made} of dtype {array.dtype}; expected {want.dtype}", hint
             arrays.append(array)
         return tuple(arrays), None, None
 
@@ -1727,8 +1728,8 @@ def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
         )
         return (
             f"your result is {got}, a lower precision than the inputs' {want}: something "
-            f"along the way is {got} ({made}), or a conversion such as `.float()` or "
-            "`.astype(np.float32)`"
+            f"along the way is {got} ({made}), or a conversion such as "
+            + ("`.float()`" if torch_out else "`.astype(np.float32)`")
         )
     return (
         f"your result is {got} where the inputs are {want}: keep the input's precision. An "
