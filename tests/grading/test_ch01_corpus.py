@@ -928,7 +928,22 @@ def r7l_norms_float32(x, W_ih, W_hh, b):
     return r7l_norms_rolled(x, W_ih, W_hh, b).roll(-1, 0).flip(0).float()
 
 
+def r7l_path_misspelt_kind(n, kind, k):
+    if kind == "recurrent":
+        return n - 1
+    elif kind == "convolution":
+        return -(-(n - 1) // (k - 1))
+    elif kind == "dilated":  # the exercise's kind is 'dilated_convolution'
+        L = 0
+        while k**L < n:
+            L += 1
+        return L
+    elif kind == "self_attention":
+        return 1
+
+
 CORPUS += [
+    ("path_length", "learner r7: kind == 'dilated' (misspelt)", r7l_path_misspelt_kind, "none of your branches handles kind='dilated_convolution'"),
     ("rnn_step", "learner r7: h_prev * W_hh.diagonal()", r7l_step_diagonal, "elementwise product"),
     ("gradient_norms", "learner r7: rolled by one instead of reversed", r7l_norms_rolled, "rolled by one"),
     ("gradient_norms", "learner r7: .float() on the result", r7l_norms_float32, "a tensor of dtype float32"),
