@@ -906,6 +906,63 @@ CORPUS += [
     ("survives_20", "learner r6: 0.15 (a rough guess)", 0.15, "about 18 factors"),
 ]  # fmt: skip
 
+# ------------------------------------------------------------------ learner, round 7
+
+
+def r7l_step_diagonal(x_t, h_prev, W_ih, W_hh, b):
+    return torch.tanh(x_t @ W_ih.T + h_prev * W_hh.diagonal() + b)
+
+
+def r7l_norms_rolled(x, W_ih, W_hh, b):
+    xx = x.detach().clone().requires_grad_(True)
+    _, h = forward(xx[None], W_ih, W_hh, b)
+    sq = torch.zeros(x.shape[0], dtype=x.dtype)
+    for j in range(h.shape[1]):
+        (g,) = torch.autograd.grad(h[0, j], xx, retain_graph=True)
+        sq += (g**2).sum(dim=1)
+    n = sq.sqrt()  # norms by position, correct
+    return torch.cat([n[-1:], n[:-1]])  # "put the last input first"
+
+
+def r7l_norms_float32(x, W_ih, W_hh, b):
+    return r7l_norms_rolled(x, W_ih, W_hh, b).roll(-1, 0).flip(0).float()
+
+
+def r7l_path_misspelt_kind(n, kind, k):
+    if kind == "recurrent":
+        return n - 1
+    elif kind == "convolution":
+        return -(-(n - 1) // (k - 1))
+    elif kind == "dilated":  # the exercise's kind is 'dilated_convolution'
+        L = 0
+        while k**L < n:
+            L += 1
+        return L
+    elif kind == "self_attention":
+        return 1
+
+
+CORPUS += [
+    ("path_length", "learner r7: kind == 'dilated' (misspelt)", r7l_path_misspelt_kind, "none of your branches handles kind='dilated_convolution'"),
+    ("rnn_step", "learner r7: h_prev * W_hh.diagonal()", r7l_step_diagonal, "elementwise product"),
+    ("gradient_norms", "learner r7: rolled by one instead of reversed", r7l_norms_rolled, "rolled by one"),
+    ("gradient_norms", "learner r7: .float() on the result", r7l_norms_float32, "a tensor of dtype float32"),
+    ("path_length", "learner r7: conv (n - 1) / (k - 1), a float", _r6l_path(conv=lambda n, k: (n - 1) / (k - 1)), "a float (4.0)"),
+    ("survives_20", "learner r7: 1 - 20 * 0.01 (a linear loss)", 1 - 20 * 0.01, "linear loss"),
+    ("bytenet_path", "learner r7: 99 (1000 / 10 - 1)", 99, "plain convolution"),
+    ("bytenet_path", "learner r7: 1000 ** (1 / 10)", 1000 ** (1 / 10), "10th root"),
+    ("bytenet_path", "learner r7: math.log2(1000)", math.log2(1000), "base 2"),
+    ("bytenet_path", "learner r7: math.log(1000), natural", math.log(1000), "natural log"),
+    ("loop_time", "learner r7: 'squares'", "squares", "T × T"),
+    ("loop_time", "learner r7: 'x4'", "x4", "T × T"),
+]  # fmt: skip
+
+
+def test_a_one_axis_result_in_another_order_is_not_described_by_axes():
+    result = check_gradient_norms(r7l_norms_rolled)
+    text = f"{result.message}\n{result.diagnosis}"
+    assert "rolled by one" in text and "axis 0" not in text, result.text
+
 
 @pytest.mark.parametrize("answer", ["it doubles", "Doubles", "double"])
 def test_the_right_choice_in_a_short_phrase_passes(answer):

@@ -189,6 +189,15 @@ RNN_STEP = GRADERS.add(
                 ),
             ),
             Mistake(
+                "your recurrent term is an elementwise product (`*`) of h_prev with one number "
+                "per unit (W_hh's diagonal): each hidden unit then feeds only itself. The "
+                "recurrent term is a matrix product with W_hhᵀ, in which every unit of the old "
+                "state feeds every unit of the new one",
+                lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(
+                    x_t @ W_ih.T + h_prev * W_hh.diagonal() + b
+                ),
+            ),
+            Mistake(
                 "you swapped the two weight matrices: W_ih maps the input x_t and W_hh the "
                 "previous state h_prev",
                 lambda x_t, h_prev, W_ih, W_hh, b: torch.tanh(x_t @ W_hh.T + h_prev @ W_ih.T + b),
@@ -556,6 +565,20 @@ GRADIENT_NORMS = GRADERS.add(
                 "your norms are in order of position t, not of distance: entry 0 must be the "
                 "last input (distance 0): reverse their order",
                 _by_position,
+            ),
+            *(
+                Mistake(
+                    f"your norms are in order of position, rolled by one ({how}): ordering by "
+                    "distance reverses the whole sequence, entry d is the norm for position "
+                    "T - 1 - d, so the first input's norm comes last",
+                    lambda x, W_ih, W_hh, b, shift=shift: _by_position(x, W_ih, W_hh, b).roll(
+                        shift, 0
+                    ),
+                )
+                for shift, how in (
+                    (1, "the last input moved to the front, the others kept in order"),
+                    (-1, "the first input moved to the end, the others kept in order"),
+                )
             ),
             *(
                 Mistake(
@@ -1060,6 +1083,13 @@ SURVIVES_20 = GRADERS.add(
                 "0.9, so the losses compound",
             ),
             (
+                0.8,
+                "0.8 takes a fixed amount off per step (a linear loss, such as 1 - 20 × 0.01), "
+                "or is what only 2 factors of 0.9 leave: each step multiplies what is left by "
+                "0.9, so over 20 steps the losses compound; count the factors, then work the "
+                "power out to two significant digits",
+            ),
+            (
                 2.0,
                 "you multiplied the loss per step, 0.1, by the 20 steps: the factors of 0.9 "
                 "multiply, so what is lost compounds instead of adding up",
@@ -1080,6 +1110,29 @@ def check_survives_20(answer: Any) -> CheckResult:
     return SURVIVES_20.check(answer)
 
 
+def _fractional_layers(value: float) -> str | None:
+    """What a fractional count of layers (k = 10, 1000 positions) was computed as."""
+    if value.is_integer():
+        return None
+    count = "count the layers: how many factors of 10 does the view need to reach 1000?"
+    if value > 0 and math.isclose(value**10, 1000, rel_tol=1e-3):
+        return (
+            f"{value:g} is the 10th root of 1000, the number whose 10th power is 1000: the "
+            "width 10 is the base that is multiplied, and the unknown is how many times, an "
+            f"exponent (a logarithm of base 10), not a root; {count}"
+        )
+    for base, name in ((2, "2"), (math.e, "e (the natural log)")):
+        if value > 0 and math.isclose(base**value, 1000, rel_tol=1e-3):
+            return (
+                f"{value:g} is the logarithm of 1000 in base {name}: each layer multiplies the "
+                f"view by k = 10, so the base is 10; {count}"
+            )
+    return (
+        f"{value:g} is not a whole number, and a signal crosses whole layers: a logarithm "
+        f"gives a fractional count (rounded down, it also falls short), so {count}"
+    )
+
+
 BYTENET_PATH = GRADERS.add(
     Question(
         name="bytenet_path",
@@ -1091,6 +1144,12 @@ BYTENET_PATH = GRADERS.add(
                 111,
                 "that is a plain convolution (ceil(999 / 9)); dilations grow the view "
                 "geometrically",
+            ),
+            (
+                99,
+                "99 divides the length by the width (1000 / 10 - 1), the kind of count of a "
+                "plain convolution, whose layers add to the view: dilated layers multiply the "
+                "view by k = 10 each; how many multiplications does it take to reach 1000?",
             ),
             (999, "that is the RNN's path; dilated layers multiply the view by k each time"),
             (
@@ -1128,15 +1187,7 @@ BYTENET_PATH = GRADERS.add(
             ),
         ),
         hint="after L dilated layers of width k the view covers k ** L positions",
-        reason=lambda value: (
-            None
-            if value.is_integer()
-            else (
-                f"{value:g} is not a whole number, and a signal crosses whole layers: a "
-                "logarithm gives a fractional count (rounded down, it also falls short), so "
-                "count the layers: how many factors of 10 does the view need to reach 1000?"
-            )
-        ),
+        reason=lambda value: _fractional_layers(value),
     )
 )
 
@@ -1179,6 +1230,13 @@ LOOP_TIME = GRADERS.add(
                 )
                 for word in (
                     "quadruple",
+                    "quadrupled",
+                    "squares",
+                    "square",
+                    "x4",
+                    "×4",
+                    "fourfold",
+                    "4 times",
                     "quadratic",
                     "quadratically",
                     "squared",

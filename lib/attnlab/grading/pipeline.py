@@ -62,7 +62,7 @@ import inspect
 import re
 import textwrap
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -715,7 +715,7 @@ class Grader:
             return (
                 (),
                 "returned None" + (f" instead of ({names})" if n > 1 else ""),
-                (_none_returned(fn)),
+                (_none_returned(fn, {**run.case.inputs, **run.case.options})),
             )
         if n > 1:
             return_all = f"return {'both' if n == 2 else f'all {n}'}: `return {names}`"
@@ -862,7 +862,7 @@ class Grader:
                 elif array.dtype.kind == "f" and want.dtype.kind in "iu" and array.ndim == 0:
                     return (
                         (),
-                        f"{what} a float ({float(array):g}); expected an int",
+                        f"{what} a float ({float(array)!r}); expected an int",
                         "the answer is a whole number, an int: / and math.log give floats "
                         "(3.0); math.ceil, math.floor and // give ints",
                     )
@@ -874,7 +874,8 @@ class Grader:
                     hint = _numbers_for_booleans(array)
                 else:
                     hint = f"return {want.dtype} values"
-                return (), f"{what} an array of dtype {array.dtype}; expected {want.dtype}", hint
+                made = "a tensor" if is_torch_array(item) else "an array"
+                return (), f"{what} {made} of dtype {array.dtype}; expected {want.dtype}", hint
             arrays.append(array)
         return tuple(arrays), None, None
 
@@ -1656,7 +1657,7 @@ def _globals_of(learner: Any) -> dict[str, Any]:
     return getattr(learner, "__globals__", {}) or {}
 
 
-def _none_returned(fn: Any) -> str:
+def _none_returned(fn: Any, inputs: Mapping[str, Any] | None = None) -> str:
     """What a None return means, from the function's own code when it can be read."""
     learner = getattr(fn, "__learner__", fn)
     try:
@@ -1666,11 +1667,39 @@ def _none_returned(fn: Any) -> str:
     valued = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
     if not valued:
         return "your function has no `return` with a value: did you forget `return`?"
+    unmatched = _unmatched_string(tree, inputs or {})
+    if unmatched is not None:
+        return unmatched
     return (
         "your function returned None on this case: a path through it ends without a "
         "`return` (an `if` without `else`?), or it returns something that is None (such as "
         "what `list.append` or `dict.update` return)"
     )
+
+
+def _unmatched_string(tree: ast.AST, inputs: Mapping[str, Any]) -> str | None:
+    """A string argument that none of the code's comparisons with that name spells."""
+    for name, value in inputs.items():
+        if not isinstance(value, str):
+            continue
+        spelled = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(n, ast.Name) and n.id == name for n in sides):
+                    spelled |= {
+                        n.value
+                        for n in sides
+                        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    }
+        if spelled and value not in spelled:
+            return (
+                f"none of your branches handles {name}={value!r}: your code compares {name} "
+                f"with {', '.join(map(repr, sorted(spelled)))}, so this case falls through "
+                "every `if` and the function ends without a `return`; check the spelling of "
+                f"each {name} string"
+            )
+    return None
 
 
 def _none_item(name: str, fn: Any = None) -> str:
@@ -1728,8 +1757,8 @@ def _precision_hint(got: np.dtype, want: np.dtype, torch_out: bool) -> str:
         )
         return (
             f"your result is {got}, a lower precision than the inputs' {want}: something "
-            f"along the way is {got} ({made}), or a conversion such as `.float()` or "
-            "`.astype(np.float32)`"
+            f"along the way is {got} ({made}), or a conversion such as "
+            + ("`.float()`" if torch_out else "`.astype(np.float32)`")
         )
     return (
         f"your result is {got} where the inputs are {want}: keep the input's precision. An "

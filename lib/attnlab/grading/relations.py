@@ -138,6 +138,8 @@ def _sums(x: np.ndarray, axis: int | None) -> bool:
 
 def _axis_name(axis: int, ndim: int) -> str:
     k = axis % ndim
+    if ndim == 1:
+        return "its one axis"
     if k == ndim - 1:
         return f"the last axis (axis {k})"
     if k == ndim - 2:
@@ -513,7 +515,9 @@ def _order_clue(
             if None not in match and sorted(match) == list(range(n)) and match != list(range(n)):
                 return (
                     f"order {axis}",
-                    f"{yours} has the right slices along {label}, in another order",
+                    f"{yours} has the right entries, in another order"
+                    if w.ndim == 1
+                    else f"{yours} has the right slices along {label}, in another order",
                 )
     return None
 
