@@ -838,7 +838,7 @@ CORPUS: list[tuple[str, str, Any, str]] = [
     # Written after the graders, without tuning them: how the diagnoses generalise.
     ("softmax", "no axis, no max, no temperature", lambda x, axis=-1, temperature=1.0: np.exp(x) / np.sum(np.exp(x)), "whole array"),
     ("cosine_similarity", "sqrt of the product of norms", lambda a, b: good_dot(a, b) / np.sqrt(norm(a) * norm(b)), "the square root of"),
-    ("self_attention", "scaled after the softmax", lambda x: ((w := good_softmax(x @ x.T) / np.sqrt(x.shape[1])) @ x, w), "rows of your weights do not sum to 1"),
+    ("self_attention", "scaled after the softmax", lambda x: ((w := good_softmax(x @ x.T) / np.sqrt(x.shape[1])) @ x, w), "divided the weights after the softmax"),
     ("dot", "mean instead of sum", lambda a, b: np.mean(a * b, axis=-1), "1 / (5 = d)"),
     ("embed", "transposed result", lambda ids, E: E[ids].T, "shape"),
     ("wordpiece", "whole word or letters", lambda word, vocab: [vocab[word]] if word in vocab else [vocab.get(c, 0) for c in word], "longest piece"),
@@ -1357,6 +1357,93 @@ CORPUS += [
     ("cosine_flip", "learner r6: pi to 5 decimals", 3.14159, "in radians"),
     ("cosine_flip", "learner r6: -0.5", -0.5, "120° angle"),
 ]  # fmt: skip
+
+
+# ------------------------------------------------------------------ learner, round 7
+
+
+def r7l_wp_step_by_marked_piece(word, vocab):
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                ids.append(vocab[piece])
+                start += len(piece)  # len("##ing") == 5, not 3
+                break
+        else:
+            return [vocab["<unk>"]]
+    return ids
+
+
+def r7l_embed_identity_times_picked_rows(ids, E):
+    onehot = np.zeros((len(ids), len(ids)))
+    onehot[np.arange(len(ids)), np.arange(len(ids))] = 1
+    return onehot @ E[ids]
+
+
+def r7l_embed_one_hot_per_token_wrapped(ids, E):
+    T = ids.size
+    onehot = np.zeros((T, T))
+    onehot[np.arange(T), ids.ravel() % T] = 1
+    return (onehot @ E[:T]).reshape(*ids.shape, -1)
+
+
+def r7l_dot_squared_products(a, b):
+    return ((a * b) ** 2).sum(axis=-1)
+
+
+def r7l_spread_scaled_scores_not_std(d, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d))
+    k = rng.standard_normal((n, d))
+    s = (q * k).sum(-1)
+    return s.std(), s / np.sqrt(d)
+
+
+def r7l_attention_weights_divided(x):
+    w = good_softmax(x @ x.T, axis=-1) / np.sqrt(x.shape[-1])
+    return w @ x, w
+
+
+# (exercise, what, answer, words the diagnosis must contain, words it must not contain)
+ROUND7 = [
+    ("wordpiece", "learner r7: moved on by len(piece), `##` counted", r7l_wp_step_by_marked_piece, "counts the two `#`", ("Hint",)),
+    ("embed", "learner r7: identity (T, T) @ E[ids]", r7l_embed_identity_times_picked_rows, "rows of `E[ids]`, not of E", ("3 rows of E", "(3 here)", "transposed")),
+    ("embed", "learner r7: one-hot (T, T), ids % T", r7l_embed_one_hot_per_token_wrapped, "wrong for the larger ids (7, 11)", ("Hint",)),
+    ("dot", "learner r7: squared products", r7l_dot_squared_products, "never negative", ("check your result's shape",)),
+    ("cosine_flip", "learner r7: -pi", -np.pi, "in radians", ()),
+    ("cosine_flip", "learner r7: -2, outside [-1, 1]", -2.0, "between -1 and 1", ()),
+    ("shifted_softmax", "learner r7: 103, the largest score", 103, "largest score", ()),
+    ("shifted_softmax", "learner r7: e^3, the numerator", np.exp(3), "numerator", ()),
+    ("shifted_softmax", "learner r7: 2.5, more than 1", 2.5, "not a weight", ()),
+    ("score_spread", "learner r7: the scaled scores, not their std", r7l_spread_scaled_scores_not_std, "the scaled scores themselves", ("same scores",)),
+    ("self_attention", "learner r7: weights divided by sqrt(D)", r7l_attention_weights_divided, "sums to 1/sqrt(D)", ()),
+]  # fmt: skip
+CORPUS += [entry[:4] for entry in ROUND7]
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words", "absent"), ROUND7, ids=[e[1] for e in ROUND7]
+)
+def test_round7_diagnoses_name_the_learners_mistake(exercise, what, answer, words, absent):
+    result = CHECKS[exercise](answer)
+    assert not result.passed and result.diagnosed, result.text
+    text = f"{result.message}\n{result.diagnosis}"
+    assert words in text, text
+    for wrong in absent:  # the misleading words of round 7, in the diagnosis
+        assert wrong not in (result.diagnosis or ""), text
+
+
+def test_a_one_hot_sized_by_the_largest_id_with_rows_cut_to_match_passes():
+    """Round 7's accepted case: one-hot vectors of max(ids) + 1 entries times E[:max(ids) + 1]
+    give E[ids] exactly, for every input; a right answer by its outputs, so it passes."""
+
+    def embed(ids, E):
+        n = ids.max() + 1
+        return (ids[..., None] == np.arange(n)).astype(float) @ E[:n]
+
+    assert check_embed(embed).passed
 
 
 def test_the_corpus_is_large_and_covers_every_exercise():

@@ -99,6 +99,7 @@ def _wordpiece_with(
     on_unknown: str = "word",
     whole_rest: bool = True,
     step_one: bool = False,
+    step_marked: bool = False,
 ) -> Callable[[str, dict[str, int]], list[int]]:
     """A planted WordPiece: shortest match, other ``##`` marking, other unknown handling."""
 
@@ -117,7 +118,10 @@ def _wordpiece_with(
                         piece = word[start:end]
                 if piece in vocab:
                     pieces.append(vocab[piece])
-                    start = start + 1 if step_one else end
+                    if step_marked:  # moved on by the piece's length, its `##` counted
+                        start += len(piece)
+                    else:
+                        start = start + 1 if step_one else end
                     break
             else:
                 if on_unknown == "word":
@@ -403,6 +407,12 @@ WORDPIECE = GRADERS.add(
                 _wordpiece_with(step_one=True),
             ),
             Mistake(
+                "after a `##` piece you skipped letters: you moved on by the length of the "
+                "piece's string, and that length counts the two `#` of the mark, which are "
+                "not letters of the word; move on by the letters the piece covers",
+                _wordpiece_with(step_marked=True),
+            ),
+            Mistake(
                 "you cut from the end of the word backwards: WordPiece starts at the left and "
                 "takes the longest known piece from there",
                 _wordpiece_from_the_right,
@@ -477,6 +487,27 @@ def _one_hot_1d(ids: np.ndarray, E: np.ndarray) -> np.ndarray:
     return one_hot @ E
 
 
+def _small_ids_only(outputs: dict[str, np.ndarray], case: Case) -> str | None:
+    """Rows right for the small ids and wrong for the large ones: a one-hot vector too short."""
+    out, ids, E = outputs["output"], case.inputs["ids"], case.inputs["E"]
+    if out.shape != ids.shape + E.shape[1:] or not np.all(np.isfinite(out)):
+        return None
+    right = np.all(np.isclose(out, E[ids], rtol=1e-6, atol=1e-8), axis=-1)  # one per token
+    if right.all() or not right.any():
+        return None
+    wrong_ids, right_ids = np.unique(ids[~right]), np.unique(ids[right])
+    if wrong_ids.min() <= right_ids.max():
+        return None
+    listed = ", ".join(str(int(i)) for i in wrong_ids)
+    return (
+        f"on case {case.describe()} your rows are right for the ids up to "
+        f"{int(right_ids.max())} and wrong for the larger ids ({listed}), in a vocabulary of "
+        f"{E.shape[0]} rows: the large ids find no entry of their own, as in one-hot "
+        "vectors narrower than the vocabulary (one entry per token, or a size typed in); a "
+        "one-hot vector has one entry per row of E, E.shape[0] of them"
+    )
+
+
 def _index_hint(message: str) -> str | None:
     """NumPy's "index 11 is out of bounds for axis 0 with size 4", read for this exercise."""
     found = re.search(r"out of bounds for axis (\d+) with size (\d+)", message)
@@ -497,9 +528,20 @@ def _index_hint(message: str) -> str | None:
     )
 
 
-def _one_hot_product_hint(message: str) -> str | None:
+def _one_hot_product_hint(message: str, line: str = "") -> str | None:
     """@ or np.dot of a one-hot matrix with E, whose sizes do not meet."""
     found = re.search(r"size (\d+) is different from (\d+)", message)
+    picked = re.search(r"(@|dot\(|matmul\()[^@]*?\b(E\s*\[[^\]]*\])", line)
+    if found is not None and picked is not None:
+        # the right operand is rows picked out of E, whose sizes are not E's
+        rows, entries, operand = found[1], found[2], picked[2]
+        return (
+            f"the product met {entries} entries of the left operand with {rows} rows of "
+            f"`{operand}`, not of E: `{operand}` holds rows already picked out of E, and its "
+            "sizes follow the ids, not the vocabulary. The one-hot vectors are what picks "
+            "the rows: they multiply the whole table E, so each needs one entry per row of "
+            "E, E.shape[0] of them"
+        )
     # Every case's vocabulary is larger than D: fewer rows than the left operand's entries
     # is E transposed (D rows), which the generated mistakes name; more is a short one-hot.
     if found is not None and int(found[1]) > int(found[2]):
@@ -618,6 +660,7 @@ EMBED = GRADERS.add(
                 lambda ids, E: E[ids].reshape(-1, E.shape[-1]),
             ),
         ),
+        properties=(Property(_small_ids_only),),
         error_hints=(
             ("out of bounds for axis", _index_hint),
             ("could not be broadcast together", _new_axis_hint),
@@ -766,6 +809,12 @@ DOT = GRADERS.add(
                 "you took the absolute value of each product, so negative products no longer "
                 "cancel positive ones: a dot product can be negative (opposite directions)",
                 lambda a, b: np.abs(a * b).sum(axis=-1),
+            ),
+            Mistake(
+                "you squared each product a_i·b_i before summing them, so your result is never "
+                "negative: a dot product sums the products as they are, and it is negative for "
+                "vectors that point apart",
+                lambda a, b: ((a * b) ** 2).sum(axis=-1),
             ),
             Mistake(
                 "you looped over the first axis and summed everything inside each item: right "
@@ -954,6 +1003,17 @@ def check_cosine_similarity(fn: Callable[..., Any]) -> CheckResult:
     return COSINE.check(fn)
 
 
+def _cosine_flip_reason(value: float) -> str | None:
+    """What a cosine no listed answer explains says about the reasoning."""
+    if not -1 <= value <= 1:
+        return (
+            f"a cosine is between -1 and 1, and {value:.4g} is not: it divides the dot product "
+            "by both lengths, so it measures only the angle; is that number an angle, a length "
+            "or a dot product rather than a cosine?"
+        )
+    return None
+
+
 COSINE_FLIP = GRADERS.add(
     Question(
         name="cosine_flip",
@@ -980,6 +1040,11 @@ COSINE_FLIP = GRADERS.add(
                 math.pi,
                 "π is the angle between a and -3a in radians (180°): the question asks for the "
                 "cosine of that angle",
+            ),
+            (
+                -math.pi,
+                "-π is an angle in radians (-180°), the angle between a and -3a: the question "
+                "asks for the cosine of that angle, a number between -1 and 1",
             ),
             (
                 -9.0,
@@ -1009,6 +1074,7 @@ COSINE_FLIP = GRADERS.add(
             ),
         ),
         hint="draw a and -3a: what is the angle between them, and does a length change a cosine?",
+        reason=_cosine_flip_reason,
     )
 )
 
@@ -1264,6 +1330,17 @@ def check_softmax(fn: Callable[..., Any]) -> CheckResult:
     return SOFTMAX.check(fn)
 
 
+def _shifted_softmax_reason(value: float) -> str | None:
+    """What a weight no listed answer explains says about the reasoning."""
+    if not 0 <= value <= 1:
+        return (
+            f"{value:.4g} is not a weight: a softmax weight is a share of its row, between 0 "
+            "and 1, its exponential divided by the sum of the row's exponentials; is that "
+            "number a score or an exponential rather than a share?"
+        )
+    return None
+
+
 SHIFTED_SOFTMAX = GRADERS.add(
     Question(
         name="shifted_softmax",
@@ -1313,6 +1390,16 @@ SHIFTED_SOFTMAX = GRADERS.add(
                 "that is more than 1, which no softmax weight can be: the denominator adds "
                 "all three exponentials, the numerator's own term included",
             ),
+            (
+                103.0,
+                "103 is the largest score; the question asks for its softmax weight, the share "
+                "of 1 that the softmax gives it, a number between 0 and 1",
+            ),
+            (
+                math.e**3,
+                "e^3 is the numerator of the largest weight alone: a weight divides it by the "
+                "sum of the three exponentials of its row, so it is a share between 0 and 1",
+            ),
         ),
         hint="write e^(100 + x_i) as e^100 · e^x_i: what happens to e^100 between the numerator and "
         "the denominator? (Give two significant digits.)",
@@ -1324,6 +1411,7 @@ SHIFTED_SOFTMAX = GRADERS.add(
         near_hint="close, but not it: the common factor e^100 cancels between numerator and "
         "denominator, so the shift changes no weight and only the differences of the scores "
         "count; work the largest weight out from them to two significant digits",
+        reason=_shifted_softmax_reason,
     )
 )
 
@@ -1389,6 +1477,20 @@ def _spread_two_generators(d: int, n: int, seed: int) -> tuple[float, float]:
 
 def _spreads_fit(outputs: Any, case: Case) -> str | None:
     """The two spreads of the same scores: dividing scores by sqrt(d) divides their std by it."""
+    for key, which in (("raw", "first"), ("scaled", "second")):
+        value = np.asarray(outputs[key])
+        if value.size != 1:  # an array where one number is due: the scores, not their spread
+            scores = "the scaled scores" if key == "scaled" else "the raw scores"
+            what = (
+                f", one number per pair (q, k): {scores} themselves"
+                if case.inputs["n"] in value.shape
+                else ""
+            )
+            return (
+                f"your {which} value `{key}` is an array of shape {value.shape}{what}, not "
+                "their spread: the exercise asks for one number, the standard deviation of "
+                "those scores, as a float"
+            )
     raw, scaled = (float(np.asarray(outputs[k]).reshape(-1)[0]) for k in ("raw", "scaled"))
     d = case.inputs["d"]
     if math.isclose(scaled, raw / math.sqrt(d), rel_tol=1e-6):
@@ -1691,6 +1793,22 @@ def _rows_sum_to_one(outputs: dict[str, np.ndarray], case: Case) -> str | None:
         return (
             f"on case {case.describe()} your weights sum to 1 over the whole (T, T) matrix: "
             "each row (one query) is a distribution of its own and sums to 1"
+        )
+    sums = w.sum(axis=-1)
+    if np.allclose(sums, sums[0], rtol=1e-6) and sums[0] > 0:  # one factor on every row
+        D = np.asarray(case.inputs["x"]).shape[-1]
+        for factor, name in ((1 / math.sqrt(D), "1/sqrt(D)"), (1 / D, "1/D")):
+            if math.isclose(sums[0], factor, rel_tol=1e-6):
+                return (
+                    f"on case {case.describe()} every row of your weights sums to {name} = "
+                    f"{sums[0]:.4g}, not 1: you divided the weights after the softmax; the "
+                    "scale belongs to the scores, before they go through the softmax, which "
+                    "then makes each row sum to 1"
+                )
+        return (
+            f"on case {case.describe()} every row of your weights sums to {sums[0]:.4g}, not "
+            "1: the weights were multiplied by a constant after the softmax; a scale belongs "
+            "to the scores, before the softmax, which then makes each row sum to 1"
         )
     return (
         f"on case {case.describe()} the rows of your weights do not sum to 1 (row 0 sums to "
