@@ -209,7 +209,7 @@ def test_an_exception_of_the_graders_own_code_is_never_the_learners():
     )
     result = grader.check(functools.partial(run, lambda y: y))
     assert result.status == "raised an exception"
-    assert "the check could not use what your code returned" in result.message
+    assert "what your code returned or built failed when used" in result.message
     assert "\n  at " not in result.message  # no line of the learner's is blamed
 
 
