@@ -843,7 +843,7 @@ def r7_top_k_strict(logits, k, temperature=1.0):
 
 def r7_top_p_by_value(logits, p, temperature=1.0):
     probs = torch.softmax(logits / temperature, dim=-1)
-    sp, si = torch.sort(probs, dim=-1, descending=True, stable=True)
+    sp, _si = torch.sort(probs, dim=-1, descending=True, stable=True)
     keep = (torch.cumsum(sp, -1) - sp) < p
     smallest = torch.where(keep, sp, torch.full_like(sp, 2.0)).min(-1, keepdim=True).values
     out = torch.where(probs >= smallest, probs, torch.zeros_like(probs))
