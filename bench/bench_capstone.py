@@ -26,7 +26,7 @@ idle machine, where wall time counts the other programs too.
 Run: ``python bench/bench_capstone.py [--seeds 3] [--threads 2] [--clock wall] [--jobs 1]``
 (``--jobs 6``: the six runs side by side, one process each, each pair under the same load;
 processor time, ``--clock cpu``, is the clock for that),
-``python bench/bench_capstone.py --ablations [--seeds 2] [--write]``.
+``python bench/bench_capstone.py --ablations [--seeds 5] [--write]``.
 """
 
 from __future__ import annotations
@@ -149,6 +149,7 @@ def ablations(seeds: int, threads: int, clock: str, write: bool, jobs: int) -> N
         done = [_ablation(*a) for a in zip(*args, strict=True)]
     results = {name: [r for r in done if r.recipe.name == name] for name in ABLATIONS}
     reference = sum(r.final_val_loss for r in results["course recipe"]) / seeds
+    own = [r.final_val_loss for r in results["course recipe"]]  # seed by seed, in seed order
     for name, runs in results.items():
         recipe = runs[0].recipe
         n_params = sum(p.numel() for p in text_model(recipe, 64).parameters())
@@ -157,7 +158,10 @@ def ablations(seeds: int, threads: int, clock: str, write: bool, jobs: int) -> N
         steps = [r.steps[-1] for r in runs]
         ms = [1000 * s / n for s, n in zip(seconds, steps, strict=True)]
         mean = sum(losses) / seeds
+        paired = [v - o for v, o in zip(losses, own, strict=True)]  # the same seed's recipe
+        lower = sum(d < 0 for d in paired)
         rows.append([name, n_params, *(f"{v:.3f}" for v in losses), f"{mean - reference:+.3f}",
+                     f"{min(paired):+.3f}..{max(paired):+.3f}", f"{lower}/{seeds}",
                      f"{sum(seconds) / seeds:.1f}", f"{sum(steps) / seeds:.0f}",
                      f"{sum(ms) / seeds:.1f}"])  # fmt: skip
         stored.append({
@@ -175,6 +179,8 @@ def ablations(seeds: int, threads: int, clock: str, write: bool, jobs: int) -> N
         "params",
         *(f"val seed {s}" for s in range(seeds)),
         "vs recipe",
+        "same seed",
+        "lower",
         f"{clock} s",
         "steps",
         "ms/step",
@@ -198,7 +204,7 @@ def ablations(seeds: int, threads: int, clock: str, write: bool, jobs: int) -> N
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (3; ablations 2)")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds 0..n-1 (3; ablations 5)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     parser.add_argument("--ablations", action="store_true", help="run the ablations instead")
@@ -207,7 +213,7 @@ def main() -> None:
     args = parser.parse_args()
     print(_load(), flush=True)
     if args.ablations:
-        ablations(args.seeds or 2, args.threads, args.clock, args.write, args.jobs)
+        ablations(args.seeds or 5, args.threads, args.clock, args.write, args.jobs)
     else:
         race(args.seeds or 3, args.threads, args.clock, args.jobs)
     print(_load())

@@ -902,6 +902,140 @@ class BufferNamedTable(nn.Module):
         return x + self.table[: x.shape[1]].to(x.dtype)
 
 
+# ------------------------------------------------------------------ the seventh round
+
+
+def r7_table_exponent_over_d_plus_one(length, d_model):
+    pos = np.arange(length)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / (d_model + 1))
+    ang = pos * omega
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def r7_offset_first_block_only(k, d_model):
+    M = np.eye(d_model)
+    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)
+    b = k * w
+    M[0:2, 0:2] = [[np.cos(b[0]), np.sin(b[0])], [-np.sin(b[0]), np.cos(b[0])]]
+    return M
+
+
+def r7_offset_first_block_only_freqs(k, d_model):
+    M = np.eye(d_model)
+    freqs = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    angles = k * freqs
+    c, s = np.cos(angles[0]), np.sin(angles[0])
+    M[0:2, 0:2] = [[c, s], [-s, c]]
+    return M
+
+
+def r7_offset_loop_one_short(k, d_model):
+    M = np.eye(d_model)
+    for i in range(d_model // 2 - 1):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
+def r7_offset_every_other_pair(k, d_model):
+    M = np.eye(d_model)
+    for i in range(0, d_model // 2, 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
+def r7_offset_inner_pairs(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(1, d_model // 2 - 1):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
+def r7_offset_angles_times_d_model(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i * d_model)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
+def r7_gap_permuted_twice(fn, x, perm):
+    return float(np.max(np.abs(fn(x[..., perm, :])[..., perm, :] - fn(x))))
+
+
+def r7_rope(x, positions, theta=None, second=None):
+    d = x.shape[-1]
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    positions = np.asarray(positions)
+    theta = positions[:, None] * omega if theta is None else theta(omega, positions)
+    c, s = np.cos(theta), np.sin(theta)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c - x2 * s
+    out[..., 1::2] = x1 * s + x2 * c if second is None else second(x1, x2, c, s)
+    return out
+
+
+def r7_rope_angles_reshaped(x, positions):
+    return r7_rope(
+        x, positions, theta=lambda omega, p: (omega[:, None] * p[None, :]).reshape(len(p), -1)
+    )
+
+
+def r7_rope_second_line_cos_sin(x, positions):
+    return r7_rope(x, positions, second=lambda x1, x2, c, s: x1 * c + x2 * s)
+
+
+def r7_scores_row_wise(q, k):
+    T, d = q.shape
+    pos = np.arange(T)
+    return (r7_rope(q, pos) * r7_rope(k, pos)).sum(-1) / np.sqrt(d)
+
+
+class R7RowsUnsqueezedOne(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]].unsqueeze(1).to(x.dtype)
+
+
+class R7TableArgumentsSwappedSliced(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(d_model, max_len)))
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1], : x.shape[2]].to(x.dtype)
+
+
+# The seventh learner round (issue 28): a fallback hint or a misleading diagnosis before.
+ROUND_SEVEN = [
+    ("sinusoidal_encoding", "round 7: exponent over D + 1", r7_table_exponent_over_d_plus_one, "divides by D + 1"),
+    ("offset_matrix", "round 7: only the first block", r7_offset_first_block_only, "only your first block"),
+    ("offset_matrix", "round 7: only the first block, freqs", r7_offset_first_block_only_freqs, "only your first block"),
+    ("offset_matrix", "round 7: range(d_model // 2 - 1)", r7_offset_loop_one_short, "stops one pair early"),
+    ("offset_matrix", "round 7: every other pair", r7_offset_every_other_pair, "the blocks of pairs 1, 3 are still the identity"),
+    ("offset_matrix", "round 7: inner pairs only", r7_offset_inner_pairs, "the block of pair 0 is still zero"),
+    ("offset_matrix", "round 7: angles times d_model (same numbers as the first block only)",
+     r7_offset_angles_times_d_model, "multiplied by `d_model`"),
+    ("self_dot", "round 7: sqrt(D)", 8, "√64"),
+    ("permutation_gap", "round 7: fn(x[perm])[perm] vs fn(x)", r7_gap_permuted_twice, "reordered by perm a second time"),
+    ("rope", "round 7: (d/2, T) angles reshaped", r7_rope_angles_reshaped, "reshape does not transpose"),
+    ("rope", "round 7: x1 * c + x2 * s second", r7_rope_second_line_cos_sin, "new x'_{2i+1} is not"),
+    ("rope_scores", "round 7: row-wise products", r7_scores_row_wise, "the diagonal"),
+    ("positional_encoding", "round 7: unsqueeze(1)", R7RowsUnsqueezedOne, "x's batch axis"),
+    ("positional_encoding", "round 7: table args swapped, sliced [:T, :D]", R7TableArgumentsSwappedSliced,
+     "forward's slicing is not the problem"),
+]  # fmt: skip
+
+
 # The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
 # not named as the statement says) a pass before.
 ROUND_SIX = [
@@ -983,7 +1117,7 @@ CORPUS = [
     ("offset_matrix", "k + 1", offset_k_plus_one, "(k + 1)"),
     ("offset_matrix", "the same angle for every pair", offset_same_angle, "own pair"),
     ("offset_matrix", "sin and cos swapped", offset_sin_cos_swapped, "swapped"),
-    ("self_dot", "D", 64, "pairs"),
+    ("self_dot", "D", 64, "each of the 64 features"),
     ("self_dot", "a unit vector", 1, "length 1"),
     ("self_dot", "the position", 5, "position"),
     ("self_dot", "the position squared", 25, "position"),
@@ -1029,6 +1163,7 @@ CORPUS = [
     *ROUND_FOUR,
     *ROUND_FIVE,
     *ROUND_SIX,
+    *ROUND_SEVEN,
 ]  # fmt: skip
 
 CORRECT = [

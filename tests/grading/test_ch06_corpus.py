@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import torch
 from corpus import chapter_tests
 
@@ -782,6 +783,102 @@ ROUND_6 = [
 ]  # fmt: skip
 
 
+def r7_pad_positions_by_lengths(lengths, max_len):
+    return (np.arange(max_len)[:, None] < lengths[None, :])[:, None, :]
+
+
+def r7_pad_left(lengths, max_len):
+    return (np.arange(max_len)[None, :] >= max_len - lengths[:, None])[:, None, :]
+
+
+def r7_soft_empty_along_queries(scores, mask):
+    empty = ~np.broadcast_to(mask, scores.shape).any(axis=-2, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return np.where(
+        empty | ~np.isfinite(e.sum(-1, keepdims=True)), 0.0, e / e.sum(axis=-1, keepdims=True)
+    )
+
+
+def r7_hf_additive_inverted(attention_mask):
+    m = attention_mask[:, None, :].double()
+    return m.masked_fill(m == 1, float("-inf"))
+
+
+# The seventh learner round (issue 28): a grader error, and two generic diagnoses.
+ROUND_7 = [
+    ("padding_mask", "round 7: positions down, lengths across", r7_pad_positions_by_lengths, "(max_len, 1, B)"),
+    ("padding_mask", "round 7: left padding", r7_pad_left, "left padding"),
+    ("masked_softmax", "round 7: empty rows tested along axis -2", r7_soft_empty_along_queries, "empty row runs along the queries"),
+    ("from_hf_attention_mask", "round 7: additive, -inf on the real tokens", r7_hf_additive_inverted, "-inf sit on the real tokens"),
+]  # fmt: skip
+
+
+def test_an_additive_mask_with_the_right_sign_is_not_called_inverted():
+    def additive(attention_mask):
+        m = attention_mask[:, None, :].double()
+        return m.masked_fill(m == 0, float("-inf")).masked_fill(m == 1, 0.0)
+
+    result = check_from_hf_attention_mask(additive)
+    assert not result.passed
+    assert "(-inf on the padding) the same way" in result.diagnosis
+    assert "real tokens" not in result.diagnosis
+
+
+# Round 7: diagnoses name the step and where to look, never the solution's line.
+SOLUTION_LINES = [
+    ("masked_softmax", "round 7: no empty-row handling (NaN)", r"mask.any("),
+    ("masked_softmax", "round 7: a -1e9 fill", r"mask.any("),
+    ("to_key_padding_mask", "round 7: a bare squeeze()", "squeeze(1)"),
+    ("future_change", "round 7: feature columns zeroed", "x[t + 1:]"),
+    ("padding_mask", "round 7: padded to the longest", "np.arange(max_len)"),
+]
+
+
+def _r7_nan(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _r7_fill(scores, mask):
+    s = np.where(mask, scores, -1e9)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _r7_squeeze(mask):
+    return ~mask.squeeze()
+
+
+def _r7_columns(attend, x, t):
+    x2 = x.copy()
+    x2[:, t + 1 :] = 0
+    return float(np.max(np.abs(attend(x2)[: t + 1] - attend(x)[: t + 1])))
+
+
+def _r7_longest(lengths, max_len):
+    return (np.arange(lengths.max())[None, :] < lengths[:, None])[:, None, :]
+
+
+@pytest.mark.parametrize(
+    ("exercise", "answer", "line"),
+    [
+        (e, a, line)
+        for (e, _, line), a in zip(
+            SOLUTION_LINES, [_r7_nan, _r7_fill, _r7_squeeze, _r7_columns, _r7_longest], strict=True
+        )
+    ],
+    ids=[what for _, what, _ in SOLUTION_LINES],
+)
+def test_a_diagnosis_never_writes_the_solution_line(exercise, answer, line):
+    result = CHECKS[exercise](answer)
+    assert not result.passed and result.diagnosed, result.text
+    assert line not in result.diagnosis, result.diagnosis
+
+
 CORPUS = [
     ("causal_mask", "floats", causal_float, "bool"),
     ("causal_mask", "torch", causal_torch, "NumPy"),
@@ -842,6 +939,7 @@ CORPUS = [
     *ROUND_4,
     *ROUND_5,
     *ROUND_6,
+    *ROUND_7,
 ]  # fmt: skip
 
 CORRECT = [

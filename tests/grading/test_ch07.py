@@ -761,7 +761,7 @@ PLANTED = [
     ("decoder_block", decoder_with("self twice"), "wrong values", "over the decoder's own tokens"),
     ("decoder_block", decoder_with("norm memory"), "wrong values", "normalises memory"),
     ("decoder_block", decoder_with("no cross residual"), "wrong values", "cross-attention sub-layer has no residual"),
-    ("decoder_block", DecoderQueriesFromMemory, "raised an exception", "queries come from the encoder"),
+    ("decoder_block", DecoderQueriesFromMemory, "raised an exception", "takes its queries from memory"),
     ("decoder_block", DecoderCrossFirst, "wrong values", "comes before the masked self-attention"),
     ("decoder_block", DecoderPostOnly, "wrong values", "post-LN even when norm_first=True"),
     ("greedy_decode", greedy_no_stop, "wrong shape", "does not stop at EOS"),
@@ -832,3 +832,30 @@ def test_summary_lists_every_exercise():
     check_layer_norm(ln_mean_var)
     rows = summary().rows
     assert [name for name, _ in rows] == list(GRADERS.names)
+
+
+def test_an_exact_count_near_the_block_is_read_by_its_offset_not_called_a_rounding():
+    right = 7_087_872
+    for given, words in (
+        (right + 768, "1 x 768 too many"),
+        (right - 5 * 768, "5 x 768 too few"),
+        (right + 64 * 5, "5 x 64 too many"),
+        (right - 17, "arithmetic slipped"),
+        (right + 1000, "exact integer, 1,000 too many"),
+        (7_090_000, "rounded"),
+        (7.09e6, "rounded"),
+    ):
+        result = check_block_parameters(given)
+        assert not result.passed and result.diagnosed, result.text
+        assert words in result.diagnosis, result.text
+        if words != "rounded":
+            assert "rounded" not in result.diagnosis, result.text
+
+
+def test_a_loss_that_is_the_log_of_a_round_vocabulary_is_named_and_a_guess_is_not():
+    for given, n in ((9.2, "10,000"), (math.log(10_000), "10,000"), (6.91, "1,000")):
+        result = check_initial_loss(given)
+        assert not result.passed and f"ln {n}" in result.diagnosis, result.text
+    for guess in (9, 12.0, 9.5):
+        result = check_initial_loss(guess)
+        assert not result.passed and "that is ln " not in (result.diagnosis or ""), result.text

@@ -562,6 +562,18 @@ LEARNER = [
     ('training_loss', 'round 6: detaches the logits (no graph back to the model)', 'def training_loss(model, src, tgt, pad_id):\n    logits = model(src, tgt[:, :-1]).detach()\n    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), ignore_index=pad_id)\n', '`.detach()`'),
 
     ('feed_forward', 'round 6: * instead of @ for the second layer', 'def feed_forward(x, W_1, b_1, W_2, b_2):\n    return torch.relu(x @ W_1 + b_1) * W_2 + b_2\n', '`*` multiplies entry by entry'),
+    # round 7: two slips that give the same count are both named; an exact count is no
+    # rounding; a loss that is the log of a round number, or no log at all, is named
+    ('block_parameters', 'round 7: LayerNorms counted as one vector of 768 in all (3·768 short)', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 3072 + 768 + 768\ncheck_block_parameters(answer)\n', 'LayerNorms three vectors short'),
+    ('block_parameters', "round 7: the attention's four biases left out (4·768 short, like the LayerNorms)", 'answer = 4*768*768 + 2*768*3072 + 3072 + 768 + 4*768\ncheck_block_parameters(answer)\n', "the attention's four biases"),
+    ('block_parameters', 'round 7: both biases of the feed-forward network given d_ff entries', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 2*3072 + 4*768\ncheck_block_parameters(answer)\n', 'b_2 given d_ff entries'),
+    ('block_parameters', 'round 7: per-head biases for q, k, v added', 'answer = 4*768*768 + 4*768 + 2*768*3072 + 3072 + 768 + 4*768 + 12*64*3\ncheck_block_parameters(answer)\n', 'counted per head'),
+    ('training_loss', 'round 7: both slices one column short', 'def training_loss(model, src, tgt, pad_id):\n    tgt_in, tgt_out = tgt[:, :-2], tgt[:, 1:-1]\n    logits = model(src, tgt_in)\n    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), ignore_index=pad_id)\n', 'one column short'),
+    ('initial_loss', 'round 7: ln 2', 'answer = math.log(2)\ncheck_initial_loss(answer)\n', 'coin flip'),
+    ('initial_loss', 'round 7: ln(n_vocab) / n_vocab', 'answer = math.log(50257) / 50257\ncheck_initial_loss(answer)\n', 'not over the vocabulary'),
+    ('initial_loss', 'round 7: 9.2, ln 10,000', 'answer = 9.2\ncheck_initial_loss(answer)\n', 'ln 10,000'),
+    ('initial_loss', 'round 7: sqrt(n_vocab)', 'answer = math.sqrt(50257)\ncheck_initial_loss(answer)\n', 'square root of n_vocab'),
+    ('decoder_block', 'round 7: cross_attn(memory): queries, keys and values all from memory', 'class MyDecoderBlock(nn.Module):\n    def __init__(self, d_model, n_heads, d_ff, norm_first=False):\n        super().__init__()\n        self.norm_first = norm_first\n        self.self_attn = MultiHeadAttention(d_model, n_heads)\n        self.cross_attn = MultiHeadAttention(d_model, n_heads)\n        self.ffn = FeedForward(d_model, d_ff)\n        self.norm1 = LayerNorm(d_model)\n        self.norm2 = LayerNorm(d_model)\n        self.norm3 = LayerNorm(d_model)\n\n    def forward(self, x, memory, self_mask=None, memory_mask=None):\n        if self.norm_first:\n            h = self.norm1(x); x = x + self.self_attn(h, mask=self_mask)[0]\n            h = self.norm2(x); x = x + self.cross_attn(memory, mask=memory_mask)[0]\n            h = self.norm3(x); x = x + self.ffn(h)\n        else:\n            h = x; x = self.norm1(x + self.self_attn(h, mask=self_mask)[0])\n            h = x; x = self.norm2(x + self.cross_attn(memory, mask=memory_mask)[0])\n            x = self.norm3(x + self.ffn(x))\n        return x\n', 'queries must come from the decoder'),
 ]  # fmt: skip
 
 
@@ -622,3 +634,26 @@ def test_each_learner_attempt_gets_its_diagnosis(exercise, what, code, words):
 def test_the_learners_right_answers_pass(exercise, what, code):
     result = CHECKS[exercise](_learner_answer(exercise, code))
     assert result.passed, f"{what}\n{result.text}"
+
+
+# Words a learner's diagnosis must not contain: a cause the learner's code does not have
+# (round 7: keys and values said to come from the decoder when all three came from memory;
+# an exact integer count called a rounding).
+_NOT_SAID = {
+    "round 7: cross_attn(memory): queries, keys and values all from memory": "values from the decoder",
+    "round 7: both biases of the feed-forward network given d_ff entries": "rounded",
+    "round 7: per-head biases for q, k, v added": "rounded",
+}
+LEARNER_NOT = [(e, w, c, _NOT_SAID[w]) for e, w, c, _ in LEARNER if w in _NOT_SAID]
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "code", "not_words"),
+    LEARNER_NOT,
+    ids=[f"{e}: {w}" for e, w, _, _ in LEARNER_NOT],
+)
+def test_no_learner_attempt_is_told_of_a_slip_it_did_not_make(exercise, what, code, not_words):
+    assert len(LEARNER_NOT) == len(_NOT_SAID)
+    result = CHECKS[exercise](_learner_answer(exercise, code))
+    assert not result.passed and result.diagnosed, f"{what}\n{result.text}"
+    assert not_words not in f"{result.message}\n{result.diagnosis}", f"{what}\n{result.text}"

@@ -480,3 +480,13 @@ def test_a_transpose_of_axes_other_than_the_last_two_is_named_by_its_axes():
     assert clue is not None and "swaps axes 1 and 3 of `k`" in clue and "(2, 3, 6, 4)" in clue
     assert transposed_axes_clue(_raised(right_then_other_mistake, q, k)) is None
     assert transposed_axes_clue(_raised(three_axes, q, k)) is None
+
+
+def test_axes_in_another_order_under_a_signature_that_names_fewer_axes():
+    """Round 7: "(B, 1, max_len)" names no axis of size 1, so the signature's axis names
+    are fewer than the output's axes: the clue numbers the axes instead of failing."""
+    from attnlab.grading.relations import _order_text
+
+    assert "the order (2, 1, 0) of the expected axes" in _order_text((2, 1, 0), ())
+    assert "the order (1, 0, 2) of the expected axes" in _order_text((1, 0, 2), ("B", "S"))
+    assert "(S, B) where (B, S) is expected" in _order_text((1, 0), ("B", "S"))

@@ -99,3 +99,16 @@ def test_after_a_check_a_stub_still_says_not_done(checked, capsys):
     with skip_if_unfinished(after="demo"):
         uses_stub()
     assert "not done yet: this cell uses exercise 5.2" in capsys.readouterr().out
+
+
+def test_a_block_that_runs_after_a_check_that_did_not_pass_says_so(checked, capsys):
+    checked(0.9)
+    with skip_if_unfinished(after="demo"):
+        print("no mask: [0. 0. 0.]")
+    out = capsys.readouterr().out
+    assert out.startswith("no mask: [0. 0. 0.]\n✗ the lines above come from your demo, ")
+    assert "latest check did not pass" in out
+    checked(0.5)
+    with skip_if_unfinished(after="demo"):
+        print("no mask: [0.5 0.3 0.]")
+    assert capsys.readouterr().out == "no mask: [0.5 0.3 0.]\n"

@@ -34,8 +34,8 @@ from .pipeline import Grader
 from .questions import Question
 from .registry import ChapterGraders
 from .results import CheckResult
-from .specs import Case, Mistake
-from .status import EXCEPTION, WRONG_SHAPE, WRONG_TYPE
+from .specs import Case, Mistake, Property
+from .status import EXCEPTION, WRONG_SHAPE, WRONG_TYPE, WRONG_VALUES
 
 __all__ = [
     "GRADERS",
@@ -198,6 +198,17 @@ SINUSOIDAL = GRADERS.add(
                 )
                 for factor in (math.pi / 180, 180 / math.pi)
             ),
+            *(
+                Mistake(
+                    f"pair 0 (features 0 and 1) is right but the higher pairs turn at the "
+                    f"wrong speed: the exponent of your frequencies divides by {spelled}; "
+                    "ω_i = 10000^(-2i/D) divides by D = d_model itself, odd or even",
+                    lambda length, d_model, delta=delta: _table(
+                        length, d_model, lambda j: 10000.0 ** (-(j - j % 2) / (d_model + delta))
+                    ),
+                )
+                for delta, spelled in ((1, "D + 1"), (-1, "D - 1"))
+            ),
             Mistake(
                 "every feature is a sine: the odd features (1, 3, ...) are cosines",
                 lambda length, d_model: _table(length, d_model, _paired(d_model), odd=np.sin),
@@ -305,6 +316,85 @@ def _blocks_per_feature(k: int, d_model: int) -> np.ndarray:
     return m
 
 
+def _some_blocks(k: int, d_model: int, which: str, base: str) -> np.ndarray:
+    """Planted: right blocks for some pairs only (``which``: "first" pair 0 alone, "short"
+    all but the last, "late" all but pair 0), the others left as the starting matrix
+    (``base``: "eye" or "zeros")."""
+    n = d_model // 2
+    pairs = {"first": range(min(1, n)), "short": range(n - 1), "late": range(1, n)}[which]
+    m = np.eye(d_model) if base == "eye" else np.zeros((d_model, d_model))
+    for i in pairs:
+        m[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = _rotation(k * 10000.0 ** (-2 * i / d_model))
+    return m
+
+
+_SOME_BLOCKS = (
+    (
+        "first",
+        "only your first block (pair 0, rows and columns 0 and 1) turns: the blocks of "
+        "pairs 1, 2, ... are still {left}. Each pair i needs a block of its own, at rows "
+        "and columns 2i and 2i + 1, turned by its own angle k·ω_i (one block per pair, "
+        "not one for the whole matrix)",
+    ),
+    (
+        "short",
+        "your blocks are right but the last pair's is missing (still {left}; with D = 2 "
+        "there is no block at all): your loop stops one pair early. How many pairs do D "
+        "features make, and does your range reach the last of them?",
+    ),
+    (
+        "late",
+        "your blocks are right but the first pair's (rows and columns 0 and 1) is missing "
+        "(still {left}): your loop starts one pair late. Pairs are numbered from 0",
+    ),
+)
+"""Blocks filled for some pairs only: (which, diagnosis with ``{left}``, what the rest is)."""
+
+
+def _pairs_listed(pairs: list[int]) -> str:
+    """``"the block of pair 0 is"``, ``"the blocks of pairs 1, 3 are"``."""
+    listed = ", ".join(map(str, pairs))
+    return (
+        f"the block of pair {listed} is" if len(pairs) == 1 else f"the blocks of pairs {listed} are"
+    )
+
+
+def _offset_blocks(outputs: Any, case: Case) -> str | None:
+    """Forensics on a block-diagonal answer: some pairs' blocks right, the others left as
+    they started (the identity, or zero): which pairs the learner's code never reached."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    k, d_model = case.inputs["k"], case.inputs["d_model"]
+    want = offset_matrix(k, d_model)
+    if got.shape != want.shape:
+        return None
+    blocks = np.kron(np.eye(d_model // 2), np.ones((2, 2))) > 0
+    if not np.allclose(got[~blocks], 0.0, atol=1e-8):
+        return None
+    right, left = [], {"the identity": [], "zero": []}
+    for i in range(d_model // 2):
+        g, w = got[2 * i : 2 * i + 2, 2 * i : 2 * i + 2], want[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        if np.allclose(g, w, atol=1e-8):
+            right.append(i)
+        elif np.allclose(g, np.eye(2), atol=1e-8):
+            left["the identity"].append(i)
+        elif np.allclose(g, 0.0, atol=1e-8):
+            left["zero"].append(i)
+        else:
+            return None
+    untouched = "; ".join(
+        f"{_pairs_listed(pairs)} still {what}" for what, pairs in left.items() if pairs
+    )
+    if not untouched:
+        return None
+    done = f"{_pairs_listed(right)} right, but " if right else ""
+    return (
+        f"with D = {d_model} ({d_model // 2} pair{'s' if d_model > 2 else ''}), {done}"
+        f"{untouched}: nothing in your code wrote there. Each pair i, from 0 to the last, needs its "
+        "own block at rows and columns 2i, 2i + 1: which pairs does your loop or indexing "
+        "skip?"
+    )
+
+
 OFFSET = GRADERS.add(
     Grader(
         name="offset_matrix",
@@ -325,9 +415,10 @@ OFFSET = GRADERS.add(
                 lambda k, d_model: offset_matrix(abs(k), d_model),
             ),
             Mistake(
-                "your matrix moves positions backwards (it is M_{-k}, the transpose): for the "
-                "pair (sin a, cos a), the new sine is cos(b)·sin a + sin(b)·cos a, so the "
-                "first row of each block is (cos b, sin b)",
+                "your matrix moves positions backwards (it is M_{-k}, the transpose of the "
+                "right one): the minus sign sits in the wrong off-diagonal entry of each "
+                "block. Expand sin(a + b), the new first member of the pair (sin a, cos a): "
+                "does sin a or cos a come in with a minus?",
                 lambda k, d_model: _blocks(k, d_model, lambda b: _rotation(b).T),
             ),
             Mistake(
@@ -342,8 +433,9 @@ OFFSET = GRADERS.add(
                 ),
             ),
             Mistake(
-                "cos and sin are swapped in your blocks: each block is "
-                "[[cos b, sin b], [-sin b, cos b]] with b = k·ω_i",
+                "cos and sin are swapped in your blocks: at k = 0 nothing moves, so the "
+                "matrix must be the identity; which of cos b and sin b is 1 at b = 0, and "
+                "where in a block must that 1 stand?",
                 lambda k, d_model: _blocks(
                     k,
                     d_model,
@@ -371,8 +463,8 @@ OFFSET = GRADERS.add(
             ),
             Mistake(
                 "the lower-left entry of each block (its second row, first column) lost its "
-                "minus sign: the second row gives the new cosine, and cos(a + b) = "
-                "cos b·cos a - sin b·sin a takes the sine of the old angle with a minus",
+                "minus sign: the second row gives the new cosine; expand cos(a + b) and look "
+                "at the sign of its term in sin a",
                 lambda k, d_model: _blocks(
                     k,
                     d_model,
@@ -422,9 +514,24 @@ OFFSET = GRADERS.add(
             ),
             Mistake(
                 "the two columns of each block are swapped: the pair is (sin a, cos a) in "
-                "that order, and sin(a + b) = cos b·sin a + sin b·cos a gives the first row "
-                "(cos b, sin b)",
+                "that order, so a block's first column multiplies sin a and its second cos a. "
+                "Expand sin(a + b) and read off which factor goes with sin a",
                 lambda k, d_model: _blocks(k, d_model, lambda b: _rotation(b)[:, ::-1]),
+            ),
+            *(
+                Mistake(
+                    diagnosis.format(left=left),
+                    lambda k, d_model, which=which, base=base: _some_blocks(
+                        k, d_model, which, base
+                    ),
+                    # Angles multiplied by d_model (not divided) vanish for every pair
+                    # but 0, with the same numbers: that code gets the generated diagnosis.
+                    needs=r"^(?![\s\S]*(\*\s*d_model\b|\bd_model\s*\*))"
+                    if which == "first"
+                    else "",
+                )
+                for which, diagnosis in _SOME_BLOCKS
+                for base, left in (("eye", "the identity"), ("zeros", "zero"))
             ),
             Mistake(
                 "the angle k·ω_i is already in radians, which np.sin and np.cos take: do "
@@ -437,6 +544,7 @@ OFFSET = GRADERS.add(
                 ),
             ),
         ),
+        properties=(Property(_offset_blocks),),
         hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
         'chapter\'s section "Relative offsets are linear maps" derives the block',
@@ -472,8 +580,15 @@ SELF_DOT = GRADERS.add(
         wrong=(
             (
                 64.0,
-                "there are D = 64 features but only half as many (sin, cos) pairs, and it is "
-                "each pair that has length 1",
+                "that counts 1 for each of the 64 features, as if every feature squared were "
+                "1; a single sin²(a) or cos²(a) is not 1 at most positions. Which group of "
+                "features does add up to exactly 1, whatever the position?",
+            ),
+            (
+                8.0,
+                "8 = √64 would be the length of a vector of 64 entries ±1; the question asks "
+                "for the dot product with itself (the squared length), and the entries are "
+                "sines and cosines, not ±1: group them by (sin, cos) pair",
             ),
             (1.0, "a position vector is not of length 1: each of its pairs is"),
             (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
@@ -495,8 +610,8 @@ SELF_DOT = GRADERS.add(
                 "itself is the squared length",
             ),
         ),
-        hint="split the sum into its (sin, cos) pairs: what is sin²(a) + cos²(a), and how "
-        "many pairs do D = 64 features make?",
+        hint="write PE(5)·PE(5) as a sum over the 64 features and group its terms by "
+        "(sin, cos) pair: what does one pair add, whatever its angle?",
         near=0.1,
         near_hint="close, but the sum is a whole number: each (sin, cos) pair adds "
         "sin²(a) + cos²(a), exactly 1 at every position, and D = 64 features make a whole "
@@ -626,6 +741,18 @@ PERMUTATION = GRADERS.add(
                 "you reordered the output with the inverse permutation: new row j is old row "
                 "perm[j] on both sides, so index fn(x) with perm itself, not np.argsort(perm)",
                 lambda fn, x, perm: _gap_with(fn, x, x[..., perm, :], np.argsort(perm)),
+                needs=r"argsort",
+            ),
+            Mistake(
+                # The same numbers as the inverse permutation on fn(x), on any fn: row perm[j]
+                # of fn(x[perm]) meets row j of fn(x) either way.
+                "your gap compares row perm[j] of fn(x[perm]) with row j of fn(x), as if "
+                "fn(x[perm]) were reordered by perm a second time (or fn(x) by the inverse "
+                "permutation): the input is shuffled once, before fn, and the other route "
+                "reorders fn(x), the output of the unshuffled input, by that same perm",
+                lambda fn, x, perm: float(
+                    np.max(np.abs(fn(x[..., perm, :])[..., perm, :] - fn(x)))
+                ),
             ),
             Mistake(
                 "you took the largest signed difference; take the largest absolute one "
@@ -790,6 +917,48 @@ _ONE_FUNCTION_TWICE = (
 """A typo in one line of the rotation: the same function in both of its terms."""
 
 
+def _rope_line_typos() -> tuple[tuple[str, str], ...]:
+    """Every rotation with one line right and the other of two functions of θ in another
+    order than the rotation's (``terms`` as in :func:`_rope_terms`), the typos of
+    ``_ONE_FUNCTION_TWICE`` and the fully swapped rotation left to their own diagnoses:
+    ``(terms, diagnosis)``."""
+    named = {t for t, *_ in _ONE_FUNCTION_TWICE} | {"sccs"}
+    found = []
+    for line, right in ((0, "cs"), (1, "sc")):
+        for wrong in ("cc", "ss", "cs", "sc"):
+            if wrong == right:
+                continue
+            terms = ("cs" + wrong) if line == 1 else (wrong + "sc")
+            if terms in named:
+                continue
+            good, bad = ("x'_{2i}", "x'_{2i+1}") if line == 1 else ("x'_{2i+1}", "x'_{2i}")
+            fns = " and ".join(
+                f"x_{{{m}}} with {'cos' if f == 'c' else 'sin'} θ"
+                for m, f in zip(("2i", "2i+1"), wrong, strict=True)
+            )
+            found.append(
+                (
+                    terms,
+                    f"your new {good} is right and your new {bad} is not: in its line you "
+                    f"multiply {fns}. Compare that line with the rotation in the statement, "
+                    "term by term (at θ = 0 a row must come out unchanged)",
+                )
+            )
+    return tuple(found)
+
+
+def _rope_angles_reshaped(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Planted: the angle grid built as (d/2, T) and reshaped (not transposed) to (T, d/2)."""
+    d = x.shape[-1]
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    positions = np.asarray(positions, dtype=np.float64)
+    theta = (omega[:, None] * positions[None, :]).reshape(len(positions), -1)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+    out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+    return out
+
+
 def _rope_frequency_per_feature(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Planted: angles for every feature j (ω = 10000^(-j/d)), the even line reading the
     even columns of them and the odd line the odd ones: the two members of a pair turn by
@@ -842,6 +1011,26 @@ def _rope_cases() -> tuple[Case, ...]:
             "a long sequence, d = 16",
             {"x": rng.standard_normal((40, 16)), "positions": np.arange(40)},
         ),
+    )
+
+
+def _rope_members(outputs: Any, case: Case) -> str | None:
+    """Forensics on a rotation: one member of every pair right, the other wrong (one of the
+    rotation's two lines is wrong)."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    want = apply_rope(case.inputs["x"], case.inputs["positions"])
+    if got.shape != want.shape:
+        return None
+    even = np.allclose(got[..., 0::2], want[..., 0::2], atol=1e-8)
+    odd = np.allclose(got[..., 1::2], want[..., 1::2], atol=1e-8)
+    if even == odd:
+        return None
+    good, bad = ("x'_{2i}", "x'_{2i+1}") if even else ("x'_{2i+1}", "x'_{2i}")
+    return (
+        f"your new {good} (the {'even' if even else 'odd'} features) are right and your new "
+        f"{bad} are not: the line that computes {bad} is wrong. Compare its two terms with "
+        "the rotation in the statement (at θ = 0 a row must come out unchanged), and check "
+        "that it reads the original x, not a column already rotated"
     )
 
 
@@ -920,6 +1109,20 @@ ROPE = GRADERS.add(
                 )
                 for terms, name, fn, fix in _ONE_FUNCTION_TWICE
             ),
+            *(
+                Mistake(
+                    diagnosis,
+                    lambda x, positions, terms=terms: _rope_terms(x, positions, terms),
+                )
+                for terms, diagnosis in _rope_line_typos()
+            ),
+            Mistake(
+                "your angles are scrambled: row t of your angle grid is not position t times "
+                "the frequencies. A grid built as (d/2, T) and reshaped to (T, d/2) keeps its "
+                "entries in the old order (reshape does not transpose): build it with the "
+                "positions along its rows from the start, or transpose it",
+                _rope_angles_reshaped,
+            ),
             Mistake(
                 "the two members of a pair turned by different angles: each feature got its "
                 "own frequency (10000^(-j/d) for every feature j); a pair (2i, 2i+1) shares "
@@ -964,6 +1167,7 @@ ROPE = GRADERS.add(
             ("could not broadcast", _rope_broadcast_hint),
             ("could not be broadcast", _rope_broadcast_hint),
         ),
+        properties=(Property(_rope_members),),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
         "that place: which angle, which sign, which features form the pair? The chapter's "
         'section "Rotary position embedding (RoPE)" writes the rotation',
@@ -1048,6 +1252,13 @@ ROPE_SCORES = GRADERS.add(
                     @ apply_rope(k, np.arange(len(k)))
                     / math.sqrt(q.shape[-1])
                 ),
+            ),
+            Mistake(
+                "you paired query t with key t only, one score per position (the diagonal "
+                "of the score matrix): scores pair every query with every key, a (T, T) "
+                "matrix with row t = query t against all T keys. Which product of the "
+                "rotated (T, d) arrays gives that?",
+                lambda q, k: np.diagonal(_rope_scores(q, k)).copy(),
             ),
             Mistake(
                 "you returned softmax weights (each row sums to 1): the exercise asks for "
@@ -1251,6 +1462,40 @@ def _table_shape(layer: torch.nn.Module, err: Exception) -> Finding | None:
     return None
 
 
+def _table_misplaced(layer: torch.nn.Module, out: Any) -> Finding | None:
+    """A layer that ran on x = zeros (1, 3, 4), built as (d_model=4, max_len), and returned
+    a wrong output whose cause shows: a table built with the arguments of
+    sinusoidal_encoding swapped, or rows (T, 1, D) that broadcast along the batch axis."""
+    right = torch.from_numpy(sinusoidal_encoding(3, 4))
+    if not isinstance(out, torch.Tensor) or (
+        out.shape == (1, 3, 4) and torch.allclose(out.double().cpu(), right, atol=1e-5)
+    ):
+        return None
+    swapped = torch.from_numpy(sinusoidal_encoding(4, MAX_LEN))
+    for buffer in layer.buffers():
+        if buffer is not None and tuple(buffer.shape) == (4, MAX_LEN):
+            if torch.allclose(buffer.detach().double().cpu(), swapped, atol=1e-5):
+                return Finding(
+                    WRONG_VALUES,
+                    f"your table has shape (4, {MAX_LEN}) in PositionalEncoding(4, {MAX_LEN}): "
+                    f"it is sinusoidal_encoding(4, {MAX_LEN}), {MAX_LEN} features of 4 "
+                    "positions",
+                    "your table is sinusoidal_encoding(d_model, max_len), its arguments "
+                    "swapped: it takes (length, d_model), so build the table with max_len "
+                    "rows of d_model features (forward's slicing is not the problem)",
+                )
+    if tuple(out.shape) == (3, 3, 4):
+        return Finding(
+            WRONG_SHAPE,
+            f"for x of shape (1, 3, 4), PositionalEncoding(4, {MAX_LEN}) returns shape (3, 3, 4)",
+            "the rows you add have their 3 positions on axis 0, x's batch axis, with an axis "
+            "of size 1 after them, shape (T, 1, D): they broadcast against x's T positions "
+            "instead of adding to them. A (T, D) slice of the table already broadcasts over "
+            "(B, T, D); an axis added for the batch goes in front of the positions",
+        )
+    return None
+
+
 def _inspect_layer(cls: type) -> Finding | None:
     """Build the layer and run it once; its table must be a buffer, not a parameter."""
     try:
@@ -1262,7 +1507,7 @@ def _inspect_layer(cls: type) -> Finding | None:
             err, f"PositionalEncoding(4, {MAX_LEN})", "PositionalEncoding(d_model, max_len)"
         )
     try:
-        layer(torch.zeros(1, 3, 4))
+        out = layer(torch.zeros(1, 3, 4))
     except NotImplementedError:
         raise
     except Exception as err:
@@ -1270,6 +1515,10 @@ def _inspect_layer(cls: type) -> Finding | None:
         if found is not None:
             return found
         # otherwise reported, with its case and hints, by the value checks
+    else:
+        found = _table_misplaced(layer, out)
+        if found is not None:
+            return found
     half = None
     try:
         half = layer(torch.zeros(1, 3, 4, dtype=torch.float16))

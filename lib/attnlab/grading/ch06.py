@@ -183,7 +183,8 @@ PADDING_MASK = GRADERS.add(
             ),
             Mistake(
                 "you padded to the longest length, not to max_len: the batch may be padded "
-                "further (np.arange(max_len))",
+                "further, so the positions you compare run over all max_len slots, the "
+                "padding beyond the longest sequence included",
                 lambda lengths, max_len: _positions_below(lengths, int(lengths.max()))[:, None],
             ),
             Mistake(
@@ -192,6 +193,20 @@ PADDING_MASK = GRADERS.add(
                 "axis, lengths[:, None] of shape (B, 1), so that the comparison is "
                 "(B, max_len)",
                 lambda lengths, max_len: (np.arange(max_len) < lengths)[:, None, :],
+            ),
+            Mistake(
+                "your mask is (max_len, 1, B): the positions went on the first axis (a "
+                "column of positions) and the lengths on the last (a row of lengths), so "
+                "each sequence is a column instead of a row. The batch comes first: compare "
+                "a column of lengths, one per sequence, with a row of positions, then add "
+                "the query axis between them",
+                lambda lengths, max_len: _positions_below(lengths, max_len).T[:, None, :],
+            ),
+            Mistake(
+                "your real tokens sit at the end of each row (left padding): this course "
+                "pads on the right, a sequence of length n has its real tokens at positions "
+                "0 .. n - 1 and its padding after them",
+                lambda lengths, max_len: _positions_below(lengths, max_len)[:, None, ::-1],
             ),
             Mistake(
                 "your mask is (1, B, S): the axes are in another order than (B, 1, S); the "
@@ -286,6 +301,18 @@ def _softmax_along(scores: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         e = np.exp(z - np.max(z, axis=axis, keepdims=True))
         return np.where(empty, 0.0, e / np.sum(e, axis=axis, keepdims=True))
+
+
+def _empty_along_queries(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Planted: the test for an empty row along the queries (axis -2): a key no query sees
+    keeps a score of 0 and stays in the sum; a row left all -inf (0/0) zeroed."""
+    mask = np.broadcast_to(mask, scores.shape)
+    empty = ~np.any(mask, axis=-2, keepdims=True)
+    z = np.where(empty, 0.0, np.where(mask, scores, -np.inf))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        total = np.sum(e, axis=-1, keepdims=True)
+        return np.where(empty | ~np.isfinite(total), 0.0, e / total)
 
 
 def _fill(scores: np.ndarray, mask: np.ndarray, fill: float) -> np.ndarray:
@@ -475,15 +502,17 @@ MASKED_SOFTMAX = GRADERS.add(
         mistakes=(
             Mistake(
                 "a row with no visible key gave NaN: every score there is -inf and the "
-                "softmax computes 0/0. Such rows must be all zeros: find them with "
-                "mask.any(axis=-1, keepdims=True) and set their weights to 0",
+                "softmax computes 0/0. Such rows must be all zeros: find the rows whose "
+                "mask holds no True along the keys (the last axis) and set their weights "
+                "to 0, apart from the softmax",
                 lambda scores, mask: _fill(scores, mask, -np.inf),
             ),
             *(
                 Mistake(
                     "a row with no visible key got uniform weights: a finite fill (such as "
-                    "-1e9) makes all its scores equal. The rule is all-zero weights there; "
-                    "fill with -inf and zero the rows where mask.any(axis=-1) is False",
+                    "-1e9) makes all its scores equal. The rule is all-zero weights there: "
+                    "fill with -inf, and give the rows with no True along the keys zeros "
+                    "apart from the softmax",
                     lambda scores, mask, fill=fill: _fill(scores, mask, fill),
                 )
                 for fill in (-1e9, float(np.finfo(np.float64).min))
@@ -528,10 +557,18 @@ MASKED_SOFTMAX = GRADERS.add(
             Mistake(
                 "your test for an empty row uses all() where it needs any(): ~mask.all(...) "
                 "marks every row that hides at least one key as 'empty' and zeroes it. A row "
-                "is empty when NO key is visible: ~mask.any(axis=-1, keepdims=True)",
+                "is empty when NO key is visible: that is any(), negated, along the keys",
                 lambda scores, mask: np.where(
                     np.all(mask, axis=-1, keepdims=True), _fill(scores, mask, -np.inf), 0.0
                 ),
+            ),
+            Mistake(
+                "your test for an empty row runs along the queries (axis -2), not the keys: "
+                "it marks a key that every query hides (a masked column) as 'empty', so that "
+                "key's scores become 0 instead of -inf and it stays in the denominator, while "
+                "a query that sees no key is not found. A row (one query) is empty when its "
+                "mask holds no True along the last axis, the keys",
+                _empty_along_queries,
             ),
             Mistake(
                 "every weight is lost: mask arithmetic with -inf gives 0 · (-inf) = NaN at "
@@ -746,7 +783,8 @@ def _kpm_dims_hint(message: str) -> str | None:
             "your mask lost the batch axis: key_padding_mask is (B, S), one row per "
             "sequence. A bare squeeze() drops every axis of size 1 (the batch too when "
             "B = 1), and a view(-1) or flatten() merges the batch into one row; drop only "
-            "the query axis, axis 1 (squeeze(1))"
+            "the query axis, axis 1, and name it: a squeeze told which axis to drop "
+            "leaves the batch alone"
         )
     found = re.search(r"of shape \((\d+), (\d+), (\d+)\)\)", message)
     if found is not None and found[2] != "1" and found[3] == "1":
@@ -958,6 +996,37 @@ def _additive(mask: Any) -> bool:
     return bool(((values == 0) | (values == float("-inf"))).all())
 
 
+def _additive_hf_text(converted: torch.Tensor, attention_mask: torch.Tensor) -> str:
+    """The diagnosis of an additive (0 / -inf) answer to 6.5: where do its -inf sit?"""
+    booleans = (
+        "the course's masks are boolean, True = may attend (al.combine_masks and the "
+        "chapter's functions take no other)"
+    )
+    hidden = converted.detach() == float("-inf")
+    real = (attention_mask == 1)[:, None, :]
+    try:
+        on_real = bool((hidden == real).all())
+        on_padding = bool((hidden == ~real).all())
+    except RuntimeError:  # shapes that do not broadcast: the shape is checked later
+        on_real = on_padding = False
+    if on_real:
+        return (
+            "two mistakes: the exercise asks for booleans, not an additive float mask; and "
+            "your -inf sit on the real tokens (the 1s), your 0s on the padding, so even as "
+            "an additive mask it would hide the words and attend to the padding only. "
+            f"{booleans[0].upper()}{booleans[1:]}: return booleans, True on the real tokens"
+        )
+    if on_padding:
+        return (
+            "PyTorch reads this additive form (-inf on the padding) the same way, but it is "
+            f"not our mask: {booleans}; keep the meaning of 1 and return booleans"
+        )
+    return (
+        f"the additive form is not our mask: {booleans}. Return booleans, True where "
+        "attention_mask is 1"
+    )
+
+
 def _run_hf(
     fn: Callable[..., Any], attention_mask: torch.Tensor, T: int | None = None
 ) -> tuple[Any, Any]:
@@ -969,9 +1038,7 @@ def _run_hf(
             WRONG_TYPE,
             f"returned a {converted.dtype} mask of 0 and -inf where the exercise asks for a "
             "boolean tensor,",
-            "PyTorch reads this additive form the same way, but it is not our mask: the "
-            "course's masks are boolean, True = may attend (al.combine_masks and the "
-            "chapter's functions take no other); keep the meaning of 1 and return booleans",
+            _additive_hf_text(converted, attention_mask),
         )
     B, S = attention_mask.shape
     q, k, v = _qkv(B, S, T)
@@ -1339,8 +1406,8 @@ FUTURE_CHANGE = GRADERS.add(
             Mistake(
                 "you zeroed feature columns, not tokens: x[:, t + 1:] = 0 sets the columns "
                 "(features) after t of EVERY token to 0, the past included. The tokens are "
-                "the rows of x (T, D): the future of position t is the rows after t, "
-                "x[t + 1:]",
+                "the rows of x (T, D): the future of position t is the rows after t, so "
+                "the slice that selects it goes on the first axis",
                 lambda attend, x, t: _edited_change(attend, x, t, _zeroed_columns(x, t + 1)),
             ),
             *(

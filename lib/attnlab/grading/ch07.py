@@ -44,7 +44,7 @@ from .forensics import call_quietly
 from .gradients import Recorder, cut_by, require_gradient
 from .modules import adapt, check_class, check_function, memoised, seed_cpu
 from .pipeline import Grader
-from .questions import Question
+from .questions import Question, _decimals
 from .registry import ChapterGraders
 from .results import CheckResult
 from .specs import AnswerProblem, Case, Mistake, Property
@@ -536,6 +536,45 @@ _ATTN = 4 * _D * _D + 4 * _D
 _FFN = 2 * _D * _F + _F + _D
 _BLOCK = _ATTN + _FFN + 2 * 2 * _D  # 7,087,872
 
+
+def _block_reason(given: float) -> str | None:
+    """A count of 7.3 that no listed mistake explains, read from its distance to the right
+    one: whole vectors of D = 768 (a bias, a LayerNorm's γ or β), a multiple of one head's
+    64 (something counted per head), or a slip in the arithmetic."""
+    if given != int(given) or given <= 0:
+        return None
+    off = int(given) - _BLOCK
+    more = "too many" if off > 0 else "too few"
+    vectors, left = divmod(abs(off), _D)
+    if left == 0 and 1 <= vectors <= 12:
+        return (
+            f"your count is {abs(off):,} = {vectors} x 768 {more}: {vectors} vector"
+            f"{'s' * (vectors > 1)} of D = 768 numbers (a bias of the model's width, or a "
+            f"LayerNorm's γ or β) {'counted where the block has none' if off > 0 else 'left out'}"
+            ": list each bias and each LayerNorm's vectors with their sizes and count them again"
+        )
+    heads, left = divmod(abs(off), _D // 12)
+    if left == 0 and heads <= 12 * 8:
+        return (
+            f"your count is {abs(off):,} = {heads} x 64 {more}: a multiple of one head's "
+            "size, 64, as if something were counted per head; the 12 heads share the four "
+            "768 x 768 projections and their biases, and no part of the block is per head"
+        )
+    if abs(off) < 100:
+        return (
+            f"your count is {abs(off)} {more}, far less than any part of the block (its "
+            "smallest part, a bias, has 768 numbers): what you counted is right, the "
+            "arithmetic slipped. Work out each term again, then add"
+        )
+    if abs(off) <= 0.02 * _BLOCK:
+        return (
+            f"your count is an exact integer, {abs(off):,} {more}: look for a term of "
+            "about that size (a bias has 768 or 3072 numbers, a LayerNorm 2·768) that is "
+            "missing, counted twice, or of the wrong size"
+        )
+    return None
+
+
 BLOCK_PARAMETERS = GRADERS.add(
     Question(
         name="block_parameters",
@@ -545,7 +584,13 @@ BLOCK_PARAMETERS = GRADERS.add(
         f"3072 + 768 = {_FFN:,}; two LayerNorms 2·2·768 = 3,072. Total {_BLOCK:,}: two "
         "thirds of it in the feed-forward network, and none of it depends on the 12 heads.",
         wrong=(
-            (_ATTN + _FFN, "that leaves out the two LayerNorms (γ and β: 2·768 numbers each)"),
+            (
+                _ATTN + _FFN,
+                "that is 4·768 short, which fits two slips: it leaves out the two LayerNorms "
+                "(γ and β: 2·768 numbers each), or it leaves out the attention's four biases "
+                "(one of 768 per projection, W_q, W_k, W_v and W_o); check which of the two "
+                "your sum is missing",
+            ),
             (
                 4 * _D * _D + 2 * _D * _F,
                 "that counts the weight matrices only: add the biases and the LayerNorms",
@@ -609,8 +654,17 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
             (
                 _BLOCK - _F + _D,
-                "that gives b_1 the model's width: b_1 belongs to the hidden layer, so it "
-                "has d_ff entries, b_2 has D",
+                "that is 3·768 short, which fits two slips: b_1 given the model's width (b_1 "
+                "belongs to the hidden layer, so it has d_ff entries, b_2 has D), or "
+                "LayerNorms three vectors short (two LayerNorms with γ and β each: four "
+                "vectors of 768 in all)",
+            ),
+            (
+                _BLOCK + _F - _D,
+                "that is 3·768 too many, which fits two slips: b_2 given d_ff entries (b_2 "
+                "belongs to the output layer, so it has D, like the block's output), or "
+                "biases counted per head (12 x 64 for each of three projections: the heads "
+                "share the projections, and their biases, of width 768)",
             ),
             (
                 _BLOCK - _D,
@@ -625,9 +679,10 @@ BLOCK_PARAMETERS = GRADERS.add(
             ),
         ),
         near=0.02,
-        near_hint="close, but the question asks for the exact count, an integer: every "
-        "weight, every bias and both LayerNorms, counted one by one (a count rounded or "
-        "estimated is not accepted: one vector left out is already a wrong count)",
+        near_rounding=True,
+        near_hint="close, but rounded: the question asks for the exact count, an integer: "
+        "every weight, every bias and both LayerNorms, counted one by one",
+        reason=_block_reason,
         hint="add the attention layer (chapter 4), the two matrices and two biases of the "
         "feed-forward network, and γ and β of each LayerNorm",
     )
@@ -1506,9 +1561,10 @@ _CROSS_ON_ITSELF = (
 )
 
 _QUERIES_FROM_MEMORY = (
-    "in your cross-attention the queries come from the encoder and the keys and values "
-    "from the decoder: it is the other way round, since the block must return one vector "
-    "per *target* token (one query each) to add to the decoder's stream"
+    "your cross-attention takes its queries from memory, the encoder's output, so it "
+    "returns one vector per *source* token: the queries must come from the decoder's "
+    "stream, one per *target* token, to be added to that stream; memory supplies only "
+    "the keys and values"
 )
 """Also the hint for the size error this mistake raises when T != S."""
 
@@ -2254,6 +2310,7 @@ def _loss(
             "none": (tgt, tgt),
             "targets not shifted": (tgt[:, :-1], tgt[:, :-1]),
             "reversed": (tgt[:, 1:], tgt[:, :-1]),
+            "one column short": (tgt[:, :-2], tgt[:, 1:-1]),
         }[shift]
         logits = model(src, tgt_in)  # (B, T, n_vocab)
         if softmax:
@@ -2320,6 +2377,14 @@ TRAINING_LOSS = GRADERS.add(
                 "the shift goes the wrong way: the decoder reads the target without its "
                 "BOS and predicts the token before, so it always has the answer in view",
                 _planted_loss(shift="reversed"),
+            ),
+            Mistake(
+                "your decoder input and your targets are both one column short: the "
+                "last column of tgt is never predicted, so in a row without padding (the "
+                'case "no padding") the prediction of EOS is missing from the loss; the decoder '
+                "reads every token of tgt but the last, and predicts every token but the "
+                "first (BOS)",
+                _planted_loss(shift="one column short"),
             ),
             Mistake(
                 "padding is counted in the loss: the positions whose target is the "
@@ -2428,6 +2493,24 @@ def check_training_loss(fn: Callable[..., Any]) -> CheckResult:
 
 _GPT2_VOCAB = 50_257
 
+
+def _loss_reason(given: float) -> str | None:
+    """A predicted loss of 7.9 that no listed mistake explains: the log of a round number
+    (ln 10,000 = 9.21 for a vocabulary rounded down), the right formula with another n.
+    Only a value written with decimals is read so (9 or 10 are guesses, not logs)."""
+    decimals = _decimals(given)
+    if not 4 < given < 25 or decimals == 0:
+        return None
+    slack = 1e-6 if decimals is None else 0.5 * 10.0**-decimals + 1e-9
+    n = float(f"{math.exp(given):.0e}")  # the round number (one digit) nearest e^given
+    if abs(math.log(n) - given) > slack:
+        return None
+    return (
+        f"that is ln {n:,.0f}: minus the log of 1/n is the right idea, but with n = "
+        f"{n:,.0f} tokens; the question's vocabulary has {_GPT2_VOCAB:,}"
+    )
+
+
 INITIAL_LOSS = GRADERS.add(
     Question(
         name="initial_loss",
@@ -2484,7 +2567,25 @@ INITIAL_LOSS = GRADERS.add(
                 "untrained model gives the right token); the loss is minus the log of "
                 "that probability",
             ),
+            (
+                math.log(2),
+                "ln 2 is the loss of a coin flip, a choice between two equally likely "
+                f"classes; here the model chooses among {_GPT2_VOCAB:,} tokens",
+            ),
+            (
+                math.log(_GPT2_VOCAB) / _GPT2_VOCAB,
+                "that is ln n_vocab divided by n_vocab: the cross-entropy averages over "
+                "positions, not over the vocabulary's entries; at each position only the "
+                "right token's log-probability counts, once",
+            ),
+            (
+                math.sqrt(_GPT2_VOCAB),
+                "that is the square root of n_vocab, a scale like the attention's √d_k "
+                "(chapter 3), not a loss: the cross-entropy is minus the log of the "
+                "probability the model gives the right token",
+            ),
         ),
+        reason=_loss_reason,
         hint="if every token gets the same probability, what is the probability of the "
         "right one, and what is minus its log?",
         equivalent=(

@@ -388,8 +388,10 @@ def _order_text(order: Sequence[int], axes: Sequence[str]) -> str:
     """Which axes a permutation moved, in the output's axis names (or numbers)."""
     n = len(order)
     label = [f"the {a} axis" for a in axes] if len(axes) == n else [f"axis {i}" for i in range(n)]
-    shown = f"({', '.join(axes[i] for i in order)}) where ({', '.join(axes)}) is expected"
-    shown = shown if len(axes) == n else f"the order {tuple(order)} of the expected axes"
+    if len(axes) == n:
+        shown = f"({', '.join(axes[i] for i in order)}) where ({', '.join(axes)}) is expected"
+    else:  # a signature that does not name every axis: numbers, never an index past its names
+        shown = f"the order {tuple(order)} of the expected axes"
     if n > 2 and tuple(order) == tuple(reversed(range(n))):
         return (
             f"every axis is reversed, {shown}: that is what `.T` does to an array of more "

@@ -14,7 +14,9 @@ Once every exercise it uses is done, the block runs as if the ``with`` were not 
 A cell right after a check, which compares the learner's answer with something else, names
 that exercise: ``with skip_if_unfinished(after="future_change"):``. While its latest check
 has not passed, an error in the block is said in one line (the check above says what is
-wrong) instead of a traceback; once it passes, errors are raised as usual.
+wrong) instead of a traceback; once it passes, errors are raised as usual. A block that
+runs to its end on code whose check did not pass ends with one line that says so, for what
+it printed may look right (an in-place edit of the input, say, makes a test print zeros).
 
 Taught in: every chapter's exercises (first in exercises/04_multihead.ipynb)
 """
@@ -75,6 +77,15 @@ def skip_if_unfinished(after: str | None = None) -> Iterator[None]:
         if not _not_passed(after):
             raise
         _say_not_passed(after, err)
+    else:
+        if _not_passed(after) and latest(after).status != NOT_ATTEMPTED:
+            # The block ran, on code its check rejected: what it printed may look right.
+            print(
+                f"{display.symbol(WRONG_VALUES)} the lines above come from your {after}, "
+                "whose latest check did not pass: they show what your code does, not what "
+                "the cell is meant to show; fix it with the check's message, then run the "
+                "check and this cell again"
+            )
 
 
 def _not_passed(after: str | None) -> bool:
