@@ -1310,6 +1310,51 @@ CORPUS += [
 CORPUS += ROUND_SIX
 
 
+# ------------------------------------------------------------------ round 7
+
+
+def r7_slide_scores_axis_0(q, k, targets):
+    scores = (k * q).sum(axis=0)
+    c = (targets - scores) / (q @ q)
+    return k + c[:, None] * q
+
+
+class R7WeightAsStored(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_q.weight, x @ self.W_k.weight, x @ self.W_v.weight
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.nan_to_num(torch.softmax(s, -1), nan=0.0)
+        return w @ v, w
+
+
+class R7InPlaceNanZeroing(LRight):
+    def forward(self, x, mask=None):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(s, -1)
+        w[w != w] = 0.0
+        return w @ v, w
+
+
+# The learner's round 7: misleading or generic before (the scores summed over the keys got
+# "give the coefficients a second axis" though the code has one; a weight of 2.4e-36 was
+# called key 2's weight).
+ROUND_SEVEN = [
+    ("slide_keys", "round 7: scores summed over axis 0, c[:, None] present", r7_slide_scores_axis_0, "summed over axis 0"),
+    ("self_attention_module", "round 7: x @ self.W_q.weight", R7WeightAsStored, "(d_out, d_in)"),
+    ("self_attention_module", "round 7: w[w != w] = 0 after the softmax", R7InPlaceNanZeroing, "in place"),
+    ("unscaled_weight", "round 7: /8 on one score only", 1 / (1 + math.exp(-(112 / 8 - 96))), "82 below"),
+    ("unscaled_weight", "round 7: key 2's weight", 1 / (1 + math.exp(16)), "key 2's weight"),
+    ("raw_spread", "round 7: 128", 128, "2 × 64"),
+]  # fmt: skip
+
+CORPUS += ROUND_SEVEN
+
+
 CORRECT = [
     # (exercise, what the learner did, a right answer): each must pass.
     ("self_attention_module", "learner: float32 sqrt as the scale", LFloat32Scale),
@@ -1345,3 +1390,16 @@ def test_at_least_nine_in_ten_get_a_specific_diagnosis():
     counts = tally(CHECKS, CORPUS)
     assert counts["misleading"] == 0 and counts["accepted"] == 0, counts
     assert counts["specific"] >= 0.9 * len(CORPUS), counts
+
+
+@pytest.mark.parametrize(
+    ("exercise", "answer", "wrong_words"),
+    [
+        ("slide_keys", r7_slide_scores_axis_0, "second axis"),  # its c[:, None] is there
+        ("unscaled_weight", 1 / (1 + math.exp(-(112 / 8 - 96))), "key 2's weight"),  # 2.4e-36
+    ],
+)
+def test_round_seven_misleading_diagnoses_are_gone(exercise, answer, wrong_words):
+    result = CHECKS[exercise](answer)
+    assert not result.passed
+    assert wrong_words not in f"{result.message}\n{result.diagnosis}", result.text

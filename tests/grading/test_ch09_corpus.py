@@ -816,6 +816,100 @@ CORPUS += [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------ round 7
+
+
+def r7_metrics_mean_floats(loss):
+    return float(np.exp(loss).mean()), float((loss / np.log(2)).mean())
+
+
+def r7_top_k_threshold_no_axis(logits, k, temperature=1.0):
+    z = logits / temperature
+    thr = torch.topk(z, k, dim=-1).values[..., -1]
+    return torch.softmax(z.masked_fill(z < thr, float("-inf")), dim=-1)
+
+
+def r7_top_k_power_after_softmax(logits, k, temperature=1.0):
+    thr = torch.topk(logits, k, dim=-1).values[..., -1:]
+    p = torch.softmax(logits.masked_fill(logits < thr, float("-inf")), dim=-1)
+    return p ** (1 / temperature)
+
+
+def r7_top_k_strict(logits, k, temperature=1.0):
+    z = logits / temperature
+    thr = torch.topk(z, k, dim=-1).values[..., -1:]
+    return torch.softmax(z.masked_fill(~(z > thr), float("-inf")), dim=-1)
+
+
+def r7_top_p_by_value(logits, p, temperature=1.0):
+    probs = torch.softmax(logits / temperature, dim=-1)
+    sp, _si = torch.sort(probs, dim=-1, descending=True, stable=True)
+    keep = (torch.cumsum(sp, -1) - sp) < p
+    smallest = torch.where(keep, sp, torch.full_like(sp, 2.0)).min(-1, keepdim=True).values
+    out = torch.where(probs >= smallest, probs, torch.zeros_like(probs))
+    return out / out.sum(-1, keepdim=True)
+
+
+def r7_beam_split_by_width(model, prompt, beam_width, max_new_tokens):
+    beams, scores = prompt, torch.zeros(1, dtype=torch.float64)
+    for _ in range(max_new_tokens):
+        lp = torch.log_softmax(model(beams)[:, -1, :], dim=-1)
+        flat = (scores[:, None] + lp).reshape(-1)
+        order = torch.sort(flat, descending=True, stable=True).indices[:beam_width]
+        b, t = order // beam_width, order % beam_width
+        b = b.clamp(max=beams.shape[0] - 1)
+        beams = torch.cat([beams[b], t[:, None]], dim=1)
+        scores = flat[order]
+    return beams, scores
+
+
+class SwiNoDown(_SwiLinear):
+    def forward(self, x):
+        return F.silu(self.W_gate(x)) * self.W_up(x)
+
+
+class SwiBiasTrue(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.W_gate = nn.Linear(d_model, d_ff)
+        self.W_up = nn.Linear(d_model, d_ff)
+        self.W_down = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.W_down(F.silu(self.W_gate(x)) * self.W_up(x))
+
+
+# The learner's round 7: generic or misleading before (a nucleus chosen by value was "the
+# right answer times 0.5"; a scalar result was "a hard-coded example?").
+ROUND_SEVEN = [
+    ("loss_metrics", "round 7: float(...mean())", r7_metrics_mean_floats, "reduction"),
+    ("top_k", "round 7: threshold values[..., -1]", r7_top_k_threshold_no_axis, "lost its axis"),
+    ("top_k", "round 7: p ** (1 / temperature) after the softmax", r7_top_k_power_after_softmax, "after the softmax"),
+    ("top_k", "round 7: ~(z > thr)", r7_top_k_strict, "equal case"),
+    ("top_p", "round 7: nucleus chosen by value", r7_top_p_by_value, "by probability value"),
+    ("beam_search", "round 7: flat index split by beam_width", r7_beam_split_by_width, "beam_width"),
+    ("swiglu", "round 7: no W_down", SwiNoDown, "W_down"),
+    ("swiglu", "round 7: bias=True", SwiBiasTrue, "biases"),
+    ("tied_savings", "round 7: 512 × 196", 512 * 196, "196"),
+]  # fmt: skip
+
+CORPUS += ROUND_SEVEN
+
+
+def test_round_seven_misleading_and_blaming_words_are_gone():
+    """The nucleus chosen by value is not a scale factor; a scalar is not a hard-coded
+    example; a layer that cannot take the weights is the layer's problem, not the check's."""
+    for check, answer, wrong_words in (
+        (check_top_p, r7_top_p_by_value, "multiplied by"),
+        (check_loss_metrics, r7_metrics_mean_floats, "hard-coded"),
+        (check_swiglu, SwiBiasTrue, "the check could not"),
+        (check_top_k, r7_top_k_strict, "`z <= kth` decides"),
+    ):
+        result = check(answer)
+        assert not result.passed
+        assert wrong_words not in f"{result.message}\n{result.diagnosis}", result.text
+
+
 # The corpus's tests (tests/grading/corpus.py): every exercise covered, no wrong answer
 # accepted or misled, at least 9 in 10 specific (the right answers are in test_ch09.py).
 (

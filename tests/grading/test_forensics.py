@@ -168,6 +168,9 @@ def test_a_shape_that_never_changes_is_a_hard_coded_example():
     assert fixed_shape_clue([((3,), (2,), {"T": 1}), ((3,), (2,), {"T": 2})], name="o") is None
     # the learner's shape changes: not this mistake
     assert fixed_shape_clue([((1,), (2,), {"T": 1}), ((2,), (3,), {"T": 2})], name="o") is None
+    # a single number where the right output follows the input's shape: a reduction
+    scalar = fixed_shape_clue([((), (1,), {}), ((), (3, 4), {})], name="perplexity")
+    assert "single number" in scalar and "reduction" in scalar and "hard-coded" not in scalar
 
 
 def test_cases_tell_a_hard_coded_size_and_an_ignored_input():
@@ -209,7 +212,7 @@ def test_an_exception_of_the_graders_own_code_is_never_the_learners():
     )
     result = grader.check(functools.partial(run, lambda y: y))
     assert result.status == "raised an exception"
-    assert "the check could not use what your code returned" in result.message
+    assert "what your code returned or built failed when used" in result.message
     assert "\n  at " not in result.message  # no line of the learner's is blamed
 
 

@@ -255,6 +255,15 @@ SLIDE_KEYS = GRADERS.add(
                 "give the coefficients a second axis, (S, 1), so that each one scales the "
                 "whole of q",
                 lambda q, k, targets: k + ((targets - k @ q) / (q @ q)) * q,
+                # not for code that already gives them that axis: its mistake is elsewhere
+                needs=r"^(?![\s\S]*(\[\s*:\s*,\s*None\s*\]|\[\s*\.\.\.\s*,\s*None\s*\]|newaxis))",
+            ),
+            Mistake(
+                "your scores are summed over axis 0, the keys: `(k * q).sum(axis=0)` adds up "
+                "the keys entry by entry and gives one number per entry of q, shape (d,), "
+                "where there is one score per key, shape (S,); sum over the other axis",
+                lambda q, k, targets: k + ((targets - (k * q).sum(axis=0)) / (q @ q))[:, None] * q,
+                needs=r"axis\s*=\s*0|sum\(\s*0\s*\)",
             ),
             Mistake(
                 "you divided by q * q, the vector of q's squared entries, entry by entry: "
@@ -998,12 +1007,15 @@ def _grad(w: torch.Tensor) -> torch.Tensor:
     return torch.zeros_like(w) if w.grad is None else w.grad
 
 
-def _planted_module(forward: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> Callable:
-    """A planted mistake: ``forward(x, Q, K, V, mask)`` from the projected tensors."""
+def _planted_module(
+    forward: Callable[..., tuple[torch.Tensor, torch.Tensor]], *, stored: bool = False
+) -> Callable:
+    """A planted mistake: ``forward(x, Q, K, V, mask)`` from the projected tensors;
+    ``stored``: x multiplied by each weight as nn.Linear stores it, (d, D), untransposed."""
 
     def run(x, W_q, W_k, W_v, mask=None):
         params = [w.detach().clone().requires_grad_() for w in (W_q, W_k, W_v)]
-        q, k, v = (x @ w.T for w in params)  # (B, T, D) @ (D, d) -> (B, T, d)
+        q, k, v = (x @ (w if stored else w.T) for w in params)  # (B, T, D) @ (D, d)
         out, weights = forward(x, q, k, v, mask)
         (out**2).sum().backward()
         return (out.detach(), weights.detach(), *(_grad(p) for p in params))
@@ -1165,6 +1177,13 @@ SELF_ATTENTION_MODULE = GRADERS.add(
                 _planted_module(_sdpa_scaled_late),
             ),
             Mistake(
+                "you multiplied x by the layers' `.weight` as it is stored: nn.Linear(d_in, "
+                "d_out) keeps its weight as (d_out, d_in), here (d_head, d_model), so x @ "
+                "weight needs its transpose (or call the layer itself, which does that for "
+                "you)",
+                _planted_module(_sdpa(), stored=True),
+            ),
+            Mistake(
                 "you returned (weights, out); the order is (out, weights)",
                 _planted_module(lambda x, q, k, v, mask: _sdpa()(x, q, k, v, mask)[::-1]),
             ),
@@ -1270,6 +1289,16 @@ def _weight_reason(w: float) -> str | None:
         return (
             f"{w:g} is not a weight: softmax's weights are shares of a total, each between 0 and 1"
         )
+    if w == 0.0:
+        return "0 is about key 2's weight (e^-16 of key 1's); the question asks for key 1"
+    if w < 0.5:
+        gap = math.log(w) - math.log1p(-w)
+        return (
+            f"a weight of {w:.3g} for key 1 is what a score {-gap:.3g} below key 2's gives; "
+            "but key 1 has the higher score (112 > 96), so it gets more than half of the "
+            "weight: was only one of the two scores divided, or the difference taken the "
+            "other way round?"
+        )
     if w <= 0.5:
         return "key 1 has the higher score (112 > 96), so it gets more than half of the weight"
     if w >= 1.0:
@@ -1290,6 +1319,13 @@ def _spread_reason(x: float) -> str | None:
             "7 is sqrt(64) - 1: nothing here is estimated from a sample, so no -1 appears; "
             "the variance of a sum of 64 independent products, each of variance 1, is "
             "exactly 64"
+        )
+    times = x / 64.0
+    if x > 64 and math.isclose(times, round(times)) and round(times) <= 16:
+        return (
+            f"{x:g} = {round(times)} × 64: the 64 unit variances add up to 64, the variance "
+            "of q·k, and nothing multiplies that again; the spread is the standard "
+            "deviation, which follows from the variance"
         )
     return (
         f"a spread of {x:.4g} means a variance of {x * x:.4g} for q·k; what is the variance "
@@ -1332,7 +1368,10 @@ UNSCALED_WEIGHT = GRADERS.add(
                 "0.88 is the weight *with* the division by 8; without it the scores "
                 "differ by 16, not 2",
             ),
-            (0.0, "that is about key 2's weight (e^-16 of key 1's); the question asks for key 1"),
+            (
+                1 / (1 + math.exp(16)),
+                "that is key 2's weight (e^-16 of key 1's); the question asks for key 1",
+            ),
             (
                 math.exp(16),
                 "e^16 is the ratio of the two weights, key 1's over key 2's; the weight "

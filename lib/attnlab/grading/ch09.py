@@ -291,6 +291,8 @@ def _top_k_with(
         elif threshold == "sorted[k]":  # the (k+1)-th largest: k + 1 kept
             ranked = torch.sort(z, dim=-1, descending=True).values
             keep = z >= ranked[..., min(k, z.shape[-1] - 1), None]
+        elif threshold == "axis dropped":  # the k-th largest without its axis: (...,)
+            keep = z >= torch.topk(z, k, dim=-1).values[..., -1]
         elif threshold == "global":
             kth = torch.topk(z.reshape(-1), k).values[-1]
             keep = z >= kth
@@ -304,8 +306,9 @@ def _top_k_with(
         probs = torch.softmax(z.masked_fill(~keep, fill), dim=-1)
         if temperature == "divides probs":
             return probs / tau
-        if temperature == "after":
+        if temperature in ("after", "power probs"):
             probs = probs ** (1 / tau)
+        if temperature == "after":
             probs = probs / probs.sum(dim=-1, keepdim=True)
         return probs
 
@@ -379,6 +382,19 @@ TOP_K = GRADERS.add(
                 "rows no longer sum to 1; the temperature divides the logits, before the "
                 "softmax",
                 _top_k_with(temperature="divides probs"),
+            ),
+            Mistake(
+                "you applied the temperature to the probabilities after the softmax (a "
+                "power 1/temperature): the rows no longer sum to 1; the temperature divides "
+                "the logits, before the softmax",
+                _top_k_with(temperature="power probs"),
+            ),
+            Mistake(
+                "your threshold, the k-th largest logit, lost its axis: `values[..., -1]` "
+                "is one number per row, shape (...,), and compared with the logits (..., V) "
+                "it lines up against the vocabulary axis instead of the rows; keep the "
+                "axis, a threshold of shape (..., 1)",
+                _top_k_with(threshold="axis dropped"),
             ),
             Mistake(
                 "you multiplied the logits by the temperature: divide by it (a temperature "
@@ -506,6 +522,9 @@ def _top_p_with(
             kept = (sorted_p * kept_sorted).gather(-1, index)
         elif back == "mask as is":  # the sorted-order mask on the id-order probabilities
             kept = probs * kept_sorted
+        elif back == "by value":  # every token at least as likely as the last kept one
+            smallest = torch.where(kept_sorted, sorted_p, torch.full_like(sorted_p, 2.0))
+            kept = probs * (probs >= smallest.min(dim=-1, keepdim=True).values)
         elif not back:
             kept = sorted_p * kept_sorted
         else:
@@ -591,6 +610,14 @@ TOP_P = GRADERS.add(
                 "of 0.25 and p = 0.5 keep two (0.25 + 0.25 reaches p); keep a token while "
                 "the mass before it is strictly below p",
                 _top_p_with(keep="before <= p"),
+            ),
+            Mistake(
+                "you chose the nucleus by probability value (every token at least as likely "
+                "as the last one kept): a token tied with that one but past the cut comes "
+                "in too, so four tokens of 0.25 with p = 0.5 keep all four; decide which "
+                "tokens to keep by their position in the sorted order, then put that mask "
+                "back in id order",
+                _top_p_with(back="by value"),
             ),
             Mistake(
                 "you sorted the probabilities in increasing order: the nucleus takes the "
@@ -825,8 +852,12 @@ def _beam(
                 "flat // V": keep // V,
                 "flat % beams": keep % total.shape[0],  # // and % swapped
                 "none": torch.zeros_like(keep),  # tokens appended, beams not reordered
+                "flat // width": keep // beam_width,
+                "flat // width, clamped": (keep // beam_width).clamp(max=beams.shape[0] - 1),
             }[parent]
             token = keep // total.shape[0] if parent == "flat % beams" else keep % V
+            if parent.startswith("flat // width"):
+                token = keep % beam_width
             if parent == "none" and beams.shape[0] > 1:
                 rows = torch.arange(len(keep))
             beams = torch.cat([beams[rows], token[:, None]], dim=1)
@@ -927,6 +958,19 @@ BEAM_SEARCH = GRADERS.add(
                 "flattened row by row, the row (the parent beam) is the index divided by "
                 "the row's length V, and the token is the remainder",
                 _planted_beam(parent="flat % beams"),
+            ),
+            Mistake(
+                "you split the flat index with beam_width: in a (beams, V) table flattened "
+                "row by row, each beam's row holds V entries, one per token, so the parent "
+                "beam and the token come from the row's length V, not from the beam width",
+                _planted_beam(parent="flat // width"),
+            ),
+            Mistake(
+                "you split the flat index with beam_width (and clamped the beam to stay in "
+                "range, which hides the error): in a (beams, V) table flattened row by row, "
+                "each beam's row holds V entries, one per token, so the parent beam and the "
+                "token come from the row's length V, not from the beam width",
+                _planted_beam(parent="flat // width, clamped"),
             ),
             Mistake(
                 "you started with beam_width copies of the prompt: at the first step the "
@@ -1502,6 +1546,8 @@ class _PlantedSwiGLU(nn.Module):
             h = gate * torch.sigmoid(up)
         else:
             h = act(gate) * up
+        if bug == "no down":
+            return h
         out = self.W_down(h)
         if bug == "silu on output":
             out = silu(out)
@@ -1602,6 +1648,11 @@ SWIGLU = GRADERS.add(
                 _planted_swiglu("up weight as down"),
             ),
             Mistake(
+                "your output has d_ff features, not d_model: the hidden units still need "
+                "W_down, the matrix from d_ff back to d_model, which your forward never uses",
+                _planted_swiglu("no down"),
+            ),
+            Mistake(
                 "you multiplied the gate by the sigmoid of the up projection: SiLU(x W_gate) "
                 "is the gate, x·sigmoid(x) of the gate's own projection, and it multiplies "
                 "the plain x W_up",
@@ -1638,6 +1689,21 @@ def check_swiglu(cls: Any) -> CheckResult:
 
 _V, _D = 512, 192
 
+
+def _tied_reason(n: float) -> str | None:
+    """What an unlisted answer to 9.8 implies: a product with one of the sizes misread."""
+    if n != int(n) or n <= 0:
+        return None
+    for size, name, other, other_name in ((_V, "V", _D, "D"), (_D, "D", _V, "V")):
+        factor = int(n) // size
+        if int(n) % size == 0 and factor not in (other, 1) and abs(factor - other) <= other // 4:
+            return (
+                f"{int(n):,} = {size} × {factor}: {name} = {size} is right, but {factor} is "
+                f"not the question's {other_name}; read the model's sizes again"
+            )
+    return None
+
+
 TIED_SAVINGS = GRADERS.add(
     Question(
         name="tied_savings",
@@ -1667,6 +1733,7 @@ TIED_SAVINGS = GRADERS.add(
                 "question counts parameters, numbers",
             ),
         ),
+        reason=_tied_reason,
         near=0.01,
         near_hint="close, but a parameter count is exact: multiply the two sizes of the "
         "tied matrix out, every digit (a rounded or estimated count is not accepted)",

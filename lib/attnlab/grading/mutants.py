@@ -688,7 +688,8 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             new.ops = [swaps[op]()]
             yield _Variant(
                 "offset",
-                f"off by one at the boundary: `{_code(new)}` decides the equal case the other way",
+                "off by one at the boundary: your code decides the equal case the other "
+                f"way, as `{_code(new)}` would",
                 new,
             )
         value = _int(node.comparators[0])

@@ -919,7 +919,7 @@ class Grader:
         ours = not learner_frames(err)  # raised by the grader's own code, on your result
         if ours:
             message = (
-                f"the check could not use what your code returned or built, on case "
+                f"what your code returned or built failed when used, on case "
                 f"{run.case.describe()}: {type(err).__name__}{': ' + text if text else ''}"
             )
         else:

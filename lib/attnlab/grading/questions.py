@@ -335,7 +335,10 @@ class Question:
                 "that is the reciprocal (1 / x) of the value asked for: a count or a ratio "
                 "where the question asks for a fraction, or the other way round"
             )
-        if 0 < answer < 1 and self._matches(1 - given, answer):
+        rest = 1 - answer  # a rest below the tolerance is matched within a tenth of itself,
+        small = 0 < rest <= self.atol + self.rtol * rest  # as _known_wrong matches small values
+        near_rest = not small or abs(given - rest) <= 0.1 * rest
+        if 0 < answer < 1 and self._matches(1 - given, answer) and near_rest:
             return (
                 "that is 1 minus the value asked for: the other part (what is lost, or the "
                 "other key's share) instead of the part the question asks about"

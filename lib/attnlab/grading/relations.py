@@ -760,6 +760,13 @@ def fixed_shape_clue(
         if all(isinstance(i.get(arg), int) and not isinstance(i.get(arg), bool) for *_, i in seen)
         and len({i[arg] for *_, i in seen}) > 1
     ]
+    if seen[0][0] == () and all(len(want) >= 1 for _, want, _ in seen):
+        return (
+            f"your `{name}` is a single number on every case, while the right one has a "
+            f"shape that follows the inputs ({', '.join(str(w) for _, w, _ in seen)}): a "
+            "reduction (.mean(), .sum(), float(...), .item()) collapsed it; return one value "
+            "per entry, with no reduction"
+        )
     what = (
         f"whatever {' and '.join(varying)} {'is' if len(varying) == 1 else 'are'}"
         if varying
