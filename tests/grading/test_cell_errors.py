@@ -34,6 +34,9 @@ def shell():
     shell.set_custom_exc((), None)
     yield shell
     shell.set_custom_exc((), None)
+    # No shell left behind: later tests check what happens outside IPython (get_ipython()
+    # is None there), which a lingering singleton would change.
+    InteractiveShell.clear_instance()
 
 
 def test_the_cell_still_fails_with_its_traceback_and_one_hint_line_under_it(shell, capsys):
