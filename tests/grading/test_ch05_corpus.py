@@ -1050,6 +1050,15 @@ def r8_scores_same_position(q, k):
     return r7_rope(q, pos) @ r7_rope(k, pos).T / np.sqrt(d)
 
 
+def r8_gap_min(fn, x, perm):
+    return float(np.min(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])))
+
+
+def r8_gap_relative(fn, x, perm):
+    a, b = fn(x[..., perm, :]), fn(x)[..., perm, :]
+    return float(np.max(np.abs(a - b) / (np.abs(b) + 1e-12)))
+
+
 class R8ForwardFromNumpyCopy(nn.Module):
     def __init__(self, d_model, max_len):
         super().__init__()
@@ -1071,6 +1080,8 @@ class R8ForwardOverwritesBuffer(nn.Module):
 
 
 ROUND_EIGHT = [
+    ("permutation_gap", "round 8: np.min", r8_gap_min, "smallest difference"),
+    ("permutation_gap", "round 8: relative difference", r8_gap_relative, "relative"),
     ("rope_scores", "round 8: rope applied to the score matrix", r8_scores_rope_on_scores,
      "the (T, T) score matrix"),
     ("rope_scores", "round 8: every row at position T - 1", r8_scores_same_position,

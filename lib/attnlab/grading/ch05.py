@@ -794,6 +794,24 @@ PERMUTATION = GRADERS.add(
                     np.mean(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
                 ),
             ),
+            Mistake(
+                "you took the smallest difference: one entry that happens to agree makes any "
+                "function look equivariant. The gap is the largest absolute difference",
+                lambda fn, x, perm: float(
+                    np.min(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+            Mistake(
+                "you divided the differences by the size of fn's output: the gap is the "
+                "absolute difference, not a relative one (outputs near zero blow a relative "
+                "one up)",
+                lambda fn, x, perm: float(
+                    np.max(
+                        np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+                        / (np.abs(fn(x)[..., perm, :]) + 1e-12)
+                    )
+                ),
+            ),
         ),
         error_hints=(
             (
