@@ -1036,6 +1036,64 @@ ROUND_SEVEN = [
 ]  # fmt: skip
 
 
+# The eighth learner round (issue 28): an accepted layer, a misleading diagnosis and a
+# message cut off mid-sentence before.
+def r8_scores_rope_on_scores(q, k):
+    T, d = q.shape
+    s = q @ k.T / np.sqrt(d)
+    return r7_rope(s, np.arange(T))
+
+
+def r8_scores_same_position(q, k):
+    T, d = q.shape
+    pos = np.full(T, T - 1)
+    return r7_rope(q, pos) @ r7_rope(k, pos).T / np.sqrt(d)
+
+
+def r8_gap_min(fn, x, perm):
+    return float(np.min(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])))
+
+
+def r8_gap_relative(fn, x, perm):
+    a, b = fn(x[..., perm, :]), fn(x)[..., perm, :]
+    return float(np.max(np.abs(a - b) / (np.abs(b) + 1e-12)))
+
+
+class R8ForwardFromNumpyCopy(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.table = sinusoidal_encoding(max_len, d_model)
+        self.register_buffer("pe", torch.tensor(self.table))
+
+    def forward(self, x):
+        return x + torch.tensor(self.table[: x.shape[1]], dtype=x.dtype)
+
+
+class R8ForwardOverwritesBuffer(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        self.pe = self.pe[: x.shape[1]].to(x.dtype)
+        return x + self.pe
+
+
+ROUND_EIGHT = [
+    ("permutation_gap", "round 8: np.min", r8_gap_min, "smallest difference"),
+    ("permutation_gap", "round 8: relative difference", r8_gap_relative, "relative"),
+    ("rope_scores", "round 8: rope applied to the score matrix", r8_scores_rope_on_scores,
+     "the (T, T) score matrix"),
+    ("rope_scores", "round 8: every row at position T - 1", r8_scores_same_position,
+     "same angle"),
+    ("self_dot", "round 8: a unit vector", 1, "unit circle"),
+    ("positional_encoding", "round 8: forward builds a CPU tensor from a NumPy copy",
+     R8ForwardFromNumpyCopy, "reading the buffer"),
+    ("positional_encoding", "round 8: forward assigns self.pe = self.pe[:T]",
+     R8ForwardOverwritesBuffer, "forward replaces it"),
+]  # fmt: skip
+
+
 # The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
 # not named as the statement says) a pass before.
 ROUND_SIX = [
@@ -1164,6 +1222,7 @@ CORPUS = [
     *ROUND_FIVE,
     *ROUND_SIX,
     *ROUND_SEVEN,
+    *ROUND_EIGHT,
 ]  # fmt: skip
 
 CORRECT = [

@@ -590,7 +590,11 @@ SELF_DOT = GRADERS.add(
                 "for the dot product with itself (the squared length), and the entries are "
                 "sines and cosines, not ±1: group them by (sin, cos) pair",
             ),
-            (1.0, "a position vector is not of length 1: each of its pairs is"),
+            (
+                1.0,
+                "a position vector is not of length 1: each of its (sin, cos) pairs is a "
+                "point on the unit circle, of length 1. How many pairs does PE(5) hold?",
+            ),
             (5.0, "the dot product does not grow with the position; all entries stay in [-1, 1]"),
             (
                 25.0,
@@ -788,6 +792,24 @@ PERMUTATION = GRADERS.add(
                 "one token out of place is enough to fail the test",
                 lambda fn, x, perm: float(
                     np.mean(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+            Mistake(
+                "you took the smallest difference: one entry that happens to agree makes any "
+                "function look equivariant. The gap is the largest absolute difference",
+                lambda fn, x, perm: float(
+                    np.min(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
+                ),
+            ),
+            Mistake(
+                "you divided the differences by the size of fn's output: the gap is the "
+                "absolute difference, not a relative one (outputs near zero blow a relative "
+                "one up)",
+                lambda fn, x, perm: float(
+                    np.max(
+                        np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+                        / (np.abs(fn(x)[..., perm, :]) + 1e-12)
+                    )
                 ),
             ),
         ),
@@ -1206,6 +1228,20 @@ def _scores_cases() -> tuple[Case, ...]:
     )
 
 
+def _scores_rotated_hint(said: str) -> str | None:
+    """``rope`` split an odd number of features into pairs: (T, a) into (T, a - 1), as on
+    the (3, 3) score matrix of case T = 3; q and k have an even d."""
+    shapes = re.findall(r"\((\d+),\s*(\d+)\)", said)
+    if len(shapes) == 2 and int(shapes[0][1]) == int(shapes[1][1]) + 1:
+        return (
+            "your rope split an odd number of features into pairs: it got an array whose "
+            "last axis is not d, such as the (T, T) score matrix. RoPE turns the queries "
+            "and the keys, each (T, d), before their dot product; the scores have no "
+            "feature pairs to turn (your rope from 5.6 is not the problem)"
+        )
+    return None
+
+
 ROPE_SCORES = GRADERS.add(
     Grader(
         name="rope_scores",
@@ -1233,8 +1269,10 @@ ROPE_SCORES = GRADERS.add(
             ),
             Mistake(
                 "your scores are the plain q kᵀ / √d: the rotation never reached them "
-                "(rotated after the dot product, or not at all). Which inputs must your "
-                "rope turn before they meet in the product?",
+                "(rotated after the dot product, not at all, or every row turned by the "
+                "same angle, which cancels in each qᵢ·kⱼ). Which inputs must your rope "
+                "turn before they meet in the product, and by which position is row t "
+                "turned?",
                 lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
             ),
             Mistake(
@@ -1290,6 +1328,7 @@ ROPE_SCORES = GRADERS.add(
             ),
         ),
         error_hints=(
+            ("could not broadcast", _scores_rotated_hint),
             (
                 "0-dimensional",
                 "`rope` got a single number where it indexes an array of positions: its "
@@ -1496,6 +1535,33 @@ def _table_misplaced(layer: torch.nn.Module, out: Any) -> Finding | None:
     return None
 
 
+def _off_device(cls: type) -> Finding | None:
+    """Move a fresh layer to PyTorch's ``meta`` device (it checks devices as CUDA does, on
+    any machine) and run it there: a forward that builds its rows anew on the CPU, instead
+    of reading the buffer that moved with the layer, fails."""
+    try:
+        layer = cls(4, MAX_LEN).to("meta")
+    except Exception:
+        return None  # a layer that cannot be moved at all is not this check's concern
+    try:
+        layer(torch.zeros(1, 3, 4, device="meta"))
+    except NotImplementedError:
+        raise
+    except Exception as err:
+        said = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if "device" not in said.lower():
+            return None
+        return Finding(
+            WRONG_TYPE,
+            f"moved to another device with .to(...), your layer's forward raised "
+            f"{type(err).__name__}: {said}",
+            "forward adds a tensor that stays on the CPU: it builds the rows anew (from "
+            "NumPy, or with torch.tensor) instead of reading the buffer, which moves with "
+            "the layer. Take the rows you add from self.pe",
+        )
+    return None
+
+
 def _inspect_layer(cls: type) -> Finding | None:
     """Build the layer and run it once; its table must be a buffer, not a parameter."""
     try:
@@ -1506,6 +1572,7 @@ def _inspect_layer(cls: type) -> Finding | None:
         return building_error(
             err, f"PositionalEncoding(4, {MAX_LEN})", "PositionalEncoding(d_model, max_len)"
         )
+    before = [tuple(b.shape) for b in layer.buffers() if b is not None]
     try:
         out = layer(torch.zeros(1, 3, 4))
     except NotImplementedError:
@@ -1519,6 +1586,18 @@ def _inspect_layer(cls: type) -> Finding | None:
         found = _table_misplaced(layer, out)
         if found is not None:
             return found
+    after = [tuple(b.shape) for b in layer.buffers() if b is not None]
+    if before and after != before and any(MAX_LEN in shape for shape in before):
+        return Finding(
+            WRONG_SHAPE,
+            f"your table has shape {before[0]} after PositionalEncoding(4, {MAX_LEN}) is "
+            f"built, and {after[0] if after else None} after one forward call on x of "
+            "shape (1, 3, 4)",
+            "__init__ builds the table right; forward replaces it: an assignment to the "
+            "buffer inside forward keeps only the rows of that call, so a longer sentence "
+            "later has no rows to add. Keep the rows you add in a local variable and "
+            "leave the buffer unchanged",
+        )
     half = None
     try:
         half = layer(torch.zeros(1, 3, 4, dtype=torch.float16))
@@ -1568,6 +1647,9 @@ def _inspect_layer(cls: type) -> Finding | None:
             f"{instead}, so a sentence longer than that has no rows to add. Which length "
             "did you build the table for?",
         )
+    found = _off_device(cls)
+    if found is not None:
+        return found
     names = [name for name, _ in layer.named_buffers()]
     if "pe" not in names:
         listed = ", ".join(f"'{n}'" for n in names)
