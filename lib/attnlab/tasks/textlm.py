@@ -326,12 +326,12 @@ STORED_RECIPE = TextRecipe(
 :data:`FAST_CPU`'s model with twice the windows a step (24), a higher rate (5e-3 decayed to
 5e-4) and 3,000 steps: 4.6 million characters, about 4.7 passes over the training text.
 Its final validation loss 1.649 on the whole validation text (1.596 on the curve's first 16,384
-characters), against the baseline's 1.850 (seed 0): 0.201 below it. Its time: 3,000 steps
-of this model and batch cost 50 ms each on the machine alone (200 steps measured), 55-56 ms
-with another run on the second core (3,300 steps: 183.0 and 185.3 s), so 150 to 167
-processor seconds of one thread, under 3 minutes. The run that wrote it measured 204.2 s
-(68 ms a step): the machine was shared by about eight programs on 2 cores (load 6-8), and
-then even one thread's processor time grows (the cores' caches and memory are shared).
+characters), against the baseline's 1.850 (seed 0): 0.201 below it. Its time, measured
+directly: this recipe run again on seed 0, one thread, the machine otherwise quiet (load
+0.6-1.0), trained in 171.9 processor seconds (57.3 ms a step) to the same 1.6486: under 3
+minutes. The run that wrote it measured 204.2 s (68 ms a step): the machine was shared by
+about eight programs on 2 cores (load 6-8), and then even one thread's processor time grows
+(the cores' caches and memory are shared).
 
 Every run toward it (seed 0, one thread, processor seconds, whole validation text; the
 loss is the same on every run of one machine, the seconds grow with its load):
@@ -352,6 +352,7 @@ batch 24, lr 4e-3                                          3150   185.5     1.64
 batch 24, lr 4.5e-3                                        3150   182.7     1.641  4.1
 batch 24, lr 4.5e-3                                        3000   205.5     1.652  6-8
 **batch 24, lr 5e-3** (this recipe)                        3000   204.2     1.649  6-8
+the same recipe, run again to time it                      3000   171.9     1.649  0.6-1.0
 ========================================================  =====  ======  ========  =======
 
 A larger batch costs as much per character on this CPU (48 windows: 108 ms a step, 24: 50
