@@ -179,7 +179,17 @@ def build(env: Env, row: Row, log: Path) -> bool:
     if run(make_venv, log, row, "install_cpu", env=uv_env):
         row.status = "venv failed"
         return False
-    install = [uv(), "pip", "install", "--python", str(venv / "bin" / "python")]
+    # --compile-bytecode: uv leaves the packages uncompiled, and where Python may not write
+    # its caches (PYTHONDONTWRITEBYTECODE, as on some CI machines) every process, each
+    # kernel that a test or nbval starts included, would compile torch and NumPy again.
+    install = [
+        uv(),
+        "pip",
+        "install",
+        "--compile-bytecode",
+        "--python",
+        str(venv / "bin" / "python"),
+    ]
     if env.lowest:
         install += ["--resolution", "lowest-direct"]
     else:

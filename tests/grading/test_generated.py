@@ -7,6 +7,7 @@ generated mistake that reproduces a learner's answer (outputs or exception).
 
 from __future__ import annotations
 
+import ast
 import math
 from collections import Counter
 
@@ -173,3 +174,51 @@ def test_a_missing_division_names_its_factor_or_says_a_division():
     assert any(t.startswith("the division by q·q (q's squared length) is missing") for t in missing)
     assert any(t.startswith("a division is missing") for t in missing)  # a long factor
     assert not any("division by is" in t or "division by  " in t for t in texts)
+
+
+def test_a_tree_copy_holds_the_fields_only_whatever_ipython_attached():
+    """IPython's traceback display (its `executing` helper) sets a `parent` on every node it
+    parses, the shared `Load`/`Add` nodes of every later parse included; a copy that
+    followed it dragged a whole file into each mutant (grading ten times slower)."""
+    tree = ast.parse("y = a * b + c[0]")
+    shared = list({id(n): n for n in ast.walk(tree) if not n._fields}.values())  # Load, Add, ...
+    big = ast.parse("\n".join(f"v{i} = v{i - 1} + {i}" for i in range(1, 300)))
+    try:
+        for node in shared:
+            node.parent = big
+        copied = mutants._clone(tree)
+        nodes = list(ast.walk(copied))
+        assert len(nodes) == len(list(ast.walk(tree))) < 30
+        assert all(not hasattr(n, "parent") or n in shared for n in nodes)
+        assert ast.unparse(copied) == "y = a * b + c[0]"
+        assert all(n is not o for n, o in zip(nodes, ast.walk(tree), strict=True) if n._fields)
+        source = SOFTMAX
+        assert mutants.generate(source)  # still made, and the same as before
+    finally:
+        for node in shared:
+            del node.parent
+
+
+def test_grading_after_an_ipython_traceback_copies_small_trees():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("x = [1, 2][0] * 3 + 2.0 ^ 1")  # a traceback, shown by IPython
+        sizes = []
+        original = mutants._clone
+
+        def measured(node):
+            copied = original(node)
+            sizes.append(sum(1 for _ in ast.walk(copied)) if isinstance(node, ast.AST) else 0)
+            return copied
+
+        mutants._clone = measured
+        try:
+            mutants._generate.cache_clear()
+            assert mutants.generate(SOFTMAX)
+        finally:
+            mutants._clone = original
+        assert sizes and max(sizes) < 200, max(sizes)
+    finally:
+        InteractiveShell.clear_instance()

@@ -28,7 +28,6 @@ n_heads)``, and ``q @ k.transpose(-2, -1)`` a part of its scores line.
 from __future__ import annotations
 
 import ast
-import copy
 import importlib
 import importlib.util
 import io
@@ -44,6 +43,7 @@ import pytest
 
 from attnlab.course import chapters
 from attnlab.grading import worked
+from attnlab.grading.mutants import _clone as clone_tree  # a tree's fields only (see there)
 from attnlab.grading.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -827,9 +827,9 @@ class _Answer:
         class Inline(ast.NodeTransformer):
             def visit_Name(self, name):
                 value = bound.get(name.id)
-                return copy.deepcopy(value) if value is not None else name
+                return clone_tree(value) if value is not None else name
 
-        return Inline().visit(copy.deepcopy(node))
+        return Inline().visit(clone_tree(node))
 
     def is_named(self, leaf: str, node: ast.AST) -> bool:
         """Is the answer's ``node`` the hint's name ``leaf``: the same name, a dotted name

@@ -12,7 +12,6 @@ with the reason it is the same answer at the precision asked (``exp(-15)`` for
 from __future__ import annotations
 
 import ast
-import copy
 import importlib
 import importlib.util
 import math
@@ -23,6 +22,7 @@ import pytest
 
 from attnlab.course import chapters
 from attnlab.grading import worked
+from attnlab.grading.mutants import _clone as clone_tree  # a tree's fields only (see there)
 from attnlab.grading.questions import Question
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def variants(answer: str) -> list[tuple[str, float]]:
         changes = [c - 1, c + 1] if isinstance(c, int) else []
         changes += [c * 2, c / 2, c * 10, c / 10, -c]
         for new in changes:
-            changed = copy.deepcopy(tree)
+            changed = clone_tree(tree)
             target = list(ast.walk(changed))[index]
             target.value = new
             statement = next(s for s in changed.body if any(n is target for n in ast.walk(s)))

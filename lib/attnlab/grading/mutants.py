@@ -41,7 +41,7 @@ Taught in: every chapter's exercises (first in exercises/01_why_attention.ipynb)
 from __future__ import annotations
 
 import ast
-import copy
+import functools
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -236,7 +236,7 @@ def _short(node: ast.AST) -> bool:
 
 def _calling(node: ast.Call, other: str) -> ast.Call:
     """A copy of the call ``node`` that calls ``other`` (``np.zeros(...)`` -> ``np.ones(...)``)."""
-    new = copy.deepcopy(node)
+    new = _clone(node)
     if isinstance(new.func, ast.Attribute):
         new.func.attr = other
     else:
@@ -273,7 +273,7 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         for other in candidates:
             if other == current:
                 continue
-            new = copy.deepcopy(node)
+            new = _clone(node)
             if kind == "kw":
                 new.keywords[i].value = _literal(other)  # type: ignore[index]
             else:
@@ -296,7 +296,7 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 )
             yield _Variant("axis", text, new)
         if name in _REDUCTIONS and kind == "kw":
-            new = copy.deepcopy(node)
+            new = _clone(node)
             del new.keywords[i]  # type: ignore[arg-type]
             new.keywords = [k for k in new.keywords if k.arg not in _KEEP_WORDS]
             yield _Variant(
@@ -306,7 +306,7 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 new,
             )
         if name in _FLATTENING and kind == "kw":
-            new = copy.deepcopy(node)
+            new = _clone(node)
             word = new.keywords[i].arg  # type: ignore[index]
             del new.keywords[i]  # type: ignore[arg-type]
             yield _Variant(
@@ -317,7 +317,7 @@ def _axis_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             )
     for i, kw in enumerate(node.keywords):
         if kw.arg in _KEEP_WORDS:
-            new = copy.deepcopy(node)
+            new = _clone(node)
             del new.keywords[i]
             yield _Variant(
                 "axis",
@@ -335,7 +335,7 @@ def _transpose_call(node: ast.Call, name: str) -> Iterator[_Variant]:
     yield _Variant(
         "transpose",
         f"`{_code(target)}` is used without its transpose (`{name}`)",
-        copy.deepcopy(target),
+        _clone(target),
     )
     ints = [_int(a) for a in node.args[(0 if _is_method(node) else 1) :]]
     if len(ints) == 2 and None not in ints and sorted(ints) == [-2, -1]:  # type: ignore[type-var]
@@ -343,7 +343,7 @@ def _transpose_call(node: ast.Call, name: str) -> Iterator[_Variant]:
             "transpose",
             f"`{_code(target)}.T` reverses every axis of a batch, where only the last two "
             "should swap",
-            ast.Attribute(copy.deepcopy(target), "T", ast.Load()),
+            ast.Attribute(_clone(target), "T", ast.Load()),
         )
 
 
@@ -352,7 +352,7 @@ def _attribute_transpose_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]
         yield _Variant(
             "transpose",
             f"`{_code(node.value)}` is used without its transpose (`.{node.attr}`)",
-            copy.deepcopy(node.value),
+            _clone(node.value),
         )
     # a transpose added to an operand of a matrix product that has none
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
@@ -364,8 +364,8 @@ def _attribute_transpose_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]
                 continue
             if not isinstance(operand, (ast.Name, ast.Subscript, ast.Attribute)):
                 continue
-            new = copy.deepcopy(node)
-            setattr(new, side, ast.Attribute(copy.deepcopy(operand), "T", ast.Load()))
+            new = _clone(node)
+            setattr(new, side, ast.Attribute(_clone(operand), "T", ast.Load()))
             yield _Variant(
                 "transpose",
                 f"`{_code(operand)}` is used transposed in a product{_where(node, ctx)}",
@@ -386,7 +386,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if isinstance(node, ast.BinOp) and type(node.op) in _NONCOMMUTATIVE:
         if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
             return
-        new = ast.BinOp(copy.deepcopy(node.right), node.op, copy.deepcopy(node.left))
+        new = ast.BinOp(_clone(node.right), node.op, _clone(node.left))
         symbol = _NONCOMMUTATIVE[type(node.op)]
         yield _Variant(
             "swap",
@@ -402,7 +402,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     continue
                 if isinstance(a, ast.Starred) or isinstance(b, ast.Starred):
                     continue
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 new.args[i], new.args[j] = new.args[j], new.args[i]
                 if name == "where" and (i, j) == (1, 2):
                     names = {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
@@ -429,7 +429,7 @@ def _swap_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     continue
                 yield _Variant("swap", text, new)
     elif isinstance(node, ast.IfExp):
-        new = ast.IfExp(node.test, copy.deepcopy(node.orelse), copy.deepcopy(node.body))
+        new = ast.IfExp(node.test, _clone(node.orelse), _clone(node.body))
         yield _Variant(
             "swap",
             f"the two branches of `... if {_code(node.test, 30)} else ...` are swapped",
@@ -456,12 +456,12 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if isinstance(node, ast.Call):
         for i, arg in enumerate(node.args):
             if isinstance(arg, ast.Name) and arg.id in ctx.optional:
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 del new.args[i]
                 yield _Variant("drop", f"`{arg.id}` is not passed on to `{_name(node.func)}`", new)
         for i, kw in enumerate(node.keywords):
             if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool):
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 del new.keywords[i]
                 yield _Variant(
                     "drop", f"`{kw.arg}={kw.value.value}` is missing in `{_name(node.func)}`", new
@@ -472,7 +472,7 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         if isinstance(parent, ast.Subscript) and parent.slice is node:
             for i in range(len(node.elts)):
                 for j in range(i + 1, len(node.elts)):
-                    new_parent = copy.deepcopy(parent)
+                    new_parent = _clone(parent)
                     elts = new_parent.slice.elts  # type: ignore[attr-defined]
                     elts[i], elts[j] = elts[j], elts[i]
                     yield _Variant(
@@ -484,7 +484,7 @@ def _input_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             return
         for i in range(len(node.elts)):
             for j in range(i + 1, len(node.elts)):
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 new.elts[i], new.elts[j] = new.elts[j], new.elts[i]
                 yield _Variant(
                     "swap",
@@ -565,12 +565,12 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             missing = f"the {'division' if divides else 'multiplication'} by {named} is missing"
         else:
             missing = f"a {'division' if divides else 'multiplication'} is missing"
-        yield _Variant("scale", f"{missing}{_where(node, ctx)}", copy.deepcopy(rest))
+        yield _Variant("scale", f"{missing}{_where(node, ctx)}", _clone(rest))
         other_op = ast.Mult() if divides else ast.Div()
-        new = copy.deepcopy(node)
+        new = _clone(node)
         new.op = other_op
         if side == "left":  # c * x -> x / c
-            new = ast.BinOp(copy.deepcopy(rest), ast.Div(), copy.deepcopy(factor))
+            new = ast.BinOp(_clone(rest), ast.Div(), _clone(factor))
         what = f"`{_code(factor)}`" if _short(factor) else "it"
         yield _Variant(
             "scale",
@@ -579,8 +579,8 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             new,
         )
         if _is_sqrt(factor):
-            new = copy.deepcopy(node)
-            setattr(new, side, copy.deepcopy(_sqrt_inner(factor)))
+            new = _clone(node)
+            setattr(new, side, _clone(_sqrt_inner(factor)))
             inner = _sqrt_inner(factor)
             shown_inner = f"`{_code(inner)}`" if _short(inner) else "the number itself"
             yield _Variant(
@@ -590,10 +590,10 @@ def _scale_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                 new,
             )
         elif divides and not isinstance(factor, ast.Constant):
-            new = copy.deepcopy(node)
+            new = _clone(node)
             new.right = ast.Call(
                 ast.Attribute(ast.Name("np", ast.Load()), "sqrt", ast.Load()),
-                [copy.deepcopy(factor)],
+                [_clone(factor)],
                 [],
             )
             shown_factor = f"`{_code(factor)}`" if _short(factor) else "the divisor"
@@ -618,7 +618,7 @@ def _size_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     for other in (-1, -2, 0, 1):
         if other == index:
             continue
-        new = copy.deepcopy(node)
+        new = _clone(node)
         new.slice = _literal(other)
         yield _Variant(
             "size",
@@ -633,7 +633,7 @@ def _plus(node: ast.expr, delta: int) -> ast.expr:
     if value is not None:
         return _literal(value + delta)
     op = ast.Add() if delta > 0 else ast.Sub()
-    return ast.BinOp(copy.deepcopy(node), op, ast.Constant(abs(delta)))
+    return ast.BinOp(_clone(node), op, ast.Constant(abs(delta)))
 
 
 def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
@@ -642,12 +642,12 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         step = _int(args[2]) if len(args) == 3 else None
         descending = step is not None and step < 0  # range(n, 0, -1): the ends swap roles
         if len(args) == 1:
-            new = copy.deepcopy(node)
-            new.args = [ast.Constant(1), copy.deepcopy(args[0])]
+            new = _clone(node)
+            new.args = [ast.Constant(1), _clone(args[0])]
             yield _Variant("offset", "your loop starts at 1 and skips the first step", new)
         for i, arg in enumerate(args[:2]):
             for delta in (-1, 1):
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 new.args[i] = _plus(arg, delta)
                 where = "ends" if (len(args) == 1 or i == 1) else "starts"
                 early = ((delta < 0) == (where == "ends")) != descending
@@ -662,7 +662,7 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             yield _Variant(
                 "offset",
                 "your loop runs backwards, from the last step to the first",
-                ast.Call(ast.Name("reversed", ast.Load()), [copy.deepcopy(node)], []),
+                ast.Call(ast.Name("reversed", ast.Load()), [_clone(node)], []),
             )
         return
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
@@ -671,9 +671,9 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             for delta in (-1, 1):
                 changed = value + delta
                 new = (
-                    copy.deepcopy(node.left)
+                    _clone(node.left)
                     if changed == 0
-                    else ast.BinOp(copy.deepcopy(node.left), node.op, ast.Constant(changed))
+                    else ast.BinOp(_clone(node.left), node.op, ast.Constant(changed))
                 )
                 text = f"off by one: `{_code(new)}` where the count needs one "
                 text += "more" if (delta < 0) == isinstance(node.op, ast.Add) else "less"
@@ -684,7 +684,7 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         swaps = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
         op = type(node.ops[0])
         if op in swaps:
-            new = copy.deepcopy(node)
+            new = _clone(node)
             new.ops = [swaps[op]()]
             yield _Variant(
                 "offset",
@@ -695,7 +695,7 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         value = _int(node.comparators[0])
         if op in (ast.Eq, ast.NotEq) and value is not None:
             for delta in (-1, 1):
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 new.comparators = [_literal(value + delta)]
                 yield _Variant("offset", f"off by one: `{_code(new)}`", new)
     if isinstance(node, ast.Subscript):
@@ -703,7 +703,7 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         for k, part in enumerate(parts):
             if isinstance(part, ast.Name):
                 for delta in (-1, 1):
-                    new = copy.deepcopy(node)
+                    new = _clone(node)
                     new_parts = new.slice.elts if isinstance(new.slice, ast.Tuple) else None
                     replaced = _plus(part, delta)
                     if new_parts is None:
@@ -722,7 +722,7 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
                     if value is None or _int(value) is None:
                         continue
                     for delta in (-1, 1):
-                        new = copy.deepcopy(node)
+                        new = _clone(node)
                         target = (
                             new.slice.elts[k] if isinstance(new.slice, ast.Tuple) else new.slice
                         )
@@ -806,12 +806,12 @@ def _sign_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         and _fill_of(node) is None
     ):
         yield _Variant(
-            "sign", f"a minus sign is missing: `{_code(node.operand)}`", copy.deepcopy(node.operand)
+            "sign", f"a minus sign is missing: `{_code(node.operand)}`", _clone(node.operand)
         )
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         if _int(node.right) is not None:
             return  # an offset, handled there
-        new = copy.deepcopy(node)
+        new = _clone(node)
         new.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
         verb = "subtracted" if isinstance(node.op, ast.Add) else "added"
         yield _Variant(
@@ -835,7 +835,7 @@ def _product_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         )
     else:
         return
-    new = copy.deepcopy(node)
+    new = _clone(node)
     new.op = op
     yield _Variant("product", f"{text}{_where(node, ctx)}", new)
 
@@ -846,7 +846,7 @@ def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         if name in _WRAPPERS:
             inner = node.func.value if _is_method(node) else (node.args[0] if node.args else None)  # type: ignore[attr-defined]
             if inner is not None:
-                yield _Variant("drop", f"the `{name}` is missing", copy.deepcopy(inner))
+                yield _Variant("drop", f"the `{name}` is missing", _clone(inner))
         for other in _ACTIVATIONS.get(name, ()):
             yield _Variant(
                 "drop", f"`{other}` where the formula has `{name}`", _calling(node, other)
@@ -860,7 +860,7 @@ def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         yield _Variant(
             "drop",
             f"{shown} is not subtracted{_where(node, ctx)}",
-            copy.deepcopy(node.left),
+            _clone(node.left),
         )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         for side, other in (("left", node.right), ("right", node.left)):
@@ -870,7 +870,7 @@ def _drop_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             yield _Variant(
                 "drop",
                 f"the term `{_code(dropped, 30)}` is missing from the sum",
-                copy.deepcopy(other),
+                _clone(other),
             )
 
 
@@ -910,7 +910,7 @@ def _inplace_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         return
     left = value.left
     if isinstance(left, ast.Name) and left.id in ctx.params and target.id != left.id:
-        edit = ast.AugAssign(ast.Name(left.id, ast.Store()), value.op, copy.deepcopy(value.right))
+        edit = ast.AugAssign(ast.Name(left.id, ast.Store()), value.op, _clone(value.right))
         keep = ast.Assign([ast.Name(target.id, ast.Store())], ast.Name(left.id, ast.Load()))
         for made in (edit, keep):
             ast.fix_missing_locations(ast.copy_location(made, node))
@@ -945,7 +945,7 @@ def _dtype_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
     if isinstance(node, ast.Call):
         for i, kw in enumerate(node.keywords):
             if kw.arg == "dtype":
-                new = copy.deepcopy(node)
+                new = _clone(node)
                 del new.keywords[i]
                 yield _Variant(
                     "dtype",
@@ -959,8 +959,8 @@ def _dtype_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         ):
             new = ast.Call(
                 ast.Attribute(ast.Name("torch", ast.Load()), _name(node.func)[4:], ast.Load()),
-                copy.deepcopy(node.args),
-                copy.deepcopy(node.keywords),
+                _clone(node.args),
+                _clone(node.keywords),
             )
             yield _Variant(
                 "dtype",
@@ -1005,12 +1005,12 @@ def _return_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
         yield _Variant(
             "return",
             "the outputs are returned in the wrong order",
-            ast.Return(ast.Tuple([copy.deepcopy(items[1]), copy.deepcopy(items[0])], ast.Load())),
+            ast.Return(ast.Tuple([_clone(items[1]), _clone(items[0])], ast.Load())),
         )
         yield _Variant(
             "return",
             f"only `{_code(items[0], 30)}` is returned, not the pair",
-            ast.Return(copy.deepcopy(items[0])),
+            ast.Return(_clone(items[0])),
         )
     for k, item in enumerate(items):
         if ctx.torch_code:
@@ -1024,7 +1024,7 @@ def _return_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             wrapped = _parse_expr(f"np.asarray({ast.unparse(item)}).astype(np.float32)")
             text = "the result is computed or stored in float32 (single precision)"
             kind = "dtype"
-        new_items = [copy.deepcopy(i) for i in items]
+        new_items = [_clone(i) for i in items]
         new_items[k] = wrapped
         new_value = ast.Tuple(new_items, ast.Load()) if isinstance(value, ast.Tuple) else wrapped
         yield _Variant(kind, text, ast.Return(new_value))
@@ -1063,6 +1063,33 @@ class _LoopGuard(ast.NodeTransformer):
         return node
 
 
+def _clone(node: Any) -> Any:
+    """A deep copy of a syntax tree (or a list of them, or a leaf value): its fields and
+    locations only.
+
+    Not ``copy.deepcopy``, which copies every attribute a node holds: in IPython (the
+    learner's kernel) the traceback display sets a ``parent`` on every node it parses,
+    the shared ``Load``/``Add`` nodes included, so each copy of a three-line answer dragged
+    in the whole last parsed file (thousands of nodes; grading slowed tenfold on Python
+    3.10). Nodes without fields (contexts and operators) are shared, as ``ast.parse`` shares
+    them.
+    """
+    if isinstance(node, ast.AST):
+        if not node._fields:
+            return node
+        new = node.__class__.__new__(node.__class__)
+        for name in node._fields:
+            if hasattr(node, name):
+                setattr(new, name, _clone(getattr(node, name)))
+        for name in node._attributes:
+            if hasattr(node, name):
+                setattr(new, name, getattr(node, name))
+        return new
+    if isinstance(node, list):
+        return [_clone(item) for item in node]
+    return node
+
+
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
     parents = {}
     for parent in ast.walk(tree):
@@ -1073,12 +1100,12 @@ def _parents(tree: ast.AST) -> dict[int, ast.AST]:
 
 def _replace(tree: ast.AST, index: int, new: Any) -> ast.AST:
     """A copy of ``tree`` with its ``index``-th node (walk order) replaced by ``new``."""
-    tree = copy.deepcopy(tree)
+    tree = _clone(tree)
     target = list(ast.walk(tree))[index]
     parent = _parents(tree)[id(target)]
     for field, value in ast.iter_fields(parent):
         if value is target:
-            setattr(parent, field, copy.deepcopy(new))
+            setattr(parent, field, _clone(new))
             return ast.fix_missing_locations(tree)
         if isinstance(value, list) and any(v is target for v in value):
             position = next(i for i, v in enumerate(value) if v is target)
@@ -1087,15 +1114,15 @@ def _replace(tree: ast.AST, index: int, new: Any) -> ast.AST:
                 if not value:
                     value.append(ast.Pass())
             elif isinstance(new, list):
-                value[position : position + 1] = copy.deepcopy(new)
+                value[position : position + 1] = _clone(new)
             else:
-                value[position] = copy.deepcopy(new)
+                value[position] = _clone(new)
             return ast.fix_missing_locations(tree)
     raise LookupError("node not found in its parent")
 
 
 def _finish(tree: ast.AST) -> str:
-    guarded = _LoopGuard().visit(copy.deepcopy(tree))
+    guarded = _LoopGuard().visit(_clone(tree))
     ast.fix_missing_locations(guarded)
     return ast.unparse(guarded)
 
@@ -1149,7 +1176,16 @@ def generate(source: str) -> list[Mutant]:
 
     Only the lines between the markers change. Two operators that give the same code give
     one mutant (the first); a change that gives back the original code gives none.
+
+    The list depends on ``source`` alone, so it is made once per source and kept: every
+    failed check asks for its reference's mutants again, and making them (a copy of the
+    tree per change) would otherwise be repeated for each.
     """
+    return list(_generate(source))
+
+
+@functools.lru_cache(maxsize=128)
+def _generate(source: str) -> tuple[Mutant, ...]:
     tree, ranges = _tree(source)
     text_source = textwrap.dedent(source)
     definition = _definition(tree)
@@ -1234,7 +1270,7 @@ def generate(source: str) -> list[Mutant]:
                     variant.whole,
                 )
             )
-    return found
+    return tuple(found)
 
 
 def _statement(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
@@ -1305,7 +1341,7 @@ def hard_coded(
             sites.append(index)
     if not sites:
         return []
-    probed = copy.deepcopy(tree)
+    probed = _clone(tree)
     probed_nodes = list(ast.walk(probed))
     parents = _parents(probed)
     for k, index in enumerate(sites):

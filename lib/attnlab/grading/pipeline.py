@@ -57,6 +57,7 @@ Taught in: every chapter's exercises (first in exercises/01_why_attention.ipynb)
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -1475,15 +1476,36 @@ _NAMED_PLACE = re.compile(
 _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
 
 
+def _source_tree(obj: Any) -> ast.Module | None:
+    """The parsed source of the learner's function or class (None where there is none).
+
+    Kept for the next candidate diagnosis of the same answer: for a class, ``inspect``
+    parses the whole file that defines it each time (Python 3.10-3.12), and a wrong answer
+    is tested against every generated mistake. Callers only read the tree.
+    """
+    try:
+        hash(obj)
+    except TypeError:
+        return _parse_source.__wrapped__(obj)
+    return _parse_source(obj)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_source(obj: Any) -> ast.Module | None:
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
 def _refuted_by_source(diagnosis: str, fn: Any, reference: str | None) -> bool:
     """A generated diagnosis that quotes code the learner's function does not have:
     "`*` ... where `@` is needed" with no `*` in it, "a minus sign is missing: `e`" when
     the learner's code has `-e`, or "`n` instead of `n - 1`" when the
     learner's code keeps as many `n - 1` as the worked solution (``reference``) has: the
     same numbers from another mistake."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(fn, "__learner__", fn))))
-    except (OSError, TypeError, SyntaxError):
+    tree = _source_tree(getattr(fn, "__learner__", fn))
+    if tree is None:
         return False
     ops = {type(n.op) for n in ast.walk(tree) if isinstance(n, ast.BinOp)}
     if diagnosis.startswith("`*` multiplies entry by entry") and ast.Mult not in ops:
