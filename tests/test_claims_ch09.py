@@ -715,7 +715,7 @@ def ablation_verdicts(diff):
     "higher on three and lower on two (+0.008 on average), none of\ntheir differences beyond "
     "0.023.",
     "SwiGLU, tying and dropout cost\n  loss on all five seeds and RMSNorm helped on all five, "
-    "but RMSNorm's and SwiGLU's results\n  are about what their faster and slower steps here "
+    "but RMSNorm's and SwiGLU's results\n  are no larger than their faster and slower steps here "
     "predict, while tying and dropout cost\n  more than their speed explains; weight\n  decay, and ReLU in place of GELU, could not be told from "
     "the recipe.",
     "all five on one side happens by chance\none time in sixteen",
@@ -764,7 +764,7 @@ def test_what_the_ablations_show(ablation):
     "in this implementation SwiGLU's steps\n  took 47% longer than the recipe's, so it made 362 "
     "steps to the recipe's 533, while\n  RMSNorm's took 17% less.",
     "Over all the runs the loss fell by about 0.07 nats per 100 extra\n  steps, so RMSNorm's "
-    "and SwiGLU's results are about what their step counts alone would\n  predict",
+    "and SwiGLU's results are no larger than their step counts alone would\n  predict",
     "Tying and\n  dropout cost more than their speed explains.",
     "the recipe's own runs made 504 to 558\nsteps.",
     "a model of about 410,000 parameters",
@@ -797,8 +797,8 @@ def test_what_each_ablation_costs(ablation):
         name: slope * (np.array(rows[name]["steps"]) - np.array(own)).mean() for name in rows
     }
     for name in ("RMSNorm for LayerNorm", "SwiGLU for the MLP"):
-        assert abs(mean[name] - predicted[name]) < 0.04  # about what the steps predict
-        assert abs(mean[name]) < 1.5 * abs(predicted[name])
+        assert np.sign(mean[name]) == np.sign(predicted[name])
+        assert abs(mean[name]) < abs(predicted[name])  # no larger than the steps predict
     for name in ("tied read-out", "dropout 0.1"):
         assert mean[name] - predicted[name] > 0.04  # more than the speed explains
 
