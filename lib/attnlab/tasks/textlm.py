@@ -373,7 +373,8 @@ ABLATION_RECIPE = dataclasses.replace(
 4e-4) on a budget of 15 training seconds.
 
 Five seeds each (0-4), so that a change is read against the recipe's own run on the same
-seed (the same first weights and the same batches): the chapter reports each change's
+seed (the batches in the same order; the same first weights only for changes that add or
+drop no weight matrix): the chapter reports each change's
 per-seed differences, and the spread of the recipe's own runs says what chance alone does.
 
 Equal training time, as the chapter compares blocks: every ablation trains until the same
