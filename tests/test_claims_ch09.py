@@ -1003,3 +1003,26 @@ def seed_margins(seeds: range = range(10)) -> None:
 
 if __name__ == "__main__":
     seed_margins()
+
+
+@claim(
+    '(All four begin "Well, and": each sampler starts from the same seed, so its first random\n'
+    "draws are the same, and where the four distributions agree the same draws pick the same\n"
+    "characters.)"
+)
+def test_the_sampled_texts_begin_alike_because_of_the_shared_seed(decoded, stored):
+    model, vocab, _ = stored
+    start = len(PROMPT)
+    sampled = [name for name in decoded if name not in ("greedy", "beam, width 4")]
+    assert len(sampled) == 4
+    assert all(vocab.decode(decoded[n][0][start:]).startswith("Well, and") for n in sampled)
+    # each with a seed of its own, the four no longer begin alike
+    prompt = torch.tensor([vocab.encode(PROMPT)])
+    starts = set()
+    for offset, name in enumerate(sampled, start=1):
+        gen = torch.Generator().manual_seed(SEED + offset)
+        ids = sample_tokens(
+            model, prompt, max_new_tokens=9, generator=gen, context=model.max_len, **WAYS[name]
+        )[0]
+        starts.add(vocab.decode(ids[start:]))
+    assert len(starts) > 1

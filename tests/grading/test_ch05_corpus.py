@@ -1079,6 +1079,82 @@ class R8ForwardOverwritesBuffer(nn.Module):
         return x + self.pe
 
 
+def _rope_loop(x, pos):
+    d = x.shape[-1]
+    out = x.copy()
+    for i in range(d // 2):
+        a = pos * 10000.0 ** (-2 * i / d)
+        c, s = np.cos(a), np.sin(a)
+        x0, x1 = x[..., 2 * i], x[..., 2 * i + 1]
+        out[..., 2 * i] = x0 * c - x1 * s
+        out[..., 2 * i + 1] = x0 * s + x1 * c
+    return out
+
+
+def r8_offset_floor_division(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i // d_model)
+        c, s = np.cos(b), np.sin(b)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def r8_offset_odd_exponent(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-(2 * i + 1) / d_model)
+        c, s = np.cos(b), np.sin(b)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def r8_scores_int_sqrt(q, k):
+    pos = np.arange(q.shape[0])
+    return _rope_loop(q, pos) @ _rope_loop(k, pos).T / int(np.sqrt(q.shape[1]))
+
+
+def r8_scores_reversed(q, k):
+    pos = np.arange(q.shape[0])[::-1]
+    return _rope_loop(q, pos) @ _rope_loop(k, pos).T / np.sqrt(q.shape[1])
+
+
+def r8_scores_keys_shifted(q, k):
+    T = q.shape[0]
+    return _rope_loop(q, np.arange(T)) @ _rope_loop(k, np.arange(1, T + 1)).T / np.sqrt(q.shape[1])
+
+
+def r8_table_linspace(length, d_model):
+    i = np.arange(0, d_model, 2)
+    ang = np.linspace(0, length, length)[:, None] * (10000.0 ** (-i / d_model))[None, :]
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+class R8SliceOfTen(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        table = torch.tensor(sinusoidal_encoding(max_len, d_model), dtype=torch.float32)
+        self.register_buffer("pe", table)
+
+    def forward(self, x):
+        return x + self.pe[:10].to(x.dtype)
+
+
+# The eighth learner round, its fallback hints (issue 28).
+ROUND_EIGHT_GENERIC = [
+    ("offset_matrix", "round 8: // in the exponent", r8_offset_floor_division, "integer division"),
+    ("offset_matrix", "round 8: exponent (2i+1)/D", r8_offset_odd_exponent, "odd feature"),
+    ("rope_scores", "round 8: int(np.sqrt(d))", r8_scores_int_sqrt, "int() cut"),
+    ("rope_scores", "round 8: positions reversed", r8_scores_reversed, "count down"),
+    ("rope_scores", "round 8: keys at 1..T", r8_scores_keys_shifted, "one position further"),
+    ("sinusoidal_encoding", "round 8: linspace positions", r8_table_linspace, "evenly spaced"),
+    ("positional_encoding", "round 8: a hard-coded [:10]", R8SliceOfTen, "fixed number of rows"),
+]  # fmt: skip
+
+
 ROUND_EIGHT = [
     ("permutation_gap", "round 8: np.min", r8_gap_min, "smallest difference"),
     ("permutation_gap", "round 8: relative difference", r8_gap_relative, "relative"),
@@ -1223,6 +1299,7 @@ CORPUS = [
     *ROUND_SIX,
     *ROUND_SEVEN,
     *ROUND_EIGHT,
+    *ROUND_EIGHT_GENERIC,
 ]  # fmt: skip
 
 CORRECT = [

@@ -816,6 +816,56 @@ ROUND_7 = [
 ]  # fmt: skip
 
 
+def r8_soft_global_max(scores, mask):
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    s = s - s.max()
+    e = np.exp(s)
+    return np.where(empty, 0.0, e / e.sum(axis=-1, keepdims=True))
+
+
+def r8_soft_placeholder_kept(scores, mask):
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def r8_soft_extra_axis(scores, mask):
+    mask = mask[..., None]
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    return np.where(empty, 0.0, e / e.sum(axis=-1, keepdims=True))
+
+
+def r8_future_rounded(attend, x, t):
+    y = x.copy()
+    y[t + 1 :] = 0
+    return round(float(np.abs(attend(x)[: t + 1] - attend(y)[: t + 1]).max()), 2)
+
+
+def r8_future_alias(attend, x, t):
+    y = x
+    y[t + 1 :] = 0
+    return float(np.abs(attend(x)[: t + 1] - attend(y)[: t + 1]).max())
+
+
+# The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
+ROUND_8 = [
+    ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
+    ("masked_softmax", "round 8: placeholder scores never overwritten", r8_soft_placeholder_kept, "placeholder scores"),
+    ("masked_softmax", "round 8: an extra [..., None] on the mask", r8_soft_extra_axis, "(2, 1, 4) with an axis of size 1 added"),
+    ("future_change", "round 8: rounded to 2 decimals", r8_future_rounded, "rounded to 2 decimals"),
+    ("future_change", "round 8: y = x is not a copy", r8_future_alias, "`y = x` does not copy"),
+]  # fmt: skip
+
+
 def test_an_additive_mask_with_the_right_sign_is_not_called_inverted():
     def additive(attention_mask):
         m = attention_mask[:, None, :].double()
@@ -940,6 +990,7 @@ CORPUS = [
     *ROUND_5,
     *ROUND_6,
     *ROUND_7,
+    *ROUND_8,
 ]  # fmt: skip
 
 CORRECT = [

@@ -89,6 +89,14 @@ def _table_broadcast_hint(message: str) -> str:
     )
 
 
+def _spaced_table(length: int, d_model: int) -> np.ndarray:
+    """Planted: positions spaced evenly from 0 to ``length`` (``length`` of them)."""
+    pos = np.linspace(0, length, length)[:, None]
+    j = np.arange(d_model)
+    angles = pos * _paired(d_model)(j)[None, :]
+    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+
 def _paired(d_model: int) -> Callable[[np.ndarray], np.ndarray]:
     """The right frequencies: ω = 10000^(-2i/D), shared by features 2i and 2i + 1."""
     return lambda j: 10000.0 ** (-(j - j % 2) / d_model)
@@ -139,6 +147,12 @@ SINUSOIDAL = GRADERS.add(
             Mistake(
                 "your positions start at 1; the first row is position 0, PE[0] = (0, 1, 0, 1, ...)",
                 lambda length, d_model: _table(length, d_model, _paired(d_model), start=1),
+            ),
+            Mistake(
+                "row 0 is right, but row p sits at position p·length/(length - 1), not p: "
+                "your positions are evenly spaced from 0 to length, length of them (as "
+                "linspace spaces them), not the whole numbers 0, 1, ..., length - 1",
+                lambda length, d_model: _spaced_table(length, d_model),
             ),
             Mistake(
                 "the frequencies grow instead of shrinking: divide the position by "
@@ -425,6 +439,23 @@ OFFSET = GRADERS.add(
                 "each block needs the angle k·ω_i of its own pair; you used k for every pair "
                 "(ω_i = 10000^(-2i/D))",
                 lambda k, d_model: _blocks(k, d_model, _rotation, omega=lambda i: 1.0),
+            ),
+            Mistake(
+                "pair 0 is right, but every later pair turns by the same tiny angle "
+                "k·10^-4: your exponent -2i/D was computed with integer division (//), "
+                "which floors it to -1 for every pair after the first. The exponent is a "
+                "fraction: it needs true division",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-2 * i // d_model)
+                ),
+            ),
+            Mistake(
+                "your blocks are right but their angles are not: pair i turns by "
+                "k·10000^(-(2i+1)/D), the exponent of its odd feature. Both features of pair "
+                "i share one frequency, ω_i = 10000^(-2i/D), from the even index 2i",
+                lambda k, d_model: _blocks(
+                    k, d_model, _rotation, omega=lambda i: 10000.0 ** (-(2 * i + 1) / d_model)
+                ),
             ),
             Mistake(
                 "the frequency of pair i is 10000^(-2i/D); you used 10000^(-i/D)",
@@ -1217,6 +1248,11 @@ def _rope_scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return q_rot @ k_rot.T / math.sqrt(q.shape[-1])  # (T, d) @ (d, T) -> (T, T)
 
 
+def _rope_at(q: np.ndarray, k: np.ndarray, q_pos: np.ndarray, k_pos: np.ndarray) -> np.ndarray:
+    """Planted: the scaled scores with queries and keys turned by the given positions."""
+    return apply_rope(q, q_pos) @ apply_rope(k, k_pos).T / math.sqrt(q.shape[-1])
+
+
 def _scores_cases() -> tuple[Case, ...]:
     rng = _rng()
     return tuple(
@@ -1266,6 +1302,31 @@ ROPE_SCORES = GRADERS.add(
             Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]),
+            ),
+            Mistake(
+                "your scale is a whole number: int() cut √d down (to 1 for d = 2, 2 for "
+                "d = 8), so the scores are divided by too little. Divide by the square root "
+                "itself, not rounded",
+                lambda q, k: (
+                    _rope_scores(q, k) * math.sqrt(q.shape[-1]) / int(math.sqrt(q.shape[-1]))
+                ),
+            ),
+            Mistake(
+                "your positions count down: row t is turned by position T - 1 - t, so every "
+                "offset comes out negated. Row t is at position t, counting up from 0",
+                lambda q, k: _rope_at(q, k, np.arange(len(q))[::-1], np.arange(len(k))[::-1]),
+            ),
+            *(
+                Mistake(
+                    "queries and keys are turned by different positions: your "
+                    f"{late} are one position further than your {early} (positions from 1 "
+                    f"for the {late}, from 0 for the {early}), so every offset is off by one. "
+                    "Both use the same positions, 0 to T - 1",
+                    lambda q, k, shift=shift: _rope_at(
+                        q, k, np.arange(len(q)) + shift[0], np.arange(len(k)) + shift[1]
+                    ),
+                )
+                for early, late, shift in (("queries", "keys", (0, 1)), ("keys", "queries", (1, 0)))
             ),
             Mistake(
                 "your scores are the plain q kᵀ / √d: the rotation never reached them "
@@ -1445,20 +1506,35 @@ _LAYER_MISTAKES = (
     ),
 )
 
+
+def _rows_taken_hint(said: str) -> str:
+    """The sizes torch names in "The size of tensor a (5) must match the size of tensor b
+    (10) at non-singleton dimension 1": a number of rows that is neither x's T nor the
+    table's max_len is a fixed number typed into the slice."""
+    found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", said)
+    if found:
+        a, b = int(found[1]), int(found[2])
+        for rows, positions in ((b, a), (a, b)):
+            if rows not in (positions, MAX_LEN) and positions != MAX_LEN:
+                return (
+                    f"x has {positions} positions, and you added {rows} rows of the table: a "
+                    "fixed number of rows fits one length only. Take as many rows as this x "
+                    "has positions (its axis 1)"
+                )
+    return (
+        "the table and x do not line up where they are added: x has T positions on "
+        "its axis 1 and the table max_len rows; check which rows you take, and along "
+        "which axis of x they are added"
+    )
+
+
 _LAYER_VALUES = Grader(
     name="positional_encoding",
     signature="PositionalEncoding(d_model, max_len)(x) with x: (B, T, D) -> (B, T, D)",
     reference=adapt(_run_layer, SinusoidalPositionalEncoding),
     cases=_layer_cases(),
     mistakes=_LAYER_MISTAKES,
-    error_hints=(
-        (
-            "must match the size",
-            "the table and x do not line up where they are added: x has T positions on "
-            "its axis 1 and the table max_len rows; check which rows you take, and along "
-            "which axis of x they are added",
-        ),
-    ),
+    error_hints=(("must match the size", lambda said: _rows_taken_hint(said)),),
     hint="compare your output minus x with sinusoidal_encoding(T, D) on a random batch: "
     "which rows of the table does forward use, with which dtype, and how do they meet x, "
     "unchanged? The "

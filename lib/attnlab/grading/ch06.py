@@ -363,6 +363,15 @@ def _added_text(fill: float) -> str:
     )
 
 
+def _global_max(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Planted: -inf fill and empty rows zeroed, but one max for the whole array."""
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    z = np.where(empty, 0.0, np.where(mask, scores, -np.inf))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        e = np.exp(z - z.max())
+        return np.where(empty, 0.0, e / e.sum(axis=-1, keepdims=True))
+
+
 def _no_max(scores: np.ndarray, mask: np.ndarray, *, guarded: bool) -> np.ndarray:
     """Planted: e^scores with no max subtracted (overflows for scores above 709); with
     ``guarded``, a row whose sum is 0 is left at 0."""
@@ -507,15 +516,30 @@ MASKED_SOFTMAX = GRADERS.add(
                 "to 0, apart from the softmax",
                 lambda scores, mask: _fill(scores, mask, -np.inf),
             ),
-            *(
-                Mistake(
-                    "a row with no visible key got uniform weights: a finite fill (such as "
-                    "-1e9) makes all its scores equal. The rule is all-zero weights there: "
-                    "fill with -inf, and give the rows with no True along the keys zeros "
-                    "apart from the softmax",
-                    lambda scores, mask, fill=fill: _fill(scores, mask, fill),
-                )
-                for fill in (-1e9, float(np.finfo(np.float64).min))
+            Mistake(
+                "a row with no visible key got uniform weights: a finite fill (such as "
+                "-1e9) makes all its scores equal. The rule is all-zero weights there: "
+                "fill with -inf, and give the rows with no True along the keys zeros "
+                "apart from the softmax",
+                lambda scores, mask: _fill(scores, mask, -1e9),
+            ),
+            # finfo.min, and -inf with finite placeholder scores in the rows with no
+            # visible key (to keep their softmax from NaN): the same weights everywhere.
+            Mistake(
+                "a row with no visible key got uniform weights: its scores all ended up "
+                "equal (a finite fill such as finfo.min, or finite placeholder scores given "
+                "to those rows to keep their softmax from NaN), and its weights were not set "
+                "to 0 afterwards. The rule is all-zero weights there: after the softmax, "
+                "overwrite the weights of the rows with no True along the keys with zeros",
+                lambda scores, mask: _fill(scores, mask, float(np.finfo(np.float64).min)),
+            ),
+            Mistake(
+                "you subtracted one maximum for the whole array (a max with no axis): a row "
+                "whose scores sit far below the largest score anywhere (the case with "
+                "visible scores of -20000 beside rows of 800) underflows to all zeros, and "
+                "0/0 is NaN. Each row needs its own maximum, taken along the keys (the last "
+                "axis) and kept as an axis of size 1",
+                lambda scores, mask: _global_max(scores, mask),
             ),
             *(
                 Mistake(
@@ -1299,6 +1323,16 @@ FUTURE_CHANGE = GRADERS.add(
         reference=_future_change,
         cases=_future_change_cases(),
         mistakes=(
+            *(
+                Mistake(
+                    f"your number is the right one rounded to {digits} decimal"
+                    f"{'s' if digits > 1 else ''}: return the full value. Inside a test, "
+                    "rounding hides what the test is for: a leak of 1e-4 rounds to 0.0 and "
+                    "would pass as causal",
+                    lambda attend, x, t, digits=digits: round(_future_change(attend, x, t), digits),
+                )
+                for digits in (1, 2, 3, 4)
+            ),
             Mistake(
                 "you returned one change per feature (a max over the tokens only): the "
                 "answer is one number, the largest change over every output 0 .. t and "

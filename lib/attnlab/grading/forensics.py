@@ -142,10 +142,40 @@ def _broadcast_hint(message: str) -> str:
             if len(shapes) >= 2
             else "the shapes did not line up"
         )
+        added = _axis_added(shapes)
+        if added:
+            return f"{which}: {added}"
     return (
         f"{which}: one operand has an axis too many or too few, or its axes in another order "
         "(a reduction that dropped its axis, a transpose, a reshape, a missing [..., None])"
     )
+
+
+def _axis_added(shapes: list[str]) -> str:
+    """When one operand has more axes than the others and would broadcast with them but
+    for one axis of size 1 (an ``[..., None]`` or ``unsqueeze`` too many): which operand and
+    which axis; else ``""`` (with as many axes, the likelier fault is their order)."""
+    found = [tuple(ast.literal_eval(shape)) for shape in shapes]
+    found = [shape if isinstance(shape, tuple) else (shape,) for shape in found]
+    for k, shape in enumerate(found):
+        others = [o for i, o in enumerate(found) if i != k and o]
+        if not others or len(shape) <= max(map(len, others)):
+            continue  # an axis too many only where this operand has more than the rest
+        for axis in reversed(range(len(shape))):
+            if shape[axis] != 1:
+                continue
+            without = shape[:axis] + shape[axis + 1 :]
+            try:
+                np.broadcast_shapes(without, *others)
+            except ValueError:
+                continue
+            return (
+                f"{shapes[k]} is {without} with an axis of size 1 added (axis {axis}): "
+                f"without it, it broadcasts with {', '.join(map(str, others))} as it is. "
+                "An axis too many: added with None or unsqueeze to an input that already "
+                "broadcasts, or kept by keepdims=True where the result needs none?"
+            )
+    return ""
 
 
 def _fixed(hint: str) -> Callable[[str], str]:

@@ -364,6 +364,17 @@ class Grader:
                         diagnosed=True,
                     )
                 if not _same(before, after):
+                    alias = _alias_of(fn, arg)
+                    if alias is not None:
+                        return self._result(
+                            IN_PLACE,
+                            f"modified its input `{arg}` in place on case {run.case.describe()}",
+                            f"`{alias} = {arg}` does not copy: `{alias}` is a second name for "
+                            f"the same array, so editing `{alias}` edited the caller's `{arg}` "
+                            f"(and anything that compares `{alias}` with `{arg}` compares an "
+                            "array with itself). Make a real copy before editing it",
+                            diagnosed=True,
+                        )
                     return self._result(
                         IN_PLACE,
                         f"modified its input `{arg}` in place on case {run.case.describe()}",
@@ -1474,6 +1485,34 @@ _NAMED_PLACE = re.compile(
 
 
 _INDEXED_NAME = re.compile(r"`([A-Za-z_]\w*)\[")
+
+
+def _alias_of(fn: Any, arg: str) -> str | None:
+    """The name the learner's code binds to the input ``arg`` itself (``y = x``) and then
+    edits through (``y[...] = ...``, ``y += ...``): a second name, not a copy."""
+    tree = _source_tree(getattr(fn, "__learner__", fn))
+    if tree is None:
+        return None
+    aliases = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == arg
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id != arg
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            edited = node.target  # y += ...
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            edited = next((t.value for t in targets if isinstance(t, ast.Subscript)), None)
+        else:
+            continue
+        if isinstance(edited, ast.Name) and edited.id in aliases:
+            return edited.id  # y[...] = ...
+    return None
 
 
 def _source_tree(obj: Any) -> ast.Module | None:
