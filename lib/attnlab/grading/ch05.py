@@ -760,6 +760,11 @@ def _gap_with(fn: Any, x: np.ndarray, shuffled_in: np.ndarray, out_order: Any) -
     return float(np.max(np.abs(fn(shuffled_in) - fn(x)[..., out_order, :])))
 
 
+def _route_gaps(fn: Callable[..., Any], x: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Every entry's difference between the two routes (shuffle, then fn; fn, then shuffle)."""
+    return np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+
+
 PERMUTATION = GRADERS.add(
     Grader(
         name="permutation_gap",
@@ -804,14 +809,12 @@ PERMUTATION = GRADERS.add(
             Mistake(
                 "you returned one gap per token (a max over the last axis only): the gap is "
                 "one number, the largest difference over every entry",
-                lambda fn, x, perm: np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]).max(axis=-1),
+                lambda fn, x, perm: _route_gaps(fn, x, perm).max(axis=-1),
             ),
             Mistake(
                 "you summed the differences; the gap is the largest one (np.max), one "
                 "number whatever the number of tokens",
-                lambda fn, x, perm: float(
-                    np.sum(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
-                ),
+                lambda fn, x, perm: float(np.sum(_route_gaps(fn, x, perm))),
             ),
             Mistake(
                 "your two routes are the same computation, so the gap is always 0: one route "
@@ -821,26 +824,19 @@ PERMUTATION = GRADERS.add(
             Mistake(
                 "you averaged the differences; the gap is the largest one (np.max), so that "
                 "one token out of place is enough to fail the test",
-                lambda fn, x, perm: float(
-                    np.mean(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
-                ),
+                lambda fn, x, perm: float(np.mean(_route_gaps(fn, x, perm))),
             ),
             Mistake(
                 "you took the smallest difference: one entry that happens to agree makes any "
                 "function look equivariant. The gap is the largest absolute difference",
-                lambda fn, x, perm: float(
-                    np.min(np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :]))
-                ),
+                lambda fn, x, perm: float(np.min(_route_gaps(fn, x, perm))),
             ),
             Mistake(
                 "you divided the differences by the size of fn's output: the gap is the "
                 "absolute difference, not a relative one (outputs near zero blow a relative "
                 "one up)",
                 lambda fn, x, perm: float(
-                    np.max(
-                        np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
-                        / (np.abs(fn(x)[..., perm, :]) + 1e-12)
-                    )
+                    np.max(_route_gaps(fn, x, perm) / (np.abs(fn(x)[..., perm, :]) + 1e-12))
                 ),
             ),
         ),

@@ -155,8 +155,7 @@ def _axis_added(shapes: list[str]) -> str:
     """When one operand has more axes than the others and would broadcast with them but
     for one axis of size 1 (an ``[..., None]`` or ``unsqueeze`` too many): which operand and
     which axis; else ``""`` (with as many axes, the likelier fault is their order)."""
-    found = [tuple(ast.literal_eval(shape)) for shape in shapes]
-    found = [shape if isinstance(shape, tuple) else (shape,) for shape in found]
+    found = [ast.literal_eval(shape) for shape in shapes]  # _shapes writes tuples
     for k, shape in enumerate(found):
         others = [o for i, o in enumerate(found) if i != k and o]
         if not others or len(shape) <= max(map(len, others)):

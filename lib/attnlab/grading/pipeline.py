@@ -1720,10 +1720,8 @@ def _globals_of(learner: Any) -> dict[str, Any]:
 
 def _none_returned(fn: Any, inputs: Mapping[str, Any] | None = None) -> str:
     """What a None return means, from the function's own code when it can be read."""
-    learner = getattr(fn, "__learner__", fn)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(learner)))
-    except (OSError, TypeError, SyntaxError):
+    tree = _source_tree(getattr(fn, "__learner__", fn))
+    if tree is None:
         return "your function returned None: a `return` is missing, or returns nothing"
     valued = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
     if not valued:
