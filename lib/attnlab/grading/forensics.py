@@ -89,6 +89,10 @@ def time_limit(seconds: float) -> Iterator[None]:
     half-way stays half-initialised for the rest of the session (PyTorch imports ``sympy``
     lazily, the first time some layers run; cut off there, every later check that needs it
     would fail), so the limit waits for the import to finish and stops the code after it.
+
+    Put the limit around a call (as :func:`call_quietly` does), not around a loop written
+    inside the ``with``: CPython 3.13.0 can skip the ``try`` blocks (the ``with`` included)
+    of the frame the signal handler raises in, never those of its callers.
     """
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "setitimer"
