@@ -856,6 +856,74 @@ def r8_future_alias(attend, x, t):
     return float(np.abs(attend(x)[: t + 1] - attend(y)[: t + 1]).max())
 
 
+def r9_soft_scaled(scores, mask):
+    empty = ~mask.any(axis=-1, keepdims=True)
+    s = np.where(mask, scores / np.sqrt(scores.shape[-1]), -np.inf)
+    s = np.where(empty, 0.0, s)
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def r9_kpm_penalty_on_real(mask):
+    return mask[:, 0].double() * -1e9
+
+
+def r9_hf_flattened(attention_mask):
+    return attention_mask.bool().reshape(1, 1, -1)
+
+
+def r9_hf_reshape_scramble(attention_mask):
+    B, S = attention_mask.shape
+    return attention_mask.bool().reshape(S, 1, B).transpose(0, 2)
+
+
+def r9_hf_greater_than_one(attention_mask):
+    return (attention_mask > 1)[:, None, :]
+
+
+def r9_future_sizes(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float((np.abs(attend(x2)[: t + 1]) - np.abs(attend(x)[: t + 1])).max())
+
+
+def r9_future_sizes_other_way(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float((np.abs(attend(x)[: t + 1]) - np.abs(attend(x2)[: t + 1])).max())
+
+
+def r9_future_from_t_plus_2(attend, x, t):
+    x2 = x.copy()
+    x2[t + 2 :] = 0
+    return float(np.abs(attend(x2)[: t + 1] - attend(x)[: t + 1]).max())
+
+
+def r9_pad_one_short(lengths, max_len):
+    return (np.arange(max_len) < lengths[:, None] - 1)[:, None, :]
+
+
+# The ninth learner round (issue 28): three misleading diagnoses and seven generic ones.
+ROUND_9 = [
+    ("masked_softmax", "round 9: scores divided by sqrt(S) inside", r9_soft_scaled, "multiplied by 1/2.236 = 1/√5"),
+    ("to_key_padding_mask", "round 9: a -1e9 float mask on the real tokens", r9_kpm_penalty_on_real, "penalty on the real tokens"),
+    ("from_hf_attention_mask", "round 9: batch merged into the keys", r9_hf_flattened, "merged into one long row"),
+    ("from_hf_attention_mask", "round 9: reshape, then transpose", r9_hf_reshape_scramble, "keeps the order of the entries"),
+    ("from_hf_attention_mask", "round 9: > 1", r9_hf_greater_than_one, "whether any entry holds"),
+    ("future_change", "round 9: |a| - |b|", r9_future_sizes, "|a| - |b|"),
+    ("future_change", "round 9: |b| - |a|", r9_future_sizes_other_way, "|a| - |b|"),
+    ("future_change", "round 9: zeroed from t + 2", r9_future_from_t_plus_2, "called again with t = 1"),
+    ("padding_mask", "round 9: lengths - 1", r9_pad_one_short, "one real token too few"),
+    ("fill_leak", "round 9: e^-1", math.exp(-1), "one exponential"),
+    ("fill_leak", "round 9: the score 1e4", 1e4, "between 0 and 1"),
+    ("blind_row", "round 9: 0.5 each", 0.5, "sum to 2"),
+    ("blind_row", "round 9: the score -1e9", -1e9, "between 0 and 1"),
+    ("blind_row", "round 9: infinity", float("inf"), "between 0 and 1"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -991,6 +1059,7 @@ CORPUS = [
     *ROUND_6,
     *ROUND_7,
     *ROUND_8,
+    *ROUND_9,
 ]  # fmt: skip
 
 CORRECT = [

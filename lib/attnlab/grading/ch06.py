@@ -161,6 +161,13 @@ PADDING_MASK = GRADERS.add(
                 ],
             ),
             Mistake(
+                "off by one: each sequence gets one real token too few, its last real token "
+                "is marked as padding. A sequence of length n has its real tokens at "
+                "positions 0 .. n - 1, n of them: compare the positions with the length "
+                "itself",
+                lambda lengths, max_len: _positions_below(lengths - 1, max_len)[:, None, :],
+            ),
+            Mistake(
                 "your real positions run 1 .. length: position 0 is marked as padding and "
                 "position `length` as a real token. Positions are numbered from 0: a "
                 "sequence of length n has its real tokens at positions 0 .. n - 1",
@@ -403,6 +410,12 @@ def _one_max(scores: np.ndarray, mask: np.ndarray, *, of_scores: bool) -> np.nda
         return e / total
 
 
+def _index(where: np.ndarray) -> int | tuple[int, ...]:
+    """An index as the learner would write it: ``1`` for one axis, ``(0, 2)`` for more."""
+    found = tuple(int(i) for i in where)
+    return found[0] if len(found) == 1 else found
+
+
 def _blind_rows_zero(outputs: Any, case: Case) -> str | None:
     """Property: a row with no visible key is all zeros."""
     w = np.asarray(outputs["output"], dtype=float)
@@ -411,7 +424,7 @@ def _blind_rows_zero(outputs: Any, case: Case) -> str | None:
     wrong = blind & np.any(w != 0, axis=-1)
     if not wrong.any():
         return None
-    row = tuple(int(i) for i in np.argwhere(wrong)[0])
+    row = _index(np.argwhere(wrong)[0])
     got = np.round(w[row], 3).tolist()
     return (
         f"row {row} has no visible key, and your weights there are {got}: such a row must "
@@ -447,7 +460,7 @@ def _rows_sum_to_one(outputs: Any, case: Case) -> str | None:
     wrong = seen & ~np.isclose(sums, 1.0, atol=1e-6)
     if not wrong.any():
         return None
-    row = tuple(int(i) for i in np.argwhere(wrong)[0])
+    row = _index(np.argwhere(wrong)[0])
     said = f"row {row} of your weights sums to {float(sums[row]):.3g} over the keys, not 1"
     columns = (w * mask).sum(axis=-2)  # (..., S): the sums down each column
     if np.allclose(columns[mask.any(axis=-2)], 1.0, atol=1e-6):
@@ -970,6 +983,14 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 "padding), or a float mask of 0 and -inf",
                 _key_padding(lambda mask: (~mask[:, 0, :]).float()),
             ),
+            Mistake(
+                "your float mask puts its penalty on the real tokens: a float "
+                "key_padding_mask is ADDED to the scores, and yours adds a large negative "
+                "number where our mask is True (the real tokens) and 0 on the padding, so "
+                "the layer attends to the padding only. The penalty belongs on the padding "
+                "(our mask negated), or return booleans, True = padding",
+                _key_padding(lambda mask: mask[:, 0, :].float() * -1e9),
+            ),
         ),
         error_hints=(
             ("expected `key_padding_mask` to be `None` or 2-D", _kpm_dims_hint),
@@ -1119,6 +1140,19 @@ def _hf_shape_hint(message: str) -> str | None:
             "so that the mask broadcasts over the queries; PyTorch lines the mask's axes up "
             "with the scores (B, T, S) from the right, so a (B, S) mask is read as (T, S)"
         )
+    sizes = re.search(
+        r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message
+    )
+    if sizes is not None and shape:
+        keys, yours = int(sizes[1]), int(sizes[2])
+        if shape[-1] == yours and yours > keys and yours % keys == 0:
+            return (
+                f"{said}: its last axis holds {yours} = {yours // keys} × {keys} entries, "
+                f"where the input has S = {keys} keys per sequence: the {yours // keys} "
+                "sequences were merged into one long row of keys (a reshape or view to a "
+                "single row). Keep the batch axis first and give the mask its query axis "
+                "of size 1: (B, 1, S)"
+            )
     if len(shape) == 3 and shape[0] == 1:
         return (
             f"{said}, (1, B, S): the new axis went in front. PyTorch lines the mask's axes "
@@ -1201,6 +1235,26 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                         -1, attention_mask.shape[-1], -1
                     )
                 ),
+            ),
+            *(
+                Mistake(
+                    "your mask has the right shape and dtype, but its entries are not in "
+                    "the input's places: `reshape` keeps the order of the entries in memory, "
+                    f"so {how} moves tokens from one sequence to another. Print "
+                    "attention_mask and your mask side by side for a padded batch; adding an "
+                    "axis of size 1 needs no reordering of the data",
+                    _hf(scramble),
+                )
+                for how, scramble in (
+                    (
+                        "reshaping (B, S) to (S, 1, B) and transposing back",
+                        lambda m: (m == 1).reshape(m.shape[1], 1, m.shape[0]).transpose(0, 2),
+                    ),
+                    (
+                        "transposing to (S, B) and reshaping to (B, 1, S)",
+                        lambda m: (m == 1).T.reshape(m.shape[0], 1, m.shape[1]),
+                    ),
+                )
             ),
         ),
         error_hints=(
@@ -1354,6 +1408,25 @@ FUTURE_CHANGE = GRADERS.add(
                     lambda attend, x, t, sign=sign: float(
                         np.max(sign * (attend(x) - attend(_zeroed(x, start=t + 1)))[: t + 1])
                     ),
+                )
+                for sign in (1.0, -1.0)
+            ),
+            *(
+                Mistake(
+                    "you took |a| - |b|, the difference of the sizes, not the size of the "
+                    "difference |a - b|: an output that changes sign (0.3 to -0.3) looks "
+                    "unmoved, and the result can be negative. Subtract the two outputs "
+                    "first, then measure the size of that change",
+                    lambda attend, x, t, sign=sign: float(
+                        np.max(
+                            sign
+                            * (
+                                np.abs(attend(_zeroed(x, start=t + 1)))[: t + 1]
+                                - np.abs(attend(x))[: t + 1]
+                            )
+                        )
+                    ),
+                    needs=r"abs\([\s\S]*?[)\]]\s*-\s*(?:np\.|torch\.)?abs\(",
                 )
                 for sign in (1.0, -1.0)
             ),
@@ -1552,15 +1625,17 @@ def _other_edit(fn: Callable[..., Any]) -> str | None:
         if kept:
             edited = [r for r in range(t + 1, len(x)) if r not in kept]
             return (
-                f"with t = {t}, your test edits token{'s' * (len(edited) != 1)} "
+                f"called again with t = {t} to see what it edits, your test edits "
+                f"token{'s' * (len(edited) != 1)} "
                 f"{', '.join(map(str, edited))} and leaves token{'s' * (len(kept) != 1)} "
                 f"{', '.join(map(str, kept))} as {'they were' if len(kept) > 1 else 'it was'}: "
                 "every token after t is the future, and all of them must be set to zero"
             )
         if np.any(seen[t + 1 :] != 0):
             return (
-                "your test gives the tokens after t other values than zeros (with "
-                f"t = {t}, your edited token {t + 1} is {np.round(seen[t + 1], 3).tolist()}): "
+                "your test gives the tokens after t other values than zeros (called again "
+                f"with t = {t} to see what it edits, your edited token {t + 1} is "
+                f"{np.round(seen[t + 1], 3).tolist()}): "
                 "the statement sets them to 0, so that everyone's test returns the same "
                 "number for the same layer. Set the future tokens of the copy to zero"
             )
@@ -1568,6 +1643,30 @@ def _other_edit(fn: Callable[..., Any]) -> str | None:
 
 
 # --- prediction questions -------------------------------------------------------------------
+
+
+def _weight_range(w: float, what: str) -> str | None:
+    """What an answer outside [0, 1] to a weight question says: it is no weight (a score?)."""
+    if 0.0 <= w <= 1.0:
+        return None
+    score = "" if math.isinf(w) else f" ({w:g} reads like a score, not its weight)"
+    return (
+        f"a softmax weight lies between 0 and 1, and a row's weights sum to 1{score}: "
+        f"compute {what}, then the softmax of the row"
+    )
+
+
+def _blind_row_reason(w: float) -> str | None:
+    """What an unlisted answer to 6.8 implies: no weight, or a row that does not sum to 1."""
+    if not 0.0 <= w <= 1.0:
+        return _weight_range(w, "the four scores after the fill")
+    if w > 0.0 and abs(4 * w - 1) > 0.05:
+        return (
+            f"four keys of {w:g} each would make the row sum to {4 * w:g}, and a softmax row "
+            "sums to 1: what do the four scores of the row have in common after the fill?"
+        )
+    return None
+
 
 FILL_LEAK = GRADERS.add(
     Question(
@@ -1607,9 +1706,16 @@ FILL_LEAK = GRADERS.add(
                 "that would hold if the masked key kept its score of 10000, but the fill is "
                 "added first: what is its score after the fill, next to the visible key's 0?",
             ),
+            (
+                math.exp(-1),
+                "e^-1 = 0.368 is one exponential, not a weight: a weight is one key's "
+                "exponential divided by the sum of the row's. Compute the masked key's score "
+                "after the fill, then the softmax of the two scores",
+            ),
         ),
         hint="compute the masked key's score after adding the fill, then the softmax of two scores",
-        not_finite_hint="NaN needs an infinity somewhere (an overflowing exp, or -inf minus "
+        reason=lambda w: _weight_range(w, "the masked key's score after the fill"),
+        nan_hint="NaN needs an infinity somewhere (an overflowing exp, or -inf minus "
         "-inf); here every score is finite, and the fill is added before the softmax: "
         "compute the masked key's score after the fill, then the softmax of the two scores",
     )
@@ -1657,7 +1763,8 @@ BLIND_ROW = GRADERS.add(
             ),
         ),
         hint="after the fill, what do the four scores of the row have in common?",
-        not_finite_hint="NaN comes from -inf: a row of -inf minus its max is -inf - (-inf), "
+        reason=_blind_row_reason,
+        nan_hint="NaN comes from -inf: a row of -inf minus its max is -inf - (-inf), "
         "and 0/0 follows. Here the fill is -1e9, a finite number: subtract the row's max "
         "from each of the four scores and see what the exponentials give",
     )

@@ -697,7 +697,14 @@ def _offset_ops(node: ast.AST, ctx: _Context) -> Iterator[_Variant]:
             for delta in (-1, 1):
                 new = _clone(node)
                 new.comparators = [_literal(value + delta)]
-                yield _Variant("offset", f"off by one: `{_code(new)}`", new)
+                picks = "the entries equal to" if op is ast.Eq else "every entry but"
+                yield _Variant(
+                    "offset",
+                    f"off by one in a comparison: your code selects what `{_code(new)}` "
+                    f"would, {picks} {value + delta}; check which value marks the entries "
+                    "you want, and whether any entry holds the value you compare with",
+                    new,
+                )
     if isinstance(node, ast.Subscript):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for k, part in enumerate(parts):

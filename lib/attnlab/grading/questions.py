@@ -176,6 +176,8 @@ class Question:
         not_finite_hint: the diagnosis of a NaN or infinite answer to a numerical question,
             when the belief behind it is known (where that value would come from, and why
             it does not here); by default, the answer is said to be finite.
+        nan_hint: the same for a NaN answer only (where NaN would come from); an infinite
+            answer then gets ``reason``'s diagnosis of it, else ``not_finite_hint``.
 
     Raises:
         ValueError: if the question is inconsistent (a str answer outside ``choices``, a
@@ -196,6 +198,7 @@ class Question:
     near_hint: str = ""
     near_rounding: bool = False
     not_finite_hint: str = ""
+    nan_hint: str = ""
     aliases: tuple[tuple[Any, str], ...] = ()
     synonyms: tuple[tuple[str, str], ...] = ()
     right_idea: tuple[Any, ...] = ()
@@ -374,8 +377,15 @@ class Question:
         if kind == "number":
             if _is_number(given):
                 if not math.isfinite(float(given)):
-                    not_ = "NaN" if math.isnan(float(given)) else "infinite"
-                    hint = self.not_finite_hint or f"the answer is a finite number, not {not_}"
+                    nan = math.isnan(float(given))
+                    # an infinite weight is first of all no weight: the question's reason
+                    # says so where the NaN story (`nan_hint`) would explain a NaN not given
+                    reason = None if nan or self.reason is None else self.reason(float(given))
+                    hint = (
+                        (self.nan_hint if nan else reason)
+                        or self.not_finite_hint
+                        or f"the answer is a finite number, not {'NaN' if nan else 'infinite'}"
+                    )
                     return None, f"got {given}", hint
                 return given, None, None
             hint = "write the number without quotes" if isinstance(given, str) else None

@@ -532,6 +532,33 @@ def _masks(inputs: Mapping[str, Any]) -> list[tuple[str, np.ndarray]]:
     return found
 
 
+def _softmax_scale(g: np.ndarray, w: np.ndarray, visible: np.ndarray) -> str | None:
+    """``g``'s rows as the softmax of ``c`` times the scores whose softmax gives ``w``, with
+    one ``c != 1`` for every row (a temperature, such as a stray 1/√d): ``c`` in words."""
+    rows_g = g.reshape(-1, g.shape[-1])
+    rows_w = w.reshape(-1, w.shape[-1])
+    rows_v = visible.reshape(-1, visible.shape[-1])
+    xs, ys = [], []
+    for gr, wr, vr in zip(rows_g, rows_w, rows_v, strict=True):
+        if vr.sum() < 2 or np.any(wr[vr] <= 0) or np.any(gr[vr] <= 0):
+            continue
+        lw, lg = np.log(wr[vr]), np.log(gr[vr])  # log-softmax: the scores up to a constant
+        xs.append(lw - lw.mean())
+        ys.append(lg - lg.mean())
+    if not xs:
+        return None
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    if not np.any(np.abs(x) > 1e-6):
+        return None
+    c = float(x @ y / (x @ x))
+    if abs(c - 1) < 1e-3 or c <= 0 or np.max(np.abs(y - c * x)) > 1e-4 * (1 + np.max(np.abs(y))):
+        return None
+    root = round(1 / c**2)
+    if root > 1 and abs(1 / c - np.sqrt(root)) < 1e-6 * np.sqrt(root):
+        return f"1/{1 / c:.4g} = 1/√{root}"
+    return f"{c:.4g}"
+
+
 def _region_clue(
     g: np.ndarray, w: np.ndarray, yours: str, inputs: Mapping[str, Any]
 ) -> tuple[str, str] | None:
@@ -552,9 +579,20 @@ def _region_clue(
         if np.all(~full[wrong]):
             return "hidden", f"{yours} is right except where `{name}` is False (the hidden entries)"
         if np.all(full[wrong]) and (~full).any():
+            # right where hidden, wrong where visible: the mask is read the right way (an
+            # inverted one would be wrong on both); what went wrong is the visible part
+            said = f"{yours} is right where `{name}` is False and wrong where it is True"
+            scale = _softmax_scale(g, w, full)
+            if scale is not None:
+                return "visible scaled", (
+                    f"{said}: there, your weights are the softmax of the scores multiplied by "
+                    f"{scale}. The hidden keys are handled; a scale was applied to the scores "
+                    "(or left out) before the softmax: this function takes the scores as "
+                    "they come"
+                )
             return "visible", (
-                f"{yours} is wrong where `{name}` is True and right where it is False: is the "
-                "mask read the wrong way round?"
+                f"{said}: the hidden entries are handled; the computation of the visible "
+                "ones is not (the softmax over them, its axis, or what is added to them)"
             )
     for axis in range(w.ndim):
         if w.shape[axis] < 3:
