@@ -1502,22 +1502,20 @@ ROPE_SCORES = GRADERS.add(
                 "product sums over",
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1] / q.shape[-2]),
             ),
-            *(
-                Mistake(
-                    f"your scores are divided by {what}, not √d: ** binds tighter than / "
-                    f"(and / runs left to right), so {how}. The exponent 1/2 must be one "
-                    "operand of **: how do you keep it together?",
-                    lambda q, k, by=by: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / by(q),
-                    needs=r"\*\*\s*1\s*/\s*2",
-                )
-                for what, how, by in (
-                    (
-                        "2d",
-                        "`scores / d ** 1 / 2` is (scores / d) / 2",
-                        lambda q: 2 * q.shape[-1],
-                    ),
-                    ("d/2", "`d ** 1 / 2` is (d ** 1) / 2", lambda q: q.shape[-1] / 2),
-                )
+            Mistake(
+                "your scores are divided by 2d, not √d: ** binds tighter than / (and / runs "
+                "left to right), so `scores / d ** 1 / 2` is (scores / d) / 2. The exponent "
+                "1/2 must be one operand of **: how do you keep it together?",
+                # the right scores times √d are q' k'ᵀ, then divided as the learner did
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / q.shape[-1] ** 1 / 2,
+                needs=r"\*\*\s*1\s*/\s*2",
+            ),
+            Mistake(
+                "your scores are divided by d/2, not √d: ** binds tighter than /, so "
+                "`d ** 1 / 2` is (d ** 1) / 2. The exponent 1/2 must be one operand of **: "
+                "how do you keep it together?",
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / (q.shape[-1] ** 1 / 2),
+                needs=r"\*\*\s*1\s*/\s*2",
             ),
             Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",
