@@ -1764,9 +1764,10 @@ def _rows_taken_hint(said: str) -> str:
         for rows, positions in ((b, a), (a, b)):
             if rows not in (positions, MAX_LEN) and positions != MAX_LEN:
                 return (
-                    f"x has {positions} positions, and you added {rows} rows of the table: a "
-                    "fixed number of rows fits one length only. Take as many rows as this x "
-                    "has positions (its axis 1)"
+                    f"x has {positions} positions, and you added {rows} rows of the table: "
+                    "the number of rows must follow x's positions, its axis 1. Is yours a "
+                    "fixed number of rows (which fits one length only), or the size of "
+                    "another axis of x (axis 0 the batch, axis 2 the features)?"
                 )
     return (
         "the table and x do not line up where they are added: x has T positions on "
