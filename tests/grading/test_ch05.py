@@ -428,7 +428,7 @@ class LayerBadSignature(nn.Module):
     [
         (LayerParameter, "wrong type", "register_buffer"),
         (LayerPlainAttribute, "wrong type", "register_buffer"),
-        (LayerNoSlice, "raised an exception", "which rows you take"),
+        (LayerNoSlice, "raised an exception", "were not cut to x's length"),
         (LayerFloat64, "wrong type", "keep the input's precision"),
         (LayerInPlace, "modified its input", "in place"),
         (LayerTableOnly, "wrong shape", "returned the table alone"),

@@ -1170,6 +1170,161 @@ ROUND_EIGHT = [
 ]  # fmt: skip
 
 
+# The ninth learner round (issue 28): three wrong gaps that passed (one sequence of a batch,
+# axis 1 for the tokens), two misleading diagnoses and the fallback hints, each as the learner
+# wrote it.
+def r9_table_odd_denominator(length, d_model):
+    De = d_model - d_model % 2  # "D" = the features that have a partner
+    pos = np.arange(length)[:, None]
+    omega = 10000.0 ** (-np.arange(0, d_model, 2) / De)
+    ang = pos * omega
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def r9_table_odd_cos_last_angles(length, d_model):
+    pos = np.arange(length)[:, None]
+    ang = pos * 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, -(d_model // 2) :])  # the last D//2 angles
+    return pe
+
+
+def r9_offset_blocks_stacked(k, d_model):
+    b = k * 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    c, s = np.cos(b), np.sin(b)
+    return np.stack([np.stack([c, s], -1), np.stack([-s, c], -1)], -2)  # (D/2, 2, 2)
+
+
+def r9_offset_one_frequency(k, d_model):
+    M = np.zeros((d_model, d_model))
+    b = k * 10000.0 ** (-2 / d_model)  # omega_1 for everyone
+    for i in range(d_model // 2):
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[np.cos(b), np.sin(b)], [-np.sin(b), np.cos(b)]]
+    return M
+
+
+def r9_offset_eye_plus_sines(k, d_model):
+    M = np.eye(d_model)
+    for i in range(d_model // 2):
+        b = k * 10000.0 ** (-2 * i / d_model)
+        M[2 * i, 2 * i + 1] = np.sin(b)
+        M[2 * i + 1, 2 * i] = -np.sin(b)
+    return M
+
+
+def r9_gap_first_sequence(fn, x, perm):
+    a = fn(x[..., perm, :])
+    b = fn(x)[..., perm, :]
+    if a.ndim == 3:
+        a, b = a[0], b[0]
+    return float(np.abs(a - b).max())
+
+
+def r9_gap_last_sequence(fn, x, perm):
+    x = x.reshape(-1, *x.shape[-2:])[-1]  # take one sequence, (T, D)
+    a = fn(x[perm])
+    b = fn(x)[perm]
+    return float(np.abs(a - b).max())
+
+
+def r9_gap_axis_one(fn, x, perm):
+    if x.ndim == 2:
+        x = x[None]
+    a = fn(x[:, perm])
+    b = fn(x)[:, perm]
+    return float(np.abs(a - b).max())
+
+
+def r9_gap_max_minus_max(fn, x, perm):
+    a = fn(x[..., perm, :])
+    b = fn(x)[..., perm, :]
+    return float(np.abs(a.max() - b.max()))
+
+
+def r9_rope_frequency_per_feature(x, positions):
+    d = x.shape[-1]
+    out = np.empty_like(x)
+    omega = 10000.0 ** (-np.arange(d) / d)  # one per feature
+    theta = np.asarray(positions)[:, None] * omega  # (T, d)
+    c, s = np.cos(theta), np.sin(theta)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out[..., 0::2] = x1 * c[:, 0::2] - x2 * s[:, 1::2]
+    out[..., 1::2] = x1 * s[:, 0::2] + x2 * c[:, 1::2]
+    return out
+
+
+def r9_scores_precedence(q, k):
+    d = q.shape[-1]
+    pos = np.arange(q.shape[0])
+    return _rope_loop(q, pos) @ _rope_loop(k, pos).T / d**1 / 2
+
+
+def r9_scores_sqrt_eight(q, k):
+    pos = np.arange(q.shape[0])
+    return _rope_loop(q, pos) @ _rope_loop(k, pos).T / np.sqrt(8)
+
+
+class R9NumpyOut(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x):
+        return (x + self.pe[: x.shape[1]].to(x.dtype)).detach().numpy()
+
+
+class R9SliceLastAxis(R9NumpyOut):
+    def forward(self, x):
+        return x + self.pe[:, : x.shape[-1]].to(x.dtype)
+
+
+class R9SequenceFirst(R9NumpyOut):
+    def forward(self, x):
+        # (T, B, D) layout as in nn.Transformer
+        return x + self.pe[: x.size(0)].unsqueeze(1).to(x.dtype)
+
+
+class R9LastRows(R9NumpyOut):
+    def forward(self, x):
+        T = x.shape[1]
+        return x + self.pe[-T:].to(x.dtype)
+
+
+ROUND_NINE = [
+    ("permutation_gap", "round 9: the first sequence of a batch", r9_gap_first_sequence,
+     "one sequence of the batch only (the first)"),
+    ("permutation_gap", "round 9: the last sequence of a batch", r9_gap_last_sequence,
+     "one sequence of the batch only (the last)"),
+    ("permutation_gap", "round 9: x[:, perm] for the tokens", r9_gap_axis_one,
+     "Axis 1 holds the tokens of a 3-D x only"),
+    ("permutation_gap", "round 9: |max A - max B|", r9_gap_max_minus_max, "largest entries"),
+    ("offset_matrix", "round 9: the blocks stacked, (D/2, 2, 2)", r9_offset_blocks_stacked,
+     "blocks stacked"),
+    ("offset_matrix", "round 9: omega_1 for every block", r9_offset_one_frequency,
+     "which frequency"),
+    ("offset_matrix", "round 9: np.eye plus the sines", r9_offset_eye_plus_sines,
+     "their diagonal is not (yours are 1"),
+    ("positional_encoding", "round 9: forward returns NumPy", R9NumpyOut, "returns a NumPy array"),
+    ("sinusoidal_encoding", "round 9: odd D, exponent over D - 1", r9_table_odd_denominator,
+     "divide the exponent by 4"),
+    ("sinusoidal_encoding", "round 9: odd D, cosines of the last angles",
+     r9_table_odd_cos_last_angles, "only the cosines"),
+    ("self_dot", "round 9: 2D", 128, "at most 1"),
+    ("rope", "round 9: omega per feature, cos and sin columns of two angles",
+     r9_rope_frequency_per_feature, "do not keep their length"),
+    ("rope_scores", "round 9: / d ** 1 / 2", r9_scores_precedence, "binds tighter"),
+    ("rope_scores", "round 9: / np.sqrt(8)", r9_scores_sqrt_eight, "(√8)"),
+    ("positional_encoding", "round 9: the table's columns sliced", R9SliceLastAxis,
+     "Slicing its second axis cuts the features"),
+    ("positional_encoding", "round 9: a (T, B, D) layout", R9SequenceFirst, "(T, B, D)"),
+    ("positional_encoding", "round 9: the last T rows", R9LastRows, "last T rows"),
+]  # fmt: skip
+
+
 # The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
 # not named as the statement says) a pass before.
 ROUND_SIX = [
@@ -1300,6 +1455,7 @@ CORPUS = [
     *ROUND_SEVEN,
     *ROUND_EIGHT,
     *ROUND_EIGHT_GENERIC,
+    *ROUND_NINE,
 ]  # fmt: skip
 
 CORRECT = [

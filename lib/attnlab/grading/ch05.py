@@ -102,6 +102,43 @@ def _paired(d_model: int) -> Callable[[np.ndarray], np.ndarray]:
     return lambda j: 10000.0 ** (-(j - j % 2) / d_model)
 
 
+def _odd_table(outputs: Any, case: Case) -> str | None:
+    """Forensics on an odd D whose even-D tables were right (the cases run even D first):
+    the cosines alone wrong (taken from other angles), or the frequencies divided by
+    another number than D."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    length, d_model = case.inputs["length"], case.inputs["d_model"]
+    want = sinusoidal_encoding(length, d_model)
+    if d_model % 2 == 0 or got.shape != want.shape:
+        return None
+    sines = np.allclose(got[:, 0::2], want[:, 0::2], atol=1e-5)
+    cosines = np.allclose(got[:, 1::2], want[:, 1::2], atol=1e-5)
+    if sines and not cosines:
+        angles = np.arange(length)[:, None] * _paired(d_model)(np.arange(0, d_model, 2))
+        later = np.allclose(got[:, 1::2], np.cos(angles[:, 1:]), atol=1e-5)
+        yours = " Yours take the last floor(D/2) angles, each one pair further on" if later else ""
+        return (
+            f"your even-D tables are right, and for odd D = {d_model} so are the sines: only "
+            "the cosines (the odd columns) are wrong. Cosine 2i + 1 turns by the angle of "
+            "sine 2i, its own pair's; with an odd D there is one sine more than cosines, so "
+            f"the cosines use floor(D/2) of the ceil(D/2) angles: which ones?{yours}"
+        )
+    for other in (d_model - 1, d_model + 1):
+        table = _table(length, d_model, lambda j, other=other: 10000.0 ** (-(j - j % 2) / other))
+        if np.allclose(got, table, atol=1e-5):
+            return (
+                f"your even-D tables are right, but for odd D = {d_model} your frequencies "
+                f"divide the exponent by {other}, not by D = {d_model} (only the pairs after "
+                "the first show it: pair 0's exponent is 0). The exponent 2i/D uses d_model "
+                "itself, odd or not, whatever the number of features that have a partner"
+            )
+    return (
+        f"your even-D tables are right; only odd D fails (D = {d_model}): there the last "
+        "feature, 2i = D - 1, is a sine without a cosine partner. Print your table for "
+        "D = 5 beside the one for D = 4: the first four columns must be the same"
+    )
+
+
 SINUSOIDAL = GRADERS.add(
     Grader(
         name="sinusoidal_encoding",
@@ -118,7 +155,8 @@ SINUSOIDAL = GRADERS.add(
         mistakes=(
             Mistake(
                 "each feature got its own frequency: features 2i and 2i+1 share one, "
-                "ω_i = 10000^(-2i/D) (use the even index 2i for both, e.g. j - j % 2)",
+                "ω_i = 10000^(-2i/D): which one index do both features of pair i read "
+                "their frequency from?",
                 lambda length, d_model: _table(
                     length, d_model, lambda j: 10000.0 ** (-j / d_model)
                 ),
@@ -266,6 +304,7 @@ SINUSOIDAL = GRADERS.add(
             ),
         ),
         error_hints=(("could not broadcast", _table_broadcast_hint),),
+        properties=(Property(_odd_table),),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
         "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
         'them holds the sine? The chapter\'s section "Sinusoidal encoding" builds the table',
@@ -406,6 +445,80 @@ def _offset_blocks(outputs: Any, case: Case) -> str | None:
         f"{untouched}: nothing in your code wrote there. Each pair i, from 0 to the last, needs its "
         "own block at rows and columns 2i, 2i + 1: which pairs does your loop or indexing "
         "skip?"
+    )
+
+
+def _stacked_blocks(outputs: Any, case: Case) -> str | None:
+    """Forensics on the shape: the D/2 blocks returned side by side, (D/2, 2, 2), not placed
+    on the diagonal of a (D, D) matrix."""
+    got = np.asarray(outputs["output"])
+    d_model = case.inputs["d_model"]
+    if got.shape != (d_model // 2, 2, 2):
+        return None
+    return (
+        f"you returned the D/2 blocks stacked, shape {got.shape} (one 2 x 2 block per "
+        f"pair), not the matrix: offset_matrix returns one ({d_model}, {d_model}) matrix, with the block of pair i on its diagonal at rows and columns "
+        "2i, 2i + 1 and zeros everywhere else"
+    )
+
+
+def _block_entries(outputs: Any, case: Case) -> str | None:
+    """Forensics on the 2 x 2 blocks of a block-diagonal answer: their diagonal right and
+    the rest not (or the other way round), or rotations by the wrong angles (one angle for
+    every block, or a wrong one for a pair)."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    k, d_model = case.inputs["k"], case.inputs["d_model"]
+    want = offset_matrix(k, d_model)
+    if got.shape != want.shape:
+        return None
+    on_blocks = np.kron(np.eye(d_model // 2), np.ones((2, 2))) > 0
+    if not np.allclose(got[~on_blocks], 0.0, atol=1e-8):
+        return None
+    diagonal = np.eye(d_model) > 0
+    off = on_blocks & ~diagonal
+    diag_right = np.allclose(got[diagonal], want[diagonal], atol=1e-8)
+    off_right = np.allclose(got[off], want[off], atol=1e-8)
+    if off_right and not diag_right:
+        ones = " (yours are 1, the identity's)" if np.allclose(got[diagonal], 1.0) else ""
+        return (
+            "the off-diagonal entries of your blocks (±sin b) are right, their diagonal is "
+            f"not{ones}: expand sin(a + b) = sin a·cos b + cos a·sin b. Which factor "
+            "multiplies sin a, the entry the block keeps on its diagonal? (A 1 there is "
+            "right only for tiny angles, where cos b ≈ 1)"
+        )
+    if diag_right and not off_right:
+        return (
+            "the diagonal of your blocks (cos b) is right, their off-diagonal entries are "
+            "not: expand sin(a + b) and cos(a + b) and read off the factor of cos a in the "
+            "first and of sin a in the second"
+        )
+    angles, expected = [], []
+    for i in range(d_model // 2):
+        block = got[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
+        c, s = block[0, 0], block[0, 1]
+        if not np.allclose(block, [[c, s], [-s, c]], atol=1e-8) or abs(c * c + s * s - 1) > 1e-6:
+            return None
+        angles.append(math.atan2(s, c))
+        expected.append(math.remainder(k * 10000.0 ** (-2 * i / d_model), 2 * math.pi))
+    wrong = [
+        i
+        for i in range(len(angles))
+        if abs(math.remainder(angles[i] - expected[i], 2 * math.pi)) > 1e-6
+    ]
+    if not wrong:
+        return None
+    if len(angles) > 1 and np.allclose(angles, angles[0], atol=1e-8):
+        return (
+            f"every block of your matrix turns by the same angle ({angles[0]:.4g} rad for "
+            f"k = {k}, D = {d_model}): each pair turns at its own speed, pair i by "
+            "b = k·ω_i with ω_i = 10000^(-2i/D). Which ω does each of your blocks use?"
+        )
+    i = wrong[0]
+    return (
+        f"your blocks have the right form, but for k = {k}, D = {d_model} the block of pair "
+        f"{i} turns by {angles[i]:.4g} rad, where k·ω_{i} is {expected[i]:.4g} "
+        f"(ω_{i} = 10000^(-2·{i}/{d_model}) = {10000.0 ** (-2 * i / d_model):.4g}): which "
+        f"frequency does your block of pair {i} use?"
     )
 
 
@@ -575,7 +688,11 @@ OFFSET = GRADERS.add(
                 ),
             ),
         ),
-        properties=(Property(_offset_blocks),),
+        properties=(
+            Property(_stacked_blocks),
+            Property(_offset_blocks),
+            Property(_block_entries),
+        ),
         hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
         'chapter\'s section "Relative offsets are linear maps" derives the block',
@@ -634,10 +751,16 @@ SELF_DOT = GRADERS.add(
             ),
             (0.0, "the vector is not orthogonal to itself: PE(5)·PE(5) = |PE(5)|²"),
             (
+                128.0,
+                "that is 2 for each of the 64 features, more than any term can give: every "
+                "entry is a sine or a cosine, so its square is at most 1. Group the 64 terms "
+                "by (sin, cos) pair: what does one pair add, at any angle?",
+            ),
+            (
                 16.0,
                 "that is D/4, as if each pair added ½ (the average of sin² alone, or of "
-                "cos² alone): a pair adds sin²(a) + cos²(a), which is exactly 1 at every "
-                "position. How many pairs do 64 features make?",
+                "cos² alone): a pair holds a sine and a cosine of the same angle. What do "
+                "their two squares add up to, at any angle?",
             ),
             (
                 math.sqrt(32),
@@ -648,9 +771,9 @@ SELF_DOT = GRADERS.add(
         hint="write PE(5)·PE(5) as a sum over the 64 features and group its terms by "
         "(sin, cos) pair: what does one pair add, whatever its angle?",
         near=0.1,
-        near_hint="close, but the sum is a whole number: each (sin, cos) pair adds "
-        "sin²(a) + cos²(a), exactly 1 at every position, and D = 64 features make a whole "
-        "number of pairs (no half pair, no rounding)",
+        near_hint="close, but this is not an estimate: the sum is exact, a whole number, "
+        "the same at every position. Group the 64 terms by (sin, cos) pair: which identity "
+        "gives each pair's share exactly?",
     )
 )
 
@@ -738,6 +861,17 @@ TANH = _Named("tanh of every entry", np.tanh)
 CUMSUM = _Named("running sum over the tokens", lambda x: np.cumsum(x, axis=-2))
 
 
+def _route_gaps(fn: Callable[..., Any], x: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Every entry's difference between the two routes (shuffle, then fn; fn, then shuffle)."""
+    return np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+
+
+def _one_sequence(x: np.ndarray, which: int) -> np.ndarray:
+    """Planted: one item of a batch, along its first axis (x itself when it is one (T, D)
+    sequence)."""
+    return x[which] if x.ndim > 2 else x
+
+
 def _gap_cases() -> tuple[Case, ...]:
     rng = _rng()
     x5, x6, xb = (
@@ -745,6 +879,18 @@ def _gap_cases() -> tuple[Case, ...]:
         rng.standard_normal((6, 8)),
         rng.standard_normal((2, 4, 6)),
     )
+    # A batch whose sequences break equivariance by different amounts, the largest in the
+    # middle: a gap measured on the first or the last sequence alone is told apart.
+    xs = rng.standard_normal((3, 5, 4))
+    per_item = _route_gaps(WITH_POSITIONS, xs, np.array([4, 0, 3, 1, 2])).max(axis=(-2, -1))
+    order = np.argsort(per_item)  # smallest, middle, largest
+    xs = xs[[order[0], order[2], order[1]]]  # (3, 5, 4), the largest gap at item 1
+    # (B, H, T, D) with H != T: indexing axis 1 (the heads) is not indexing the tokens.
+    # Its largest gap is in batch item 0, so a gap of item 0 alone (of a 3-D x alone) is
+    # right there: that mistake is told by the 3-D batch, and named on both.
+    x4 = rng.standard_normal((2, 3, 5, 4))
+    per_item = _route_gaps(WITH_POSITIONS, x4, np.array([2, 0, 4, 1, 3])).max(axis=(-3, -2, -1))
+    x4 = x4[np.argsort(-per_item)]  # (2, 3, 5, 4), the largest gap in item 0
     # No permutation below is its own inverse, so a reversed permutation is told apart.
     return (
         Case("attention, no positions", {"fn": ATTENTION, "x": x5, "perm": [2, 0, 4, 1, 3]}),
@@ -753,16 +899,13 @@ def _gap_cases() -> tuple[Case, ...]:
         Case("running sum", {"fn": CUMSUM, "x": x6, "perm": [1, 2, 0, 5, 3, 4]}),
         Case("causal attention", {"fn": CAUSAL, "x": x6, "perm": [3, 0, 1, 2, 5, 4]}),
         Case("a batch, no positions", {"fn": ATTENTION, "x": xb, "perm": [3, 2, 0, 1]}),
+        Case("a batch + sinusoids", {"fn": WITH_POSITIONS, "x": xs, "perm": [4, 0, 3, 1, 2]}),
+        Case("(B, H, T, D) + sinusoids", {"fn": WITH_POSITIONS, "x": x4, "perm": [2, 0, 4, 1, 3]}),
     )
 
 
 def _gap_with(fn: Any, x: np.ndarray, shuffled_in: np.ndarray, out_order: Any) -> float:
     return float(np.max(np.abs(fn(shuffled_in) - fn(x)[..., out_order, :])))
-
-
-def _route_gaps(fn: Callable[..., Any], x: np.ndarray, perm: np.ndarray) -> np.ndarray:
-    """Every entry's difference between the two routes (shuffle, then fn; fn, then shuffle)."""
-    return np.abs(fn(x[..., perm, :]) - fn(x)[..., perm, :])
 
 
 PERMUTATION = GRADERS.add(
@@ -826,6 +969,27 @@ PERMUTATION = GRADERS.add(
                 "one token out of place is enough to fail the test",
                 lambda fn, x, perm: float(np.mean(_route_gaps(fn, x, perm))),
             ),
+            *(
+                Mistake(
+                    f"your gap measures one sequence of the batch only (the {which}): on a "
+                    "batch (..., T, D) the gap is the largest difference over every entry of "
+                    "every sequence, so a function that breaks order on another sequence "
+                    "still fails the test. Which part of x does your code drop?",
+                    lambda fn, x, perm, at=at: float(
+                        np.max(_route_gaps(fn, _one_sequence(x, at), np.asarray(perm)))
+                    ),
+                )
+                for which, at in (("first", 0), ("last", -1))
+            ),
+            Mistake(
+                "you compared the two outputs' largest entries, |max A - max B|: two very "
+                "different arrays can share their largest entry (shuffling never changes "
+                "it). The gap compares the two routes entry by entry, then takes the "
+                "largest absolute difference",
+                lambda fn, x, perm: float(
+                    abs(np.max(fn(x[..., perm, :])) - np.max(fn(x)[..., perm, :]))
+                ),
+            ),
             Mistake(
                 "you took the smallest difference: one entry that happens to agree makes any "
                 "function look equivariant. The gap is the largest absolute difference",
@@ -844,9 +1008,10 @@ PERMUTATION = GRADERS.add(
             (
                 "out of bounds",
                 "perm reorders the tokens, which are on axis -2 (x is (..., T, D)): used "
-                "on another axis (x[perm] reaches axis 0, x[..., perm] the features), its "
-                "indices run out of that axis. Which indexing reaches the second-to-last "
-                "axis, whatever comes before it?",
+                "on another axis (x[perm] reaches axis 0, x[:, perm] axis 1, the heads of a "
+                "(B, H, T, D) input, x[..., perm] the features), its indices run out of "
+                "that axis. Axis 1 holds the tokens of a 3-D x only: which indexing reaches "
+                "the second-to-last axis, whatever comes before it?",
             ),
         ),
         hint="two routes must meet: shuffle the tokens before fn, or after it. Which axis "
@@ -1063,6 +1228,25 @@ def _rope_cases() -> tuple[Case, ...]:
     )
 
 
+def _rope_lengths(outputs: Any, case: Case) -> str | None:
+    """Forensics on a rotation: a rotation keeps the length of every pair; an output whose
+    pairs stretch used two angles (or two frequencies) for one pair's two lines."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    x = np.asarray(case.inputs["x"], dtype=np.float64)
+    if got.shape != x.shape or x.shape[-1] % 2:
+        return None
+    before = x[..., 0::2] ** 2 + x[..., 1::2] ** 2
+    after = got[..., 0::2] ** 2 + got[..., 1::2] ** 2
+    if np.allclose(after, before, rtol=1e-6, atol=1e-8):
+        return None
+    return (
+        "your output's pairs do not keep their length: a rotation turns (x_{2i}, x_{2i+1}) "
+        "without stretching it, so x'_{2i}² + x'_{2i+1}² = x_{2i}² + x_{2i+1}². It does when "
+        "both lines use cos θ and sin θ of one angle θ = position·ω_i: do your two lines (or "
+        "your cos and sin columns) take the same angle, one frequency per pair?"
+    )
+
+
 def _rope_members(outputs: Any, case: Case) -> str | None:
     """Forensics on a rotation: one member of every pair right, the other wrong (one of the
     rotation's two lines is wrong)."""
@@ -1216,7 +1400,7 @@ ROPE = GRADERS.add(
             ("could not broadcast", _rope_broadcast_hint),
             ("could not be broadcast", _rope_broadcast_hint),
         ),
-        properties=(Property(_rope_members),),
+        properties=(Property(_rope_members), Property(_rope_lengths)),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
         "that place: which angle, which sign, which features form the pair? The chapter's "
         'section "Rotary position embedding (RoPE)" writes the rotation',
@@ -1274,6 +1458,29 @@ def _scores_rotated_hint(said: str) -> str | None:
     return None
 
 
+def _scores_scaled(outputs: Any, case: Case) -> str | None:
+    """Forensics on the scale: the right scores times one number, so the rotations are
+    right and only the divisor is not √d of these inputs."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    q, k = case.inputs["q"], case.inputs["k"]
+    want = _rope_scores(q, k)
+    if got.shape != want.shape:
+        return None
+    ratio = float(np.sum(got * want) / np.sum(want * want))  # least squares: got ≈ ratio·want
+    if ratio <= 0 or not np.allclose(got, ratio * want, rtol=1e-6, atol=1e-9):
+        return None
+    d = q.shape[-1]
+    divisor = math.sqrt(d) / ratio
+    squared = divisor * divisor
+    named = f" (√{round(squared)})" if abs(squared - round(squared)) < 1e-6 and squared > 1 else ""
+    return (
+        f"your rotations are right, but your scale is not: on these q and k (d = {d}) you "
+        f"divide the scores by {divisor:.4g}{named}, and √d = {math.sqrt(d):.4g}. The scale "
+        "is the square root of the number of features of the inputs in hand: is yours a "
+        "number written in, or does an operator bind before the square root is taken?"
+    )
+
+
 ROPE_SCORES = GRADERS.add(
     Grader(
         name="rope_scores",
@@ -1294,6 +1501,21 @@ ROPE_SCORES = GRADERS.add(
                 "the scale is √d, the square root of the number of features each dot "
                 "product sums over",
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1] / q.shape[-2]),
+            ),
+            Mistake(
+                "your scores are divided by 2d, not √d: ** binds tighter than / (and / runs "
+                "left to right), so `scores / d ** 1 / 2` is (scores / d) / 2. The exponent "
+                "1/2 must be one operand of **: how do you keep it together?",
+                # the right scores times √d are q' k'ᵀ, then divided as the learner did
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / q.shape[-1] ** 1 / 2,
+                needs=r"\*\*\s*1\s*/\s*2",
+            ),
+            Mistake(
+                "your scores are divided by d/2, not √d: ** binds tighter than /, so "
+                "`d ** 1 / 2` is (d ** 1) / 2. The exponent 1/2 must be one operand of **: "
+                "how do you keep it together?",
+                lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / (q.shape[-1] ** 1 / 2),
+                needs=r"\*\*\s*1\s*/\s*2",
             ),
             Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",
@@ -1405,6 +1627,7 @@ ROPE_SCORES = GRADERS.add(
                 "input: q in return q_rot @ k_rot.T / np.sqrt(q.shape[-1]) -> k",
             )
         ),
+        properties=(Property(_scores_scaled),),
         atol=1e-8,
     )
 )
@@ -1487,6 +1710,27 @@ _LAYER_MISTAKES = (
         ),
     ),
     Mistake(
+        "you added the last T rows of the table, positions max_len - T to max_len - 1: "
+        "token t is at position t, so the T tokens take the table's rows from its start, "
+        "0 to T - 1",
+        lambda x: (
+            x
+            + torch.from_numpy(sinusoidal_encoding(MAX_LEN, x.shape[-1]))[
+                MAX_LEN - x.shape[-2] :
+            ].to(x.dtype)
+        ),
+    ),
+    Mistake(
+        "you read x as (T, B, D), sequence first (as nn.Transformer's default): you took "
+        "as many rows as x.shape[0], the batch size, and broadcast them over axis 1, so "
+        "batch item b gets PE(b) at every one of its tokens. Here x is (B, T, D): the "
+        "positions are on axis 1, and one row per position adds along it",
+        lambda x: (
+            x
+            + torch.from_numpy(sinusoidal_encoding(x.shape[0], x.shape[-1]))[:, None, :].to(x.dtype)
+        ),
+    ),
+    Mistake(
         "you scaled x by √D first (as the paper's embedding layer does): this layer adds "
         "the table to the token vectors unchanged, x + PE[:T]",
         lambda x: x * math.sqrt(x.shape[-1]) + _pe_like(x),
@@ -1510,12 +1754,20 @@ def _rows_taken_hint(said: str) -> str:
     found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", said)
     if found:
         a, b = int(found[1]), int(found[2])
+        if b == MAX_LEN and a != MAX_LEN:
+            return (
+                f"x has {a} positions, and you added all {MAX_LEN} rows of the table "
+                f"(max_len = {MAX_LEN}): whatever you sliced, the table's rows, one per "
+                "position, were not cut to x's length. Slicing its second axis cuts the "
+                "features, not the positions; how many rows does this x need?"
+            )
         for rows, positions in ((b, a), (a, b)):
             if rows not in (positions, MAX_LEN) and positions != MAX_LEN:
                 return (
-                    f"x has {positions} positions, and you added {rows} rows of the table: a "
-                    "fixed number of rows fits one length only. Take as many rows as this x "
-                    "has positions (its axis 1)"
+                    f"x has {positions} positions, and you added {rows} rows of the table: "
+                    "the number of rows must follow x's positions, its axis 1. Is yours a "
+                    "fixed number of rows (which fits one length only), or the size of "
+                    "another axis of x (axis 0 the batch, axis 2 the features)?"
                 )
     return (
         "the table and x do not line up where they are added: x has T positions on "
@@ -1655,6 +1907,15 @@ def _inspect_layer(cls: type) -> Finding | None:
             return found
         # otherwise reported, with its case and hints, by the value checks
     else:
+        if isinstance(out, np.ndarray):
+            return Finding(
+                WRONG_TYPE,
+                "for a tensor x of shape (1, 3, 4), your layer's forward returns a NumPy array",
+                "forward must return a tensor: the next layer, the loss and backward all "
+                "need one, on x's device and still in the autograd graph. Converting the "
+                "sum to NumPy (with .detach() before it) cuts both: where does your forward "
+                "leave torch?",
+            )
         found = _table_misplaced(layer, out)
         if found is not None:
             return found
