@@ -1015,6 +1015,62 @@ ROUND_10 = [
 ]  # fmt: skip
 
 
+def r11_soft_overflow_hidden(scores, mask):
+    e = np.where(mask, np.exp(scores), 0.0)
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.nan_to_num(w)
+
+
+def r11_soft_times_mask(scores, mask):
+    s = scores * mask
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    e = np.exp(s - s.max(axis=-1, keepdims=True)) * mask
+    d = e.sum(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, e / np.where(d == 0, 1, d))
+
+
+def r11_kpm_flipped(mask):
+    return ~mask.transpose(1, 2).reshape(mask.shape[-1], -1).T.contiguous().reshape(
+        mask.shape[0], -1
+    ).flip(-1)
+
+
+def r11_kpm_reshape_transposed(mask):
+    B, _, S = mask.shape
+    return ~mask.reshape(S, B).T if B != S else ~mask.reshape(S, B)
+
+
+def r11_kpm_finite_fill(mask):
+    m = mask[:, 0, :]
+    return torch.zeros(m.shape, dtype=torch.float32).masked_fill(~m, -1e9)
+
+
+def r11_future_features_sliced(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.abs(attend(x2)[:, : t + 1] - attend(x)[:, : t + 1]).max())
+
+
+def r11_future_relative(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    a, b = attend(x)[: t + 1], attend(x2)[: t + 1]
+    return float(np.max(np.abs(a - b) / np.abs(a)))
+
+
+# The eleventh learner round (issue 28): three misleading, one accepted, six generic.
+ROUND_11 = [
+    ("masked_softmax", "round 11: no max, NaN hidden by nan_to_num", r11_soft_overflow_hidden, "overflows to inf"),
+    ("masked_softmax", "round 11: scores multiplied by the mask", r11_soft_times_mask, "multiplying the scores by the mask"),
+    ("to_key_padding_mask", "round 11: reversed along the keys", r11_kpm_flipped, "reversed along the keys"),
+    ("to_key_padding_mask", "round 11: reshape(S, B).T", r11_kpm_reshape_transposed, "never swaps axes"),
+    ("to_key_padding_mask", "round 11: a finite -1e9 float mask", r11_kpm_finite_fill, "finite penalty"),
+    ("future_change", "round 11: the features sliced", r11_future_features_sliced, "features, not their positions"),
+    ("future_change", "round 11: a relative change", r11_future_relative, "relative change"),
+    ("blind_row", "round 11: the word 'uniform'", "uniform", "is a word"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -1152,6 +1208,7 @@ CORPUS = [
     *ROUND_8,
     *ROUND_9,
     *ROUND_10,
+    *ROUND_11,
 ]  # fmt: skip
 
 CORRECT = [

@@ -473,6 +473,25 @@ def _rows_sum_to_one(outputs: Any, case: Case) -> str | None:
         return None
     row = _index(np.argwhere(wrong)[0])
     said = f"row {row} of your weights sums to {float(sums[row]):.3g} over the keys, not 1"
+    if sums[row] == 0:
+        scores = np.broadcast_to(np.asarray(case.inputs["scores"], dtype=float), w.shape)
+        visible = scores[row][mask[row]]
+        if visible.size and visible.max() > 709:  # e^709.8 is float64's largest
+            return (
+                f"row {row} of your weights is all zeros, though it has visible keys: its "
+                f"largest visible score is {visible.max():g}, and exp of a score above 709 "
+                "overflows to inf; inf / inf is NaN (and a NaN turned into 0 is still wrong). "
+                "Subtract each row's largest visible score before the exponential: that is "
+                "what makes the softmax stable"
+            )
+        return (
+            f"row {row} of your weights is all zeros, though it has visible keys: every "
+            "visible exponential underflowed to 0, because something larger than all of "
+            f"this row's visible scores (the largest is {visible.max():g}) entered the row's "
+            "max: a masked key's score, or the 0 that multiplying the scores by the mask "
+            "gives a masked key. Mask with -inf before the max, so that only visible "
+            "scores take part"
+        )
     columns = (w * mask).sum(axis=-2)  # (..., S): the sums down each column
     if np.allclose(columns[mask.any(axis=-2)], 1.0, atol=1e-6):
         return (
@@ -806,7 +825,24 @@ def _in_torch(who: str, mask: Any, attend: Callable[[Any], Any]) -> tuple[Any, A
 def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, Any]:
     """nn.MultiheadAttention on a padded batch, with ``key_padding_mask=fn(mask)``."""
     B, S = mask.shape[0], mask.shape[-1]  # before the call, as in _run_hf
+    real = mask[:, 0, :].clone()
     converted = fn(mask)
+    if isinstance(converted, torch.Tensor) and converted.is_floating_point():
+        values = converted.detach()
+        finite = torch.isfinite(values) & (values < 0)
+        if bool(finite.any()) and values.shape == real.shape:
+            on_real = bool((finite == real).all())
+            raise AnswerProblem(
+                WRONG_VALUES,
+                "returned a float mask with a finite penalty "
+                f"({float(values[finite].flatten()[0]):g}),",
+                _PENALTY_ON_REAL
+                if on_real
+                else "a float key_padding_mask is ADDED to the scores, and a finite penalty "
+                "only lowers a padded key's score: one whose score is larger than the "
+                "penalty still takes weight (the chapter's finite-fill leak). Put -inf on "
+                "the padding (0 elsewhere), or return booleans, True = padding",
+            )
     layer, x = _mha(B, S)
 
     def attend(kpm: Any) -> tuple[Any, Any]:
@@ -816,6 +852,15 @@ def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, A
         return weights, out  # (B, H, T, S), (B, T, D)
 
     return _in_torch("nn.MultiheadAttention", converted, attend)
+
+
+_PENALTY_ON_REAL = (
+    "your float mask puts its penalty on the real tokens: a float key_padding_mask is ADDED "
+    "to the scores, and yours adds a large negative number where our mask is True (the "
+    "real tokens) and 0 on the padding, so the layer attends to the padding only. The "
+    "penalty belongs on the padding (our mask negated), and -inf, not a finite number; or "
+    "return booleans, True = padding"
+)
 
 
 def _reference_key_padding(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -1009,12 +1054,18 @@ TO_KEY_PADDING_MASK = GRADERS.add(
                 _key_padding(lambda mask: (~mask[:, 0, :]).float()),
             ),
             Mistake(
-                "your float mask puts its penalty on the real tokens: a float "
-                "key_padding_mask is ADDED to the scores, and yours adds a large negative "
-                "number where our mask is True (the real tokens) and 0 on the padding, so "
-                "the layer attends to the padding only. The penalty belongs on the padding "
-                "(our mask negated), or return booleans, True = padding",
-                _key_padding(lambda mask: mask[:, 0, :].float() * -1e9),
+                "your mask hides the first keys of each sequence instead of its last ones: "
+                "it is reversed along the keys (`.flip`, or positions counted from the "
+                "end). The padding sits at the end of each sequence, where our mask is "
+                "False; keep the positions in their order",
+                _key_padding(lambda mask: (~mask[:, 0, :]).flip(-1)),
+            ),
+            Mistake(
+                "your mask has the right shape, but its rows are not the sequences: "
+                "reshaping (B, 1, S) to (S, B) and transposing re-reads the entries in "
+                "another order, so each row mixes several sequences. `reshape` never swaps "
+                "axes: select or drop the query axis of size 1 instead",
+                _key_padding(lambda mask: ~mask.reshape(mask.shape[-1], mask.shape[0]).T),
             ),
         ),
         error_hints=(
@@ -1490,6 +1541,26 @@ FUTURE_CHANGE = GRADERS.add(
                     abs(
                         np.abs(attend(_zeroed(x, start=t + 1))[: t + 1]).max()
                         - np.abs(attend(x)[: t + 1]).max()
+                    )
+                ),
+            ),
+            Mistake(
+                "you sliced the outputs' features, not their positions: the outputs are "
+                "(T, D), positions on the first axis, so `[:, : t + 1]` keeps features "
+                "0 .. t of every output, the future positions included. The outputs that "
+                "must not move are the positions 0 .. t",
+                lambda attend, x, t: float(
+                    np.max(np.abs(attend(_zeroed(x, start=t + 1)) - attend(x))[:, : t + 1])
+                ),
+            ),
+            Mistake(
+                "you divided each change by the size of the output: that is a relative "
+                "change, and the statement asks for the absolute one, |new - old|, with no "
+                "normalisation (an output near 0 would make any change look huge)",
+                lambda attend, x, t: float(
+                    np.max(
+                        np.abs(attend(_zeroed(x, start=t + 1)) - attend(x))[: t + 1]
+                        / np.abs(attend(x))[: t + 1]
                     )
                 ),
             ),

@@ -407,10 +407,16 @@ class Grader:
                         for r in runs
                         if r.outputs is not None
                     ]
+                    # an off-by-one on every case outranks a size it equals on one case
+                    # ("(B)"); the single case's own off-by-one text says more (the
+                    # initial state kept among the outputs)
+                    said_one_step = reason is not None and "one step" in reason
                     reason = (
                         hard_coded_size(fn, run.case, self.cases)
                         or relations.fixed_shape_clue(seen, name=name)
-                        or relations.steady_offset_clue(seen, name=name)
+                        or (
+                            None if said_one_step else relations.steady_offset_clue(seen, name=name)
+                        )
                         or reason
                     )
                     return self._failure(

@@ -390,6 +390,12 @@ class Question:
                     return None, f"got {given}", hint
                 return given, None, None
             hint = "write the number without quotes" if isinstance(given, str) else None
+            if isinstance(given, str) and not re.search(r"\d", given):
+                # a word, not a quoted number: there is nothing to unquote
+                hint = (
+                    f"the question asks for a number, and {given.strip()!r} is a word: which "
+                    "number does it stand for? Write that number, without quotes"
+                )
             if isinstance(given, str) and _NUMBER_TEXT.fullmatch(given.strip()):
                 digits = re.sub(r"[, ]", "_", given.strip())
                 hint = (
