@@ -1598,22 +1598,29 @@ _SCALED_TWICE = (
 
 def _scores_rotated_hint(said: str) -> str | None:
     """``rope`` split an odd number of features into pairs: (T, a) into (T, a - 1), as on
-    the (3, 3) score matrix of case T = 3; q and k have an even d."""
-    shapes = re.findall(r"\((\d+),\s*(\d+)\)", said)
-    if len(shapes) == 2 and int(shapes[0][1]) == int(shapes[1][1]) + 1:
+    the (3, 3) score matrix of case T = 3; q and k have an even d. Or it met two arrays that
+    differ in their first axis alone, the rows of q or k and the angles of the positions:
+    the positions are not one per row."""
+    shapes = [
+        tuple(int(n) for n in found.split(",") if n.strip())
+        for found in re.findall(r"\(([\d,\s]+)\)", said)
+    ]
+    if len(shapes) != 2 or len(shapes[0]) != len(shapes[1]) or not shapes[0]:
+        return None
+    (a, *rest_a), (b, *rest_b) = shapes
+    if len(shapes[0]) == 2 and a == b and rest_a[0] == rest_b[0] + 1:
         return (
             "your rope split an odd number of features into pairs: it got an array whose "
             "last axis is not d, such as the (T, T) score matrix. RoPE turns the queries "
             "and the keys, each (T, d), before their dot product; the scores have no "
             "feature pairs to turn (your rope from 5.6 is not the problem)"
         )
-    if len(shapes) == 2 and shapes[0][1] == shapes[1][1] and shapes[0][0] != shapes[1][0]:
+    if a != b and rest_a == rest_b:
         return (
-            f"inside your rope, an operand of {shapes[0][0]} rows met one of {shapes[1][0]}: "
-            "the rows of q (or k) and the angles made from the positions you passed do not "
-            "line up. rope turns row t by the t-th position, so it needs one position per "
-            "row of q: how many entries does the positions array you build hold, and where "
-            "does it start?"
+            f"an array of {a} rows met one of {b} in your rope, where the rows of q (or k) "
+            "meet the angles made from the positions you passed: they do not line up. rope "
+            "turns row t by the t-th position, so it needs one position per row of q: how "
+            "many entries does the positions array you build hold, and where does it start?"
         )
     return None
 
