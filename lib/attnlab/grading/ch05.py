@@ -1596,6 +1596,13 @@ _SCALED_TWICE = (
 """Code that scales by √d twice: two square roots, or two divisions by one name."""
 
 
+def _rope_scaled_twice(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Planted: the rotated queries and the rotated keys each divided by √d."""
+    pos = np.arange(q.shape[-2])
+    scale = math.sqrt(q.shape[-1])
+    return (apply_rope(q, pos) / scale) @ (apply_rope(k, pos) / scale).T  # (T, T)
+
+
 def _scores_rotated_hint(said: str) -> str | None:
     """``rope`` split an odd number of features into pairs: (T, a) into (T, a - 1), as on
     the (3, 3) score matrix of case T = 3; q and k have an even d. Or it met two arrays that
@@ -1720,7 +1727,7 @@ ROPE_SCORES = GRADERS.add(
                 "(the rotated queries and the rotated keys each divided by √d, say), and the "
                 "two factors multiply in every dot product, 1/√d · 1/√d = 1/d. The scores "
                 "take the factor 1/√d once: where does yours come in a second time?",
-                lambda q, k: _rope_scores(q, k) / math.sqrt(q.shape[-1]),
+                _rope_scaled_twice,
                 needs=_SCALED_TWICE,
             ),
             Mistake(
