@@ -924,6 +924,97 @@ ROUND_9 = [
 ]  # fmt: skip
 
 
+def r10_causal_tril_dtype(T):
+    return np.tril(np.ones((T, T)), dtype=bool)
+
+
+def r10_pad_hard_coded_range(lengths, max_len):
+    return (np.arange(4)[None, :] < lengths[:, None])[:, None, :]
+
+
+def r10_pad_range_one_short(lengths, max_len):
+    return (np.arange(max_len - 1)[None, :] < lengths[:, None])[:, None, :]
+
+
+def r10_soft_min(scores, mask):
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    e = np.exp(s - s.min(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def r10_soft_divided_by_max(scores, mask):
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -np.inf)
+    s = np.where(empty, 0.0, s)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.max(axis=-1, keepdims=True)
+    return np.where(empty, 0.0, w)
+
+
+def r10_soft_fill_minus_50(scores, mask):
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(mask, scores, -50.0)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.where(empty, 0.0, e / e.sum(axis=-1, keepdims=True))
+
+
+def r10_hf_squeeze(attention_mask):
+    return attention_mask.squeeze().bool()[:, None]
+
+
+def r10_hf_reshape_swapped(attention_mask):
+    B, S = attention_mask.shape
+    return attention_mask.bool().reshape(S, 1, B)
+
+
+def r10_hf_transposed(attention_mask):
+    return attention_mask.bool().T[:, None]
+
+
+def r10_hf_unsqueeze_in_place(attention_mask):
+    return attention_mask.unsqueeze_(1).bool()
+
+
+def r10_future_past_edited(attend, x, t):
+    x2 = x.copy()
+    x2[:t] = 0
+    return float(np.abs(attend(x2)[t:] - attend(x)[t:]).max())
+
+
+def r10_future_difference_of_maxima(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(abs(np.abs(attend(x2)[: t + 1]).max() - np.abs(attend(x)[: t + 1]).max()))
+
+
+def r10_future_argmax(attend, x, t):
+    x2 = x.copy()
+    x2[t + 1 :] = 0
+    return float(np.abs(attend(x2)[: t + 1] - attend(x)[: t + 1]).argmax())
+
+
+# The tenth learner round (issue 28): one crash, nine misleading diagnoses, three generic.
+ROUND_10 = [
+    ("causal_mask", "round 10: np.tril(..., dtype=bool)", r10_causal_tril_dtype, "takes no argument `dtype=`"),
+    ("padding_mask", "round 10: np.arange(4)", r10_pad_hard_coded_range, "the 4 in `np.arange(4)`"),
+    ("padding_mask", "round 10: np.arange(max_len - 1)", r10_pad_range_one_short, "one entry too few on every case"),
+    ("masked_softmax", "round 10: the row's min subtracted", r10_soft_min, "minimum, not its maximum"),
+    ("masked_softmax", "round 10: divided by the row's max", r10_soft_divided_by_max, "not by their sum"),
+    ("masked_softmax", "round 10: a fill of -50", r10_soft_fill_minus_50, "the masked key's fill is the largest"),
+    ("from_hf_attention_mask", "round 10: squeeze() on a batch of one", r10_hf_squeeze, "bare `squeeze()`"),
+    ("from_hf_attention_mask", "round 10: reshape(S, 1, B)", r10_hf_reshape_swapped, "batch and the key axes are swapped"),
+    ("from_hf_attention_mask", "round 10: .T[:, None]", r10_hf_transposed, "batch and the key axes are swapped"),
+    ("from_hf_attention_mask", "round 10: unsqueeze_ in place", r10_hf_unsqueeze_in_place, "in place"),
+    ("future_change", "round 10: the past edited, the future compared", r10_future_past_edited, "backwards in time"),
+    ("future_change", "round 10: the difference of the two maxima", r10_future_difference_of_maxima, "two largest outputs"),
+    ("future_change", "round 10: argmax", r10_future_argmax, "argmax"),
+    ("fill_leak", "round 10: the visible key's weight with the fill alone", 1.0, "the visible key"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -1060,6 +1151,7 @@ CORPUS = [
     *ROUND_7,
     *ROUND_8,
     *ROUND_9,
+    *ROUND_10,
 ]  # fmt: skip
 
 CORRECT = [

@@ -352,10 +352,10 @@ _ABOVE_FILL = {-1e4: "10000", -1e9: "4e10"}
 
 def _replaced_text(fill: float) -> str:
     return (
-        f"a finite fill ({_FILL_TEXT[fill]}) is not always below the visible scores: in a row "
-        f"whose visible scores are {_BELOW_FILL[fill]}, the masked key's {_FILL_TEXT[fill]} "
-        "is the largest "
-        "and takes the weight. Replace masked scores by -inf (and treat the rows with no "
+        # "such as": a smaller finite fill (-50) gives the same weights on these cases
+        f"a finite fill (such as {_FILL_TEXT[fill]}) is not always below the visible scores: "
+        f"in a row whose visible scores are {_BELOW_FILL[fill]}, the masked key's fill is "
+        "the largest and takes the weight. Replace masked scores by -inf (and treat the rows with no "
         "visible key apart)"
     )
 
@@ -368,6 +368,17 @@ def _added_text(fill: float) -> str:
         "masked score beats any finite fill). A masked score must be replaced by -inf, "
         "not shifted"
     )
+
+
+def _row_stat_softmax(
+    scores: np.ndarray, mask: np.ndarray, *, shift: str = "max", divide: str = "sum"
+) -> np.ndarray:
+    """6.3 with the row's min subtracted, or its largest exponential as the divisor."""
+    empty = ~np.any(mask, axis=-1, keepdims=True)
+    s = np.where(empty, 0.0, np.where(mask, scores, -np.inf))
+    with np.errstate(all="ignore"):
+        e = np.exp(s - getattr(s, shift)(axis=-1, keepdims=True))
+        return np.where(empty, 0.0, e / getattr(e, divide)(axis=-1, keepdims=True))
 
 
 def _global_max(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -545,6 +556,19 @@ MASKED_SOFTMAX = GRADERS.add(
                 "to 0 afterwards. The rule is all-zero weights there: after the softmax, "
                 "overwrite the weights of the rows with no True along the keys with zeros",
                 lambda scores, mask: _fill(scores, mask, float(np.finfo(np.float64).min)),
+            ),
+            Mistake(
+                "you subtracted each row's minimum, not its maximum: with -inf on the masked "
+                "keys the minimum is -inf, and -inf - (-inf) is NaN (in a row without one, "
+                "the largest score overflows). The stable softmax subtracts the largest "
+                "visible score, so that the largest exponential is exactly 1",
+                lambda scores, mask: _row_stat_softmax(scores, mask, shift="min"),
+            ),
+            Mistake(
+                "you divided by each row's largest exponential, not by their sum: the "
+                "largest weight comes out exactly 1 and the rows sum to more than 1. A "
+                "weight is its exponential's share of the row's total",
+                lambda scores, mask: _row_stat_softmax(scores, mask, divide="max"),
             ),
             Mistake(
                 "you subtracted one maximum for the whole array (a max with no axis): a row "
@@ -781,8 +805,9 @@ def _in_torch(who: str, mask: Any, attend: Callable[[Any], Any]) -> tuple[Any, A
 
 def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, Any]:
     """nn.MultiheadAttention on a padded batch, with ``key_padding_mask=fn(mask)``."""
+    B, S = mask.shape[0], mask.shape[-1]  # before the call, as in _run_hf
     converted = fn(mask)
-    layer, x = _mha(mask.shape[0], mask.shape[-1])
+    layer, x = _mha(B, S)
 
     def attend(kpm: Any) -> tuple[Any, Any]:
         out, weights = layer(
@@ -1077,6 +1102,7 @@ def _run_hf(
 ) -> tuple[Any, Any]:
     """F.scaled_dot_product_attention on a padded batch, with ``attn_mask=fn(attention_mask)``:
     self-attention, or ``T`` queries attending to the batch's keys (cross-attention)."""
+    B, S = attention_mask.shape  # before the call: an in-place edit is the learner's to hear
     converted = fn(attention_mask)
     if _additive(converted):
         raise AnswerProblem(
@@ -1085,7 +1111,6 @@ def _run_hf(
             "boolean tensor,",
             _additive_hf_text(converted, attention_mask),
         )
-    B, S = attention_mask.shape
     q, k, v = _qkv(B, S, T)
     eye = torch.eye(S).expand(B, S, S)
 
@@ -1153,13 +1178,23 @@ def _hf_shape_hint(message: str) -> str | None:
                 "single row). Keep the batch axis first and give the mask its query axis "
                 "of size 1: (B, 1, S)"
             )
+    scores = re.search(r"output with shape \[(\d+), (\d+), (\d+)\]", message)
+    if scores is not None and len(shape) == 3:
+        B, _, S = (int(n) for n in scores.groups())
+        if B != S and shape == (S, 1, B):
+            return (
+                f"{said}, (S, 1, B): the batch and the key axes are swapped (a reshape to "
+                "(S, 1, B), or a transpose, moves the keys to the front). PyTorch lines the "
+                "mask up with the scores (B, T, S): the batch first, a query axis of size 1, "
+                "the keys last"
+            )
     if len(shape) == 3 and shape[0] == 1:
         return (
             f"{said}, (1, B, S): the new axis went in front. PyTorch lines the mask's axes "
             "up with the scores (B, T, S): the query axis of size 1 goes between the batch "
             "and the keys, at position 1"
         )
-    if len(shape) == 3 and shape[1] == shape[2]:
+    if len(shape) == 3 and shape[1] == shape[2] > 1:
         return (
             f"{said}, (B, S, S): one row per query, which fits only as many queries as "
             "keys; with T = 2 queries (cross-attention) PyTorch cannot use it. Return the "
@@ -1235,6 +1270,14 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                         -1, attention_mask.shape[-1], -1
                     )
                 ),
+            ),
+            Mistake(
+                "for a batch of one, a bare `squeeze()` drops the batch axis too: one "
+                "sequence's (1, S) mask became (S,), and the axis you added after it made "
+                "(S, 1), which PyTorch reads as one row per query: it hides whole queries, "
+                "not keys. Keep the batch axis (no squeeze is needed) and add the query axis "
+                "between the batch and the keys",
+                _hf(lambda attention_mask: (attention_mask == 1).squeeze()[:, None]),
             ),
             *(
                 Mistake(
@@ -1429,6 +1472,32 @@ FUTURE_CHANGE = GRADERS.add(
                     needs=r"abs\([\s\S]*?[)\]]\s*-\s*(?:np\.|torch\.)?abs\(",
                 )
                 for sign in (1.0, -1.0)
+            ),
+            Mistake(
+                "your test runs backwards in time: it edits the tokens before t and compares "
+                "the outputs from t on. Causality is about the future: edit the tokens after "
+                "t, and compare the outputs that must not see them, those up to t",
+                lambda attend, x, t: float(
+                    np.max(np.abs(attend(_zeroed(x, stop=t)) - attend(x))[t:], initial=0.0)
+                ),
+            ),
+            Mistake(
+                "you compared the two largest outputs, max |a| against max |b|, not the "
+                "outputs entry by entry: an output can change while the largest one stays "
+                "the same. Take the difference of the two outputs first, then the largest "
+                "size in it",
+                lambda attend, x, t: float(
+                    abs(
+                        np.abs(attend(_zeroed(x, start=t + 1))[: t + 1]).max()
+                        - np.abs(attend(x)[: t + 1]).max()
+                    )
+                ),
+            ),
+            Mistake(
+                "you returned where the largest change is (argmax, an index into the "
+                "flattened outputs), not how large it is: the answer is the size of the "
+                "largest change",
+                lambda attend, x, t: float(_future_moved(attend, x, t).argmax()),
             ),
             Mistake(
                 "you summed the changes: the answer is the largest change of one entry "
@@ -1703,8 +1772,11 @@ FILL_LEAK = GRADERS.add(
             ),
             (
                 1.0,
-                "that would hold if the masked key kept its score of 10000, but the fill is "
-                "added first: what is its score after the fill, next to the visible key's 0?",
+                "1 means one key takes all the weight: the masked key, if it kept its score "
+                "of 10000 (no fill added), or the visible key, if the masked key's score "
+                "were the fill alone (-1e4, its own 10000 forgotten). The question asks for "
+                "the masked key's weight, and the fill is added to its score: what is that "
+                "score after the fill, next to the visible key's 0?",
             ),
             (
                 math.exp(-1),

@@ -356,8 +356,24 @@ def _cat_hint(message: str) -> str:
     )
 
 
+def _keyword_hint(message: str) -> str:
+    """A keyword argument the function called does not take (``np.tril(..., dtype=bool)``)."""
+    found = re.search(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'", message)
+    if found is None:
+        return "a function was given a keyword argument it does not take: check its signature"
+    fn, word = found.groups()
+    said = f"`{fn}` takes no argument `{word}=`: look up the arguments it takes"
+    if word == "dtype":
+        return (
+            f"{said}; give the dtype where the array is first made, or convert the result "
+            "afterwards"
+        )
+    return said
+
+
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
+    ("got an unexpected keyword argument", _keyword_hint),
     *(
         (
             negation,

@@ -402,15 +402,17 @@ class Grader:
                         inputs=run.case.inputs,
                         returned=raw,
                     )
-                    fixed = relations.fixed_shape_clue(
-                        [
-                            (tuple(r.outputs[k].shape), tuple(r.expected[k].shape), r.case.inputs)
-                            for r in runs
-                            if r.outputs is not None
-                        ],
-                        name=name,
+                    seen = [
+                        (tuple(r.outputs[k].shape), tuple(r.expected[k].shape), r.case.inputs)
+                        for r in runs
+                        if r.outputs is not None
+                    ]
+                    reason = (
+                        hard_coded_size(fn, run.case, self.cases)
+                        or relations.fixed_shape_clue(seen, name=name)
+                        or relations.steady_offset_clue(seen, name=name)
+                        or reason
                     )
-                    reason = fixed or reason
                     return self._failure(
                         WRONG_SHAPE,
                         f"wrong shape{self._of(name)} on case {run.case.describe()}: {text}",

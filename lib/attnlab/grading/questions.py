@@ -378,14 +378,15 @@ class Question:
             if _is_number(given):
                 if not math.isfinite(float(given)):
                     nan = math.isnan(float(given))
-                    # an infinite weight is first of all no weight: the question's reason
-                    # says so where the NaN story (`nan_hint`) would explain a NaN not given
+                    # NaN's story (`nan_hint`) is for NaN only; an infinite answer without
+                    # its own story gets the question's reason (an infinite weight is first
+                    # of all no weight)
                     reason = None if nan or self.reason is None else self.reason(float(given))
                     hint = (
-                        (self.nan_hint if nan else reason)
-                        or self.not_finite_hint
-                        or f"the answer is a finite number, not {'NaN' if nan else 'infinite'}"
-                    )
+                        (self.nan_hint or self.not_finite_hint)
+                        if nan
+                        else (self.not_finite_hint or reason)
+                    ) or f"the answer is a finite number, not {'NaN' if nan else 'infinite'}"
                     return None, f"got {given}", hint
                 return given, None, None
             hint = "write the number without quotes" if isinstance(given, str) else None

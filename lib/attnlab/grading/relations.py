@@ -681,9 +681,10 @@ def _input_clue(
                 if got[i] > want[i]:
                     return (
                         f"axis {i} of {yours} has {got[i]} entries where it should have "
-                        f"{label(want[i])}: one step too many along it (a starting value kept "
+                        f"{label(want[i])}: one step too many along it (a range or a size "
+                        "one too long, a slice that keeps one more, or a starting value kept "
                         "among the results, such as an initial state put in the list before "
-                        "the loop, or a range one step too long)"
+                        "the loop)"
                     )
                 return (
                     f"axis {i} of {yours} has {got[i]} entries where it should have "
@@ -815,6 +816,38 @@ def fixed_shape_clue(
         f"case to case ({', '.join(str(w) for _, w, _ in seen)}): your code does not take "
         "its sizes from its inputs. A hard-coded example? Build the result from the "
         "arguments"
+    )
+
+
+def steady_offset_clue(
+    seen: Sequence[tuple[tuple[int, ...], tuple[int, ...], Mapping[str, Any]]], *, name: str
+) -> str | None:
+    """An output one entry short (or long) along the same axis on every case, while that
+    axis's right size changes from case to case: an off-by-one in the code, whatever other
+    size the wrong one happens to equal on one case (B = max_len - 1, say).
+
+    ``seen``: ``(the learner's shape, the expected shape, the case's inputs)`` per case.
+    """
+    if len(seen) < 2 or any(len(got) != len(want) for got, want, _ in seen):
+        return None
+    axes = {i for got, want, _ in seen for i in range(len(want)) if got[i] != want[i]}
+    if len(axes) != 1:
+        return None
+    (i,) = axes
+    offsets = {got[i] - want[i] for got, want, _ in seen}
+    if offsets not in ({1}, {-1}) or len({want[i] for _, want, _ in seen}) < 2:
+        return None
+    pairs = ", ".join(f"{got[i]} for {want[i]}" for got, want, _ in seen[:3])
+    if offsets == {1}:
+        return (
+            f"axis {i} of your `{name}` has one entry too many on every case ({pairs}): one "
+            "step too many along it (a range or a size one too long, a slice that keeps one "
+            "more)"
+        )
+    return (
+        f"axis {i} of your `{name}` has one entry too few on every case ({pairs}): one step "
+        "missing along it (a range that starts at 1 or stops one early, or a slice that "
+        "drops an end)"
     )
 
 
