@@ -172,8 +172,8 @@ def _table_positions(outputs: Any, case: Case) -> str | None:
     return (
         f"your frequencies and your sines and cosines are right, but your rows sit at other "
         f"positions: rows 0, 1, 2, ... hold positions {shown} ({what}). Row p is position p "
-        "itself, the whole number 0, 1, ..., length - 1, not scaled: which positions does "
-        "your code give the rows?"
+        "itself, the whole number 0, 1, ..., length - 1: which positions does your code give "
+        "the rows?"
     )
 
 
@@ -188,10 +188,10 @@ def _odd_extra_column(outputs: Any, case: Case) -> str | None:
     right = np.allclose(np.asarray(got[:, :d_model], dtype=np.float64), want, atol=1e-5)
     first = f" (its first {d_model} are right)" if right else ""
     return (
-        f"for odd D = {d_model} your table has D + 1 = {d_model + 1} columns{first}. You built a whole (sin, cos) pair for the last frequency; with an "
-        f"odd D its sine is the last feature, {d_model - 1}, and its cosine would be feature "
-        f"{d_model}, which does not exist. The table has d_model columns: which of yours has "
-        "no place in it?"
+        f"for odd D = {d_model} your table has D + 1 = {d_model + 1} columns{first}. You "
+        "built a whole (sin, cos) pair for the last frequency; with an odd D its sine is the "
+        f"last feature, {d_model - 1}, and its cosine would be feature {d_model}, which does "
+        "not exist. The table has d_model columns: which of yours has no place in it?"
     )
 
 
