@@ -1451,6 +1451,31 @@ class R10FirstRowOnly(nn.Module):
         )
 
 
+# Neighbours of the tenth round's mistakes, written the same way.
+def r10_table_odd_pairs_only(length, d_model):
+    pos = np.arange(length)[:, None]
+    w = 10000.0 ** (-np.arange(0, d_model - 1, 2) / d_model)  # whole pairs only
+    pe = np.zeros((length, 2 * (d_model // 2)))
+    pe[:, 0::2] = np.sin(pos * w)
+    pe[:, 1::2] = np.cos(pos * w)
+    return pe
+
+
+def r10_gap_relative_norm(fn, x, perm):
+    a, b = fn(x[..., perm, :]), fn(x)[..., perm, :]
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def r10_scores_diagonal_column(q, k):
+    pos = np.arange(len(q))
+    return (r10_rope(q, pos) * r10_rope(k, pos)).sum(-1, keepdims=True) / np.sqrt(q.shape[1])
+
+
+class R10RowAtT(R10FirstRowOnly):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[x.shape[1]].to(x.dtype)  # an index, not a slice
+
+
 ROUND_TEN = [
     ("sinusoidal_encoding", "round 10: odd D, D + 1 columns", r10_table_odd_no_truncation,
      "would be feature 5, which does not exist"),
@@ -1480,6 +1505,12 @@ ROUND_TEN = [
      r10_scores_positions_short_loop, "one position per row"),
     ("positional_encoding", "round 10: row 0 added to every position", R10FirstRowOnly,
      "the same row of the table"),
+    ("sinusoidal_encoding", "round 10: odd D, whole pairs only", r10_table_odd_pairs_only,
+     "a sine of its own"),
+    ("permutation_gap", "round 10: norm over norm", r10_gap_relative_norm, "relative error"),
+    ("rope_scores", "round 10: the diagonal as a (T, 1) column", r10_scores_diagonal_column,
+     "key t alone"),
+    ("positional_encoding", "round 10: the table indexed at T", R10RowAtT, "one past its last row"),
 ]  # fmt: skip
 
 

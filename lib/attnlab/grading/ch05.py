@@ -179,12 +179,21 @@ def _table_positions(outputs: Any, case: Case) -> str | None:
 
 def _odd_extra_column(outputs: Any, case: Case) -> str | None:
     """Forensics on the shape: an odd D built as whole (sin, cos) pairs, one column too many
-    (the last cosine kept)."""
+    (the last cosine kept) or one too few (the last sine dropped)."""
     got = np.asarray(outputs["output"])
     length, d_model = case.inputs["length"], case.inputs["d_model"]
+    want = sinusoidal_encoding(length, d_model)
+    if d_model % 2 and got.shape == (length, d_model - 1):
+        right = np.allclose(np.asarray(got, dtype=np.float64), want[:, :-1], atol=1e-5)
+        first = f" (they are the first {d_model - 1} of the table)" if right else ""
+        return (
+            f"for odd D = {d_model} your table has D - 1 = {d_model - 1} columns{first}: you "
+            "built whole (sin, cos) pairs only, floor(D/2) of them. With an odd D the last "
+            f"feature, {d_model - 1}, is a sine of its own, one more frequency whose cosine "
+            "partner would be feature D: how many frequencies does an odd D need?"
+        )
     if d_model % 2 == 0 or got.shape != (length, d_model + 1):
         return None
-    want = sinusoidal_encoding(length, d_model)
     right = np.allclose(np.asarray(got[:, :d_model], dtype=np.float64), want, atol=1e-5)
     first = f" (its first {d_model} are right)" if right else ""
     return (
@@ -1107,6 +1116,15 @@ PERMUTATION = GRADERS.add(
                 )
             ),
             Mistake(
+                "you divided the norm of the differences by the norm of fn's output (a "
+                "relative error): the gap is the absolute largest difference of one entry, "
+                "neither a norm nor relative to the output's size",
+                lambda fn, x, perm: float(
+                    np.linalg.norm(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+                    / np.linalg.norm(fn(x)[..., perm, :])
+                ),
+            ),
+            Mistake(
                 "your first route gives fn the tokens in their original order (x not "
                 "reordered, or reordered by the indices 0, 1, ..., T - 1, which is what "
                 "sorting a permutation gives back), so you compare fn(x) with fn(x) "
@@ -1658,11 +1676,19 @@ def _scores_scaled(outputs: Any, case: Case) -> str | None:
 def _scores_repeated(outputs: Any, case: Case) -> str | None:
     """Forensics on the values: every row (or every column) of the scores one number
     repeated, such as the score of query t with key t alone (the diagonal) spread along
-    its row."""
+    its row; or that diagonal kept as a (T, 1) column."""
     got = np.asarray(outputs["output"], dtype=np.float64)
     q, k = case.inputs["q"], case.inputs["k"]
     want = _rope_scores(q, k)
-    if got.shape != want.shape or got.shape[0] < 2:
+    T = want.shape[0]
+    if got.shape in ((T, 1), (1, T)) and np.allclose(got.ravel(), np.diagonal(want), atol=1e-8):
+        return (
+            f"your scores have shape {got.shape}, one per position: q'_t·k'_t/√d, the score "
+            "of query t with key t alone (the diagonal of the score matrix). The scores pair "
+            "every query with every key: a (T, T) matrix, entry (t, s) query t against key "
+            "s. Which product of the rotated (T, d) arrays gives every pair at once?"
+        )
+    if got.shape != want.shape or T < 2:
         return None
     for axis, line in ((1, "row"), (0, "column")):
         first = got[:, :1] if axis == 1 else got[:1, :]
@@ -1990,6 +2016,20 @@ def _rows_taken_hint(said: str) -> str:
     )
 
 
+def _row_index_hint(said: str) -> str | None:
+    """torch's "index 16 is out of bounds for dimension 0 with size 16" on the case with
+    T = max_len: the table indexed at x's length (one row, past the last), not sliced."""
+    found = re.search(r"index (\d+) is out of bounds for dimension 0", said)
+    if not found or int(found[1]) != MAX_LEN:
+        return None
+    return (
+        f"x has T = max_len = {MAX_LEN} positions here, and your forward reads row {MAX_LEN} "
+        f"of the table, one past its last row ({MAX_LEN - 1}): an index such as [T] picks "
+        "one row (row T, on every position), where the T positions take rows 0 to T - 1, one "
+        "each. Which rows does your forward take from the table?"
+    )
+
+
 def _one_row_everywhere(outputs: Any, case: Case) -> str | None:
     """Forensics on a layer's output: x plus one row of the table at every position (an
     index such as ``[0]`` on the (T, D) slice), where position t takes row t."""
@@ -2008,7 +2048,7 @@ def _one_row_everywhere(outputs: Any, case: Case) -> str | None:
     return (
         f"on x of shape {tuple(x.shape)}, every position got the same row of the table, "
         f"row {r}: token t must get row t, so the T = {length} positions take rows 0 to "
-        f"T - 1, one each. An index such as [{r}] on the (T, D) slice picks a single row; "
+        f"T - 1, one each. An index such as [{r}] picks a single row of the table; "
         "what does your forward add for this batch of "
         f"{batch}, and does a (T, D) slice need any change to line up with a (B, T, D) x?"
     )
@@ -2020,7 +2060,10 @@ _LAYER_VALUES = Grader(
     reference=adapt(_run_layer, SinusoidalPositionalEncoding),
     cases=_layer_cases(),
     mistakes=_LAYER_MISTAKES,
-    error_hints=(("must match the size", lambda said: _rows_taken_hint(said)),),
+    error_hints=(
+        ("must match the size", lambda said: _rows_taken_hint(said)),
+        (f"out of bounds for dimension 0 with size {MAX_LEN}", lambda said: _row_index_hint(said)),
+    ),
     properties=(Property(_one_row_everywhere),),
     hint="compare your output minus x with sinusoidal_encoding(T, D) on a random batch: "
     "which rows of the table does forward use, with which dtype, and how do they meet x, "
