@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import torch
-from corpus import chapter_tests
+from corpus import chapter_tests, classify
 from torch import nn
 
 from attnlab import apply_rope, sinusoidal_encoding
@@ -1325,6 +1326,214 @@ ROUND_NINE = [
 ]  # fmt: skip
 
 
+# The tenth learner round (issue 28): two misleading diagnoses (RoPE's pairs stacked on a
+# new axis told "keepdims", the scale applied to both operands told a `/ q.shape[-1]` that
+# is not there) and the fallback or template hints, each as the learner wrote it.
+def r10_table_odd_no_truncation(length, d_model):
+    half = (d_model + 1) // 2
+    w = 10000.0 ** (-2 * np.arange(half) / d_model)
+    ang = np.arange(length)[:, None] * w
+    out = np.zeros((length, 2 * half))
+    out[:, 0::2] = np.sin(ang)
+    out[:, 1::2] = np.cos(ang)
+    return out  # forgot to cut back to d_model columns
+
+
+def r10_table_normalized_positions(length, d_model):
+    pos = np.linspace(0, 1, length)[:, None]  # positions scaled to [0, 1]
+    w = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * w)
+    pe[:, 1::2] = np.cos(pos * w)[:, : d_model // 2]
+    return pe
+
+
+def r10_table_fraction_positions(length, d_model):
+    pos = (np.arange(length) / length)[:, None]
+    w = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(pos * w)
+    pe[:, 1::2] = np.cos(pos * w)[:, : d_model // 2]
+    return pe
+
+
+def r10_offset_full_diagonals(k, d_model):
+    w = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    b = np.repeat(k * w, 2)  # angle per feature
+    M = np.diag(np.cos(b))
+    M += np.diag(np.sin(b[:-1]) * np.tile([1, -1], d_model // 2)[:-1], 1)  # superdiagonal
+    M += np.diag(-np.sin(b[:-1]) * np.tile([1, -1], d_model // 2)[:-1], -1)  # subdiagonal
+    return M  # fills the between-block diagonals too
+
+
+def r10_gap_relative(fn, x, perm):
+    a, b = fn(x[..., perm, :]), fn(x)[..., perm, :]
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))  # relative, to be scale-free
+
+
+def r10_gap_sorted_perm(fn, x, perm):
+    p = sorted(perm)  # "normalize" the permutation
+    return float(np.max(np.abs(fn(x[..., p, :]) - fn(x)[..., perm, :])))
+
+
+def r10_rope(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] * w
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c - x2 * s
+    out[..., 1::2] = x1 * s + x2 * c
+    return out
+
+
+def r10_rope_stack_no_reshape(x, positions):
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = np.asarray(positions)[:, None] * w
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return np.stack([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)  # forgot the reshape
+
+
+def r10_rope_stack_before_pairs(x, positions):
+    d = x.shape[-1]
+    ang = np.asarray(positions)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return np.stack([x1 * c - x2 * s, x1 * s + x2 * c], axis=-2)
+
+
+def r10_scores_diagonal_repeated(q, k):
+    T, d = q.shape
+    pos = np.arange(T)
+    return (
+        (r10_rope(q, pos) * r10_rope(k, pos)).sum(-1, keepdims=True) / np.sqrt(d) * np.ones((1, T))
+    )
+
+
+def r10_scores_each_scaled(q, k):
+    T, d = q.shape
+    pos = np.arange(T)
+    qs, ks = r10_rope(q, pos) / np.sqrt(d), r10_rope(k, pos) / np.sqrt(d)  # scaled both
+    return qs @ ks.T
+
+
+def r10_scores_scale_named_twice(q, k):
+    scale = q.shape[-1] ** 0.5
+    pos = np.arange(len(q))
+    return (r10_rope(q, pos) / scale) @ (r10_rope(k, pos) / scale).T
+
+
+def r10_scores_positions_short(q, k):
+    T, d = q.shape
+    pos = np.arange(1, T)  # off by one: T-1 positions
+    return r10_rope(q, pos) @ r10_rope(k, pos).T / np.sqrt(d)
+
+
+def r10_scores_positions_short_loop(q, k):
+    pos = np.arange(len(q) - 1)
+    return _rope_loop(q, pos) @ _rope_loop(k, pos).T / np.sqrt(q.shape[1])
+
+
+class R10FirstRowOnly(nn.Module):
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        table = torch.from_numpy(sinusoidal_encoding(max_len, d_model))
+        self.register_buffer("pe", table)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (
+            x + self.pe[: x.shape[1]].to(x.dtype).expand(1, -1, -1).squeeze(0)
+            if x.shape[0] == 1
+            else x + self.pe[: x.shape[1]].to(x.dtype)[0]
+        )
+
+
+# Neighbours of the tenth round's mistakes, written the same way.
+def r10_table_odd_pairs_only(length, d_model):
+    pos = np.arange(length)[:, None]
+    w = 10000.0 ** (-np.arange(0, d_model - 1, 2) / d_model)  # whole pairs only
+    pe = np.zeros((length, 2 * (d_model // 2)))
+    pe[:, 0::2] = np.sin(pos * w)
+    pe[:, 1::2] = np.cos(pos * w)
+    return pe
+
+
+def r10_gap_relative_norm(fn, x, perm):
+    a, b = fn(x[..., perm, :]), fn(x)[..., perm, :]
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def r10_scores_diagonal_column(q, k):
+    pos = np.arange(len(q))
+    return (r10_rope(q, pos) * r10_rope(k, pos)).sum(-1, keepdims=True) / np.sqrt(q.shape[1])
+
+
+class R10RowAtT(R10FirstRowOnly):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[x.shape[1]].to(x.dtype)  # an index, not a slice
+
+
+ROUND_TEN = [
+    ("sinusoidal_encoding", "round 10: odd D, D + 1 columns", r10_table_odd_no_truncation,
+     "would be feature 5, which does not exist"),
+    ("sinusoidal_encoding", "round 10: positions scaled to [0, 1]",
+     r10_table_normalized_positions, "scaled to [0, 1]"),
+    ("sinusoidal_encoding", "round 10: positions p / length", r10_table_fraction_positions,
+     "fractions of the length"),
+    ("offset_matrix", "round 10: off-diagonals along the whole matrix",
+     r10_offset_full_diagonals, "outside them"),
+    ("permutation_gap", "round 10: divided by the largest output", r10_gap_relative,
+     "not a relative one"),
+    ("permutation_gap", "round 10: x reordered by sorted(perm)", r10_gap_sorted_perm,
+     "original order"),
+    ("rope", "round 10: np.stack on a new last axis", r10_rope_stack_no_reshape,
+     "stacked the two new members of each pair on a new last axis"),
+    ("rope", "round 10: np.stack on axis -2", r10_rope_stack_before_pairs,
+     "a new axis before the pairs"),
+    ("rope_scores", "round 10: the diagonal, repeated along each row",
+     r10_scores_diagonal_repeated, "one number repeated"),
+    ("rope_scores", "round 10: q' and k' each divided by √d", r10_scores_each_scaled,
+     "scales by √d twice"),
+    ("rope_scores", "round 10: both operands divided by one scale",
+     r10_scores_scale_named_twice, "scales by √d twice"),
+    ("rope_scores", "round 10: positions np.arange(1, T)", r10_scores_positions_short,
+     "one position per row"),
+    ("rope_scores", "round 10: T - 1 positions, a loop rope",
+     r10_scores_positions_short_loop, "one position per row"),
+    ("positional_encoding", "round 10: row 0 added to every position", R10FirstRowOnly,
+     "the same row of the table"),
+    ("sinusoidal_encoding", "round 10: odd D, whole pairs only", r10_table_odd_pairs_only,
+     "a sine of its own"),
+    ("permutation_gap", "round 10: norm over norm", r10_gap_relative_norm, "relative error"),
+    ("rope_scores", "round 10: the diagonal as a (T, 1) column", r10_scores_diagonal_column,
+     "key t alone"),
+    ("positional_encoding", "round 10: the table indexed at T", R10RowAtT, "one past its last row"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), ROUND_TEN, ids=[w for _, w, _, _ in ROUND_TEN]
+)
+def test_round_ten_is_specific(exercise, what, answer, words):
+    """Every answer of the tenth round gets a diagnosis that names its mistake."""
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind == "specific", f"{what}: {kind}\n{result.text}"
+
+
+def test_round_ten_diagnoses_do_not_name_what_the_learner_did_not_write():
+    """The stacked pairs are not told a keepdims or [:, None]; the scale applied twice is
+    not told a `/ q.shape[-1]`; the identity's diagonal leads to sin(a + b) without
+    writing out its expansion (most of a block's first row)."""
+    stacked = check_rope(r10_rope_stack_no_reshape).diagnosis
+    assert "keepdims" not in stacked and "[:, None]" not in stacked
+    assert "q.shape[-1]" not in check_rope_scores(r10_scores_each_scaled).diagnosis
+    eye = check_offset_matrix(r9_offset_eye_plus_sines).diagnosis
+    assert "their diagonal is not" in eye and "cos b +" not in eye and "·cos b" not in eye
+
+
 # The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
 # not named as the statement says) a pass before.
 ROUND_SIX = [
@@ -1456,6 +1665,7 @@ CORPUS = [
     *ROUND_EIGHT,
     *ROUND_EIGHT_GENERIC,
     *ROUND_NINE,
+    *ROUND_TEN,
 ]  # fmt: skip
 
 CORRECT = [

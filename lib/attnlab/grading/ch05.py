@@ -139,6 +139,71 @@ def _odd_table(outputs: Any, case: Case) -> str | None:
     )
 
 
+def _table_positions(outputs: Any, case: Case) -> str | None:
+    """Forensics on the rows: the right frequencies and sin/cos layout, at other positions
+    than the row numbers 0, 1, ..., length - 1 (scaled to [0, 1], fractions of the length,
+    shifted or stretched). The slowest pair turns by less than π over every case's rows, so
+    its angle gives the position each row holds."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    length, d_model = case.inputs["length"], case.inputs["d_model"]
+    if got.shape != (length, d_model) or length < 3 or d_model < 4:
+        return None
+    slow = d_model // 2 - 1  # the last pair with a cosine
+    omega = _paired(d_model)(np.arange(d_model))
+    held = np.arctan2(got[:, 2 * slow], got[:, 2 * slow + 1]) / omega[2 * slow]  # (T,)
+    angles = held[:, None] * omega[None, :]  # (T, 1) * (1, D) -> (T, D)
+    even = np.arange(d_model) % 2 == 0
+    if not np.allclose(got, np.where(even, np.sin(angles), np.cos(angles)), atol=1e-5):
+        return None
+    rows = np.arange(length, dtype=np.float64)
+    if np.allclose(held, rows, atol=1e-4):
+        return None
+    shown = ", ".join(f"{p:.4g}" for p in held[:4]) + (", ..." if length > 4 else "")
+    if np.allclose(held, rows / (length - 1), atol=1e-4):
+        what = "positions scaled to [0, 1]: row p at p/(length - 1)"
+    elif np.allclose(held, rows / length, atol=1e-4):
+        what = "fractions of the length: row p at p/length"
+    elif np.allclose(held - rows, held[0], atol=1e-4):
+        what = f"every position shifted by {held[0]:.4g}"
+    elif abs(held[0]) < 1e-4 and np.allclose(held, rows * held[1], atol=1e-4):
+        what = f"every position times {held[1]:.4g}"
+    else:
+        what = "not the row numbers"
+    return (
+        f"your frequencies and your sines and cosines are right, but your rows sit at other "
+        f"positions: rows 0, 1, 2, ... hold positions {shown} ({what}). Row p is position p "
+        "itself, the whole number 0, 1, ..., length - 1: which positions does your code give "
+        "the rows?"
+    )
+
+
+def _odd_extra_column(outputs: Any, case: Case) -> str | None:
+    """Forensics on the shape: an odd D built as whole (sin, cos) pairs, one column too many
+    (the last cosine kept) or one too few (the last sine dropped)."""
+    got = np.asarray(outputs["output"])
+    length, d_model = case.inputs["length"], case.inputs["d_model"]
+    want = sinusoidal_encoding(length, d_model)
+    if d_model % 2 and got.shape == (length, d_model - 1):
+        right = np.allclose(np.asarray(got, dtype=np.float64), want[:, :-1], atol=1e-5)
+        first = f" (they are the first {d_model - 1} of the table)" if right else ""
+        return (
+            f"for odd D = {d_model} your table has D - 1 = {d_model - 1} columns{first}: you "
+            "built whole (sin, cos) pairs only, floor(D/2) of them. With an odd D the last "
+            f"feature, {d_model - 1}, is a sine of its own, one more frequency whose cosine "
+            "partner would be feature D: how many frequencies does an odd D need?"
+        )
+    if d_model % 2 == 0 or got.shape != (length, d_model + 1):
+        return None
+    right = np.allclose(np.asarray(got[:, :d_model], dtype=np.float64), want, atol=1e-5)
+    first = f" (its first {d_model} are right)" if right else ""
+    return (
+        f"for odd D = {d_model} your table has D + 1 = {d_model + 1} columns{first}. You "
+        "built a whole (sin, cos) pair for the last frequency; with an odd D its sine is the "
+        f"last feature, {d_model - 1}, and its cosine would be feature {d_model}, which does "
+        "not exist. The table has d_model columns: which of yours has no place in it?"
+    )
+
+
 SINUSOIDAL = GRADERS.add(
     Grader(
         name="sinusoidal_encoding",
@@ -304,7 +369,7 @@ SINUSOIDAL = GRADERS.add(
             ),
         ),
         error_hints=(("could not broadcast", _table_broadcast_hint),),
-        properties=(Property(_odd_table),),
+        properties=(Property(_odd_extra_column), Property(_odd_table), Property(_table_positions)),
         hint="print your table for 4 positions and D = 4 next to the chapter's formula: "
         "which position is row 0, which frequency do features 2i and 2i+1 share, which of "
         'them holds the sine? The chapter\'s section "Sinusoidal encoding" builds the table',
@@ -482,9 +547,9 @@ def _block_entries(outputs: Any, case: Case) -> str | None:
         ones = " (yours are 1, the identity's)" if np.allclose(got[diagonal], 1.0) else ""
         return (
             "the off-diagonal entries of your blocks (±sin b) are right, their diagonal is "
-            f"not{ones}: expand sin(a + b) = sin a·cos b + cos a·sin b. Which factor "
-            "multiplies sin a, the entry the block keeps on its diagonal? (A 1 there is "
-            "right only for tiny angles, where cos b ≈ 1)"
+            f"not{ones}: expand sin(a + b) into a term in sin a and a term in cos a, and "
+            "read off the factor of sin a: that factor is the entry the block keeps on its "
+            "diagonal (a 1 there would keep all of sin a, whatever the angle b)"
         )
     if diag_right and not off_right:
         return (
@@ -519,6 +584,37 @@ def _block_entries(outputs: Any, case: Case) -> str | None:
         f"{i} turns by {angles[i]:.4g} rad, where k·ω_{i} is {expected[i]:.4g} "
         f"(ω_{i} = 10000^(-2·{i}/{d_model}) = {10000.0 ** (-2 * i / d_model):.4g}): which "
         f"frequency does your block of pair {i} use?"
+    )
+
+
+def _between_blocks(outputs: Any, case: Case) -> str | None:
+    """Forensics on a matrix whose 2 x 2 blocks are right: nonzero entries outside them
+    (pairs mixing), such as off-diagonals filled along the matrix's whole length."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    k, d_model = case.inputs["k"], case.inputs["d_model"]
+    want = offset_matrix(k, d_model)
+    if got.shape != want.shape:
+        return None
+    on_blocks = np.kron(np.eye(d_model // 2), np.ones((2, 2))) > 0
+    if not np.allclose(got[on_blocks], want[on_blocks], atol=1e-8):
+        return None
+    stray = ~on_blocks & ~np.isclose(got, 0.0, atol=1e-8)
+    if not stray.any():
+        return None
+    rows, cols = np.nonzero(stray)
+    r, c = int(rows[0]), int(cols[0])
+    neighbours = bool(np.all(np.abs(rows - cols) == 1))
+    along = (
+        " They all sit just above or below the main diagonal, where one block ends and the "
+        "next begins: a diagonal filled along the matrix's whole length also fills those"
+        if neighbours
+        else ""
+    )
+    return (
+        f"your 2 x 2 blocks are right, but your matrix has nonzero entries outside them: row "
+        f"{r}, column {c} holds {got[r, c]:.4g} (pair {r // 2} mixing into pair {c // 2}), "
+        f"for k = {k}, D = {d_model}. Pairs never mix: every entry outside the D/2 blocks on "
+        f"the diagonal is 0.{along}"
     )
 
 
@@ -692,6 +788,7 @@ OFFSET = GRADERS.add(
             Property(_stacked_blocks),
             Property(_offset_blocks),
             Property(_block_entries),
+            Property(_between_blocks),
         ),
         hint="check your matrix on the table: does PE[p] @ offset_matrix(k, D).T give "
         "PE[p + k]? Work out one 2 x 2 block from sin(a + b) and cos(a + b) first. The "
@@ -1003,6 +1100,38 @@ PERMUTATION = GRADERS.add(
                     np.max(_route_gaps(fn, x, perm) / (np.abs(fn(x)[..., perm, :]) + 1e-12))
                 ),
             ),
+            *(
+                Mistake(
+                    "you divided the largest difference by the largest entry of "
+                    f"{which}: the gap is the absolute largest difference, not a relative "
+                    "one. A test of equivariance asks whether the two routes meet, in the "
+                    "units of fn's output: leave it unnormalised",
+                    lambda fn, x, perm, route=route: float(
+                        np.max(_route_gaps(fn, x, perm)) / np.max(np.abs(route(fn, x, perm)))
+                    ),
+                )
+                for which, route in (
+                    ("fn's output", lambda fn, x, perm: fn(x)),
+                    ("one route's output", lambda fn, x, perm: fn(x[..., perm, :])),
+                )
+            ),
+            Mistake(
+                "you divided the norm of the differences by the norm of fn's output (a "
+                "relative error): the gap is the absolute largest difference of one entry, "
+                "neither a norm nor relative to the output's size",
+                lambda fn, x, perm: float(
+                    np.linalg.norm(fn(x[..., perm, :]) - fn(x)[..., perm, :])
+                    / np.linalg.norm(fn(x)[..., perm, :])
+                ),
+            ),
+            Mistake(
+                "your first route gives fn the tokens in their original order (x not "
+                "reordered, or reordered by the indices 0, 1, ..., T - 1, which is what "
+                "sorting a permutation gives back), so you compare fn(x) with fn(x) "
+                "reordered. Which order of the tokens must fn see on the route that "
+                "shuffles first?",
+                lambda fn, x, perm: float(np.max(np.abs(fn(x) - fn(x)[..., perm, :]))),
+            ),
         ),
         error_hints=(
             (
@@ -1267,6 +1396,39 @@ def _rope_members(outputs: Any, case: Case) -> str | None:
     )
 
 
+def _rope_stacked(outputs: Any, case: Case) -> str | None:
+    """Forensics on the shape: the two new members of every pair stacked on a new axis,
+    (..., T, d/2, 2) or (..., T, 2, d/2), not merged back into the d features (with d = 2
+    the first looks like an axis of size 1 kept by mistake)."""
+    got = np.asarray(outputs["output"])
+    x = np.asarray(case.inputs["x"], dtype=np.float64)
+    lead, d = x.shape[:-1], x.shape[-1]
+    if d % 2 or got.shape == x.shape:
+        return None
+    want = apply_rope(x, case.inputs["positions"])
+    if got.shape == (*lead, d // 2, 2):
+        named, where_ = "(..., T, d/2, 2)", "a new last axis"
+        right = np.allclose(got.reshape(x.shape), want, atol=1e-8)
+        merged = "Merged in the order they have, your last two axes give exactly that"
+    elif got.shape == (*lead, 2, d // 2):
+        named, where_ = "(..., T, 2, d/2)", "a new axis before the pairs"
+        right = np.allclose(np.swapaxes(got, -1, -2).reshape(x.shape), want, atol=1e-8)
+        merged = (
+            "Merged in the order they have, your last two axes would give all the first "
+            "members, then all the second ones (two halves), not the pairs side by side"
+        )
+    else:
+        return None
+    looks = f"; d = {d}, so d/2 = 1 is the axis of size 1, not an axis kept" if d == 2 else ""
+    values = "Your rotated values are right, only their layout is not: r" if right else "R"
+    return (
+        f"your output has shape {got.shape}, that is {named}{looks}: you stacked the two new "
+        f"members of each pair on {where_}. {values}ope returns x's own shape, {x.shape}, "
+        f"with pair i's two members in features 2i and 2i + 1. {merged}: how do they become "
+        "the one feature axis?"
+    )
+
+
 ROPE = GRADERS.add(
     Grader(
         name="rope",
@@ -1400,7 +1562,7 @@ ROPE = GRADERS.add(
             ("could not broadcast", _rope_broadcast_hint),
             ("could not be broadcast", _rope_broadcast_hint),
         ),
-        properties=(Property(_rope_members), Property(_rope_lengths)),
+        properties=(Property(_rope_stacked), Property(_rope_members), Property(_rope_lengths)),
         hint="rotate one pair of one row by hand, on paper, and compare with your output at "
         "that place: which angle, which sign, which features form the pair? The chapter's "
         'section "Rotary position embedding (RoPE)" writes the rotation',
@@ -1444,16 +1606,46 @@ def _scores_cases() -> tuple[Case, ...]:
     )
 
 
+_ROOT = r"(?:sqrt|\*\*\s*\(?\s*(?:0?\.5|1\s*/\s*2))"
+_SCALED_TWICE = (
+    rf"{_ROOT}[\s\S]*{_ROOT}"  # two square roots
+    r"|/\s*(?P<by>[A-Za-z_][\w.]*)(?![\w.(\[])[\s\S]*/\s*(?P=by)(?![\w.(\[])"
+)
+"""Code that scales by √d twice: two square roots, or two divisions by one name."""
+
+
+def _rope_scaled_twice(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Planted: the rotated queries and the rotated keys each divided by √d."""
+    pos = np.arange(q.shape[-2])
+    scale = math.sqrt(q.shape[-1])
+    return (apply_rope(q, pos) / scale) @ (apply_rope(k, pos) / scale).T  # (T, T)
+
+
 def _scores_rotated_hint(said: str) -> str | None:
     """``rope`` split an odd number of features into pairs: (T, a) into (T, a - 1), as on
-    the (3, 3) score matrix of case T = 3; q and k have an even d."""
-    shapes = re.findall(r"\((\d+),\s*(\d+)\)", said)
-    if len(shapes) == 2 and int(shapes[0][1]) == int(shapes[1][1]) + 1:
+    the (3, 3) score matrix of case T = 3; q and k have an even d. Or it met two arrays that
+    differ in their first axis alone, the rows of q or k and the angles of the positions:
+    the positions are not one per row."""
+    shapes = [
+        tuple(int(n) for n in found.split(",") if n.strip())
+        for found in re.findall(r"\(([\d,\s]+)\)", said)
+    ]
+    if len(shapes) != 2 or len(shapes[0]) != len(shapes[1]) or not shapes[0]:
+        return None
+    (a, *rest_a), (b, *rest_b) = shapes
+    if len(shapes[0]) == 2 and a == b and rest_a[0] == rest_b[0] + 1:
         return (
             "your rope split an odd number of features into pairs: it got an array whose "
             "last axis is not d, such as the (T, T) score matrix. RoPE turns the queries "
             "and the keys, each (T, d), before their dot product; the scores have no "
             "feature pairs to turn (your rope from 5.6 is not the problem)"
+        )
+    if a != b and rest_a == rest_b:
+        return (
+            f"an array of {a} rows met one of {b} in your rope, where the rows of q (or k) "
+            "meet the angles made from the positions you passed: they do not line up. rope "
+            "turns row t by the t-th position, so it needs one position per row of q: how "
+            "many entries does the positions array you build hold, and where does it start?"
         )
     return None
 
@@ -1479,6 +1671,45 @@ def _scores_scaled(outputs: Any, case: Case) -> str | None:
         "is the square root of the number of features of the inputs in hand: is yours a "
         "number written in, or does an operator bind before the square root is taken?"
     )
+
+
+def _scores_repeated(outputs: Any, case: Case) -> str | None:
+    """Forensics on the values: every row (or every column) of the scores one number
+    repeated, such as the score of query t with key t alone (the diagonal) spread along
+    its row; or that diagonal kept as a (T, 1) column."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    q, k = case.inputs["q"], case.inputs["k"]
+    want = _rope_scores(q, k)
+    T = want.shape[0]
+    if got.shape in ((T, 1), (1, T)) and np.allclose(got.ravel(), np.diagonal(want), atol=1e-8):
+        return (
+            f"your scores have shape {got.shape}, one per position: q'_t·k'_t/√d, the score "
+            "of query t with key t alone (the diagonal of the score matrix). The scores pair "
+            "every query with every key: a (T, T) matrix, entry (t, s) query t against key "
+            "s. Which product of the rotated (T, d) arrays gives every pair at once?"
+        )
+    if got.shape != want.shape or T < 2:
+        return None
+    for axis, line in ((1, "row"), (0, "column")):
+        first = got[:, :1] if axis == 1 else got[:1, :]
+        if not np.allclose(got, first, atol=1e-9):
+            continue
+        kept = first.ravel()
+        other = "key" if axis == 1 else "query"
+        if np.allclose(kept, np.diagonal(want), atol=1e-8):
+            what = (
+                f"{line} t holds q'_t·k'_t/√d, the score of query t with key t alone (the "
+                f"diagonal of the score matrix), copied along the {line}"
+            )
+        else:
+            what = f"{line} 0 holds {kept[0]:.4g} at every {other}"
+        return (
+            f"each {line} of your scores is one number repeated: {what}. The scores pair "
+            "every query with every key: entry (t, s) is query t against key s, so a "
+            f"{line} changes from {other} to {other}. Which product of the rotated (T, d) "
+            "arrays gives every pair at once?"
+        )
+    return None
 
 
 ROPE_SCORES = GRADERS.add(
@@ -1516,6 +1747,14 @@ ROPE_SCORES = GRADERS.add(
                 "how do you keep it together?",
                 lambda q, k: _rope_scores(q, k) * math.sqrt(q.shape[-1]) / (q.shape[-1] ** 1 / 2),
                 needs=r"\*\*\s*1\s*/\s*2",
+            ),
+            Mistake(
+                "your scores come out divided by d, not √d: your code scales by √d twice "
+                "(the rotated queries and the rotated keys each divided by √d, say), and the "
+                "two factors multiply in every dot product, 1/√d · 1/√d = 1/d. The scores "
+                "take the factor 1/√d once: where does yours come in a second time?",
+                _rope_scaled_twice,
+                needs=_SCALED_TWICE,
             ),
             Mistake(
                 "you forgot the scale: divide the scores by sqrt(d)",
@@ -1608,6 +1847,7 @@ ROPE_SCORES = GRADERS.add(
         ),
         error_hints=(
             ("could not broadcast", _scores_rotated_hint),
+            ("could not be broadcast", _scores_rotated_hint),
             (
                 "0-dimensional",
                 "`rope` got a single number where it indexes an array of positions: its "
@@ -1627,7 +1867,7 @@ ROPE_SCORES = GRADERS.add(
                 "input: q in return q_rot @ k_rot.T / np.sqrt(q.shape[-1]) -> k",
             )
         ),
-        properties=(Property(_scores_scaled),),
+        properties=(Property(_scores_scaled), Property(_scores_repeated)),
         atol=1e-8,
     )
 )
@@ -1776,13 +2016,55 @@ def _rows_taken_hint(said: str) -> str:
     )
 
 
+def _row_index_hint(said: str) -> str | None:
+    """torch's "index 16 is out of bounds for dimension 0 with size 16" on the case with
+    T = max_len: the table indexed at x's length (one row, past the last), not sliced."""
+    found = re.search(r"index (\d+) is out of bounds for dimension 0", said)
+    if not found or int(found[1]) != MAX_LEN:
+        return None
+    return (
+        f"x has T = max_len = {MAX_LEN} positions here, and your forward reads row {MAX_LEN} "
+        f"of the table, one past its last row ({MAX_LEN - 1}): an index such as [T] picks "
+        "one row (row T, on every position), where the T positions take rows 0 to T - 1, one "
+        "each. Which rows does your forward take from the table?"
+    )
+
+
+def _one_row_everywhere(outputs: Any, case: Case) -> str | None:
+    """Forensics on a layer's output: x plus one row of the table at every position (an
+    index such as ``[0]`` on the (T, D) slice), where position t takes row t."""
+    got = np.asarray(outputs["output"], dtype=np.float64)
+    x = case.inputs["x"].detach().double().numpy()
+    if got.shape != x.shape or x.shape[-2] < 2:
+        return None
+    added = got - x  # (B, T, D)
+    if not np.allclose(added, added[:, :1, :], atol=1e-4):
+        return None
+    table = sinusoidal_encoding(MAX_LEN, x.shape[-1])
+    rows = [r for r in range(MAX_LEN) if np.allclose(added[:, 0, :], table[r], atol=1e-4)]
+    if not rows:
+        return None
+    r, (batch, length) = rows[0], x.shape[:2]
+    return (
+        f"on x of shape {tuple(x.shape)}, every position got the same row of the table, "
+        f"row {r}: token t must get row t, so the T = {length} positions take rows 0 to "
+        f"T - 1, one each. An index such as [{r}] picks a single row of the table; "
+        "what does your forward add for this batch of "
+        f"{batch}, and does a (T, D) slice need any change to line up with a (B, T, D) x?"
+    )
+
+
 _LAYER_VALUES = Grader(
     name="positional_encoding",
     signature="PositionalEncoding(d_model, max_len)(x) with x: (B, T, D) -> (B, T, D)",
     reference=adapt(_run_layer, SinusoidalPositionalEncoding),
     cases=_layer_cases(),
     mistakes=_LAYER_MISTAKES,
-    error_hints=(("must match the size", lambda said: _rows_taken_hint(said)),),
+    error_hints=(
+        ("must match the size", lambda said: _rows_taken_hint(said)),
+        (f"out of bounds for dimension 0 with size {MAX_LEN}", lambda said: _row_index_hint(said)),
+    ),
+    properties=(Property(_one_row_everywhere),),
     hint="compare your output minus x with sinusoidal_encoding(T, D) on a random batch: "
     "which rows of the table does forward use, with which dtype, and how do they meet x, "
     "unchanged? The "
