@@ -1534,6 +1534,118 @@ def test_round_ten_diagnoses_do_not_name_what_the_learner_did_not_write():
     assert "their diagonal is not" in eye and "cos b +" not in eye and "·cos b" not in eye
 
 
+# The eleventh learner round (issue 28): the learner's own code for what got a fallback
+# hint, a misleading diagnosis or a pass.
+def r11_table_hard_coded_64(length, d_model):
+    ang = np.arange(length)[:, None] * 10000.0 ** (-np.arange(0, d_model, 2) / 64)
+    pe = np.zeros((length, d_model))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang[:, : d_model // 2])
+    return pe
+
+
+def _r11_offset(block):
+    def offset_matrix(k, d_model):
+        M = np.zeros((d_model, d_model))
+        for i in range(d_model // 2):
+            b = k * 10000.0 ** (-2 * i / d_model)
+            c, s = np.cos(b), np.sin(b)
+            M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = block(c, s)
+        return M
+
+    return offset_matrix
+
+
+r11_offset_minus_on_cosine = _r11_offset(lambda c, s: [[c, s], [s, -c]])
+r11_offset_rows_swapped = _r11_offset(lambda c, s: [[-s, c], [c, s]])
+
+
+def r11_gap_shuffled_twice(fn, x, perm):
+    return float(np.max(np.abs(fn(x[..., perm, :])[..., perm, :] - fn(x)[..., perm, :])))
+
+
+def r11_rope_backwards(x, positions):  # the learner's 5.6 answer, rotating by -θ
+    d = x.shape[-1]
+    w = 10000.0 ** (-np.arange(0, d, 2) / d)
+    th = np.asarray(positions)[:, None] * w
+    c, s = np.cos(th), np.sin(th)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = a * c + b * s
+    out[..., 1::2] = -a * s + b * c
+    return out
+
+
+def r11_scores_backwards_rope(q, k):
+    pos = np.arange(q.shape[0])
+    return r11_rope_backwards(q, pos) @ r11_rope_backwards(k, pos).T / np.sqrt(q.shape[-1])
+
+
+def r11_scores_positions_down(q, k):
+    pos = np.arange(len(q) - 1, -1, -1)
+    return apply_rope(q, pos) @ apply_rope(k, pos).T / np.sqrt(q.shape[-1])
+
+
+class R11FeaturesSliced(nn.Module):
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(max_len, d_model)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[:, : x.shape[1]].to(x.dtype)
+
+
+class R11Float32Table(nn.Module):
+    def __init__(self, d_model: int, max_len: int) -> None:
+        super().__init__()
+        table = torch.tensor(sinusoidal_encoding(max_len, d_model), dtype=torch.float32)
+        self.register_buffer("pe", table)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[: x.shape[1]].to(x.dtype)
+
+
+ROUND_ELEVEN = [
+    ("sinusoidal_encoding", "round 11: a 64 written into the exponent", r11_table_hard_coded_64,
+     "divide by 64 whatever"),
+    ("offset_matrix", "round 11: [[c, s], [s, -c]]", r11_offset_minus_on_cosine,
+     "the second is not"),
+    ("offset_matrix", "round 11: the block's rows swapped", r11_offset_rows_swapped,
+     "trade places"),
+    ("self_dot", "round 11: 31", 31, "one short"),
+    ("permutation_gap", "round 11: fn(x[perm]) shuffled again", r11_gap_shuffled_twice,
+     "a second time"),
+    ("rope_scores", "round 11: a rope that turns by -θ", r11_scores_backwards_rope,
+     "by -θ instead of +θ"),
+    ("rope_scores", "round 11: positions from T - 1 down", r11_scores_positions_down,
+     "count down"),
+    ("positional_encoding", "round 11: pe[:, :T] cuts the features", R11FeaturesSliced,
+     "x has 8 features"),
+    ("positional_encoding", "round 11: a float32 table for a float64 x", R11Float32Table,
+     "float32-accurate"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("exercise", "what", "answer", "words"), ROUND_ELEVEN, ids=[w for _, w, _, _ in ROUND_ELEVEN]
+)
+def test_round_eleven_is_specific(exercise, what, answer, words):
+    """Every answer of the eleventh round gets a diagnosis that names its mistake."""
+    kind, result = classify(CHECKS[exercise], answer, words)
+    assert kind == "specific", f"{what}: {kind}\n{result.text}"
+
+
+def test_round_eleven_diagnoses_do_not_blame_what_the_learner_got_right():
+    """The backwards rope is not told its positions count down; the features sliced are
+    not told x has 8 positions; 31 is not told it is an estimate; the gap shuffled twice
+    is not told it left fn(x) unshuffled, alone."""
+    assert "count down" not in check_rope_scores(r11_scores_backwards_rope).diagnosis
+    sliced = check_positional_encoding(R11FeaturesSliced).diagnosis
+    assert "8 positions" not in sliced and "5 columns" in sliced
+    assert "estimate" not in check_self_dot(31).diagnosis
+    assert "a second time" in check_permutation_gap(gap_not_shuffled_after).diagnosis
+
+
 # The sixth learner round (issue 28): a fallback hint, a misleading diagnosis, or (a buffer
 # not named as the statement says) a pass before.
 ROUND_SIX = [
@@ -1630,7 +1742,7 @@ CORPUS = [
     ("permutation_gap", "one gap per token", gap_per_token, "one number"),
     ("permutation_gap", "the inverse permutation", gap_inverse, "argsort"),
     ("permutation_gap", "signed", gap_signed, "absolute"),
-    ("permutation_gap", "output not shuffled", gap_not_shuffled_after, "reorder fn(x)"),
+    ("permutation_gap", "output not shuffled", gap_not_shuffled_after, "fn(x) was left unshuffled"),
     ("rope", "second line reuses the rotated column", rope_reuses_column, "rotated"),
     ("rope", "writes into x", rope_in_place, "in place"),
     ("rope", "a frequency per feature", rope_every_feature, "broadcast"),
@@ -1666,6 +1778,7 @@ CORPUS = [
     *ROUND_EIGHT_GENERIC,
     *ROUND_NINE,
     *ROUND_TEN,
+    *ROUND_ELEVEN,
 ]  # fmt: skip
 
 CORRECT = [

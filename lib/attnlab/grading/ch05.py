@@ -280,6 +280,18 @@ SINUSOIDAL = GRADERS.add(
                     length, d_model, lambda j: 10000.0 ** (-2 * (j - j % 2) / d_model)
                 ),
             ),
+            *(
+                Mistake(
+                    f"only D = {size} is right: your frequencies divide by {size} whatever "
+                    f"D is (a {size} written into your exponent?), so on a smaller D the "
+                    "pairs turn far too fast and on a larger one too slowly; the exponent "
+                    "2i/D uses d_model",
+                    lambda length, d_model, size=size: _table(
+                        length, d_model, lambda j: 10000.0 ** (-(j - j % 2) / size)
+                    ),
+                )
+                for size in (16, 32, 64, 128, 256, 512)
+            ),
             Mistake(
                 "only odd D fails, in the last feature: with an odd D the last feature (an "
                 "even index, D - 1) is a sine too, so there is one more sine than cosine",
@@ -527,6 +539,40 @@ def _stacked_blocks(outputs: Any, case: Case) -> str | None:
     )
 
 
+def _block_rows(got: np.ndarray, want: np.ndarray, d_model: int) -> str | None:
+    """Blocks whose two rows trade places, or whose one row is right in every block and the
+    other not: row 2i of a block makes the new sine, row 2i + 1 the new cosine."""
+    pairs = range(d_model // 2)
+    got_b = [got[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] for i in pairs]
+    want_b = [want[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] for i in pairs]
+    if not got_b:
+        return None
+    if all(np.allclose(g, w[::-1], atol=1e-8) for g, w in zip(got_b, want_b, strict=True)):
+        return (
+            "the two rows of each of your blocks trade places: the first row of a block "
+            "makes the new sine, sin(a + b), feature 2i of PE[p + k], and the second row "
+            "the new cosine. Expand sin(a + b) into a term in sin a and a term in cos a: "
+            "those two factors are the block's first row, in that order"
+        )
+    for right, wrong, made, other in ((0, 1, "sine", "cos(a + b)"), (1, 0, "cosine", "sin(a + b)")):
+        if all(
+            np.allclose(g[right], w[right], atol=1e-8) for g, w in zip(got_b, want_b, strict=True)
+        ):
+            if any(
+                not np.allclose(g[wrong], w[wrong], atol=1e-8)
+                for g, w in zip(got_b, want_b, strict=True)
+            ):
+                which = ("first", "second")
+                return (
+                    f"the {which[right]} row of each block (the new {made}) is right, the "
+                    f"{which[wrong]} is not: expand {other} into a term in sin a and a term "
+                    "in cos a, and read off each factor with its sign. Column 2i of a block "
+                    "multiplies sin a and column 2i + 1 multiplies cos a: which factor did "
+                    "you put where, and with which sign?"
+                )
+    return None
+
+
 def _block_entries(outputs: Any, case: Case) -> str | None:
     """Forensics on the 2 x 2 blocks of a block-diagonal answer: their diagonal right and
     the rest not (or the other way round), or rotations by the wrong angles (one angle for
@@ -557,6 +603,9 @@ def _block_entries(outputs: Any, case: Case) -> str | None:
             "not: expand sin(a + b) and cos(a + b) and read off the factor of cos a in the "
             "first and of sin a in the second"
         )
+    rows = _block_rows(got, want, d_model)
+    if rows is not None:
+        return rows
     angles, expected = [], []
     for i in range(d_model // 2):
         block = got[2 * i : 2 * i + 2, 2 * i : 2 * i + 2]
@@ -860,6 +909,18 @@ SELF_DOT = GRADERS.add(
                 "their two squares add up to, at any angle?",
             ),
             (
+                31.0,
+                "one short: each (sin, cos) pair adds exactly sin² + cos² = 1, so the sum is "
+                "the number of pairs. Count them again: the pair number i starts at 0 (pair "
+                "0 counts too); how many values does i take for D = 64?",
+            ),
+            (
+                33.0,
+                "one too many: each (sin, cos) pair adds exactly sin² + cos² = 1, so the sum "
+                "is the number of pairs. Count them again: the pair number i starts at 0; "
+                "how many values does i take for D = 64?",
+            ),
+            (
                 math.sqrt(32),
                 "that is the vector's length |PE(5)|, a square root; its dot product with "
                 "itself is the squared length",
@@ -868,9 +929,9 @@ SELF_DOT = GRADERS.add(
         hint="write PE(5)·PE(5) as a sum over the 64 features and group its terms by "
         "(sin, cos) pair: what does one pair add, whatever its angle?",
         near=0.1,
-        near_hint="close, but this is not an estimate: the sum is exact, a whole number, "
-        "the same at every position. Group the 64 terms by (sin, cos) pair: which identity "
-        "gives each pair's share exactly?",
+        near_hint="close, but not it: the sum is exact (a whole number) and the same at "
+        "every position. Group the 64 terms by (sin, cos) pair: how many pairs are there, "
+        "and which identity gives each pair's share exactly?",
     )
 )
 
@@ -1013,8 +1074,13 @@ PERMUTATION = GRADERS.add(
         cases=_gap_cases(),
         mistakes=(
             Mistake(
-                "you compared fn(x[perm]) with fn(x) unshuffled: an equivariant function "
-                "moves its outputs along with its inputs, so reorder fn(x) by perm as well",
+                # On an equivariant fn the same numbers come from fn(x[perm]) shuffled a
+                # second time against fn(x)[perm]: name the imbalance, not one side.
+                "your two sides are one shuffle apart: either fn(x) was left unshuffled, or "
+                "fn(x[perm]), whose rows already come out in the shuffled order, was "
+                "reordered by perm a second time. Each side "
+                "is shuffled exactly once: the input before fn on one side, the output of "
+                "fn(x) on the other. Count the perm on each side of your difference",
                 lambda fn, x, perm: float(np.max(np.abs(fn(x[..., perm, :]) - fn(x)))),
             ),
             Mistake(
@@ -1607,6 +1673,20 @@ def _scores_cases() -> tuple[Case, ...]:
 
 
 _ROOT = r"(?:sqrt|\*\*\s*\(?\s*(?:0?\.5|1\s*/\s*2))"
+
+
+def _rope_reversed(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Positions counting down; the same scores as a rope that turns by -θ."""
+    return _rope_at(q, k, np.arange(len(q))[::-1], np.arange(len(k))[::-1])
+
+
+_COUNTS_DOWN = (
+    r"\[\s*::\s*-\s*1\s*\]|\bflip|\breversed\(|,\s*-\s*1\s*,\s*-\s*1\s*\)"
+    r"|-\s*1\s*-\s*(np\.)?arange|-\s*(np\.)?arange|\bT\s*-\s*1\s*-"
+)
+"""Code whose positions visibly count down: [::-1], flip, reversed, a range with step -1."""
+
+
 _SCALED_TWICE = (
     rf"{_ROOT}[\s\S]*{_ROOT}"  # two square roots
     r"|/\s*(?P<by>[A-Za-z_][\w.]*)(?![\w.(\[])[\s\S]*/\s*(?P=by)(?![\w.(\[])"
@@ -1771,7 +1851,17 @@ ROPE_SCORES = GRADERS.add(
             Mistake(
                 "your positions count down: row t is turned by position T - 1 - t, so every "
                 "offset comes out negated. Row t is at position t, counting up from 0",
-                lambda q, k: _rope_at(q, k, np.arange(len(q))[::-1], np.arange(len(k))[::-1]),
+                _rope_reversed,
+                needs=_COUNTS_DOWN,
+            ),
+            Mistake(
+                # The same scores as positions counting down (every offset negated), from
+                # code whose positions show no reversal: a rope turning by -θ.
+                "every offset comes out negated, and your positions show no reversal: the rope you call turns each pair the "
+                "wrong way, by -θ instead of +θ (the signs of its two sine terms swapped), "
+                "which negates every offset the same way. Run check_rope on your rope from "
+                "5.6 first: which way does the chapter turn a pair at position t?",
+                _rope_reversed,
             ),
             *(
                 Mistake(
@@ -1992,6 +2082,18 @@ def _rows_taken_hint(said: str) -> str:
     (10) at non-singleton dimension 1": a number of rows that is neither x's T nor the
     table's max_len is a fixed number typed into the slice."""
     found = re.search(r"tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", said)
+    axis = re.search(r"non-singleton dimension (-?\d+)", said)
+    if found and axis and int(axis[1]) in (2, -1):
+        # the last axis of a (B, T, D) sum: x's features against the table's columns
+        a, b = int(found[1]), int(found[2])
+        if b != MAX_LEN:
+            return (
+                f"x has {a} features (its last axis), and the rows you added have {b} "
+                "columns: the table's columns are its features, and yours were cut. A "
+                "slice on the table's second axis keeps some columns of every one of its "
+                f"max_len = {MAX_LEN} rows; which axis of the table holds the positions, "
+                "and which one did you slice to x's length?"
+            )
     if found:
         a, b = int(found[1]), int(found[2])
         if b == MAX_LEN and a != MAX_LEN:
@@ -2168,6 +2270,34 @@ def _off_device(cls: type) -> Finding | None:
     return None
 
 
+def _float64_precision(layer: torch.nn.Module) -> Finding | None:
+    """A float64 x whose positions come back only float32-accurate: the table was rounded
+    to float32 (or built in float32) before forward converts it to x's dtype. The value
+    cases' relative tolerance cannot see errors near 1e-8, so this is measured here."""
+    try:
+        out = layer(torch.zeros(1, 3, 4, dtype=torch.float64))
+    except NotImplementedError:
+        raise
+    except Exception:
+        return None  # reported, with its case, by the value checks
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float64 or out.shape != (1, 3, 4):
+        return None
+    error = float((out[0].detach() - torch.from_numpy(sinusoidal_encoding(3, 4))).abs().max())
+    if not 1e-12 < error < 1e-5:
+        return None  # exact to float64, or wrong for another reason the value cases name
+    stored = sorted({str(b.dtype).removeprefix("torch.") for b in layer.buffers() if b is not None})
+    kept = f" (your buffer is {', '.join(stored)})" if stored else ""
+    return Finding(
+        WRONG_VALUES,
+        "for a float64 x the positions you add are only float32-accurate: out - x differs "
+        f"from the table by up to {error:.1e}, float32 rounding{kept}",
+        "your table is float32: converting its rows to float64 in forward cannot bring back "
+        "the digits already rounded away. The output must keep the input's precision: "
+        "build and store the table in float64, and convert the rows you add to x's dtype "
+        "in forward",
+    )
+
+
 def _inspect_layer(cls: type) -> Finding | None:
     """Build the layer and run it once; its table must be a buffer, not a parameter."""
     try:
@@ -2228,6 +2358,9 @@ def _inspect_layer(cls: type) -> Finding | None:
             "convert the rows of the table you add to the input's dtype in forward, "
             "instead of fixing the table's dtype once",
         )
+    found = _float64_precision(layer)
+    if found is not None:
+        return found
     if any(p.requires_grad for p in layer.parameters()):
         return Finding(
             WRONG_TYPE,
