@@ -156,8 +156,9 @@ class LayerNumpyBuffer(nn.Module):
         return x + self.pe[: x.shape[1]].to(x.dtype)
 
 
-class LayerTorchFloat32(nn.Module):
-    """Builds the table in torch, in float32 (as many tutorials do), and adds it in x's dtype."""
+class LayerTorchTable(nn.Module):
+    """Builds the table in torch, keeps it in float64, and adds it in x's dtype (a float32
+    table, as many tutorials build it, loses a float64 x's precision: not a right answer)."""
 
     def __init__(self, d_model, max_len):
         super().__init__()
@@ -165,7 +166,7 @@ class LayerTorchFloat32(nn.Module):
         j = torch.arange(d_model)
         angles = pos * torch.exp(-math.log(10000.0) * (j - j % 2) / d_model)
         pe = torch.where(j % 2 == 0, torch.sin(angles), torch.cos(angles))
-        self.register_buffer("pe", pe.float().unsqueeze(0), persistent=False)  # (1, L, D)
+        self.register_buffer("pe", pe.unsqueeze(0), persistent=False)  # (1, L, D)
 
     def forward(self, x):
         return x + self.pe[:, : x.size(1)].to(x.dtype)
@@ -193,7 +194,7 @@ CORRECT = {
     "rope_scores": (check_rope_scores, [scores_with_lib, scores_relative]),
     "positional_encoding": (
         check_positional_encoding,
-        [attnlab.SinusoidalPositionalEncoding, LayerNumpyBuffer, LayerTorchFloat32],
+        [attnlab.SinusoidalPositionalEncoding, LayerNumpyBuffer, LayerTorchTable],
     ),
 }
 

@@ -1680,6 +1680,13 @@ def _rope_reversed(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     return _rope_at(q, k, np.arange(len(q))[::-1], np.arange(len(k))[::-1])
 
 
+def _rope_backwards(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """A rope that turns each pair by -θ, positions 0 .. T - 1: every offset negated."""
+    pos = np.arange(len(q))
+    rq, rk = _rope_pairs(q, pos, sign=-1.0), _rope_pairs(k, pos, sign=-1.0)
+    return rq @ rk.T / math.sqrt(q.shape[-1])
+
+
 _COUNTS_DOWN = (
     r"\[\s*::\s*-\s*1\s*\]|\bflip|\breversed\(|,\s*-\s*1\s*,\s*-\s*1\s*\)"
     r"|-\s*1\s*-\s*(np\.)?arange|-\s*(np\.)?arange|\bT\s*-\s*1\s*-"
@@ -1861,7 +1868,7 @@ ROPE_SCORES = GRADERS.add(
                 "wrong way, by -θ instead of +θ (the signs of its two sine terms swapped), "
                 "which negates every offset the same way. Run check_rope on your rope from "
                 "5.6 first: which way does the chapter turn a pair at position t?",
-                _rope_reversed,
+                _rope_backwards,
             ),
             *(
                 Mistake(
@@ -2285,8 +2292,9 @@ def _float64_precision(layer: torch.nn.Module) -> Finding | None:
     error = float((out[0].detach() - torch.from_numpy(sinusoidal_encoding(3, 4))).abs().max())
     if not 1e-12 < error < 1e-5:
         return None  # exact to float64, or wrong for another reason the value cases name
-    stored = sorted({str(b.dtype).removeprefix("torch.") for b in layer.buffers() if b is not None})
-    kept = f" (your buffer is {', '.join(stored)})" if stored else ""
+    if not any(b is not None and b.dtype == torch.float32 for b in layer.buffers()):
+        return None  # a float64 table computed partly in float32: no table to name
+    kept = " (your buffer is float32)"
     return Finding(
         WRONG_VALUES,
         "for a float64 x the positions you add are only float32-accurate: out - x differs "
