@@ -1071,6 +1071,66 @@ ROUND_11 = [
 ]  # fmt: skip
 
 
+def r12_soft_relative_fill(scores, mask):
+    mask = np.broadcast_to(mask, scores.shape)
+    s = np.where(mask, scores, scores.min(axis=-1, keepdims=True) - 20)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    return np.where(mask.any(axis=-1, keepdims=True), w, 0.0)
+
+
+def r12_soft_masked_array(scores, mask):
+    mask = np.broadcast_to(mask, scores.shape)
+    s = np.ma.masked_array(scores, mask=~mask)
+    e = np.ma.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def r12_causal_special_case(T):
+    m = np.zeros((T, T), dtype=bool)
+    for i in range(T):
+        for j in range(T):
+            m[i, j] = j < i + 0 or (i == 0 and j == 0)
+    return m
+
+
+def r12_pad_query_and_key(lengths, max_len):
+    k = np.arange(max_len)[None, :] < lengths[:, None]
+    return k[:, :, None] & k[:, None, :]
+
+
+def r12_kpm_times_minus_inf(mask):
+    return (~mask[:, 0]).float() * float("-inf")
+
+
+def r12_hf_first_sequence(attention_mask):
+    return attention_mask[0].bool()[None, None, :]
+
+
+def r12_hf_query_and_key(attention_mask):
+    m = attention_mask.bool()
+    return m[:, None, :] & m[:, :, None]
+
+
+def r12_future_one_indexed(attend, x, t):
+    x2 = x.copy()
+    x2[t:] = 0
+    return float(np.abs(attend(x2)[:t] - attend(x)[:t]).max())
+
+
+# The twelfth learner round (issue 28): one accepted, three misleading, four generic.
+ROUND_12 = [
+    ("masked_softmax", "round 12: a fill of the row's min - 20", r12_soft_relative_fill, "not exactly 0"),
+    ("masked_softmax", "round 12: a NumPy masked array", r12_soft_masked_array, "masked array"),
+    ("causal_mask", "round 12: a diagonal True at (0, 0) only", r12_causal_special_case, "special case"),
+    ("padding_mask", "round 12: queries masked too", r12_pad_query_and_key, "query-by-key mask"),
+    ("to_key_padding_mask", "round 12: 0/1 times -inf", r12_kpm_times_minus_inf, "0 × (-inf) is NaN"),
+    ("from_hf_attention_mask", "round 12: attention_mask[0]", r12_hf_first_sequence, "first sequence only"),
+    ("from_hf_attention_mask", "round 12: queries masked too", r12_hf_query_and_key, "one row per query"),
+    ("future_change", "round 12: t counted from 1", r12_future_one_indexed, "counted from 1"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -1209,6 +1269,7 @@ CORPUS = [
     *ROUND_9,
     *ROUND_10,
     *ROUND_11,
+    *ROUND_12,
 ]  # fmt: skip
 
 CORRECT = [

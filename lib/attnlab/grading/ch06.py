@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.masking import causal_mask, padding_mask
 from ..mechanism.similarity import softmax
+from .forensics import call_quietly
 from .modules import adapt, check_function
 from .pipeline import Grader
 from .questions import Question
@@ -57,6 +58,14 @@ def _rng() -> np.random.Generator:
 
 # --- causal_mask ----------------------------------------------------------------------------
 
+
+def _first_only(T: int) -> np.ndarray:
+    """A (T, T) mask True at (0, 0) only (the special case that hides 6.1's off-by-one)."""
+    first = np.zeros((T, T), dtype=bool)
+    first[0, 0] = True
+    return first
+
+
 CAUSAL_MASK = GRADERS.add(
     Grader(
         name="causal_mask",
@@ -76,6 +85,12 @@ CAUSAL_MASK = GRADERS.add(
                 "Query i sees keys 0 .. i inclusive: which diagonal offset keeps the main "
                 "diagonal?",
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
+            ),
+            Mistake(
+                "off by one, hidden by a special case: your diagonal is False from row 1 on, "
+                "True only at (0, 0). Every query sees its own token, not only the first: "
+                "key i is visible to query i for every i, with no exception for row 0",
+                lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1) | _first_only(T),
             ),
             Mistake(
                 "off by one: query i also sees key i + 1, the next token (the answer it must "
@@ -166,6 +181,16 @@ PADDING_MASK = GRADERS.add(
                 "positions 0 .. n - 1, n of them: compare the positions with the length "
                 "itself",
                 lambda lengths, max_len: _positions_below(lengths - 1, max_len)[:, None, :],
+            ),
+            Mistake(
+                "you built a (B, max_len, max_len) query-by-key mask, the padded queries "
+                "hidden too: a padding mask hides keys only, (B, 1, max_len), and its axis of "
+                "size 1 broadcasts over every query (a padded query keeps its keys; its "
+                "output is ignored later)",
+                lambda lengths, max_len: (
+                    _positions_below(lengths, max_len)[:, :, None]
+                    & _positions_below(lengths, max_len)[:, None, :]
+                ),
             ),
             Mistake(
                 "your real positions run 1 .. length: position 0 is marked as padding and "
@@ -735,7 +760,40 @@ def check_masked_softmax(fn: Callable[..., Any]) -> CheckResult:
 
     Taught in: chapters/06_masking.ipynb (exercise in exercises/06_masking.ipynb)
     """
-    return MASKED_SOFTMAX.check(fn)
+    result = MASKED_SOFTMAX.check(fn)
+    if not result.passed:
+        return result
+    leak = _leak_below_tolerance(fn)
+    return result if leak is None else record(leak)
+
+
+def _leak_below_tolerance(fn: Callable[..., Any]) -> CheckResult | None:
+    """A masked weight that is small but not 0 (a finite fill of -50, or of the row's min
+    minus 20): within the values' tolerance, but the statement asks for exactly 0."""
+    for case in MASKED_SOFTMAX.cases:
+        try:
+            returned, _ = call_quietly(fn, case)
+            w = np.asarray(returned, dtype=float)
+            mask = np.broadcast_to(np.asarray(case.inputs["mask"]), w.shape)
+        except Exception:
+            return None  # the check that passed ran the same code: nothing to add
+        leaked = ~mask & (w != 0)
+        if leaked.any():
+            where = _index(np.argwhere(leaked)[0])
+            largest = float(np.abs(w[leaked]).max())
+            return CheckResult(
+                name="masked_softmax",
+                status=WRONG_VALUES,
+                passed=False,
+                message=f"a masked key gets weight {float(w[where]):.2g}, not exactly 0, at "
+                f"index {where} on case {case.describe()}",
+                diagnosis=f"your masked keys keep a little weight (up to {largest:.2g}): a "
+                "finite fill only makes a masked key's exponential small, never 0, and the "
+                "statement asks for exactly 0, whatever the scores. Only -inf (or setting "
+                "the masked weights to 0 afterwards) gives exact zeros",
+                diagnosed=True,
+            )
+    return None
 
 
 # --- conventions: graded by PyTorch itself -------------------------------------------------
@@ -827,6 +885,7 @@ def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, A
     B, S = mask.shape[0], mask.shape[-1]  # before the call, as in _run_hf
     real = mask[:, 0, :].clone()
     converted = fn(mask)
+    _refuse_nan_mask(converted)
     if isinstance(converted, torch.Tensor) and converted.is_floating_point():
         values = converted.detach()
         finite = torch.isfinite(values) & (values < 0)
@@ -852,6 +911,24 @@ def _run_key_padding(fn: Callable[..., Any], mask: torch.Tensor) -> tuple[Any, A
         return weights, out  # (B, H, T, S), (B, T, D)
 
     return _in_torch("nn.MultiheadAttention", converted, attend)
+
+
+def _refuse_nan_mask(converted: Any) -> None:
+    """A float mask holding NaN (0 × -inf, a 0/1 mask multiplied by -inf): said as such,
+    before the NaN it gives the weights is read as a mask the wrong way round."""
+    if not isinstance(converted, torch.Tensor) or not converted.is_floating_point():
+        return
+    nan = torch.isnan(converted.detach())
+    if bool(nan.any()):
+        raise AnswerProblem(
+            WRONG_VALUES,
+            f"returned a float mask with NaN in {int(nan.sum())} of its "
+            f"{converted.numel()} entries,",
+            "0 × (-inf) is NaN, not 0: multiplying a 0/1 mask by -inf puts NaN wherever it "
+            "held 0, and a NaN added to a score makes that row's weights NaN. Put -inf on "
+            "the hidden keys and 0 elsewhere without multiplying by -inf (a selection "
+            "between the two values), or return booleans",
+        )
 
 
 _PENALTY_ON_REAL = (
@@ -1155,6 +1232,7 @@ def _run_hf(
     self-attention, or ``T`` queries attending to the batch's keys (cross-attention)."""
     B, S = attention_mask.shape  # before the call: an in-place edit is the learner's to hear
     converted = fn(attention_mask)
+    _refuse_nan_mask(converted)
     if _additive(converted):
         raise AnswerProblem(
             WRONG_TYPE,
@@ -1219,7 +1297,9 @@ def _hf_shape_hint(message: str) -> str | None:
     sizes = re.search(
         r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message
     )
-    if sizes is not None and shape:
+    axis = re.search(r"at non-singleton dimension (\d+)", message)
+    last = axis is None or int(axis[1]) == len(shape) - 1  # the keys' axis disagrees
+    if sizes is not None and shape and last:
         keys, yours = int(sizes[1]), int(sizes[2])
         if shape[-1] == yours and yours > keys and yours % keys == 0:
             return (
@@ -1321,6 +1401,12 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                         -1, attention_mask.shape[-1], -1
                     )
                 ),
+            ),
+            Mistake(
+                "your mask has a batch of 1 for a batch of B sequences: indexing [0] kept the "
+                "first sequence only, and PyTorch broadcast its padding to every sequence. "
+                "Keep the batch axis, one row of keys per sequence",
+                _hf(lambda attention_mask: (attention_mask[0] == 1)[None, None, :]),
             ),
             Mistake(
                 "for a batch of one, a bare `squeeze()` drops the batch axis too: one "
@@ -1523,6 +1609,15 @@ FUTURE_CHANGE = GRADERS.add(
                     needs=r"abs\([\s\S]*?[)\]]\s*-\s*(?:np\.|torch\.)?abs\(",
                 )
                 for sign in (1.0, -1.0)
+            ),
+            Mistake(
+                "you read t as counted from 1: your test zeroes token t itself and compares "
+                "the outputs before t only. Positions count from 0 here: token t is the "
+                "present (it stays), the future starts at t + 1, and output t is one of "
+                "those that must not move",
+                lambda attend, x, t: float(
+                    np.max(np.abs(attend(_zeroed(x, start=t)) - attend(x))[:t], initial=0.0)
+                ),
             ),
             Mistake(
                 "your test runs backwards in time: it edits the tokens before t and compares "

@@ -737,6 +737,16 @@ class Grader:
                 "returned None" + (f" instead of ({names})" if n > 1 else ""),
                 (_none_returned(fn, {**run.case.inputs, **run.case.options})),
             )
+        if isinstance(value, np.ma.MaskedArray):
+            # np.asarray reads its hidden entries' data: the values shown would be those
+            return (
+                (),
+                "returned a NumPy masked array (np.ma)",
+                "a masked array keeps the data of its hidden entries (np.asarray and every "
+                "function outside np.ma still see them): what your code computed is not "
+                "what it returns there. Return a plain array, with the hidden entries given "
+                "the value they must have",
+            )
         if n > 1:
             return_all = f"return {'both' if n == 2 else f'all {n}'}: `return {names}`"
             if not isinstance(value, (tuple, list)):
