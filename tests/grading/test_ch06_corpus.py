@@ -1131,6 +1131,27 @@ ROUND_12 = [
 ]  # fmt: skip
 
 
+def r13_pad_array_slice(lengths, max_len):
+    m = np.ones((len(lengths), 1, max_len), dtype=bool)
+    m[:, 0, lengths:] = False
+    return m
+
+
+# The thirteenth learner round (issue 28): five accepted, one misleading, one crash, one
+# false rejection (an array of the four equal weights), two generic.
+ROUND_13 = [
+    ("from_hf_attention_mask", "round 13: 1 and -inf", lambda am: am[:, None, :].float().masked_fill(am[:, None, :] == 0, float("-inf")), "your -inf hide the padding"),
+    ("from_hf_attention_mask", "round 13: 1 and -1e9", lambda am: am[:, None, :].float().masked_fill(am[:, None, :] == 0, -1e9), "only -inf hides a key"),
+    ("from_hf_attention_mask", "round 13: float() - 1", lambda am: (am.float() - 1)[:, None, :], "a -1 hides nothing"),
+    ("fill_leak", "round 13: 0.49", 0.49, "exact numbers"),
+    ("fill_leak", "round 13: 0.51", 0.51, "exact numbers"),
+    ("fill_leak", "round 13: 0.45", 0.45, "exact numbers"),
+    ("blind_row", "round 13: 0.24", 0.24, "exact, not an estimate"),
+    ("blind_row", "round 13: 1, no division", 1.0, "before the division"),
+    ("padding_mask", "round 13: lengths as a slice bound", r13_pad_array_slice, "needs one integer"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -1270,6 +1291,7 @@ CORPUS = [
     *ROUND_10,
     *ROUND_11,
     *ROUND_12,
+    *ROUND_13,
 ]  # fmt: skip
 
 CORRECT = [
@@ -1297,6 +1319,7 @@ CORRECT = [
     ("from_hf_attention_mask", "view", lambda am: am.bool().view(am.shape[0], 1, am.shape[1])),
     ("future_change", "np.max without float()", future_right_numpy_max),
     ("blind_row", "round 4: the weight of each of the four keys", [0.25, 0.25, 0.25, 0.25]),
+    ("blind_row", "round 13: np.full(4, 0.25)", np.full(4, 0.25)),
     (
         "to_key_padding_mask",
         "round 4: logical_not of [:, 0]",

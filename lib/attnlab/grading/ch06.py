@@ -1225,6 +1225,48 @@ def _additive_hf_text(converted: torch.Tensor, attention_mask: torch.Tensor) -> 
     )
 
 
+def _float_hf_text(converted: torch.Tensor, attention_mask: torch.Tensor) -> str:
+    """The diagnosis of a float answer to 6.5 other than 0 / -inf: what its values do."""
+    values = converted.detach()
+    booleans = "return booleans, True where attention_mask is 1"
+    try:
+        real = torch.broadcast_to((attention_mask == 1)[:, None, :], values.shape)
+    except RuntimeError:
+        real = None
+    if real is not None and bool(((values == 0) | (values == 1)).all()):
+        if bool(((values == 1) == real).all()):
+            return (
+                "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
+                "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
+                f"attend, so {booleans}"
+            )
+    negative = values < 0
+    if real is not None and bool(negative.any()) and bool((negative == real).all()):
+        return (
+            "your float mask hides the real tokens: a float mask is ADDED to the scores, and "
+            "yours puts its negative numbers on the 1s (the real tokens) and 0 on the "
+            f"padding, the wrong way round; {booleans}"
+        )
+    shown = ", ".join(f"{float(v):g}" for v in torch.unique(values)[:4])
+    ours = (
+        "it is not our mask: the course's masks are boolean, True = may attend (al."
+        f"combine_masks and the chapter's functions take no other). {booleans[0].upper()}"
+        f"{booleans[1:]}"
+    )
+    hidden = values == float("-inf")
+    if real is not None and bool(hidden.any()) and bool((hidden == ~real).all()):
+        others = ", ".join(f"{float(v):g}" for v in torch.unique(values[~hidden])[:4])
+        return (
+            "a float mask is ADDED to the scores: your -inf hide the padding, and your "
+            f"other values shift the real tokens' scores ({others}); {ours}"
+        )
+    return (
+        f"a float mask is ADDED to the scores: yours shifts them by {shown} instead of "
+        "hiding keys: only -inf hides a key entirely (a -1 hides nothing, and a finite "
+        f"penalty leaks against a large enough score); {ours}"
+    )
+
+
 def _run_hf(
     fn: Callable[..., Any], attention_mask: torch.Tensor, T: int | None = None
 ) -> tuple[Any, Any]:
@@ -1239,6 +1281,12 @@ def _run_hf(
             f"returned a {converted.dtype} mask of 0 and -inf where the exercise asks for a "
             "boolean tensor,",
             _additive_hf_text(converted, attention_mask),
+        )
+    if isinstance(converted, torch.Tensor) and converted.is_floating_point():
+        raise AnswerProblem(
+            WRONG_TYPE,
+            f"returned a {converted.dtype} mask where the exercise asks for a boolean tensor,",
+            _float_hf_text(converted, attention_mask),
         )
     q, k, v = _qkv(B, S, T)
     eye = torch.eye(S).expand(B, S, S)
@@ -1346,13 +1394,6 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
         cases=_hf_cases(),
         mistakes=(
             Mistake(
-                "your float mask hides the real tokens: a float mask is ADDED to the scores, "
-                "and attention_mask * -1e9 puts -1e9 on the 1s (the real tokens) and 0 on the "
-                "padding, the wrong way round; return booleans instead, True where "
-                "attention_mask is 1",
-                _hf(lambda attention_mask: (attention_mask.float() * -1e9)[:, None, :]),
-            ),
-            Mistake(
                 "the mask is inverted: in Hugging Face's attention_mask, 1 marks a real token "
                 "(attend) and 0 the padding; True must mark the 1s, not the 0s",
                 _hf(lambda attention_mask: (attention_mask == 0)[:, None, :]),
@@ -1370,12 +1411,6 @@ FROM_HF_ATTENTION_MASK = GRADERS.add(
                 "booleans first, and ask whether the two conventions need a flip at all (what "
                 "does 1 mean in each?)",
                 _hf(lambda attention_mask: (~attention_mask)[:, None, :].bool()),
-            ),
-            Mistake(
-                "a float mask is ADDED to the scores: 1 for a real token and 0 for padding "
-                "hides nothing; F.scaled_dot_product_attention reads a bool mask as True = "
-                "attend, so return booleans, True where attention_mask is 1",
-                _hf(lambda attention_mask: attention_mask[:, None, :].float()),
             ),
             Mistake(
                 "you added a causal triangle: query i sees only keys 0 .. i. Hugging Face's "
@@ -1907,7 +1942,12 @@ FILL_LEAK = GRADERS.add(
     Question(
         name="fill_leak",
         answer=0.5,
-        atol=0.02,
+        # exact: the two scores tie, and 0.49 or 0.51 would be weights of scores that differ
+        atol=1e-3,
+        near=0.12,
+        near_hint="close, but not it: after the fill the two scores are exact numbers, and "
+        "so is their softmax; no estimate or rounding is needed. Compute the masked key's "
+        "score after the fill exactly, then the softmax of the two scores",
         explanation="10000 + (-10000) = 0, exactly the visible key's score: the two keys tie "
         "and share the weight equally. A finite fill masks only when it dwarfs every score; "
         "-inf always does",
@@ -1972,7 +2012,11 @@ BLIND_ROW = GRADERS.add(
     Question(
         name="blind_row",
         answer=0.25,
-        atol=0.01,
+        atol=1e-3,
+        near=0.12,
+        near_hint="close, but not it: the answer is exact, not an estimate. After the fill, "
+        "what do the four scores of the row have in common, and what does that make "
+        "their softmax?",
         each=(4, "key"),
         explanation="every score of the row becomes -1e9, so all four are equal and the "
         "softmax spreads the weight evenly: 1/4 each. The output is the plain average of the "
@@ -1987,8 +2031,10 @@ BLIND_ROW = GRADERS.add(
             ),
             (
                 1.0,
-                "the weights of a row sum to 1, and one key takes all of it only when its "
-                "score is far above the others': compare the four scores after the fill",
+                "1 is what one key takes when its score is far above the others', or each "
+                "key's exponential e^0 = 1 before the division: a weight is its exponential "
+                "divided by the sum of the row's four, and the weights of a row sum to 1: "
+                "compare the four scores after the fill",
             ),
             (
                 0.2,

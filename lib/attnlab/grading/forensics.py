@@ -374,6 +374,15 @@ def _keyword_hint(message: str) -> str:
 _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
     ("got an unexpected keyword argument", _keyword_hint),
+    (
+        "only integer scalar arrays can be converted to a scalar index",
+        _fixed(
+            "an array was used where Python needs one integer: a slice bound or an index "
+            "(`x[a:]` with an array `a`, one value per row). A slice takes one number; for "
+            "a bound of its own in each row, compare the positions with the array "
+            "(broadcasting), or loop over the rows"
+        ),
+    ),
     *(
         (
             negation,

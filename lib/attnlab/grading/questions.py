@@ -368,9 +368,12 @@ class Question:
     def _as_value(self, given: Any) -> tuple[Any, str | None, str | None]:
         """``given`` as a value of the question's kind, or ``(None, problem, hint)``."""
         if is_torch_array(given) or isinstance(given, np.ndarray):
-            if tuple(given.shape) != ():
+            if self.each is not None and tuple(given.shape) == (self.each[0],):
+                given = given.tolist()  # np.full(4, 0.25): read as the list [0.25] * 4
+            elif tuple(given.shape) != ():
                 return None, f"got an array of shape {tuple(given.shape)}", "answer one value"
-            given = given.item()
+            else:
+                given = given.item()
         if isinstance(given, np.generic):
             given = given.item()
         kind = self.kind
