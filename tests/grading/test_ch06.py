@@ -295,7 +295,7 @@ PLANTED = [
     ("from_hf_attention_mask", lambda am: (am == 1)[..., None], ("wrong values", "raised an exception"), "put the new axis last"),
     ("from_hf_attention_mask", lambda am: (am == 1)[:, None].expand(-1, am.shape[1], -1), "raised an exception", "(B, S, S)"),
     ("from_hf_attention_mask", hf_additive, "wrong type", "boolean"),
-    ("from_hf_attention_mask", lambda am: am[:, None].float(), "wrong values", "ADDED to the scores"),
+    ("from_hf_attention_mask", lambda am: am[:, None].float(), "wrong type", "ADDED to the scores"),
     ("from_hf_attention_mask", lambda am: am.unsqueeze(1), "raised an exception", "not integers"),
     ("future_change", future_change_with(lambda t: t, lambda t, T: t + 1), "wrong values", "also edited token t itself"),
     ("future_change", future_change_with(lambda t: t + 1, lambda t, T: T), "wrong values", "compared every output"),

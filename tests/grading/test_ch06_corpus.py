@@ -1152,6 +1152,39 @@ ROUND_13 = [
 ]  # fmt: skip
 
 
+def r14_causal_ones_two_sizes(T):
+    return np.tril(np.ones(T, T)).astype(bool)
+
+
+def r14_causal_loop_from_one(T):
+    m = np.zeros((T, T), dtype=bool)
+    for i in range(1, T):
+        m[i, : i + 1] = True
+    return m
+
+
+def r14_pad_first_length(lengths, max_len):
+    m = np.zeros((len(lengths), 1, max_len), dtype=bool)
+    m[:, 0, : lengths[0]] = True
+    return m
+
+
+def r14_future_torch(attend, x, t):
+    xt = torch.as_tensor(x)
+    x2 = xt.clone()
+    x2[t + 1 :] = 0
+    return (attend(x2)[: t + 1] - attend(xt)[: t + 1]).abs().max()
+
+
+# The fourteenth learner round (issue 28): two crashes, three generic.
+ROUND_14 = [
+    ("causal_mask", "round 14: np.ones(T, T)", r14_causal_ones_two_sizes, "read as a dtype"),
+    ("causal_mask", "round 14: a loop from row 1", r14_causal_loop_from_one, "row 0 is all False"),
+    ("padding_mask", "round 14: every row cut at lengths[0]", r14_pad_first_length, "first sequence's length"),
+    ("future_change", "round 14: attend given a torch tensor", r14_future_torch, "takes and returns NumPy arrays"),
+]  # fmt: skip
+
+
 # The eighth learner round (issue 28): two misleading diagnoses and three generic ones.
 ROUND_8 = [
     ("masked_softmax", "round 8: one max for the whole array", r8_soft_global_max, "one maximum for the whole array"),
@@ -1292,6 +1325,7 @@ CORPUS = [
     *ROUND_11,
     *ROUND_12,
     *ROUND_13,
+    *ROUND_14,
 ]  # fmt: skip
 
 CORRECT = [

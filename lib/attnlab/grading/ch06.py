@@ -87,6 +87,12 @@ CAUSAL_MASK = GRADERS.add(
                 lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1),
             ),
             Mistake(
+                "your row 0 is all False: query 0 sees nothing, not even its own token (a "
+                "loop over the rows that starts at 1?). Every query sees itself and the keys "
+                "before it, query 0 included",
+                lambda T: np.tril(np.ones((T, T), dtype=bool)) & (np.arange(T) >= 1)[:, None],
+            ),
+            Mistake(
                 "off by one, hidden by a special case: your diagonal is False from row 1 on, "
                 "True only at (0, 0). Every query sees its own token, not only the first: "
                 "key i is visible to query i for every i, with no exception for row 0",
@@ -181,6 +187,14 @@ PADDING_MASK = GRADERS.add(
                 "positions 0 .. n - 1, n of them: compare the positions with the length "
                 "itself",
                 lambda lengths, max_len: _positions_below(lengths - 1, max_len)[:, None, :],
+            ),
+            Mistake(
+                "every sequence is cut at the first sequence's length: each row of the mask "
+                "needs its own length, the one of its sequence (one comparison per "
+                "sequence, not one bound for all)",
+                lambda lengths, max_len: _positions_below(
+                    np.full_like(lengths, lengths[0]), max_len
+                )[:, None, :],
             ),
             Mistake(
                 "you built a (B, max_len, max_len) query-by-key mask, the padded queries "
@@ -1527,6 +1541,11 @@ class Attend:
         return mask
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        if not isinstance(x, np.ndarray):
+            raise TypeError(
+                f"attend takes a NumPy array, as x is, and was given a {type(x).__module__}."
+                f"{type(x).__name__}"
+            )
         out, _ = scaled_dot_product_attention(x, x, x, self.mask(x.shape[0]))
         return out
 
@@ -1820,6 +1839,12 @@ FUTURE_CHANGE = GRADERS.add(
             ),
         ),
         error_hints=(
+            (
+                "attend takes a NumPy array",
+                "the layer you test, attend, takes and returns NumPy arrays, as x is: your "
+                "test gave it another kind of array (a torch tensor made from x, say). Copy "
+                "x with NumPy and stay in NumPy",
+            ),
             (
                 "zero-size array",
                 "the slice of outputs you take the max of is empty on this case: there is no "

@@ -375,6 +375,14 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
     ("got an unexpected keyword argument", _keyword_hint),
     (
+        "as a data type",
+        _fixed(
+            "a number was read as a dtype: np.zeros, np.ones, np.empty and np.full take the "
+            "shape as one tuple, and their next argument is the dtype (np.ones(T, T) reads "
+            "the second T as one). Give the sizes together, in one tuple"
+        ),
+    ),
+    (
         "only integer scalar arrays can be converted to a scalar index",
         _fixed(
             "an array was used where Python needs one integer: a slice bound or an index "
