@@ -1897,6 +1897,8 @@ class _Recorder:
         self.attend, self.inputs = attend, []
 
     def __call__(self, x: Any) -> Any:
+        if not isinstance(x, np.ndarray):
+            return self.attend(x)  # refused there, with the kind of array it was given
         self.inputs.append(np.array(x, dtype=float, copy=True))
         return self.attend(np.asarray(x, dtype=float))
 

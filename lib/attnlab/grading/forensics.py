@@ -375,6 +375,16 @@ _ERROR_HINTS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("could not be broadcast", _broadcast_hint),
     ("got an unexpected keyword argument", _keyword_hint),
     (
+        "is not defined",
+        lambda message: _filled(
+            "`{0}` is not defined where your code runs: a function or module it uses was "
+            "never imported or defined there (run the notebook's import cell, or the cell "
+            "that defines it, or import it yourself)",
+            r"name '(\w+)' is not defined",
+            message,
+        ),
+    ),
+    (
         "as a data type",
         _fixed(
             "a number was read as a dtype: np.zeros, np.ones, np.empty and np.full take the "

@@ -44,7 +44,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .forensics import where
+from .forensics import error_hints, where
 from .pipeline import Grader
 from .results import CheckResult, graded, make_result
 from .status import EXCEPTION, NOT_ATTEMPTED, WRONG_TYPE
@@ -259,7 +259,9 @@ def building_error(err: BaseException, call: str, signature: str) -> Finding:
         EXCEPTION,
         f"raised {type(err).__name__}: {err} when building the layer with {call}"
         + (f"\n  at {at}" if at else ""),
-        _building_diagnosis(str(err)) or f"keep the signature: {signature}",
+        _building_diagnosis(str(err))
+        or next(iter(error_hints(str(err))), None)
+        or f"keep the signature: {signature}",
     )
 
 
