@@ -1240,7 +1240,8 @@ def _additive_hf_text(converted: torch.Tensor, attention_mask: torch.Tensor) -> 
 
 
 def _float_hf_text(converted: torch.Tensor, attention_mask: torch.Tensor) -> str:
-    """The diagnosis of a float answer to 6.5 other than 0 / -inf: what its values do."""
+    """The diagnosis of a float answer to 6.5 other than 0 / -inf (:func:`_additive_hf_text`):
+    what its values do."""
     values = converted.detach()
     booleans = "return booleans, True where attention_mask is 1"
     try:
@@ -1289,18 +1290,13 @@ def _run_hf(
     B, S = attention_mask.shape  # before the call: an in-place edit is the learner's to hear
     converted = fn(attention_mask)
     _refuse_nan_mask(converted)
-    if _additive(converted):
-        raise AnswerProblem(
-            WRONG_TYPE,
-            f"returned a {converted.dtype} mask of 0 and -inf where the exercise asks for a "
-            "boolean tensor,",
-            _additive_hf_text(converted, attention_mask),
-        )
     if isinstance(converted, torch.Tensor) and converted.is_floating_point():
+        additive = _additive(converted)
         raise AnswerProblem(
             WRONG_TYPE,
-            f"returned a {converted.dtype} mask where the exercise asks for a boolean tensor,",
-            _float_hf_text(converted, attention_mask),
+            f"returned a {converted.dtype} mask{' of 0 and -inf' * additive} where the "
+            "exercise asks for a boolean tensor,",
+            (_additive_hf_text if additive else _float_hf_text)(converted, attention_mask),
         )
     q, k, v = _qkv(B, S, T)
     eye = torch.eye(S).expand(B, S, S)

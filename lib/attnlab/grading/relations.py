@@ -621,6 +621,15 @@ def _axes_of(inputs: Mapping[str, Any] | None) -> list[tuple[str, tuple[int, ...
     ]
 
 
+# An axis one entry off, and what makes it so: said for one case (shape_clue) and for
+# every case (steady_offset_clue)
+_TOO_MANY_CAUSES = "a range or a size one too long, a slice that keeps one more"
+_ONE_STEP_MISSING = (
+    "one step missing along it (a range that starts at 1 or stops one early, or a slice "
+    "that drops an end)"
+)
+
+
 def _input_clue(
     got: tuple[int, ...],
     want: tuple[int, ...],
@@ -681,15 +690,13 @@ def _input_clue(
                 if got[i] > want[i]:
                     return (
                         f"axis {i} of {yours} has {got[i]} entries where it should have "
-                        f"{label(want[i])}: one step too many along it (a range or a size "
-                        "one too long, a slice that keeps one more, or a starting value kept "
-                        "among the results, such as an initial state put in the list before "
-                        "the loop)"
+                        f"{label(want[i])}: one step too many along it ({_TOO_MANY_CAUSES}, or a "
+                        "starting value kept among the results, such as an initial state put "
+                        "in the list before the loop)"
                     )
                 return (
                     f"axis {i} of {yours} has {got[i]} entries where it should have "
-                    f"{label(want[i])}: one step missing along it (a range that starts at 1 or "
-                    "stops one early, or a slice that drops an end)"
+                    f"{label(want[i])}: {_ONE_STEP_MISSING}"
                 )
     if len(got) + 1 == len(want):
         for i in range(len(want)):
@@ -840,14 +847,12 @@ def steady_offset_clue(
     pairs = ", ".join(f"{got[i]} for {want[i]}" for got, want, _ in seen[:3])
     if offsets == {1}:
         return (
-            f"axis {i} of your `{name}` has one entry too many on every case ({pairs}): one "
-            "step too many along it (a range or a size one too long, a slice that keeps one "
-            "more)"
+            f"axis {i} of your `{name}` has one entry too many on every case ({pairs}): "
+            f"one step too many along it ({_TOO_MANY_CAUSES})"
         )
     return (
-        f"axis {i} of your `{name}` has one entry too few on every case ({pairs}): one step "
-        "missing along it (a range that starts at 1 or stops one early, or a slice that "
-        "drops an end)"
+        f"axis {i} of your `{name}` has one entry too few on every case ({pairs}): "
+        f"{_ONE_STEP_MISSING}"
     )
 
 
